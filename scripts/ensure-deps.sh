@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what building kvperf needs beyond Rust: clang and libclang for
+# bindgen (the rocksdb crate), and a C++ compiler. Debian/Ubuntu only.
+set -euo pipefail
+
+missing=()
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v make >/dev/null 2>&1 || missing+=(make)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "kvperf: installing ${missing[*]} (needed to build RocksDB)" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "kvperf: need root or sudo to apt-get install ${missing[*]}" >&2; exit 2; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,3 @@
+//! One module per subcommand: glue from parsed arguments to the library.
+
+pub mod ycsb;

@@ -1,0 +1,100 @@
+//! Data directories: kvperf marks the ones it creates or adopts, and refuses
+//! ones that hold something else, so it never writes into (or later cleans)
+//! a directory that is not a benchmark store.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::InputError;
+
+pub const MARKER: &str = ".kvperf-data";
+
+/// Creates `dir` if needed and checks it may hold a store of `engine`.
+pub fn prepare_data_dir(dir: &Path, engine: &str) -> anyhow::Result<()> {
+    let shown = dir.display();
+    if !dir.exists() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create --db '{shown}'"))?;
+        return write_marker(dir, engine);
+    }
+    if !dir.is_dir() {
+        return Err(InputError::Invalid(format!("--db '{shown}' exists and is not a directory")).into());
+    }
+    let marker = dir.join(MARKER);
+    if marker.exists() {
+        let text = fs::read_to_string(&marker).with_context(|| format!("cannot read '{}'", marker.display()))?;
+        let owner = text.lines().next().unwrap_or("").trim();
+        if owner != engine {
+            return Err(InputError::Invalid(format!(
+                "--db '{shown}' holds a {owner} store made by kvperf, not {engine}; use another directory"
+            ))
+            .into());
+        }
+        return Ok(());
+    }
+    let entries: Vec<String> = fs::read_dir(dir)
+        .with_context(|| format!("cannot list --db '{shown}'"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if entries.is_empty() || (engine == "rocksdb" && looks_like_rocksdb(&entries)) {
+        return write_marker(dir, engine);
+    }
+    let example = entries.iter().min().cloned().unwrap_or_default();
+    Err(InputError::Invalid(format!(
+        "--db '{shown}' is not empty and is not a kvperf or {engine} store (it holds '{example}'); use a new or empty directory"
+    ))
+    .into())
+}
+
+fn looks_like_rocksdb(entries: &[String]) -> bool {
+    entries.iter().any(|e| e == "CURRENT") && entries.iter().any(|e| e == "IDENTITY" || e.starts_with("MANIFEST-"))
+}
+
+fn write_marker(dir: &Path, engine: &str) -> anyhow::Result<()> {
+    let path = dir.join(MARKER);
+    let mut file = fs::File::create(&path).with_context(|| format!("cannot write to --db '{}'", dir.display()))?;
+    writeln!(file, "{engine}\ncreated by kvperf {}; kvperf may reuse this directory", env!("CARGO_PKG_VERSION"))
+        .and_then(|_| file.sync_all())
+        .with_context(|| format!("cannot write to --db '{}'", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_marks_and_reopens() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        prepare_data_dir(&db, "rocksdb").unwrap();
+        assert!(db.join(MARKER).exists());
+        prepare_data_dir(&db, "rocksdb").unwrap();
+        let err = prepare_data_dir(&db, "lmdb").unwrap_err().to_string();
+        assert!(err.contains("holds a rocksdb store"), "{err}");
+    }
+
+    #[test]
+    fn refuses_foreign_directories_and_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("thesis.tex"), "precious").unwrap();
+        let err = prepare_data_dir(tmp.path(), "rocksdb").unwrap_err().to_string();
+        assert!(err.contains("not a kvperf or rocksdb store") && err.contains("thesis.tex"), "{err}");
+        assert!(tmp.path().join("thesis.tex").exists());
+
+        let file = tmp.path().join("thesis.tex");
+        let err = prepare_data_dir(&file, "rocksdb").unwrap_err().to_string();
+        assert!(err.contains("not a directory"), "{err}");
+    }
+
+    #[test]
+    fn adopts_an_unmarked_rocksdb_store() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("CURRENT"), "MANIFEST-000005\n").unwrap();
+        fs::write(tmp.path().join("IDENTITY"), "x").unwrap();
+        prepare_data_dir(tmp.path(), "rocksdb").unwrap();
+        assert!(tmp.path().join(MARKER).exists());
+    }
+}

@@ -1,0 +1,279 @@
+//! RocksDB through the `rocksdb` crate (bundled RocksDB, see `kvperf --version`).
+//!
+//! A YCSB record is one RocksDB value in the encoding of YCSB's own RocksDB
+//! binding (see [`super::record::codec`]); `update` reads the record, merges
+//! the new fields and writes it back, as that binding does, so figures are
+//! comparable with YCSB's. All tables share the default column family.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context;
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteOptions, DB};
+
+use super::record::codec;
+use super::{
+    Engine, EngineInfo, EngineSpec, EngineWorker, OpError, OpResult, OpenOptions, Record, ScanResults,
+};
+use crate::error::InputError;
+use crate::workload::properties::Properties;
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "rocksdb",
+    about: "embedded RocksDB (LSM tree) via the rocksdb crate",
+    uses_data_dir: true,
+    option_names: &[
+        "block_cache_size",
+        "block_size",
+        "bloom_bits",
+        "compression",
+        "write_buffer_size",
+        "max_write_buffer_number",
+        "max_background_jobs",
+        "max_open_files",
+        "optimize_level_style_compaction",
+        "wal",
+        "sync",
+    ],
+    open: open,
+};
+
+/// The version of the bundled C++ library, read from Cargo.lock at build time.
+pub const ROCKSDB_VERSION: &str = env!("KVPERF_ROCKSDB_VERSION");
+
+/// Options kvperf sets, each settable with `-p rocksdb.<name>=`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RocksOptions {
+    pub block_cache_size: u64,
+    pub block_size: u64,
+    /// Bloom filter bits per key; 0 = no filter (RocksDB's default).
+    pub bloom_bits: u64,
+    pub compression: String,
+    pub write_buffer_size: u64,
+    pub max_write_buffer_number: u64,
+    pub max_background_jobs: u64,
+    /// -1 = keep every file open (RocksDB's default).
+    pub max_open_files: i64,
+    /// Memtable budget for `OptimizeLevelStyleCompaction`; 0 = not called.
+    /// YCSB's RocksDB binding calls it with 512 MiB.
+    pub optimize_level_style_compaction: u64,
+    pub wal: bool,
+    pub sync: bool,
+}
+
+impl RocksOptions {
+    pub fn from_properties(props: &Properties) -> Result<Self, InputError> {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
+        let compression = props.string("rocksdb.compression", "snappy");
+        compression_type(&compression)?;
+        let max_open_files = match props.get("rocksdb.max_open_files") {
+            None | Some("-1") => -1,
+            Some(_) => props.u64("rocksdb.max_open_files", 0)? as i64,
+        };
+        Ok(Self {
+            block_cache_size: props.u64("rocksdb.block_cache_size", 32 << 20)?,
+            block_size: props.u64("rocksdb.block_size", 4096)?,
+            bloom_bits: props.u64("rocksdb.bloom_bits", 0)?,
+            compression,
+            write_buffer_size: props.u64("rocksdb.write_buffer_size", 64 << 20)?,
+            max_write_buffer_number: props.u64("rocksdb.max_write_buffer_number", 2)?,
+            max_background_jobs: props.u64("rocksdb.max_background_jobs", cores.max(2))?,
+            max_open_files,
+            optimize_level_style_compaction: props.u64("rocksdb.optimize_level_style_compaction", 0)?,
+            wal: props.bool("rocksdb.wal", true)?,
+            sync: props.bool("rocksdb.sync", false)?,
+        })
+    }
+
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        let mut put = |k: &str, v: String| m.insert(k.to_string(), v);
+        put("block_cache_size", self.block_cache_size.to_string());
+        put("block_size", self.block_size.to_string());
+        put("bloom_bits", self.bloom_bits.to_string());
+        put("compression", self.compression.clone());
+        put("write_buffer_size", self.write_buffer_size.to_string());
+        put("max_write_buffer_number", self.max_write_buffer_number.to_string());
+        put("max_background_jobs", self.max_background_jobs.to_string());
+        put("max_open_files", self.max_open_files.to_string());
+        put("optimize_level_style_compaction", self.optimize_level_style_compaction.to_string());
+        put("wal", self.wal.to_string());
+        put("sync", self.sync.to_string());
+        m
+    }
+
+    /// RocksDB `Options` for these settings (create_if_missing on).
+    pub fn db_options(&self) -> Result<Options, InputError> {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        if self.optimize_level_style_compaction > 0 {
+            opts.optimize_level_style_compaction(self.optimize_level_style_compaction as usize);
+        } else {
+            opts.set_write_buffer_size(self.write_buffer_size as usize);
+            opts.set_max_write_buffer_number(self.max_write_buffer_number as i32);
+        }
+        opts.set_max_background_jobs(self.max_background_jobs as i32);
+        opts.set_max_open_files(self.max_open_files as i32);
+        opts.set_compression_type(compression_type(&self.compression)?);
+
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&Cache::new_lru_cache(self.block_cache_size as usize));
+        table.set_block_size(self.block_size as usize);
+        if self.bloom_bits > 0 {
+            table.set_bloom_filter(self.bloom_bits as f64, false);
+        }
+        opts.set_block_based_table_factory(&table);
+        Ok(opts)
+    }
+
+    pub fn write_options(&self) -> WriteOptions {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(self.sync);
+        wo.disable_wal(!self.wal);
+        wo
+    }
+}
+
+pub fn compression_type(name: &str) -> Result<DBCompressionType, InputError> {
+    Ok(match name {
+        "none" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "lz4" => DBCompressionType::Lz4,
+        "lz4hc" => DBCompressionType::Lz4hc,
+        "zstd" => DBCompressionType::Zstd,
+        "zlib" => DBCompressionType::Zlib,
+        "bzip2" | "bz2" => DBCompressionType::Bz2,
+        other => {
+            return Err(InputError::Invalid(format!(
+                "unknown RocksDB compression '{other}'; use none, snappy, lz4, lz4hc, zstd, zlib or bzip2"
+            )))
+        }
+    })
+}
+
+fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    let options = RocksOptions::from_properties(opts.properties)?;
+    let db = DB::open(&options.db_options()?, opts.db_dir)
+        .with_context(|| format!("cannot open RocksDB in '{}'", opts.db_dir.display()))?;
+    Ok(Box::new(RocksEngine {
+        db: Arc::new(db),
+        options,
+    }))
+}
+
+pub struct RocksEngine {
+    db: Arc<DB>,
+    options: RocksOptions,
+}
+
+impl RocksEngine {
+    pub fn db(&self) -> &Arc<DB> {
+        &self.db
+    }
+}
+
+impl Engine for RocksEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "rocksdb".into(),
+            version: ROCKSDB_VERSION.into(),
+            options: self.options.to_map(),
+        }
+    }
+
+    fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>> {
+        Ok(Box::new(RocksWorker {
+            db: Arc::clone(&self.db),
+            write: self.options.write_options(),
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn stats(&self) -> BTreeMap<String, u64> {
+        let mut stats = BTreeMap::new();
+        for name in [
+            "rocksdb.estimate-num-keys",
+            "rocksdb.total-sst-files-size",
+            "rocksdb.live-sst-files-size",
+            "rocksdb.cur-size-all-mem-tables",
+            "rocksdb.num-running-compactions",
+            "rocksdb.estimate-pending-compaction-bytes",
+        ] {
+            if let Ok(Some(v)) = self.db.property_int_value(name) {
+                stats.insert(name.trim_start_matches("rocksdb.").to_string(), v);
+            }
+        }
+        stats
+    }
+
+    fn close(&self) -> anyhow::Result<()> {
+        // Flush memtables so a following `run` (a new process) starts from SSTs
+        // and the load's write cost is inside the load's accounting.
+        self.db.flush().context("RocksDB flush failed")?;
+        Ok(())
+    }
+}
+
+pub struct RocksWorker {
+    db: Arc<DB>,
+    write: WriteOptions,
+    encoded: Vec<u8>,
+    scratch: Record,
+}
+
+fn failed(err: rocksdb::Error) -> OpError {
+    OpError::Failed(err.into_string())
+}
+
+const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
+
+impl EngineWorker for RocksWorker {
+    fn read(&mut self, _table: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+        match self.db.get_pinned(key).map_err(failed)? {
+            None => Err(OpError::NotFound),
+            Some(value) if codec::decode(&value, fields, out) => Ok(()),
+            Some(_) => Err(OpError::Failed(CORRUPT.into())),
+        }
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        let mut iter = self.db.raw_iterator();
+        iter.seek(start_key);
+        while out.len() < count && iter.valid() {
+            let value = iter.value().unwrap_or_default();
+            if !codec::decode(value, fields, out.next_slot()) {
+                return Err(OpError::Failed(CORRUPT.into()));
+            }
+            iter.next();
+        }
+        iter.status().map_err(failed)
+    }
+
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        let merged = match self.db.get_pinned(key).map_err(failed)? {
+            None => return Err(OpError::NotFound),
+            Some(stored) => codec::merge(&stored, values, &mut self.scratch, &mut self.encoded),
+        };
+        if !merged {
+            return Err(OpError::Failed(CORRUPT.into()));
+        }
+        self.db.put_opt(key, &self.encoded, &self.write).map_err(failed)
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        codec::encode(values, &mut self.encoded);
+        self.db.put_opt(key, &self.encoded, &self.write).map_err(failed)
+    }
+
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        self.db.delete_opt(key, &self.write).map_err(failed)
+    }
+}

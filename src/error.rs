@@ -1,0 +1,60 @@
+//! Errors a user can fix: bad flags, bad properties, bad paths.
+//!
+//! Everything kvperf reports ends as one line on stderr and exit code 2
+//! (see `main.rs`); this type exists so library code can say *which*
+//! input was wrong without formatting decisions leaking into it.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum InputError {
+    #[error("property {name}: {message}")]
+    Property { name: String, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl InputError {
+    pub fn property(name: &str, message: impl Into<String>) -> Self {
+        InputError::Property {
+            name: name.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The closest candidate within two edits, for "did you mean" hints.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_one_typo_away() {
+        let known = ["recordcount", "operationcount", "fieldcount"];
+        assert_eq!(did_you_mean("recordcont", known), Some("recordcount"));
+        assert_eq!(did_you_mean("zzz", known), None);
+    }
+}

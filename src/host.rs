@@ -1,0 +1,142 @@
+//! Facts about the machine a result was measured on: CPU, cores, memory,
+//! kernel, and the filesystem and device under the data directory.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub logical_cores: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub os: String,
+    pub data_dir: Option<DataDirInfo>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct DataDirInfo {
+    pub path: String,
+    pub filesystem: String,
+    pub mount_point: String,
+    /// Mount source, e.g. /dev/nvme0n1p2 or tmpfs.
+    pub source: String,
+    /// "major:minor" of the block device, when there is one.
+    pub device_number: String,
+    pub device_model: Option<String>,
+}
+
+impl HostInfo {
+    pub fn collect(data_dir: Option<&Path>) -> Self {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim()))
+            .unwrap_or("unknown")
+            .to_string();
+        let memory_bytes = read("/proc/meminfo")
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024);
+        let os = read("/etc/os-release")
+            .lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+            .unwrap_or_default();
+        Self {
+            hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+            cpu_model,
+            logical_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes,
+            kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+            os,
+            data_dir: data_dir.and_then(DataDirInfo::of),
+        }
+    }
+}
+
+impl DataDirInfo {
+    /// The mount holding `path` (longest mount point that prefixes it).
+    pub fn of(path: &Path) -> Option<Self> {
+        let canonical = std::fs::canonicalize(path).ok()?;
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let best = mountinfo
+            .lines()
+            .filter_map(parse_mountinfo_line)
+            .filter(|m| canonical.starts_with(&m.mount_point))
+            .max_by_key(|m| m.mount_point.len())?;
+        let device_model = std::fs::read_to_string(format!("/sys/dev/block/{}/device/model", best.device_number))
+            .or_else(|_| std::fs::read_to_string(format!("/sys/dev/block/{}/../device/model", best.device_number)))
+            .ok()
+            .map(|m| m.trim().to_string());
+        Some(Self {
+            path: canonical.display().to_string(),
+            device_model,
+            ..best
+        })
+    }
+}
+
+/// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw` -> fields.
+fn parse_mountinfo_line(line: &str) -> Option<DataDirInfo> {
+    let (left, right) = line.split_once(" - ")?;
+    let left: Vec<&str> = left.split_whitespace().collect();
+    let mut right = right.split_whitespace();
+    Some(DataDirInfo {
+        path: String::new(),
+        device_number: left.get(2)?.to_string(),
+        mount_point: unescape_octal(left.get(4)?),
+        filesystem: right.next()?.to_string(),
+        source: right.next().unwrap_or("").to_string(),
+        device_model: None,
+    })
+}
+
+/// mountinfo escapes spaces and the like as `\040`.
+fn unescape_octal(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let code: String = chars.by_ref().take(3).collect();
+            if let Ok(v) = u8::from_str_radix(&code, 8) {
+                out.push(v as char);
+                continue;
+            }
+            out.push(c);
+            out.push_str(&code);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_mountinfo_line() {
+        let m = parse_mountinfo_line("36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 rw").unwrap();
+        assert_eq!(m.mount_point, "/mnt/my disk");
+        assert_eq!(m.filesystem, "ext4");
+        assert_eq!(m.source, "/dev/sda1");
+        assert_eq!(m.device_number, "98:0");
+    }
+
+    #[test]
+    fn this_host_has_facts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let h = HostInfo::collect(Some(tmp.path()));
+        assert!(h.logical_cores >= 1);
+        assert!(h.memory_bytes > 0);
+        assert!(!h.kernel.is_empty());
+        let dir = h.data_dir.expect("temp dir is on some mount");
+        assert!(!dir.filesystem.is_empty());
+    }
+}

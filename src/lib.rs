@@ -1,0 +1,14 @@
+//! kvperf: benchmark key-value and storage engines the way storage studies do.
+//!
+//! Data flows one way: workload (what to do) -> runner (threads, pacing,
+//! timing) -> engine (where to do it) -> measure (histograms) -> output.
+
+pub mod cli;
+mod commands;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod measure;
+pub mod output;
+pub mod runner;
+pub mod workload;

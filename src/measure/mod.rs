@@ -1,0 +1,309 @@
+//! Measurements: one latency histogram per operation type, recorded in
+//! nanoseconds (HdrHistogram, 3 significant digits, up to one hour) and
+//! reported in microseconds, plus YCSB's per-type return-code counts.
+//!
+//! Each runner thread records into its own [`OpHistograms`]; they are merged
+//! by adding histograms, never by averaging percentiles.
+
+mod summary;
+
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+
+pub use summary::{percentile_label, GroupSummary};
+
+use crate::engine::{OpError, OpResult};
+
+/// Longest latency tracked: one hour, in nanoseconds.
+pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    Read,
+    Update,
+    Insert,
+    Scan,
+    Delete,
+    ReadModifyWrite,
+    Verify,
+    /// db_bench's op types beyond YCSB's.
+    Write,
+    Seek,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 9] = [
+        OpKind::Read,
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Scan,
+        OpKind::Delete,
+        OpKind::ReadModifyWrite,
+        OpKind::Verify,
+        OpKind::Write,
+        OpKind::Seek,
+    ];
+
+    /// The group name YCSB prints (`[READ]`, `[READ-MODIFY-WRITE]`...).
+    pub fn ycsb_name(self) -> &'static str {
+        match self {
+            OpKind::Read => "READ",
+            OpKind::Update => "UPDATE",
+            OpKind::Insert => "INSERT",
+            OpKind::Scan => "SCAN",
+            OpKind::Delete => "DELETE",
+            OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+            OpKind::Verify => "VERIFY",
+            OpKind::Write => "WRITE",
+            OpKind::Seek => "SEEK",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// YCSB's `Status` names as counted in `Return=` lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    NotFound,
+    Error,
+    UnexpectedState,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 4] = [Outcome::Ok, Outcome::NotFound, Outcome::Error, Outcome::UnexpectedState];
+
+    pub fn ycsb_name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "OK",
+            Outcome::NotFound => "NOT_FOUND",
+            Outcome::Error => "ERROR",
+            Outcome::UnexpectedState => "UNEXPECTED_STATE",
+        }
+    }
+
+    pub fn of(result: &OpResult) -> Outcome {
+        match result {
+            Ok(()) => Outcome::Ok,
+            Err(OpError::NotFound) => Outcome::NotFound,
+            Err(OpError::Failed(_)) => Outcome::Error,
+        }
+    }
+}
+
+pub fn new_histogram() -> Histogram<u64> {
+    // Auto-resizing: memory follows the largest latency actually seen, so
+    // hundreds of threads x op types stay small.
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    h.auto(true);
+    h
+}
+
+/// Everything measured for one operation type.
+#[derive(Debug, Clone)]
+pub struct OpGroup {
+    /// Latency of successful operations, from actual start.
+    pub ok: Histogram<u64>,
+    /// Latency of failed operations (YCSB's `<OP>-FAILED` group).
+    pub failed: Histogram<u64>,
+    /// Latency from the intended start (only with a target rate).
+    pub intended: Histogram<u64>,
+    pub intended_failed: Histogram<u64>,
+    pub returns: [u64; 4],
+    pub first_error: Option<String>,
+}
+
+impl OpGroup {
+    fn new() -> Self {
+        Self {
+            ok: new_histogram(),
+            failed: new_histogram(),
+            intended: new_histogram(),
+            intended_failed: new_histogram(),
+            returns: [0; 4],
+            first_error: None,
+        }
+    }
+
+    fn add(&mut self, other: &OpGroup) {
+        // Auto-resizing histograms cannot fail to add.
+        let _ = self.ok.add(&other.ok);
+        let _ = self.failed.add(&other.failed);
+        let _ = self.intended.add(&other.intended);
+        let _ = self.intended_failed.add(&other.intended_failed);
+        for (a, b) in self.returns.iter_mut().zip(other.returns) {
+            *a += b;
+        }
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&other.first_error);
+        }
+    }
+
+    pub fn count(&self, outcome: Outcome) -> u64 {
+        self.returns[outcome as usize]
+    }
+
+    pub fn total_returns(&self) -> u64 {
+        self.returns.iter().sum()
+    }
+}
+
+/// One [`OpGroup`] per [`OpKind`], created on first use.
+#[derive(Debug, Clone, Default)]
+pub struct OpHistograms {
+    groups: [Option<Box<OpGroup>>; OpKind::ALL.len()],
+}
+
+impl OpHistograms {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, latency_ns: u64, intended_ns: Option<u64>, result: &OpResult) {
+        let group = self.groups[kind.index()].get_or_insert_with(|| Box::new(OpGroup::new()));
+        let outcome = Outcome::of(result);
+        group.returns[outcome as usize] += 1;
+        let clamp = |ns: u64| ns.clamp(1, MAX_LATENCY_NS);
+        let (actual, intended) = if outcome == Outcome::Ok {
+            (&mut group.ok, &mut group.intended)
+        } else {
+            if let (Err(OpError::Failed(msg)), None) = (result, &group.first_error) {
+                group.first_error = Some(msg.clone());
+            }
+            (&mut group.failed, &mut group.intended_failed)
+        };
+        let _ = actual.record(clamp(latency_ns));
+        if let Some(ns) = intended_ns {
+            let _ = intended.record(clamp(ns));
+        }
+    }
+
+    /// Counts an outcome without a latency (e.g. a verification result).
+    pub fn count_outcome(&mut self, kind: OpKind, outcome: Outcome, latency_ns: u64) {
+        let group = self.groups[kind.index()].get_or_insert_with(|| Box::new(OpGroup::new()));
+        group.returns[outcome as usize] += 1;
+        let _ = group.ok.record(latency_ns.clamp(1, MAX_LATENCY_NS));
+    }
+
+    pub fn add(&mut self, other: &OpHistograms) {
+        for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
+            if let Some(theirs) = theirs {
+                mine.get_or_insert_with(|| Box::new(OpGroup::new())).add(theirs);
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.groups.iter_mut().for_each(|g| *g = None);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.iter().all(Option::is_none)
+    }
+
+    pub fn get(&self, kind: OpKind) -> Option<&OpGroup> {
+        self.groups[kind.index()].as_deref()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (OpKind, &OpGroup)> {
+        OpKind::ALL
+            .iter()
+            .zip(&self.groups)
+            .filter_map(|(k, g)| g.as_deref().map(|g| (*k, g)))
+    }
+}
+
+/// A thread's recorder: times operations and files them by type.
+pub struct Meter {
+    pub histograms: OpHistograms,
+    /// False during warmup: operations run but are not recorded.
+    pub recording: bool,
+    /// Record latency from the intended start too (a target rate is set).
+    pub track_intended: bool,
+}
+
+impl Meter {
+    pub fn new(track_intended: bool) -> Self {
+        Self {
+            histograms: OpHistograms::new(),
+            recording: true,
+            track_intended,
+        }
+    }
+
+    /// Runs `op`, timing it, and records it under `kind`.
+    #[inline]
+    pub fn time(&mut self, kind: OpKind, intended: Instant, op: impl FnOnce() -> OpResult) -> OpResult {
+        let start = Instant::now();
+        let result = op();
+        self.record(kind, intended, start, Instant::now(), &result);
+        result
+    }
+
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, intended: Instant, start: Instant, end: Instant, result: &OpResult) {
+        if !self.recording {
+            return;
+        }
+        let latency = end.saturating_duration_since(start).as_nanos() as u64;
+        let from_intended = self
+            .track_intended
+            .then(|| end.saturating_duration_since(intended).as_nanos() as u64);
+        self.histograms.record(kind, latency, from_intended, result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_per_type_and_splits_failures() {
+        let mut h = OpHistograms::new();
+        h.record(OpKind::Read, 1_500, None, &Ok(()));
+        h.record(OpKind::Read, 2_500, None, &Err(OpError::NotFound));
+        h.record(OpKind::Update, 9_000, Some(20_000), &Err(OpError::Failed("disk full".into())));
+        let read = h.get(OpKind::Read).unwrap();
+        assert_eq!(read.ok.len(), 1);
+        assert_eq!(read.failed.len(), 1);
+        assert_eq!(read.count(Outcome::NotFound), 1);
+        let update = h.get(OpKind::Update).unwrap();
+        assert_eq!(update.first_error.as_deref(), Some("disk full"));
+        assert_eq!(update.intended_failed.len(), 1);
+        assert!(h.get(OpKind::Scan).is_none());
+    }
+
+    #[test]
+    fn merging_adds_counts_and_keeps_exact_extremes() {
+        let mut a = OpHistograms::new();
+        let mut b = OpHistograms::new();
+        for ns in [1_000u64, 2_000, 3_000] {
+            a.record(OpKind::Read, ns, None, &Ok(()));
+        }
+        b.record(OpKind::Read, 7_000_000_000, None, &Ok(()));
+        a.add(&b);
+        let read = a.get(OpKind::Read).unwrap();
+        assert_eq!(read.ok.len(), 4);
+        assert_eq!(read.ok.min(), 1_000);
+        // Within HdrHistogram's 3-digit precision.
+        let max = read.ok.max() as f64;
+        assert!((max - 7e9).abs() / 7e9 < 1e-3, "{max}");
+    }
+
+    #[test]
+    fn warmup_records_nothing() {
+        let mut m = Meter::new(false);
+        m.recording = false;
+        let now = Instant::now();
+        let _ = m.time(OpKind::Read, now, || Ok(()));
+        assert!(m.histograms.is_empty());
+        m.recording = true;
+        let _ = m.time(OpKind::Read, now, || Ok(()));
+        assert_eq!(m.histograms.get(OpKind::Read).unwrap().ok.len(), 1);
+    }
+}

@@ -1,0 +1,5 @@
+//! What to do: YCSB's core workload, its generators and its properties.
+
+pub mod generator;
+pub mod properties;
+pub mod ycsb;

@@ -1,0 +1,206 @@
+//! YCSB-style properties: `-P file` (Java `.properties` syntax) and `-p k=v`.
+//!
+//! Later sources win, as in YCSB's `Client`: files in the order given, then
+//! every `-p` override. Values stay strings until a consumer parses them, so
+//! an error can always name the property and the text it could not read.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::InputError;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Properties {
+    values: BTreeMap<String, String>,
+}
+
+impl Properties {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads a Java properties file: `key=value`, `key: value` or
+    /// `key value`, `#`/`!` comments, trailing-backslash continuations.
+    pub fn load_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read workload file '{}'", path.display()))?;
+        self.load_str(&text);
+        Ok(())
+    }
+
+    pub fn load_str(&mut self, text: &str) {
+        let mut logical = String::new();
+        for raw in text.lines() {
+            let line = raw.trim_start();
+            if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!')) {
+                continue;
+            }
+            // A line ending in an odd number of backslashes continues.
+            let trailing = line.len() - line.trim_end_matches('\\').len();
+            if trailing % 2 == 1 {
+                logical.push_str(&line[..line.len() - 1]);
+                continue;
+            }
+            logical.push_str(line);
+            self.insert_logical_line(&logical);
+            logical.clear();
+        }
+        if !logical.is_empty() {
+            self.insert_logical_line(&logical);
+        }
+    }
+
+    fn insert_logical_line(&mut self, line: &str) {
+        let line = line.trim();
+        let split = line
+            .char_indices()
+            .find(|&(_, c)| c == '=' || c == ':' || c.is_whitespace());
+        let (key, value) = match split {
+            None => (line, ""),
+            Some((i, _)) => {
+                let rest = line[i..].trim_start();
+                let rest = rest
+                    .strip_prefix('=')
+                    .or_else(|| rest.strip_prefix(':'))
+                    .unwrap_or(rest);
+                (&line[..i], rest.trim())
+            }
+        };
+        if !key.is_empty() {
+            self.set(key, value);
+        }
+    }
+
+    /// Parses one `-p key=value` override.
+    pub fn set_override(&mut self, assignment: &str) -> Result<(), InputError> {
+        match assignment.split_once('=') {
+            Some((key, value)) if !key.trim().is_empty() => {
+                self.set(key.trim(), value.trim());
+                Ok(())
+            }
+            _ => Err(InputError::Invalid(format!(
+                "-p expects key=value, got '{assignment}'"
+            ))),
+        }
+    }
+
+    pub fn set(&mut self, key: &str, value: &str) {
+        self.values.insert(key.to_string(), value.to_string());
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.values.contains_key(key)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Properties whose name starts with `prefix`, prefix removed.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> {
+        self.iter()
+            .filter_map(move |(k, v)| k.strip_prefix(prefix).map(|rest| (rest, v)))
+    }
+
+    pub fn as_map(&self) -> &BTreeMap<String, String> {
+        &self.values
+    }
+
+    pub fn string(&self, key: &str, default: &str) -> String {
+        self.get(key).unwrap_or(default).to_string()
+    }
+
+    pub fn u64(&self, key: &str, default: u64) -> Result<u64, InputError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(text) => parse_u64(key, text),
+        }
+    }
+
+    pub fn f64(&self, key: &str, default: f64) -> Result<f64, InputError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(text) => match text.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                _ => Err(InputError::property(key, format!("'{text}' is not a number"))),
+            },
+        }
+    }
+
+    /// Java's `Boolean.parseBoolean`: "true" in any case is true, all else false.
+    /// We are stricter: anything but true/false is an error, since a typo
+    /// silently turning a feature off is worse than a clear message.
+    pub fn bool(&self, key: &str, default: bool) -> Result<bool, InputError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(text) if text.eq_ignore_ascii_case("true") => Ok(true),
+            Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
+            Some(text) => Err(InputError::property(
+                key,
+                format!("'{text}' is not true or false"),
+            )),
+        }
+    }
+}
+
+/// A non-negative integer; also accepts `_` digit separators.
+pub fn parse_u64(key: &str, text: &str) -> Result<u64, InputError> {
+    let cleaned: String = text.chars().filter(|&c| c != '_').collect();
+    if let Some(rest) = cleaned.strip_prefix('-') {
+        if rest.parse::<u64>().is_ok() {
+            return Err(InputError::property(key, format!("'{text}' is negative")));
+        }
+    }
+    cleaned
+        .parse::<u64>()
+        .map_err(|_| InputError::property(key, format!("'{text}' is not a non-negative integer")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_java_properties_syntax() {
+        let mut p = Properties::new();
+        p.load_str(
+            "# comment\n! also comment\nrecordcount=1000\nworkload : site.ycsb.workloads.CoreWorkload\n\
+             readproportion 0.5\nlong=a\\\n  b\n  spaced = x y \n",
+        );
+        assert_eq!(p.get("recordcount"), Some("1000"));
+        assert_eq!(p.get("workload"), Some("site.ycsb.workloads.CoreWorkload"));
+        assert_eq!(p.get("readproportion"), Some("0.5"));
+        assert_eq!(p.get("long"), Some("ab"));
+        assert_eq!(p.get("spaced"), Some("x y"));
+    }
+
+    #[test]
+    fn overrides_win_and_bad_override_is_rejected() {
+        let mut p = Properties::new();
+        p.load_str("recordcount=10");
+        p.set_override("recordcount=20").unwrap();
+        assert_eq!(p.u64("recordcount", 0).unwrap(), 20);
+        assert!(p.set_override("novalue").is_err());
+        assert!(p.set_override("=3").is_err());
+    }
+
+    #[test]
+    fn typed_getters_name_the_property() {
+        let mut p = Properties::new();
+        p.set("recordcount", "-5");
+        p.set("operationcount", "ten");
+        p.set("readallfields", "yes");
+        let neg = p.u64("recordcount", 0).unwrap_err().to_string();
+        assert!(neg.contains("recordcount") && neg.contains("negative"), "{neg}");
+        let nan = p.u64("operationcount", 0).unwrap_err().to_string();
+        assert!(nan.contains("operationcount") && nan.contains("'ten'"), "{nan}");
+        assert!(p.bool("readallfields", true).is_err());
+        assert_eq!(p.u64("absent", 7).unwrap(), 7);
+    }
+}

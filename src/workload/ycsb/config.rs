@@ -1,0 +1,379 @@
+//! CoreWorkload's properties with YCSB 0.17.0's defaults
+//! (`site/ycsb/workloads/CoreWorkload.java`, `Client.java`), parsed once and
+//! validated, so a run never starts on input that cannot make sense.
+
+use crate::error::{did_you_mean, InputError};
+use crate::workload::properties::Properties;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestDistribution {
+    Uniform,
+    Zipfian,
+    Latest,
+    Hotspot,
+    Sequential,
+    Exponential,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldLength {
+    Constant(u64),
+    Uniform { min: u64, max: u64 },
+    Zipfian { min: u64, max: u64 },
+    /// Path of a YCSB histogram file (`fieldlengthhistogram`).
+    Histogram(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanLengthDistribution {
+    Uniform,
+    Zipfian,
+}
+
+/// Weights of the operation chooser; YCSB normalises them by their sum.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Proportions {
+    pub read: f64,
+    pub update: f64,
+    pub insert: f64,
+    pub scan: f64,
+    pub read_modify_write: f64,
+}
+
+impl Proportions {
+    pub fn sum(&self) -> f64 {
+        self.read + self.update + self.insert + self.scan + self.read_modify_write
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreConfig {
+    pub table: String,
+    pub record_count: u64,
+    pub operation_count: u64,
+    pub field_count: u64,
+    pub field_name_prefix: String,
+    pub field_length: FieldLength,
+    pub read_all_fields: bool,
+    pub write_all_fields: bool,
+    pub proportions: Proportions,
+    pub request_distribution: RequestDistribution,
+    /// kvperf extension; YCSB hard-wires 0.99.
+    pub zipfian_constant: f64,
+    pub hashed_inserts: bool,
+    pub insert_start: u64,
+    pub insert_count: u64,
+    pub zero_padding: usize,
+    pub hotspot_data_fraction: f64,
+    pub hotspot_opn_fraction: f64,
+    pub min_scan_length: u64,
+    pub max_scan_length: u64,
+    pub scan_length_distribution: ScanLengthDistribution,
+    pub exponential_percentile: f64,
+    pub exponential_frac: f64,
+    pub insertion_retry_limit: u64,
+    pub insertion_retry_interval_s: u64,
+    pub data_integrity: bool,
+}
+
+/// Every property kvperf understands (YCSB's core and client ones plus
+/// kvperf's own); used for "did you mean" on unknown names.
+pub const KNOWN_PROPERTIES: &[&str] = &[
+    "workload", "db", "exporter", "exportfile", "measurementtype", "threadcount", "target",
+    "dotransactions", "status.interval", "hdrhistogram.percentiles", "measurement.interval",
+    "maxexecutiontime", "table", "recordcount", "operationcount", "fieldcount", "fieldnameprefix",
+    "fieldlength", "minfieldlength", "fieldlengthdistribution", "fieldlengthhistogram",
+    "readallfields", "writeallfields", "readproportion", "updateproportion", "insertproportion",
+    "scanproportion", "readmodifywriteproportion", "requestdistribution", "insertorder",
+    "insertstart", "insertcount", "zeropadding", "hotspotdatafraction", "hotspotopnfraction",
+    "minscanlength", "maxscanlength", "scanlengthdistribution", "exponential.percentile",
+    "exponential.frac", "core_workload_insertion_retry_limit",
+    "core_workload_insertion_retry_interval", "dataintegrity", "basicdb.verbose",
+    "basicdb.simulatedelay", "basicdb.randomizedelay", "measurement.trackjvm",
+    // kvperf's own:
+    "zipfianconstant", "warmuptime", "seed",
+];
+
+const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
+
+impl CoreConfig {
+    /// `load` says whether this is the load phase, where `operationcount`
+    /// is not needed.
+    pub fn from_properties(p: &Properties, load: bool) -> Result<Self, InputError> {
+        if let Some(w) = p.get("workload") {
+            if w != CORE_WORKLOAD && w != "com.yahoo.ycsb.workloads.CoreWorkload" {
+                return Err(InputError::property(
+                    "workload",
+                    format!("'{w}' is not supported; kvperf runs {CORE_WORKLOAD}"),
+                ));
+            }
+        }
+        let record_count = positive(p, "recordcount", 0)?;
+        let operation_count = p.u64("operationcount", 0)?;
+        let field_count = positive(p, "fieldcount", 10)?;
+        let field_length = field_length(p)?;
+        let proportions = Proportions {
+            read: proportion(p, "readproportion", 0.95)?,
+            update: proportion(p, "updateproportion", 0.05)?,
+            insert: proportion(p, "insertproportion", 0.0)?,
+            scan: proportion(p, "scanproportion", 0.0)?,
+            read_modify_write: proportion(p, "readmodifywriteproportion", 0.0)?,
+        };
+        if !load && proportions.sum() <= 0.0 {
+            return Err(InputError::Invalid(
+                "operation proportions sum to 0: set readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion above 0".into(),
+            ));
+        }
+        let insert_start = p.u64("insertstart", 0)?;
+        if insert_start >= record_count {
+            return Err(InputError::property(
+                "insertstart",
+                format!("{insert_start} must be below recordcount ({record_count})"),
+            ));
+        }
+        let insert_count = match p.get("insertcount") {
+            None => record_count - insert_start,
+            Some(_) => positive(p, "insertcount", 0)?,
+        };
+        if insert_start + insert_count > record_count {
+            return Err(InputError::Invalid(format!(
+                "insertstart ({insert_start}) + insertcount ({insert_count}) exceeds recordcount ({record_count})"
+            )));
+        }
+        let zipfian_constant = p.f64("zipfianconstant", 0.99)?;
+        if !(zipfian_constant > 0.0) || zipfian_constant == 1.0 {
+            return Err(InputError::property(
+                "zipfianconstant",
+                format!("{zipfian_constant} must be > 0 and not 1"),
+            ));
+        }
+        let min_scan_length = positive(p, "minscanlength", 1)?;
+        let max_scan_length = positive(p, "maxscanlength", 1000)?;
+        if min_scan_length > max_scan_length {
+            return Err(InputError::Invalid(format!(
+                "minscanlength ({min_scan_length}) exceeds maxscanlength ({max_scan_length})"
+            )));
+        }
+        let data_integrity = p.bool("dataintegrity", false)?;
+        if data_integrity && !matches!(field_length, FieldLength::Constant(_)) {
+            return Err(InputError::property(
+                "dataintegrity",
+                "needs fieldlengthdistribution=constant (as in YCSB)",
+            ));
+        }
+        let hotspot_data_fraction = fraction(p, "hotspotdatafraction", 0.2)?;
+        let hotspot_opn_fraction = fraction(p, "hotspotopnfraction", 0.8)?;
+        let exponential_percentile = p.f64("exponential.percentile", 95.0)?;
+        if !(exponential_percentile > 0.0 && exponential_percentile < 100.0) {
+            return Err(InputError::property(
+                "exponential.percentile",
+                format!("{exponential_percentile} must be between 0 and 100"),
+            ));
+        }
+        let exponential_frac = p.f64("exponential.frac", 0.8571428571)?;
+        if !(exponential_frac > 0.0) {
+            return Err(InputError::property("exponential.frac", "must be > 0"));
+        }
+        Ok(Self {
+            table: p.string("table", "usertable"),
+            record_count,
+            operation_count,
+            field_count,
+            field_name_prefix: p.string("fieldnameprefix", "field"),
+            field_length,
+            read_all_fields: p.bool("readallfields", true)?,
+            write_all_fields: p.bool("writeallfields", false)?,
+            proportions,
+            request_distribution: request_distribution(p)?,
+            zipfian_constant,
+            // YCSB: exactly "hashed" is hashed, anything else is ordered.
+            hashed_inserts: p.string("insertorder", "hashed") == "hashed",
+            insert_start,
+            insert_count,
+            zero_padding: p.u64("zeropadding", 1)? as usize,
+            hotspot_data_fraction,
+            hotspot_opn_fraction,
+            min_scan_length,
+            max_scan_length,
+            scan_length_distribution: match p.string("scanlengthdistribution", "uniform").as_str() {
+                "uniform" => ScanLengthDistribution::Uniform,
+                "zipfian" => ScanLengthDistribution::Zipfian,
+                other => {
+                    return Err(InputError::property(
+                        "scanlengthdistribution",
+                        format!("'{other}' is not uniform or zipfian"),
+                    ))
+                }
+            },
+            exponential_percentile,
+            exponential_frac,
+            insertion_retry_limit: p.u64("core_workload_insertion_retry_limit", 0)?,
+            insertion_retry_interval_s: p.u64("core_workload_insertion_retry_interval", 3)?,
+            data_integrity,
+        })
+    }
+
+    pub fn field_names(&self) -> Vec<String> {
+        (0..self.field_count)
+            .map(|i| format!("{}{i}", self.field_name_prefix))
+            .collect()
+    }
+
+    /// YCSB's zipfian key space includes the inserts it expects during the
+    /// run: `(int)(operationcount * insertproportion * 2.0)` ("2 is fudge factor").
+    pub fn expected_new_keys(&self) -> u64 {
+        // The raw property, not the normalised share, as YCSB does.
+        (self.operation_count as f64 * self.proportions.insert * 2.0) as u64
+    }
+}
+
+/// Warnings for properties nobody reads (YCSB passes them to the binding).
+pub fn unknown_property_warnings(p: &Properties, engine_prefixes: &[&str]) -> Vec<String> {
+    p.iter()
+        .map(|(k, _)| k)
+        .filter(|k| !KNOWN_PROPERTIES.contains(k))
+        .filter(|k| !engine_prefixes.iter().any(|pre| k.starts_with(pre)))
+        .map(|k| match did_you_mean(k, KNOWN_PROPERTIES.iter().copied()) {
+            Some(near) => format!("unknown property '{k}' (did you mean '{near}'?); passed to the engine"),
+            None => format!("unknown property '{k}'; passed to the engine"),
+        })
+        .collect()
+}
+
+fn positive(p: &Properties, key: &str, default: u64) -> Result<u64, InputError> {
+    let v = p.u64(key, default)?;
+    if v == 0 {
+        let why = if p.contains(key) { "must be greater than 0" } else { "is required" };
+        return Err(InputError::property(key, why));
+    }
+    Ok(v)
+}
+
+fn proportion(p: &Properties, key: &str, default: f64) -> Result<f64, InputError> {
+    let v = p.f64(key, default)?;
+    if v < 0.0 {
+        return Err(InputError::property(key, format!("{v} is negative")));
+    }
+    Ok(v)
+}
+
+fn fraction(p: &Properties, key: &str, default: f64) -> Result<f64, InputError> {
+    let v = p.f64(key, default)?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(InputError::property(key, format!("{v} is not between 0 and 1")));
+    }
+    Ok(v)
+}
+
+fn field_length(p: &Properties) -> Result<FieldLength, InputError> {
+    let max = positive(p, "fieldlength", 100)?;
+    let min = positive(p, "minfieldlength", 1)?;
+    let dist = p.string("fieldlengthdistribution", "constant");
+    let check_range = || {
+        if min > max {
+            Err(InputError::Invalid(format!("minfieldlength ({min}) exceeds fieldlength ({max})")))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match dist.as_str() {
+        "constant" => FieldLength::Constant(max),
+        "uniform" => {
+            check_range()?;
+            FieldLength::Uniform { min, max }
+        }
+        "zipfian" => {
+            check_range()?;
+            FieldLength::Zipfian { min, max }
+        }
+        "histogram" => FieldLength::Histogram(p.string("fieldlengthhistogram", "hist.txt")),
+        other => {
+            return Err(InputError::property(
+                "fieldlengthdistribution",
+                format!("'{other}' is not constant, uniform, zipfian or histogram"),
+            ))
+        }
+    })
+}
+
+fn request_distribution(p: &Properties) -> Result<RequestDistribution, InputError> {
+    use RequestDistribution::*;
+    Ok(match p.string("requestdistribution", "uniform").as_str() {
+        "uniform" => Uniform,
+        "zipfian" => Zipfian,
+        "latest" => Latest,
+        "hotspot" => Hotspot,
+        "sequential" => Sequential,
+        "exponential" => Exponential,
+        other => {
+            return Err(InputError::property(
+                "requestdistribution",
+                format!("'{other}' is not one of uniform, zipfian, latest, hotspot, sequential, exponential"),
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(text: &str) -> Properties {
+        let mut p = Properties::new();
+        p.load_str(text);
+        p
+    }
+
+    #[test]
+    fn defaults_are_ycsbs() {
+        let c = CoreConfig::from_properties(&props("recordcount=1000\noperationcount=10"), false).unwrap();
+        assert_eq!(c.field_count, 10);
+        assert_eq!(c.field_length, FieldLength::Constant(100));
+        assert_eq!(c.proportions.read, 0.95);
+        assert_eq!(c.proportions.update, 0.05);
+        assert_eq!(c.request_distribution, RequestDistribution::Uniform);
+        assert!(c.hashed_inserts && c.read_all_fields && !c.write_all_fields);
+        assert_eq!((c.min_scan_length, c.max_scan_length), (1, 1000));
+        assert_eq!(c.insert_count, 1000);
+        assert_eq!(c.table, "usertable");
+        assert_eq!(c.zero_padding, 1);
+    }
+
+    #[test]
+    fn rejects_bad_input_with_the_property_named() {
+        let cases = [
+            ("recordcount=0", "recordcount"),
+            ("recordcount=-3", "negative"),
+            ("recordcount=abc", "recordcount"),
+            ("recordcount=10\nreadproportion=0\nupdateproportion=0", "sum to 0"),
+            ("recordcount=10\nreadproportion=-1", "readproportion"),
+            ("recordcount=10\ninsertstart=5\ninsertcount=6", "exceeds recordcount"),
+            ("recordcount=10\nrequestdistribution=zipf", "requestdistribution"),
+            ("recordcount=10\nfieldlengthdistribution=uniform\ndataintegrity=true", "dataintegrity"),
+            ("recordcount=10\nworkload=site.ycsb.workloads.TimeSeriesWorkload", "not supported"),
+            ("recordcount=10\nfieldcount=0", "fieldcount"),
+        ];
+        for (text, expected) in cases {
+            let err = CoreConfig::from_properties(&props(text), false).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?} gave {err:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_properties_warn_with_a_suggestion() {
+        let p = props("recordcount=10\nreadproportoin=0.5\nrocksdb.compression=lz4\nmy.binding.opt=1");
+        let warnings = unknown_property_warnings(&p, &["rocksdb."]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("did you mean 'readproportion'")));
+    }
+
+    #[test]
+    fn expected_new_keys_follows_ycsb() {
+        let c = CoreConfig::from_properties(
+            &props("recordcount=1000\noperationcount=1000\nreadproportion=0.95\nupdateproportion=0\ninsertproportion=0.05"),
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.expected_new_keys(), 100);
+    }
+}

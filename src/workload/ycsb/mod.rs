@@ -1,0 +1,475 @@
+//! YCSB 0.17.0's `CoreWorkload`: the load phase (`doInsert`) and the
+//! transaction phase (`doTransaction`), with YCSB's key choice, field
+//! choice, values and data-integrity checks.
+//!
+//! [`CoreWorkload`] is shared by all threads (counters, precomputed zeta);
+//! each thread gets a [`CoreThread`] with its own RNG and generators.
+
+pub mod config;
+pub mod keys;
+pub mod values;
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+pub use config::CoreConfig;
+use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
+use keys::build_key_name;
+use values::{append_deterministic_value, RandomValuePool};
+
+use crate::engine::{Engine, EngineWorker, OpResult, Record, ScanResults};
+use crate::measure::{Meter, OpKind, Outcome};
+use crate::runner::{Workload, WorkloadThread};
+use crate::workload::generator::{
+    rng_from_seed, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot, Rng,
+    ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Load,
+    Run,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Read,
+    Update,
+    Insert,
+    Scan,
+    ReadModifyWrite,
+}
+
+pub struct CoreWorkload {
+    cfg: CoreConfig,
+    phase: Phase,
+    seed: u64,
+    field_names: Vec<String>,
+    /// Load phase keys, from `insertstart` (YCSB `keysequence`).
+    load_keys: Counter,
+    /// Run phase inserts, from `recordcount` (YCSB `transactioninsertkeysequence`).
+    run_inserts: AcknowledgedCounter,
+    sequential: Option<Sequential>,
+    op_chooser: Discrete<Op>,
+    /// `latest` needs zeta over `recordcount` items: computed once, cloned per thread.
+    latest_zipfian: Option<Zipfian>,
+    field_length_histogram: Option<HistogramGen>,
+    values: RandomValuePool,
+}
+
+impl CoreWorkload {
+    pub fn new(cfg: CoreConfig, phase: Phase, seed: u64) -> anyhow::Result<Self> {
+        let mut op_chooser = Discrete::new();
+        let p = &cfg.proportions;
+        for (weight, op) in [
+            (p.read, Op::Read),
+            (p.update, Op::Update),
+            (p.insert, Op::Insert),
+            (p.scan, Op::Scan),
+            (p.read_modify_write, Op::ReadModifyWrite),
+        ] {
+            if weight > 0.0 {
+                op_chooser.add(weight, op);
+            }
+        }
+        let run_inserts = AcknowledgedCounter::new(cfg.record_count);
+        let sequential = (cfg.request_distribution == RequestDistribution::Sequential).then(|| {
+            Sequential::new(cfg.insert_start, cfg.insert_start + cfg.insert_count - 1)
+        });
+        let latest_zipfian = (phase == Phase::Run && cfg.request_distribution == RequestDistribution::Latest)
+            .then(|| {
+                let items = run_inserts.last().max(1);
+                Zipfian::with_theta(0, items - 1, cfg.zipfian_constant)
+            });
+        let field_length_histogram = match &cfg.field_length {
+            FieldLength::Histogram(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read fieldlengthhistogram '{path}'"))?;
+                let gen = HistogramGen::from_str(&text)
+                    .map_err(|e| anyhow::anyhow!("fieldlengthhistogram '{path}': {e}"))?;
+                Some(gen)
+            }
+            _ => None,
+        };
+        let mut pool_rng = rng_from_seed(seed, u64::MAX);
+        Ok(Self {
+            field_names: cfg.field_names(),
+            load_keys: Counter::new(cfg.insert_start),
+            run_inserts,
+            sequential,
+            op_chooser,
+            latest_zipfian,
+            field_length_histogram,
+            values: RandomValuePool::new(&mut pool_rng),
+            cfg,
+            phase,
+            seed,
+        })
+    }
+
+    pub fn config(&self) -> &CoreConfig {
+        &self.cfg
+    }
+
+    /// Operations of this phase: `insertcount` records for a load,
+    /// `operationcount` for a run.
+    pub fn operation_count(&self) -> u64 {
+        match self.phase {
+            Phase::Load => self.cfg.insert_count,
+            Phase::Run => self.cfg.operation_count,
+        }
+    }
+
+    fn key_chooser(&self) -> KeyChooser {
+        let c = &self.cfg;
+        let (lb, ub) = (c.insert_start, c.insert_start + c.insert_count - 1);
+        match c.request_distribution {
+            RequestDistribution::Uniform => KeyChooser::Uniform(UniformLong::new(lb, ub)),
+            RequestDistribution::Zipfian => KeyChooser::Zipfian(ScrambledZipfian::with_theta(
+                c.insert_start,
+                c.insert_start + c.insert_count + c.expected_new_keys(),
+                c.zipfian_constant,
+            )),
+            RequestDistribution::Latest => {
+                let zipf = self.latest_zipfian.clone().unwrap_or_else(|| Zipfian::new(0, 1));
+                KeyChooser::Latest(SkewedLatest::from_zipfian(zipf))
+            }
+            RequestDistribution::Hotspot => KeyChooser::Hotspot(Hotspot::new(
+                lb,
+                ub,
+                c.hotspot_data_fraction,
+                c.hotspot_opn_fraction,
+            )),
+            RequestDistribution::Sequential => KeyChooser::Sequential,
+            RequestDistribution::Exponential => KeyChooser::Exponential(Exponential::new(
+                c.exponential_percentile,
+                c.record_count as f64 * c.exponential_frac,
+            )),
+        }
+    }
+
+    fn field_length_gen(&self) -> FieldLengthGen {
+        match &self.cfg.field_length {
+            FieldLength::Constant(n) => FieldLengthGen::Constant(*n),
+            FieldLength::Uniform { min, max } => FieldLengthGen::Uniform(UniformLong::new(*min, *max)),
+            FieldLength::Zipfian { min, max } => {
+                FieldLengthGen::Zipfian(Zipfian::with_theta(*min, *max, self.cfg.zipfian_constant))
+            }
+            FieldLength::Histogram(_) => FieldLengthGen::Histogram(
+                self.field_length_histogram.clone().expect("loaded in new()"),
+            ),
+        }
+    }
+}
+
+impl CoreWorkload {
+    /// This workload against `engine`, ready for [`crate::runner::execute`].
+    pub fn bind<'a>(&'a self, engine: &'a dyn Engine) -> BoundWorkload<'a> {
+        BoundWorkload { workload: self, engine }
+    }
+}
+
+/// A [`CoreWorkload`] and the engine its threads talk to.
+pub struct BoundWorkload<'a> {
+    workload: &'a CoreWorkload,
+    engine: &'a dyn Engine,
+}
+
+impl Workload for BoundWorkload<'_> {
+    fn thread(&self, index: usize) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+        let wl = self.workload;
+        let c = &wl.cfg;
+        Ok(Box::new(CoreThread {
+            db: self.engine.worker()?,
+            wl,
+            rng: rng_from_seed(wl.seed, index as u64),
+            keys: wl.key_chooser(),
+            field_length: wl.field_length_gen(),
+            field_chooser: UniformLong::new(0, c.field_count - 1),
+            scan_length: match c.scan_length_distribution {
+                ScanLengthDistribution::Uniform => {
+                    ScanLength::Uniform(UniformLong::new(c.min_scan_length, c.max_scan_length))
+                }
+                ScanLengthDistribution::Zipfian => ScanLength::Zipfian(Zipfian::with_theta(
+                    c.min_scan_length,
+                    c.max_scan_length,
+                    c.zipfian_constant,
+                )),
+            },
+            all_fields: wl.field_names.iter().map(String::as_str).collect(),
+            key: Vec::with_capacity(32),
+            record: Record::new(),
+            read: Record::new(),
+            scan: ScanResults::default(),
+        }))
+    }
+}
+
+enum KeyChooser {
+    Uniform(UniformLong),
+    Zipfian(ScrambledZipfian),
+    Latest(SkewedLatest),
+    Hotspot(Hotspot),
+    Sequential,
+    Exponential(Exponential),
+}
+
+enum FieldLengthGen {
+    Constant(u64),
+    Uniform(UniformLong),
+    Zipfian(Zipfian),
+    Histogram(HistogramGen),
+}
+
+impl FieldLengthGen {
+    fn next(&mut self, rng: &mut Rng) -> usize {
+        (match self {
+            FieldLengthGen::Constant(n) => *n,
+            FieldLengthGen::Uniform(g) => g.next(rng),
+            FieldLengthGen::Zipfian(g) => g.next(rng),
+            FieldLengthGen::Histogram(g) => g.next(rng),
+        }) as usize
+    }
+}
+
+enum ScanLength {
+    Uniform(UniformLong),
+    Zipfian(Zipfian),
+}
+
+pub struct CoreThread<'a> {
+    db: Box<dyn EngineWorker>,
+    wl: &'a CoreWorkload,
+    rng: Rng,
+    keys: KeyChooser,
+    field_length: FieldLengthGen,
+    field_chooser: UniformLong,
+    scan_length: ScanLength,
+    all_fields: Vec<&'a str>,
+    key: Vec<u8>,
+    record: Record,
+    read: Record,
+    scan: ScanResults,
+}
+
+impl WorkloadThread for CoreThread<'_> {
+    fn step(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        match self.wl.phase {
+            Phase::Load => self.do_insert(meter, intended),
+            Phase::Run => {
+                self.do_transaction(meter, intended);
+                true
+            }
+        }
+    }
+}
+
+impl<'a> CoreThread<'a> {
+    /// YCSB `nextKeynum`: redraw until the key has been acknowledged as
+    /// inserted, so reads never target keys that do not exist yet.
+    fn next_keynum(&mut self) -> u64 {
+        let rng = &mut self.rng;
+        let last = self.wl.run_inserts.last();
+        loop {
+            let keynum = match &mut self.keys {
+                KeyChooser::Exponential(g) => {
+                    let back = g.next(rng);
+                    match last.checked_sub(back) {
+                        Some(k) => return k,
+                        None => continue,
+                    }
+                }
+                KeyChooser::Uniform(g) => g.next(rng),
+                KeyChooser::Zipfian(g) => g.next(rng),
+                KeyChooser::Latest(g) => g.next(rng, last),
+                KeyChooser::Hotspot(g) => g.next(rng),
+                KeyChooser::Sequential => self.wl.sequential.as_ref().expect("built for sequential").next(),
+            };
+            if keynum <= last {
+                return keynum;
+            }
+        }
+    }
+
+    fn build_key(&mut self, keynum: u64) {
+        let c = &self.wl.cfg;
+        build_key_name(keynum, c.hashed_inserts, c.zero_padding, &mut self.key);
+    }
+
+    /// Fills `self.record` with every field (YCSB `buildValues`).
+    fn build_all_values(&mut self) {
+        self.record.clear();
+        for name in &self.wl.field_names {
+            let len = self.field_length.next(&mut self.rng);
+            push_value(self.wl, &mut self.rng, &self.key, name, len, &mut self.record);
+        }
+    }
+
+    /// One random field, or all with `writeallfields` (YCSB `buildSingleValue`).
+    fn build_update_values(&mut self) {
+        if self.wl.cfg.write_all_fields {
+            return self.build_all_values();
+        }
+        self.record.clear();
+        let name = &self.wl.field_names[self.field_chooser.next(&mut self.rng) as usize];
+        let len = self.field_length.next(&mut self.rng);
+        push_value(self.wl, &mut self.rng, &self.key, name, len, &mut self.record);
+    }
+
+    /// The field set a read or scan asks for: `None` is all fields.
+    fn read_fields(&mut self) -> Option<&'a str> {
+        if self.wl.cfg.read_all_fields {
+            None
+        } else {
+            Some(self.all_fields[self.field_chooser.next(&mut self.rng) as usize])
+        }
+    }
+
+    fn do_insert(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        let keynum = self.wl.load_keys.next();
+        self.build_key(keynum);
+        self.build_all_values();
+        self.insert_with_retries(meter, intended).is_ok()
+    }
+
+    /// YCSB retries a failed insert `core_workload_insertion_retry_limit`
+    /// times, sleeping interval x U[0.8, 1.2) seconds between tries.
+    fn insert_with_retries(&mut self, meter: &mut Meter, intended: Instant) -> OpResult {
+        let table = self.wl.cfg.table.as_str();
+        let mut retries = 0;
+        loop {
+            let result = meter.time(OpKind::Insert, intended, || self.db.insert(table, &self.key, &self.record));
+            if result.is_ok() || retries >= self.wl.cfg.insertion_retry_limit {
+                return result;
+            }
+            retries += 1;
+            eprintln!("kvperf: retrying insertion, retry count: {retries}");
+            let jitter = 0.8 + 0.4 * crate::workload::generator::next_f64(&mut self.rng);
+            std::thread::sleep(Duration::from_secs_f64(
+                self.wl.cfg.insertion_retry_interval_s as f64 * jitter,
+            ));
+        }
+    }
+
+    fn do_transaction(&mut self, meter: &mut Meter, intended: Instant) {
+        match self.wl.op_chooser.next(&mut self.rng) {
+            Op::Read => self.do_read(meter, intended),
+            Op::Update => self.do_update(meter, intended),
+            Op::Insert => self.do_run_insert(meter, intended),
+            Op::Scan => self.do_scan(meter, intended),
+            Op::ReadModifyWrite => self.do_read_modify_write(meter, intended),
+        }
+    }
+
+    fn do_read(&mut self, meter: &mut Meter, intended: Instant) {
+        let keynum = self.next_keynum();
+        self.build_key(keynum);
+        let one = self.read_fields();
+        let integrity = self.wl.cfg.data_integrity;
+        let fields: Option<&[&str]> = match &one {
+            Some(name) => Some(std::slice::from_ref(name)),
+            // YCSB passes the full field list when verifying.
+            None if integrity => Some(&self.all_fields),
+            None => None,
+        };
+        self.read.clear();
+        let table = self.wl.cfg.table.as_str();
+        let _ = meter.time(OpKind::Read, intended, || self.db.read(table, &self.key, fields, &mut self.read));
+        if integrity {
+            self.verify(meter);
+        }
+    }
+
+    fn do_update(&mut self, meter: &mut Meter, intended: Instant) {
+        let keynum = self.next_keynum();
+        self.build_key(keynum);
+        self.build_update_values();
+        let table = self.wl.cfg.table.as_str();
+        let _ = meter.time(OpKind::Update, intended, || self.db.update(table, &self.key, &self.record));
+    }
+
+    fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
+        let keynum = self.wl.run_inserts.next();
+        self.build_key(keynum);
+        self.build_all_values();
+        let _ = self.insert_with_retries(meter, intended);
+        // Acknowledged whatever the outcome, as YCSB does in `finally`. The
+        // window only fills with > 2^20 inserts in flight at once.
+        let _ = self.wl.run_inserts.acknowledge(keynum);
+    }
+
+    fn do_scan(&mut self, meter: &mut Meter, intended: Instant) {
+        let keynum = self.next_keynum();
+        self.build_key(keynum);
+        let len = match &mut self.scan_length {
+            ScanLength::Uniform(g) => g.next(&mut self.rng),
+            ScanLength::Zipfian(g) => g.next(&mut self.rng),
+        } as usize;
+        let one = self.read_fields();
+        let fields = one.as_ref().map(std::slice::from_ref);
+        self.scan.clear();
+        let table = self.wl.cfg.table.as_str();
+        let _ = meter.time(OpKind::Scan, intended, || self.db.scan(table, &self.key, len, fields, &mut self.scan));
+    }
+
+    fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
+        let keynum = self.next_keynum();
+        self.build_key(keynum);
+        let one = self.read_fields();
+        let fields = one.as_ref().map(std::slice::from_ref);
+        self.build_update_values();
+        self.read.clear();
+        let table = self.wl.cfg.table.as_str();
+        let start = Instant::now();
+        let read = meter.time(OpKind::Read, intended, || self.db.read(table, &self.key, fields, &mut self.read));
+        let update = meter.time(OpKind::Update, intended, || self.db.update(table, &self.key, &self.record));
+        let end = Instant::now();
+        if self.wl.cfg.data_integrity {
+            self.verify(meter);
+        }
+        // YCSB's extra group around both calls; it fails if either failed.
+        let both: OpResult = read.and(update);
+        meter.record(OpKind::ReadModifyWrite, intended, start, end, &both);
+    }
+
+    /// YCSB `verifyRow`: every returned field must equal its deterministic
+    /// value; no fields at all is an error.
+    fn verify(&mut self, meter: &mut Meter) {
+        let start = Instant::now();
+        let outcome = if self.read.is_empty() {
+            Outcome::Error
+        } else {
+            // dataintegrity requires a constant field length (checked in config).
+            let len = match self.wl.cfg.field_length {
+                FieldLength::Constant(n) => n as usize,
+                _ => 0,
+            };
+            let mut expected = Vec::with_capacity(len);
+            let all_match = self.read.fields().all(|(name, value)| {
+                expected.clear();
+                append_deterministic_value(&self.key, name, len, &mut expected);
+                expected == value
+            });
+            if all_match {
+                Outcome::Ok
+            } else {
+                Outcome::UnexpectedState
+            }
+        };
+        if meter.recording {
+            meter
+                .histograms
+                .count_outcome(OpKind::Verify, outcome, start.elapsed().as_nanos() as u64);
+        }
+    }
+}
+
+/// Appends one field: deterministic with `dataintegrity`, random otherwise.
+fn push_value(wl: &CoreWorkload, rng: &mut Rng, key: &[u8], name: &str, len: usize, record: &mut Record) {
+    if wl.cfg.data_integrity {
+        record.push_with(name.as_bytes(), |buf| append_deterministic_value(key, name.as_bytes(), len, buf));
+    } else {
+        record.push_with(name.as_bytes(), |buf| wl.values.append(rng, len, buf));
+    }
+}

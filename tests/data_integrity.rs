@@ -1,0 +1,40 @@
+//! `dataintegrity=true`: values are derived from key and field, every read
+//! is verified, and a corrupted value is caught.
+
+mod common;
+
+use common::{kvperf, metric, workload};
+use kvperf::workload::ycsb::keys::build_key_name;
+
+const SHAPE: [&str; 8] = [
+    "-p", "recordcount=50", "-p", "operationcount=2000", "-p", "dataintegrity=true", "-p", "requestdistribution=uniform",
+];
+
+#[test]
+fn verified_reads_pass_then_a_corrupted_value_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wc = workload("c");
+    let load = kvperf(tmp.path(), &[&["load", "--db", "db", "-P", &wc][..], &SHAPE].concat());
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let run = kvperf(tmp.path(), &[&["run", "--db", "db", "-P", &wc][..], &SHAPE].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(metric(&run.stdout, "VERIFY", "Return=OK"), Some(2000.0));
+
+    // Flip one byte of one field of record 7, keeping the encoding valid.
+    let mut key = Vec::new();
+    build_key_name(7, true, 1, &mut key);
+    {
+        let db = rocksdb::DB::open_default(tmp.path().join("db")).unwrap();
+        let mut value = db.get(&key).unwrap().expect("record 7 was loaded");
+        let last = value.len() - 1;
+        value[last] ^= 0x01;
+        db.put(&key, &value).unwrap();
+    }
+    let run = kvperf(tmp.path(), &[&["run", "--db", "db", "-P", &wc][..], &SHAPE].concat());
+    assert_ne!(run.code, 0, "corruption must fail the run");
+    assert!(run.stderr.contains("data integrity check failed"), "{}", run.stderr);
+    let bad = metric(&run.stdout, "VERIFY", "Return=UNEXPECTED_STATE").expect("mismatches counted");
+    // 2000 uniform reads over 50 keys hit key 7 about 40 times.
+    assert!((10.0..100.0).contains(&bad), "{bad}");
+    assert_eq!(metric(&run.stdout, "VERIFY", "Return=OK"), Some(2000.0 - bad));
+}

@@ -1,0 +1,151 @@
+//! End-to-end YCSB runs through the real binary.
+
+mod common;
+
+use common::{kvperf, metric, workload};
+
+const SMALL: [&str; 4] = ["-p", "recordcount=2000", "-p", "operationcount=4000"];
+
+fn args<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    head.iter().chain(tail).copied().collect()
+}
+
+#[test]
+fn rocksdb_load_then_every_core_workload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wa = workload("a");
+    let out = kvperf(tmp.path(), &args(&["load", "--db", "db", "-P", &wa, "-threads", "2"], &SMALL));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(metric(&out.stdout, "INSERT", "Return=OK"), Some(2000.0));
+    assert!(metric(&out.stdout, "OVERALL", "Throughput(ops/sec)").unwrap() > 0.0);
+
+    // YCSB's order: D and E insert, so they run last.
+    for (name, groups) in [
+        ("a", &["READ", "UPDATE"][..]),
+        ("b", &["READ", "UPDATE"]),
+        ("c", &["READ"]),
+        ("f", &["READ", "UPDATE", "READ-MODIFY-WRITE"]),
+        ("d", &["READ", "INSERT"]),
+        ("e", &["SCAN", "INSERT"]),
+    ] {
+        let w = workload(name);
+        let out = kvperf(tmp.path(), &args(&["run", "--db", "db", "-P", &w, "-threads", "2"], &SMALL));
+        assert_eq!(out.code, 0, "workload {name}: {}", out.stderr);
+        let mut total = 0.0;
+        for g in groups {
+            let ok = metric(&out.stdout, g, "Return=OK").unwrap_or_else(|| panic!("{name}: no [{g}]\n{}", out.stdout));
+            assert!(ok > 0.0, "workload {name}: no successful {g}");
+            assert_eq!(metric(&out.stdout, g, "Return=ERROR"), Some(0.0), "workload {name} {g}");
+            // Every key read was loaded or acknowledged: nothing missing.
+            assert_eq!(metric(&out.stdout, g, "Return=NOT_FOUND"), None, "workload {name} {g}");
+            if *g != "READ-MODIFY-WRITE" {
+                total += ok;
+            }
+        }
+        let rmw = metric(&out.stdout, "READ-MODIFY-WRITE", "Operations").unwrap_or(0.0);
+        // Each RMW also counts one READ and one UPDATE.
+        assert_eq!(total - rmw, 4000.0, "workload {name} op count\n{}", out.stdout);
+        for p in ["50th", "95th", "99th", "99.9", "99.99"] {
+            assert!(out.stdout.contains(&format!("], {p}PercentileLatency(us), ")), "{p}");
+        }
+    }
+}
+
+#[test]
+fn operation_mix_matches_each_workload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 200_000.0;
+    for (name, group, share) in [
+        ("a", "READ", 0.5),
+        ("b", "READ", 0.95),
+        ("c", "READ", 1.0),
+        ("d", "INSERT", 0.05),
+        ("e", "SCAN", 0.95),
+        ("f", "READ-MODIFY-WRITE", 0.5),
+    ] {
+        let w = workload(name);
+        let out = kvperf(
+            tmp.path(),
+            &["run", "--engine", "null", "-P", &w, "-p", "recordcount=10000", "-p", "operationcount=200000", "-p", "seed=1"],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let got = metric(&out.stdout, group, "Operations").unwrap() / n;
+        // Binomial sd at n=200k is at most 0.0011; allow ~5 sd.
+        assert!((got - share).abs() < 0.006, "workload {name}: {group} share {got}, expected {share}");
+    }
+}
+
+#[test]
+fn json_output_has_configuration_host_and_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wb = workload("b");
+    let out = kvperf(
+        tmp.path(),
+        &args(&["run", "--engine", "null", "-P", &wb, "--format", "json", "--output", "r.json", "-threads", "2"], &SMALL),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "--output keeps stdout clean");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["command"], "run");
+    assert_eq!(v["engine"]["name"], "null");
+    assert_eq!(v["threads"], 2);
+    assert_eq!(v["properties"]["recordcount"], "2000");
+    assert_eq!(v["properties"]["requestdistribution"], "zipfian");
+    assert!(v["kvperf"]["version"].is_string() && v["kvperf"]["commit"].is_string());
+    assert!(v["host"]["logical_cores"].as_u64().unwrap() >= 1);
+    assert!(!v["host"]["kernel"].as_str().unwrap().is_empty());
+    assert_eq!(v["overall"]["operations"], 4000);
+    assert!(v["overall"]["throughput_ops_per_sec"].as_f64().unwrap() > 0.0);
+    let groups = v["groups"].as_array().unwrap();
+    let read = groups.iter().find(|g| g["name"] == "READ").unwrap();
+    assert!(read["operations"].as_u64().unwrap() > 3000);
+    assert!(read["percentiles_us"].as_array().unwrap().len() == 5);
+    assert!(v["histograms"]["READ"].as_str().unwrap().starts_with("HIST"));
+}
+
+#[test]
+fn target_rate_paces_reports_intended_latency_and_status_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wc = workload("c");
+    let out = kvperf(
+        tmp.path(),
+        &["run", "--engine", "null", "-P", &wc, "-p", "recordcount=1000", "-p", "operationcount=3000",
+          "-target", "2000", "-threads", "2", "-s", "-p", "status.interval=1"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let runtime = metric(&out.stdout, "OVERALL", "RunTime(ms)").unwrap();
+    // 3000 ops at 2000 ops/s: the last is due at 1.4995 s.
+    assert!((1450.0..2500.0).contains(&runtime), "runtime {runtime} ms");
+    assert!(metric(&out.stdout, "Intended-READ", "Operations").is_some(), "{}", out.stdout);
+    let status: Vec<&str> = out.stderr.lines().filter(|l| l.contains(" sec: ")).collect();
+    assert!(!status.is_empty(), "no status line in {:?}", out.stderr);
+    assert!(status.iter().any(|l| l.contains("operations;") && l.contains("[READ: Count=")), "{status:?}");
+}
+
+#[test]
+fn max_execution_time_and_warmup_bound_the_measured_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wc = workload("c");
+    let out = kvperf(
+        tmp.path(),
+        &["run", "--engine", "null", "-P", &wc, "-p", "recordcount=1000", "-p", "operationcount=0",
+          "-p", "maxexecutiontime=1", "--format", "json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["overall"]["hit_time_limit"], true);
+    let ms = v["overall"]["runtime_ms"].as_f64().unwrap();
+    assert!((990.0..1500.0).contains(&ms), "{ms}");
+
+    // 500 ops at 1000/s after a 1 s warmup: the window is 0.5 s, not 1.5 s,
+    // and only the 500 measured operations are counted.
+    let out = kvperf(
+        tmp.path(),
+        &["run", "--engine", "null", "-P", &wc, "-p", "recordcount=1000", "-p", "operationcount=500",
+          "-p", "warmuptime=1", "-target", "1000"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(metric(&out.stdout, "READ", "Operations"), Some(500.0));
+    let runtime = metric(&out.stdout, "OVERALL", "RunTime(ms)").unwrap();
+    assert!((450.0..1000.0).contains(&runtime), "runtime {runtime}");
+}
