@@ -26,6 +26,8 @@ Examples:
 
 #[derive(Debug, Parser)]
 #[command(name = "kvperf", version = version(), about = ABOUT, long_about = LONG_ABOUT)]
+// A later flag overrides an earlier one, as a later `-p` does.
+#[command(args_override_self = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -45,10 +47,12 @@ fn version() -> &'static str {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load records into the engine (YCSB's `-load` phase).
-    #[command(long_about = "Load records into the engine (YCSB's `-load` phase).\n\n\
+    #[command(
+        long_about = "Load records into the engine (YCSB's `-load` phase).\n\n\
         Inserts `insertcount` (default `recordcount` - `insertstart`) records with\n\
         keys from `insertstart` on.\n\n\
-        Example:\n  kvperf load -P workloads/workloada -p recordcount=100000 --db /tmp/kv -threads 4")]
+        Example:\n  kvperf load -P workloads/workloada -p recordcount=100000 --db /tmp/kv -threads 4"
+    )]
     Load(YcsbArgs),
     /// Run a workload's transactions (YCSB's `-t` phase).
     #[command(long_about = "Run a workload's transactions (YCSB's `-t` phase).\n\n\
@@ -164,9 +168,13 @@ mod tests {
 
     #[test]
     fn ycsb_style_flags_parse() {
-        let args = ["kvperf", "run", "-P", "w", "-p", "a=1", "-threads", "8", "-target", "100", "-s"];
+        let args = [
+            "kvperf", "run", "-P", "w", "-p", "a=1", "-threads", "8", "-target", "100", "-s",
+        ];
         let cli = Cli::try_parse_from(normalize_ycsb_flags(args.map(OsString::from))).unwrap();
-        let Command::Run(a) = cli.command else { panic!("not run") };
+        let Command::Run(a) = cli.command else {
+            panic!("not run")
+        };
         assert_eq!(a.threads, Some(8));
         assert_eq!(a.target, Some(100));
         assert!(a.status);

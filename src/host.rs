@@ -34,7 +34,11 @@ impl HostInfo {
         let cpuinfo = read("/proc/cpuinfo");
         let cpu_model = cpuinfo
             .lines()
-            .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim()))
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, v)| v.trim())
+            })
             .unwrap_or("unknown")
             .to_string();
         let memory_bytes = read("/proc/meminfo")
@@ -69,10 +73,18 @@ impl DataDirInfo {
             .filter_map(parse_mountinfo_line)
             .filter(|m| canonical.starts_with(&m.mount_point))
             .max_by_key(|m| m.mount_point.len())?;
-        let device_model = std::fs::read_to_string(format!("/sys/dev/block/{}/device/model", best.device_number))
-            .or_else(|_| std::fs::read_to_string(format!("/sys/dev/block/{}/../device/model", best.device_number)))
-            .ok()
-            .map(|m| m.trim().to_string());
+        let device_model = std::fs::read_to_string(format!(
+            "/sys/dev/block/{}/device/model",
+            best.device_number
+        ))
+        .or_else(|_| {
+            std::fs::read_to_string(format!(
+                "/sys/dev/block/{}/../device/model",
+                best.device_number
+            ))
+        })
+        .ok()
+        .map(|m| m.trim().to_string());
         Some(Self {
             path: canonical.display().to_string(),
             device_model,
@@ -122,7 +134,10 @@ mod tests {
 
     #[test]
     fn parses_a_mountinfo_line() {
-        let m = parse_mountinfo_line("36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 rw").unwrap();
+        let m = parse_mountinfo_line(
+            "36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 rw",
+        )
+        .unwrap();
         assert_eq!(m.mount_point, "/mnt/my disk");
         assert_eq!(m.filesystem, "ext4");
         assert_eq!(m.source, "/dev/sda1");

@@ -14,7 +14,10 @@ fn run_null(dir: &std::path::Path, extra: &[&str]) -> common::Output {
 #[test]
 fn missing_workload_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = kvperf(tmp.path(), &["run", "--engine", "null", "-P", "workloads/nope"]);
+    let out = kvperf(
+        tmp.path(),
+        &["run", "--engine", "null", "-P", "workloads/nope"],
+    );
     assert_input_error(&out, "workload file 'workloads/nope' does not exist");
 }
 
@@ -28,26 +31,47 @@ fn unknown_engine_suggests_the_near_one() {
 #[test]
 fn proportions_that_sum_to_zero() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_null(tmp.path(), &["-p", "readproportion=0", "-p", "updateproportion=0"]);
+    let out = run_null(
+        tmp.path(),
+        &["-p", "readproportion=0", "-p", "updateproportion=0"],
+    );
     assert_input_error(&out, "proportions sum to 0");
 }
 
 #[test]
 fn negative_zero_and_non_numeric_counts() {
     let tmp = tempfile::tempdir().unwrap();
-    assert_input_error(&run_null(tmp.path(), &["-p", "recordcount=-5"]), "recordcount: '-5' is negative");
-    assert_input_error(&run_null(tmp.path(), &["-p", "recordcount=0"]), "recordcount: must be greater than 0");
-    assert_input_error(&run_null(tmp.path(), &["-p", "operationcount=lots"]), "operationcount: 'lots'");
-    assert_input_error(&run_null(tmp.path(), &["-p", "fieldlength=1.5"]), "fieldlength");
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "recordcount=-5"]),
+        "recordcount: '-5' is negative",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "recordcount=0"]),
+        "recordcount: must be greater than 0",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "operationcount=lots"]),
+        "operationcount: 'lots'",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "fieldlength=1.5"]),
+        "fieldlength",
+    );
     assert_input_error(&run_null(tmp.path(), &["-threads", "0"]), "0");
     assert_input_error(&run_null(tmp.path(), &["-threads", "two"]), "two");
-    assert_input_error(&run_null(tmp.path(), &["-p", "readproportion=half"]), "readproportion");
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "readproportion=half"]),
+        "readproportion",
+    );
 }
 
 #[test]
 fn malformed_override_and_unknown_flag() {
     let tmp = tempfile::tempdir().unwrap();
-    assert_input_error(&run_null(tmp.path(), &["-p", "recordcount"]), "-p expects key=value");
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "recordcount"]),
+        "-p expects key=value",
+    );
     assert_input_error(&run_null(tmp.path(), &["--frobnicate"]), "--frobnicate");
 }
 
@@ -57,10 +81,29 @@ fn unknown_engine_option_is_an_error_not_a_pass_through() {
     let wa = workload("a");
     let out = kvperf(
         tmp.path(),
-        &["load", "-P", &wa, "-p", "rocksdb.compresion=lz4", "--db", "db"],
+        &[
+            "load",
+            "-P",
+            &wa,
+            "-p",
+            "rocksdb.compresion=lz4",
+            "--db",
+            "db",
+        ],
     );
     assert_input_error(&out, "did you mean 'rocksdb.compression'?");
-    let out = kvperf(tmp.path(), &["load", "-P", &wa, "-p", "rocksdb.compression=lzma", "--db", "db2"]);
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "load",
+            "-P",
+            &wa,
+            "-p",
+            "rocksdb.compression=lzma",
+            "--db",
+            "db2",
+        ],
+    );
     assert_input_error(&out, "unknown RocksDB compression 'lzma'");
 }
 
@@ -84,13 +127,19 @@ fn db_holding_something_else_is_refused_and_left_alone() {
     let out = kvperf(tmp.path(), &["load", "-P", &wa, "--db", "photos"]);
     assert_input_error(&out, "is not a kvperf or rocksdb store");
     assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
-    assert_eq!(std::fs::read_to_string(foreign.join("cat.jpg")).unwrap(), "meow");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("cat.jpg")).unwrap(),
+        "meow"
+    );
 }
 
 #[test]
 fn run_needs_an_operation_count_or_a_time_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = kvperf(tmp.path(), &["run", "--engine", "null", "-p", "recordcount=10"]);
+    let out = kvperf(
+        tmp.path(),
+        &["run", "--engine", "null", "-p", "recordcount=10"],
+    );
     assert_input_error(&out, "operationcount: is required");
 }
 
@@ -99,5 +148,7 @@ fn unknown_property_warns_but_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run_null(tmp.path(), &["-p", "operationcont=5"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("unknown property 'operationcont' (did you mean 'operationcount'?)"));
+    assert!(out
+        .stderr
+        .contains("unknown property 'operationcont' (did you mean 'operationcount'?)"));
 }

@@ -26,10 +26,17 @@ struct StallWorker {
 
 impl Engine for StallOnce {
     fn info(&self) -> EngineInfo {
-        EngineInfo { name: "stall-once".into(), version: "test".into(), options: Default::default() }
+        EngineInfo {
+            name: "stall-once".into(),
+            version: "test".into(),
+            options: Default::default(),
+        }
     }
     fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>> {
-        Ok(Box::new(StallWorker { reads: Arc::clone(&self.reads), inner: NullWorker }))
+        Ok(Box::new(StallWorker {
+            reads: Arc::clone(&self.reads),
+            inner: NullWorker,
+        }))
     }
 }
 
@@ -40,7 +47,14 @@ impl EngineWorker for StallWorker {
         }
         self.inner.read(t, k, f, o)
     }
-    fn scan(&mut self, t: &str, k: &[u8], n: usize, f: Option<&[&str]>, o: &mut ScanResults) -> OpResult {
+    fn scan(
+        &mut self,
+        t: &str,
+        k: &[u8],
+        n: usize,
+        f: Option<&[&str]>,
+        o: &mut ScanResults,
+    ) -> OpResult {
         self.inner.scan(t, k, n, f, o)
     }
     fn update(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
@@ -60,7 +74,9 @@ fn a_stall_inflates_intended_latency_not_service_time() {
     p.load_str("recordcount=1000\noperationcount=1000\nreadproportion=1\nupdateproportion=0\nrequestdistribution=uniform");
     let cfg = CoreConfig::from_properties(&p, false).unwrap();
     let workload = CoreWorkload::new(cfg, Phase::Run, 42).unwrap();
-    let engine = StallOnce { reads: Arc::new(AtomicU64::new(0)) };
+    let engine = StallOnce {
+        reads: Arc::new(AtomicU64::new(0)),
+    };
     let spec = RunSpec {
         threads: 1,
         operations: Some(1000),
@@ -73,7 +89,11 @@ fn a_stall_inflates_intended_latency_not_service_time() {
     let read = outcome.histograms.get(OpKind::Read).unwrap();
     assert_eq!(read.ok.len(), 1000);
     // Service time: one slow operation among 1000, so p99 stays tiny.
-    assert!(read.ok.value_at_quantile(0.99) < 20_000_000, "p99 service {}", read.ok.value_at_quantile(0.99));
+    assert!(
+        read.ok.value_at_quantile(0.99) < 20_000_000,
+        "p99 service {}",
+        read.ok.value_at_quantile(0.99)
+    );
     assert!(read.ok.max() >= 300_000_000);
     // Intended: the ~300 operations due during the stall all waited, so
     // more than 20% of operations took over 50 ms from their intended start.

@@ -7,16 +7,29 @@ use common::{kvperf, metric, workload};
 use kvperf::workload::ycsb::keys::build_key_name;
 
 const SHAPE: [&str; 8] = [
-    "-p", "recordcount=50", "-p", "operationcount=2000", "-p", "dataintegrity=true", "-p", "requestdistribution=uniform",
+    "-p",
+    "recordcount=50",
+    "-p",
+    "operationcount=2000",
+    "-p",
+    "dataintegrity=true",
+    "-p",
+    "requestdistribution=uniform",
 ];
 
 #[test]
 fn verified_reads_pass_then_a_corrupted_value_fails() {
     let tmp = tempfile::tempdir().unwrap();
     let wc = workload("c");
-    let load = kvperf(tmp.path(), &[&["load", "--db", "db", "-P", &wc][..], &SHAPE].concat());
+    let load = kvperf(
+        tmp.path(),
+        &[&["load", "--db", "db", "-P", &wc][..], &SHAPE].concat(),
+    );
     assert_eq!(load.code, 0, "{}", load.stderr);
-    let run = kvperf(tmp.path(), &[&["run", "--db", "db", "-P", &wc][..], &SHAPE].concat());
+    let run = kvperf(
+        tmp.path(),
+        &[&["run", "--db", "db", "-P", &wc][..], &SHAPE].concat(),
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(metric(&run.stdout, "VERIFY", "Return=OK"), Some(2000.0));
 
@@ -30,11 +43,21 @@ fn verified_reads_pass_then_a_corrupted_value_fails() {
         value[last] ^= 0x01;
         db.put(&key, &value).unwrap();
     }
-    let run = kvperf(tmp.path(), &[&["run", "--db", "db", "-P", &wc][..], &SHAPE].concat());
+    let run = kvperf(
+        tmp.path(),
+        &[&["run", "--db", "db", "-P", &wc][..], &SHAPE].concat(),
+    );
     assert_ne!(run.code, 0, "corruption must fail the run");
-    assert!(run.stderr.contains("data integrity check failed"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("data integrity check failed"),
+        "{}",
+        run.stderr
+    );
     let bad = metric(&run.stdout, "VERIFY", "Return=UNEXPECTED_STATE").expect("mismatches counted");
     // 2000 uniform reads over 50 keys hit key 7 about 40 times.
     assert!((10.0..100.0).contains(&bad), "{bad}");
-    assert_eq!(metric(&run.stdout, "VERIFY", "Return=OK"), Some(2000.0 - bad));
+    assert_eq!(
+        metric(&run.stdout, "VERIFY", "Return=OK"),
+        Some(2000.0 - bad)
+    );
 }

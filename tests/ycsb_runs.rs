@@ -14,7 +14,10 @@ fn args<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
 fn rocksdb_load_then_every_core_workload() {
     let tmp = tempfile::tempdir().unwrap();
     let wa = workload("a");
-    let out = kvperf(tmp.path(), &args(&["load", "--db", "db", "-P", &wa, "-threads", "2"], &SMALL));
+    let out = kvperf(
+        tmp.path(),
+        &args(&["load", "--db", "db", "-P", &wa, "-threads", "2"], &SMALL),
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(metric(&out.stdout, "INSERT", "Return=OK"), Some(2000.0));
     assert!(metric(&out.stdout, "OVERALL", "Throughput(ops/sec)").unwrap() > 0.0);
@@ -29,24 +32,45 @@ fn rocksdb_load_then_every_core_workload() {
         ("e", &["SCAN", "INSERT"]),
     ] {
         let w = workload(name);
-        let out = kvperf(tmp.path(), &args(&["run", "--db", "db", "-P", &w, "-threads", "2"], &SMALL));
+        let out = kvperf(
+            tmp.path(),
+            &args(&["run", "--db", "db", "-P", &w, "-threads", "2"], &SMALL),
+        );
         assert_eq!(out.code, 0, "workload {name}: {}", out.stderr);
         let mut total = 0.0;
         for g in groups {
-            let ok = metric(&out.stdout, g, "Return=OK").unwrap_or_else(|| panic!("{name}: no [{g}]\n{}", out.stdout));
+            let ok = metric(&out.stdout, g, "Return=OK")
+                .unwrap_or_else(|| panic!("{name}: no [{g}]\n{}", out.stdout));
             assert!(ok > 0.0, "workload {name}: no successful {g}");
-            assert_eq!(metric(&out.stdout, g, "Return=ERROR"), Some(0.0), "workload {name} {g}");
+            assert_eq!(
+                metric(&out.stdout, g, "Return=ERROR"),
+                Some(0.0),
+                "workload {name} {g}"
+            );
             // Every key read was loaded or acknowledged: nothing missing.
-            assert_eq!(metric(&out.stdout, g, "Return=NOT_FOUND"), None, "workload {name} {g}");
+            assert_eq!(
+                metric(&out.stdout, g, "Return=NOT_FOUND"),
+                None,
+                "workload {name} {g}"
+            );
             if *g != "READ-MODIFY-WRITE" {
                 total += ok;
             }
         }
         let rmw = metric(&out.stdout, "READ-MODIFY-WRITE", "Operations").unwrap_or(0.0);
         // Each RMW also counts one READ and one UPDATE.
-        assert_eq!(total - rmw, 4000.0, "workload {name} op count\n{}", out.stdout);
+        assert_eq!(
+            total - rmw,
+            4000.0,
+            "workload {name} op count\n{}",
+            out.stdout
+        );
         for p in ["50th", "95th", "99th", "99.9", "99.99"] {
-            assert!(out.stdout.contains(&format!("], {p}PercentileLatency(us), ")), "{p}");
+            assert!(
+                out.stdout
+                    .contains(&format!("], {p}PercentileLatency(us), ")),
+                "{p}"
+            );
         }
     }
 }
@@ -66,12 +90,27 @@ fn operation_mix_matches_each_workload() {
         let w = workload(name);
         let out = kvperf(
             tmp.path(),
-            &["run", "--engine", "null", "-P", &w, "-p", "recordcount=10000", "-p", "operationcount=200000", "-p", "seed=1"],
+            &[
+                "run",
+                "--engine",
+                "null",
+                "-P",
+                &w,
+                "-p",
+                "recordcount=10000",
+                "-p",
+                "operationcount=200000",
+                "-p",
+                "seed=1",
+            ],
         );
         assert_eq!(out.code, 0, "{}", out.stderr);
         let got = metric(&out.stdout, group, "Operations").unwrap() / n;
         // Binomial sd at n=200k is at most 0.0011; allow ~5 sd.
-        assert!((got - share).abs() < 0.006, "workload {name}: {group} share {got}, expected {share}");
+        assert!(
+            (got - share).abs() < 0.006,
+            "workload {name}: {group} share {got}, expected {share}"
+        );
     }
 }
 
@@ -81,11 +120,18 @@ fn json_output_has_configuration_host_and_figures() {
     let wb = workload("b");
     let out = kvperf(
         tmp.path(),
-        &args(&["run", "--engine", "null", "-P", &wb, "--format", "json", "--output", "r.json", "-threads", "2"], &SMALL),
+        &args(
+            &[
+                "run", "--engine", "null", "-P", &wb, "--format", "json", "--output", "r.json",
+                "-threads", "2",
+            ],
+            &SMALL,
+        ),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.is_empty(), "--output keeps stdout clean");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("r.json")).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("r.json")).unwrap()).unwrap();
     assert_eq!(v["command"], "run");
     assert_eq!(v["engine"]["name"], "null");
     assert_eq!(v["threads"], 2);
@@ -100,7 +146,10 @@ fn json_output_has_configuration_host_and_figures() {
     let read = groups.iter().find(|g| g["name"] == "READ").unwrap();
     assert!(read["operations"].as_u64().unwrap() > 3000);
     assert!(read["percentiles_us"].as_array().unwrap().len() == 5);
-    assert!(v["histograms"]["READ"].as_str().unwrap().starts_with("HIST"));
+    assert!(v["histograms"]["READ"]
+        .as_str()
+        .unwrap()
+        .starts_with("HIST"));
 }
 
 #[test]
@@ -109,17 +158,46 @@ fn target_rate_paces_reports_intended_latency_and_status_lines() {
     let wc = workload("c");
     let out = kvperf(
         tmp.path(),
-        &["run", "--engine", "null", "-P", &wc, "-p", "recordcount=1000", "-p", "operationcount=3000",
-          "-target", "2000", "-threads", "2", "-s", "-p", "status.interval=1"],
+        &[
+            "run",
+            "--engine",
+            "null",
+            "-P",
+            &wc,
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=3000",
+            "-target",
+            "2000",
+            "-threads",
+            "2",
+            "-s",
+            "-p",
+            "status.interval=1",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let runtime = metric(&out.stdout, "OVERALL", "RunTime(ms)").unwrap();
     // 3000 ops at 2000 ops/s: the last is due at 1.4995 s.
     assert!((1450.0..2500.0).contains(&runtime), "runtime {runtime} ms");
-    assert!(metric(&out.stdout, "Intended-READ", "Operations").is_some(), "{}", out.stdout);
-    let status: Vec<&str> = out.stderr.lines().filter(|l| l.contains(" sec: ")).collect();
+    assert!(
+        metric(&out.stdout, "Intended-READ", "Operations").is_some(),
+        "{}",
+        out.stdout
+    );
+    let status: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" sec: "))
+        .collect();
     assert!(!status.is_empty(), "no status line in {:?}", out.stderr);
-    assert!(status.iter().any(|l| l.contains("operations;") && l.contains("[READ: Count=")), "{status:?}");
+    assert!(
+        status
+            .iter()
+            .any(|l| l.contains("operations;") && l.contains("[READ: Count=")),
+        "{status:?}"
+    );
 }
 
 #[test]
@@ -128,8 +206,21 @@ fn max_execution_time_and_warmup_bound_the_measured_window() {
     let wc = workload("c");
     let out = kvperf(
         tmp.path(),
-        &["run", "--engine", "null", "-P", &wc, "-p", "recordcount=1000", "-p", "operationcount=0",
-          "-p", "maxexecutiontime=1", "--format", "json"],
+        &[
+            "run",
+            "--engine",
+            "null",
+            "-P",
+            &wc,
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=1",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -141,8 +232,21 @@ fn max_execution_time_and_warmup_bound_the_measured_window() {
     // and only the 500 measured operations are counted.
     let out = kvperf(
         tmp.path(),
-        &["run", "--engine", "null", "-P", &wc, "-p", "recordcount=1000", "-p", "operationcount=500",
-          "-p", "warmuptime=1", "-target", "1000"],
+        &[
+            "run",
+            "--engine",
+            "null",
+            "-P",
+            &wc,
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=500",
+            "-p",
+            "warmuptime=1",
+            "-target",
+            "1000",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(metric(&out.stdout, "READ", "Operations"), Some(500.0));

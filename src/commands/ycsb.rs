@@ -4,7 +4,6 @@
 use std::io::IsTerminal;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-
 use crate::cli::{Format, YcsbArgs};
 use crate::engine::{self, OpenOptions};
 use crate::error::InputError;
@@ -35,7 +34,10 @@ impl ClientSettings {
             None => p.u64("threadcount", 1)?,
         };
         if threads == 0 {
-            return Err(InputError::property("threadcount", "must be greater than 0"));
+            return Err(InputError::property(
+                "threadcount",
+                "must be greater than 0",
+            ));
         }
         let target = match args.target {
             Some(t) => t,
@@ -50,7 +52,8 @@ impl ClientSettings {
             return Err(InputError::property("warmuptime", "is negative"));
         }
         let status_interval = p.u64("status.interval", 10)?.max(1);
-        let percentiles = parse_percentiles(&p.string("hdrhistogram.percentiles", "50,95,99,99.9,99.99"))?;
+        let percentiles =
+            parse_percentiles(&p.string("hdrhistogram.percentiles", "50,95,99,99.9,99.99"))?;
         // YCSB's measurement.interval: op, intended or both. kvperf reports
         // both whenever a target is set, unless told "op".
         let report_intended = match p.string("measurement.interval", "both").as_str() {
@@ -65,7 +68,9 @@ impl ClientSettings {
         };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
-            None => SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+            None => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
         };
         Ok(Self {
             threads: threads as usize,
@@ -98,7 +103,11 @@ fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
     for file in &args.workload_files {
         if !file.is_file() {
-            return Err(InputError::Invalid(format!("workload file '{}' does not exist", file.display())).into());
+            return Err(InputError::Invalid(format!(
+                "workload file '{}' does not exist",
+                file.display()
+            ))
+            .into());
         }
         props.load_file(file)?;
     }
@@ -111,7 +120,10 @@ fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
 pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     let props = load_properties(&args)?;
     let spec = engine::find(&args.engine)?;
-    let prefixes: Vec<String> = engine::registry().iter().map(|s| format!("{}.", s.name)).collect();
+    let prefixes: Vec<String> = engine::registry()
+        .iter()
+        .map(|s| format!("{}.", s.name))
+        .collect();
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
     for warning in unknown_property_warnings(&props, &prefixes) {
         eprintln!("kvperf: warning: {warning}");
@@ -142,7 +154,9 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
             properties: &props,
         },
     )?;
-    let started_at_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let started_at_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
     let run_spec = RunSpec {
         threads,
         operations,
@@ -160,7 +174,11 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     // counts it in RunTime, which makes short runs look slow.
     engine.close()?;
 
-    let (groups, histograms) = output::summarize_groups(&outcome.histograms, &client.percentiles, client.report_intended);
+    let (groups, histograms) = output::summarize_groups(
+        &outcome.histograms,
+        &client.percentiles,
+        client.report_intended,
+    );
     let integrity = workload.config().data_integrity.then(|| {
         let verify = outcome.histograms.get(OpKind::Verify);
         let total = verify.map_or(0, |g| g.total_returns());
@@ -189,7 +207,11 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         overall: Overall {
             runtime_ms: runtime_s * 1000.0,
             operations: outcome.operations,
-            throughput_ops_per_sec: if runtime_s > 0.0 { outcome.operations as f64 / runtime_s } else { 0.0 },
+            throughput_ops_per_sec: if runtime_s > 0.0 {
+                outcome.operations as f64 / runtime_s
+            } else {
+                0.0
+            },
             hit_time_limit: outcome.hit_time_limit,
         },
         groups,
@@ -206,7 +228,9 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     }
     if let Some(Integrity { verified, failed }) = integrity {
         if failed > 0 {
-            anyhow::bail!("data integrity check failed: {failed} of {verified} verified reads did not match");
+            anyhow::bail!(
+                "data integrity check failed: {failed} of {verified} verified reads did not match"
+            );
         }
     }
     Ok(())
@@ -218,7 +242,10 @@ mod tests {
 
     #[test]
     fn percentile_list_parses_and_rejects() {
-        assert_eq!(parse_percentiles("50, 99,99.9").unwrap(), vec![50.0, 99.0, 99.9]);
+        assert_eq!(
+            parse_percentiles("50, 99,99.9").unwrap(),
+            vec![50.0, 99.0, 99.9]
+        );
         assert!(parse_percentiles("50,100").is_err());
         assert!(parse_percentiles("x").is_err());
     }

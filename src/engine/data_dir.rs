@@ -20,11 +20,14 @@ pub fn prepare_data_dir(dir: &Path, engine: &str) -> anyhow::Result<()> {
         return write_marker(dir, engine);
     }
     if !dir.is_dir() {
-        return Err(InputError::Invalid(format!("--db '{shown}' exists and is not a directory")).into());
+        return Err(
+            InputError::Invalid(format!("--db '{shown}' exists and is not a directory")).into(),
+        );
     }
     let marker = dir.join(MARKER);
     if marker.exists() {
-        let text = fs::read_to_string(&marker).with_context(|| format!("cannot read '{}'", marker.display()))?;
+        let text = fs::read_to_string(&marker)
+            .with_context(|| format!("cannot read '{}'", marker.display()))?;
         let owner = text.lines().next().unwrap_or("").trim();
         if owner != engine {
             return Err(InputError::Invalid(format!(
@@ -50,15 +53,23 @@ pub fn prepare_data_dir(dir: &Path, engine: &str) -> anyhow::Result<()> {
 }
 
 fn looks_like_rocksdb(entries: &[String]) -> bool {
-    entries.iter().any(|e| e == "CURRENT") && entries.iter().any(|e| e == "IDENTITY" || e.starts_with("MANIFEST-"))
+    entries.iter().any(|e| e == "CURRENT")
+        && entries
+            .iter()
+            .any(|e| e == "IDENTITY" || e.starts_with("MANIFEST-"))
 }
 
 fn write_marker(dir: &Path, engine: &str) -> anyhow::Result<()> {
     let path = dir.join(MARKER);
-    let mut file = fs::File::create(&path).with_context(|| format!("cannot write to --db '{}'", dir.display()))?;
-    writeln!(file, "{engine}\ncreated by kvperf {}; kvperf may reuse this directory", env!("CARGO_PKG_VERSION"))
-        .and_then(|_| file.sync_all())
-        .with_context(|| format!("cannot write to --db '{}'", dir.display()))
+    let mut file = fs::File::create(&path)
+        .with_context(|| format!("cannot write to --db '{}'", dir.display()))?;
+    writeln!(
+        file,
+        "{engine}\ncreated by kvperf {}; kvperf may reuse this directory",
+        env!("CARGO_PKG_VERSION")
+    )
+    .and_then(|_| file.sync_all())
+    .with_context(|| format!("cannot write to --db '{}'", dir.display()))
 }
 
 #[cfg(test)]
@@ -80,8 +91,13 @@ mod tests {
     fn refuses_foreign_directories_and_files() {
         let tmp = tempfile::tempdir().unwrap();
         fs::write(tmp.path().join("thesis.tex"), "precious").unwrap();
-        let err = prepare_data_dir(tmp.path(), "rocksdb").unwrap_err().to_string();
-        assert!(err.contains("not a kvperf or rocksdb store") && err.contains("thesis.tex"), "{err}");
+        let err = prepare_data_dir(tmp.path(), "rocksdb")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not a kvperf or rocksdb store") && err.contains("thesis.tex"),
+            "{err}"
+        );
         assert!(tmp.path().join("thesis.tex").exists());
 
         let file = tmp.path().join("thesis.tex");

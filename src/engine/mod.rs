@@ -7,6 +7,7 @@
 //! errors per operation type and never stops on one.
 
 mod data_dir;
+pub mod kv;
 pub mod null;
 pub mod record;
 #[cfg(feature = "rocksdb")]
@@ -18,6 +19,7 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use data_dir::prepare_data_dir;
+pub use kv::KvWorker;
 pub use record::{Record, ScanResults};
 
 use crate::error::{did_you_mean, InputError};
@@ -36,7 +38,13 @@ pub type OpResult = Result<(), OpError>;
 /// Per-thread handle; all record operations of YCSB's `DB` interface.
 /// `fields: None` means all fields, as YCSB's `null` field set does.
 pub trait EngineWorker: Send {
-    fn read(&mut self, table: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult;
+    fn read(
+        &mut self,
+        table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult;
     fn scan(
         &mut self,
         table: &str,
@@ -62,6 +70,14 @@ pub struct EngineInfo {
 pub trait Engine: Send + Sync {
     fn info(&self) -> EngineInfo;
     fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>>;
+    /// A raw key-value handle for `kvperf bench`; engines without one say so.
+    fn kv_worker(&self) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        Err(InputError::Invalid(format!(
+            "engine '{}' does not support kvperf bench",
+            self.info().name
+        ))
+        .into())
+    }
     /// Engine-reported counters (bytes written, SST size...), read after a run.
     fn stats(&self) -> BTreeMap<String, u64> {
         BTreeMap::new()

@@ -1,14 +1,17 @@
 //! The `null` engine: does nothing and succeeds, like YCSB's `BasicDB` with
 //! `basicdb.verbose=false`. It exists only to measure the driver's own cost.
 
-use super::{Engine, EngineInfo, EngineSpec, EngineWorker, OpResult, OpenOptions, Record, ScanResults};
+use super::{
+    Engine, EngineInfo, EngineSpec, EngineWorker, KvWorker, OpError, OpResult, OpenOptions, Record,
+    ScanResults,
+};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "null",
     about: "does nothing and returns OK; measures kvperf's own overhead",
     uses_data_dir: false,
     option_names: &[],
-    open: open,
+    open,
 };
 
 fn open(_: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
@@ -29,6 +32,10 @@ impl Engine for NullEngine {
     fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>> {
         Ok(Box::new(NullWorker))
     }
+
+    fn kv_worker(&self) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        Ok(Box::new(NullWorker))
+    }
 }
 
 pub struct NullWorker;
@@ -37,7 +44,14 @@ impl EngineWorker for NullWorker {
     fn read(&mut self, _: &str, _: &[u8], _: Option<&[&str]>, _: &mut Record) -> OpResult {
         Ok(())
     }
-    fn scan(&mut self, _: &str, _: &[u8], _: usize, _: Option<&[&str]>, _: &mut ScanResults) -> OpResult {
+    fn scan(
+        &mut self,
+        _: &str,
+        _: &[u8],
+        _: usize,
+        _: Option<&[&str]>,
+        _: &mut ScanResults,
+    ) -> OpResult {
         Ok(())
     }
     fn update(&mut self, _: &str, _: &[u8], _: &Record) -> OpResult {
@@ -48,5 +62,29 @@ impl EngineWorker for NullWorker {
     }
     fn delete(&mut self, _: &str, _: &[u8]) -> OpResult {
         Ok(())
+    }
+}
+
+/// Every key "exists" with an empty value and the cursor never moves, so
+/// `kvperf bench --engine null` measures only the benchmark loop.
+impl KvWorker for NullWorker {
+    fn get(&mut self, _: &[u8], value: &mut Vec<u8>) -> OpResult {
+        value.clear();
+        Ok(())
+    }
+    fn put(&mut self, _: &[u8], _: &[u8]) -> OpResult {
+        Ok(())
+    }
+    fn delete(&mut self, _: &[u8]) -> OpResult {
+        Ok(())
+    }
+    fn seek(&mut self, _: Option<&[u8]>, _: bool) -> Result<bool, OpError> {
+        Ok(false)
+    }
+    fn next(&mut self) -> Result<bool, OpError> {
+        Ok(false)
+    }
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        None
     }
 }

@@ -9,11 +9,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context;
-use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, Options, WriteOptions, DB};
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options,
+    WriteOptions, DB,
+};
 
 use super::record::codec;
 use super::{
-    Engine, EngineInfo, EngineSpec, EngineWorker, OpError, OpResult, OpenOptions, Record, ScanResults,
+    Engine, EngineInfo, EngineSpec, EngineWorker, KvWorker, OpError, OpResult, OpenOptions, Record,
+    ScanResults,
 };
 use crate::error::InputError;
 use crate::workload::properties::Properties;
@@ -35,7 +39,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         "wal",
         "sync",
     ],
-    open: open,
+    open,
 };
 
 /// The version of the bundled C++ library, read from Cargo.lock at build time.
@@ -79,7 +83,8 @@ impl RocksOptions {
             max_write_buffer_number: props.u64("rocksdb.max_write_buffer_number", 2)?,
             max_background_jobs: props.u64("rocksdb.max_background_jobs", cores.max(2))?,
             max_open_files,
-            optimize_level_style_compaction: props.u64("rocksdb.optimize_level_style_compaction", 0)?,
+            optimize_level_style_compaction: props
+                .u64("rocksdb.optimize_level_style_compaction", 0)?,
             wal: props.bool("rocksdb.wal", true)?,
             sync: props.bool("rocksdb.sync", false)?,
         })
@@ -93,10 +98,16 @@ impl RocksOptions {
         put("bloom_bits", self.bloom_bits.to_string());
         put("compression", self.compression.clone());
         put("write_buffer_size", self.write_buffer_size.to_string());
-        put("max_write_buffer_number", self.max_write_buffer_number.to_string());
+        put(
+            "max_write_buffer_number",
+            self.max_write_buffer_number.to_string(),
+        );
         put("max_background_jobs", self.max_background_jobs.to_string());
         put("max_open_files", self.max_open_files.to_string());
-        put("optimize_level_style_compaction", self.optimize_level_style_compaction.to_string());
+        put(
+            "optimize_level_style_compaction",
+            self.optimize_level_style_compaction.to_string(),
+        );
         put("wal", self.wal.to_string());
         put("sync", self.sync.to_string());
         m
@@ -190,6 +201,14 @@ impl Engine for RocksEngine {
         }))
     }
 
+    fn kv_worker(&self) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        Ok(Box::new(RocksKvWorker {
+            db: &self.db,
+            write: self.options.write_options(),
+            cursor: None,
+        }))
+    }
+
     fn stats(&self) -> BTreeMap<String, u64> {
         let mut stats = BTreeMap::new();
         for name in [
@@ -229,7 +248,13 @@ fn failed(err: rocksdb::Error) -> OpError {
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
 
 impl EngineWorker for RocksWorker {
-    fn read(&mut self, _table: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
         match self.db.get_pinned(key).map_err(failed)? {
             None => Err(OpError::NotFound),
             Some(value) if codec::decode(&value, fields, out) => Ok(()),
@@ -265,15 +290,77 @@ impl EngineWorker for RocksWorker {
         if !merged {
             return Err(OpError::Failed(CORRUPT.into()));
         }
-        self.db.put_opt(key, &self.encoded, &self.write).map_err(failed)
+        self.db
+            .put_opt(key, &self.encoded, &self.write)
+            .map_err(failed)
     }
 
     fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
         codec::encode(values, &mut self.encoded);
-        self.db.put_opt(key, &self.encoded, &self.write).map_err(failed)
+        self.db
+            .put_opt(key, &self.encoded, &self.write)
+            .map_err(failed)
     }
 
     fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
         self.db.delete_opt(key, &self.write).map_err(failed)
+    }
+}
+
+/// Raw keys and values for `kvperf bench`, as db_bench stores them.
+pub struct RocksKvWorker<'a> {
+    db: &'a DB,
+    write: WriteOptions,
+    cursor: Option<DBRawIteratorWithThreadMode<'a, DB>>,
+}
+
+impl KvWorker for RocksKvWorker<'_> {
+    fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> OpResult {
+        value.clear();
+        match self.db.get_pinned(key).map_err(failed)? {
+            Some(found) => {
+                value.extend_from_slice(&found);
+                Ok(())
+            }
+            None => Err(OpError::NotFound),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        self.db.put_opt(key, value, &self.write).map_err(failed)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> OpResult {
+        self.db.delete_opt(key, &self.write).map_err(failed)
+    }
+
+    fn seek(&mut self, target: Option<&[u8]>, fresh: bool) -> Result<bool, OpError> {
+        if fresh {
+            self.cursor = None;
+        }
+        let db = self.db;
+        let cursor = self.cursor.get_or_insert_with(|| db.raw_iterator());
+        match target {
+            Some(key) => cursor.seek(key),
+            None => cursor.seek_to_first(),
+        }
+        cursor.status().map_err(failed)?;
+        Ok(cursor.valid())
+    }
+
+    fn next(&mut self) -> Result<bool, OpError> {
+        let Some(cursor) = self.cursor.as_mut() else {
+            return Ok(false);
+        };
+        if cursor.valid() {
+            cursor.next();
+        }
+        cursor.status().map_err(failed)?;
+        Ok(cursor.valid())
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        let cursor = self.cursor.as_ref()?;
+        Some((cursor.key()?, cursor.value()?))
     }
 }

@@ -75,7 +75,12 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 4] = [Outcome::Ok, Outcome::NotFound, Outcome::Error, Outcome::UnexpectedState];
+    pub const ALL: [Outcome; 4] = [
+        Outcome::Ok,
+        Outcome::NotFound,
+        Outcome::Error,
+        Outcome::UnexpectedState,
+    ];
 
     pub fn ycsb_name(self) -> &'static str {
         match self {
@@ -164,7 +169,13 @@ impl OpHistograms {
     }
 
     #[inline]
-    pub fn record(&mut self, kind: OpKind, latency_ns: u64, intended_ns: Option<u64>, result: &OpResult) {
+    pub fn record(
+        &mut self,
+        kind: OpKind,
+        latency_ns: u64,
+        intended_ns: Option<u64>,
+        result: &OpResult,
+    ) {
         let group = self.groups[kind.index()].get_or_insert_with(|| Box::new(OpGroup::new()));
         let outcome = Outcome::of(result);
         group.returns[outcome as usize] += 1;
@@ -193,7 +204,8 @@ impl OpHistograms {
     pub fn add(&mut self, other: &OpHistograms) {
         for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
             if let Some(theirs) = theirs {
-                mine.get_or_insert_with(|| Box::new(OpGroup::new())).add(theirs);
+                mine.get_or_insert_with(|| Box::new(OpGroup::new()))
+                    .add(theirs);
             }
         }
     }
@@ -238,7 +250,12 @@ impl Meter {
 
     /// Runs `op`, timing it, and records it under `kind`.
     #[inline]
-    pub fn time(&mut self, kind: OpKind, intended: Instant, op: impl FnOnce() -> OpResult) -> OpResult {
+    pub fn time(
+        &mut self,
+        kind: OpKind,
+        intended: Instant,
+        op: impl FnOnce() -> OpResult,
+    ) -> OpResult {
         let start = Instant::now();
         let result = op();
         self.record(kind, intended, start, Instant::now(), &result);
@@ -246,7 +263,14 @@ impl Meter {
     }
 
     #[inline]
-    pub fn record(&mut self, kind: OpKind, intended: Instant, start: Instant, end: Instant, result: &OpResult) {
+    pub fn record(
+        &mut self,
+        kind: OpKind,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        result: &OpResult,
+    ) {
         if !self.recording {
             return;
         }
@@ -267,7 +291,12 @@ mod tests {
         let mut h = OpHistograms::new();
         h.record(OpKind::Read, 1_500, None, &Ok(()));
         h.record(OpKind::Read, 2_500, None, &Err(OpError::NotFound));
-        h.record(OpKind::Update, 9_000, Some(20_000), &Err(OpError::Failed("disk full".into())));
+        h.record(
+            OpKind::Update,
+            9_000,
+            Some(20_000),
+            &Err(OpError::Failed("disk full".into())),
+        );
         let read = h.get(OpKind::Read).unwrap();
         assert_eq!(read.ok.len(), 1);
         assert_eq!(read.failed.len(), 1);

@@ -29,7 +29,16 @@ impl GroupSummary {
             max_us: if empty { 0.0 } else { us(h.max()) },
             percentiles_us: percentiles
                 .iter()
-                .map(|&p| (p, if empty { 0.0 } else { us(h.value_at_quantile(p / 100.0)) }))
+                .map(|&p| {
+                    (
+                        p,
+                        if empty {
+                            0.0
+                        } else {
+                            us(h.value_at_quantile(p / 100.0))
+                        },
+                    )
+                })
                 .collect(),
             returns: Vec::new(),
         }

@@ -137,7 +137,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         _ => Path::new("."),
     };
     let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(bytes)?;
@@ -175,10 +179,22 @@ mod tests {
         h.record(OpKind::Read, 3_000, Some(9_000), &Err(OpError::NotFound));
         let (groups, encoded) = summarize_groups(&h, &[99.0], true);
         let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
-        assert_eq!(names, ["READ", "READ-FAILED", "Intended-READ", "Intended-READ-FAILED"]);
+        assert_eq!(
+            names,
+            [
+                "READ",
+                "READ-FAILED",
+                "Intended-READ",
+                "Intended-READ-FAILED"
+            ]
+        );
         assert_eq!(
             groups[0].returns,
-            vec![("OK".to_string(), 1), ("NOT_FOUND".to_string(), 1), ("ERROR".to_string(), 0)]
+            vec![
+                ("OK".to_string(), 1),
+                ("NOT_FOUND".to_string(), 1),
+                ("ERROR".to_string(), 0)
+            ]
         );
         assert!(encoded.contains_key("Intended-READ"));
     }

@@ -12,12 +12,24 @@ use crate::measure::percentile_label;
 pub fn render(report: &RunReport) -> String {
     let mut out = String::new();
     let o = &report.overall;
-    let _ = writeln!(out, "[OVERALL], RunTime(ms), {}", o.runtime_ms.round() as u64);
-    let _ = writeln!(out, "[OVERALL], Throughput(ops/sec), {}", java_double(o.throughput_ops_per_sec));
+    let _ = writeln!(
+        out,
+        "[OVERALL], RunTime(ms), {}",
+        o.runtime_ms.round() as u64
+    );
+    let _ = writeln!(
+        out,
+        "[OVERALL], Throughput(ops/sec), {}",
+        java_double(o.throughput_ops_per_sec)
+    );
     for g in &report.groups {
         let name = &g.name;
         let _ = writeln!(out, "[{name}], Operations, {}", g.operations);
-        let _ = writeln!(out, "[{name}], AverageLatency(us), {}", java_double(g.average_us));
+        let _ = writeln!(
+            out,
+            "[{name}], AverageLatency(us), {}",
+            java_double(g.average_us)
+        );
         let _ = writeln!(out, "[{name}], MinLatency(us), {}", g.min_us.round() as u64);
         let _ = writeln!(out, "[{name}], MaxLatency(us), {}", g.max_us.round() as u64);
         for (p, v) in &g.percentiles_us {

@@ -112,7 +112,9 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
         epoch: AtomicU64::new(0),
         start: OnceLock::new(),
         all_done: AtomicBool::new(false),
-        foreground_left: AtomicU64::new((0..threads).filter(|&i| !workload.is_background(i)).count() as u64),
+        foreground_left: AtomicU64::new(
+            (0..threads).filter(|&i| !workload.is_background(i)).count() as u64,
+        ),
     };
     let ready = Barrier::new(threads + 1);
     let go = Barrier::new(threads + 1);
@@ -266,10 +268,7 @@ impl ThreadRun<'_> {
         if !self.background {
             self.shared.foreground_left.fetch_sub(1, Relaxed);
         }
-        total.add(&self.meter.histograms);
-        if !self.background {
-            self.slot.interval.lock().expect("not poisoned").add(&self.meter.histograms);
-        }
+        self.publish(&mut total);
         self.slot.finished.store(true, Relaxed);
         ThreadDone {
             operations: done,
@@ -279,11 +278,21 @@ impl ThreadRun<'_> {
         }
     }
 
-    fn hand_over(&mut self, total: &mut OpHistograms, epoch: u64) {
+    /// Adds this thread's histograms to its total and, for a foreground
+    /// thread, to what the next status line reports.
+    fn publish(&mut self, total: &mut OpHistograms) {
         total.add(&self.meter.histograms);
         if !self.background {
-            self.slot.interval.lock().expect("not poisoned").add(&self.meter.histograms);
+            self.slot
+                .interval
+                .lock()
+                .expect("not poisoned")
+                .add(&self.meter.histograms);
         }
+    }
+
+    fn hand_over(&mut self, total: &mut OpHistograms, epoch: u64) {
+        self.publish(total);
         self.meter.histograms.clear();
         self.slot.published_epoch.store(epoch, Relaxed);
     }

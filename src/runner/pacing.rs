@@ -14,7 +14,11 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(ops_per_sec: f64) -> Self {
-        let tick_ns = if ops_per_sec > 0.0 { 1e9 / ops_per_sec } else { 0.0 };
+        let tick_ns = if ops_per_sec > 0.0 {
+            1e9 / ops_per_sec
+        } else {
+            0.0
+        };
         Self { tick_ns }
     }
 

@@ -40,7 +40,12 @@ pub(super) fn spawn<'scope, 'env>(
     Some(scope.spawn(move || report_until_done(opts, shared, spec, measure_start)))
 }
 
-fn report_until_done(opts: &StatusOptions, shared: &Shared, spec: &RunSpec, measure_start: Instant) {
+fn report_until_done(
+    opts: &StatusOptions,
+    shared: &Shared,
+    spec: &RunSpec,
+    measure_start: Instant,
+) {
     let start = *shared.start.get().expect("set before status starts");
     let bar = opts.progress.then(|| progress_bar(spec.operations));
     let mut next_line = opts.interval.map(|i| start + i);
@@ -56,7 +61,17 @@ fn report_until_done(opts: &StatusOptions, shared: &Shared, spec: &RunSpec, meas
         let due = next_line.is_some_and(|t| now >= t);
         if due || (finished && opts.interval.is_some()) {
             let interval = collect_interval(shared);
-            let line = status_line(opts, spec, start, measure_start, now, ops, last_ops, last_time, &interval);
+            let line = status_line(
+                opts,
+                spec,
+                start,
+                measure_start,
+                now,
+                ops,
+                last_ops,
+                last_time,
+                &interval,
+            );
             match &bar {
                 Some(bar) => bar.println(line),
                 None => eprintln!("{line}"),
@@ -128,13 +143,19 @@ fn status_line(
     let span = now.duration_since(last_time).as_secs_f64();
     if ops > 0 && span > 0.0 {
         let current = (ops - last_ops) as f64 / span;
-        line.push_str(&format!("{} current ops/sec; ", format_java_decimal(current)));
+        line.push_str(&format!(
+            "{} current ops/sec; ",
+            format_java_decimal(current)
+        ));
     }
     let elapsed = now.saturating_duration_since(measure_start).as_secs_f64();
     if let Some(total) = spec.operations {
         if ops < total && ops > 0 && elapsed > 0.0 {
             let remaining = ((total - ops) as f64 / (ops as f64 / elapsed)) as u64;
-            line.push_str(&format!("est completion in {}", format_remaining(remaining)));
+            line.push_str(&format!(
+                "est completion in {}",
+                format_remaining(remaining)
+            ));
         }
     }
     for (kind, group) in interval.iter() {
@@ -167,7 +188,11 @@ pub fn format_java_decimal(x: f64) -> String {
 
 /// YCSB `RemainingFormatter`: "1 day 2 hours", "3 minutes", "42 seconds".
 fn format_remaining(seconds: u64) -> String {
-    let (days, hours, minutes) = (seconds / 86_400, seconds % 86_400 / 3600, seconds % 3600 / 60);
+    let (days, hours, minutes) = (
+        seconds / 86_400,
+        seconds % 86_400 / 3600,
+        seconds % 3600 / 60,
+    );
     let plural = |n: u64, unit: &str| format!("{n} {unit}{} ", if n == 1 { "" } else { "s" });
     let mut text = String::new();
     if days > 0 {
@@ -212,12 +237,15 @@ fn local_timestamp() -> String {
 fn progress_bar(total: Option<u64>) -> ProgressBar {
     let bar = match total {
         Some(n) => ProgressBar::new(n).with_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {human_pos}/{human_len} ops ({per_sec}, ETA {eta})")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} ops ({per_sec}, ETA {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         ),
         None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{elapsed_precise} {spinner} {human_pos} ops ({per_sec})").expect("valid template"),
+            ProgressStyle::with_template("{elapsed_precise} {spinner} {human_pos} ops ({per_sec})")
+                .expect("valid template"),
         ),
     };
     bar.enable_steady_tick(Duration::from_millis(250));

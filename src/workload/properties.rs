@@ -34,7 +34,9 @@ impl Properties {
         let mut logical = String::new();
         for raw in text.lines() {
             let line = raw.trim_start();
-            if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!')) {
+            if logical.is_empty()
+                && (line.is_empty() || line.starts_with('#') || line.starts_with('!'))
+            {
                 continue;
             }
             // A line ending in an odd number of backslashes continues.
@@ -128,7 +130,10 @@ impl Properties {
             None => Ok(default),
             Some(text) => match text.parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(InputError::property(key, format!("'{text}' is not a number"))),
+                _ => Err(InputError::property(
+                    key,
+                    format!("'{text}' is not a number"),
+                )),
             },
         }
     }
@@ -197,9 +202,15 @@ mod tests {
         p.set("operationcount", "ten");
         p.set("readallfields", "yes");
         let neg = p.u64("recordcount", 0).unwrap_err().to_string();
-        assert!(neg.contains("recordcount") && neg.contains("negative"), "{neg}");
+        assert!(
+            neg.contains("recordcount") && neg.contains("negative"),
+            "{neg}"
+        );
         let nan = p.u64("operationcount", 0).unwrap_err().to_string();
-        assert!(nan.contains("operationcount") && nan.contains("'ten'"), "{nan}");
+        assert!(
+            nan.contains("operationcount") && nan.contains("'ten'"),
+            "{nan}"
+        );
         assert!(p.bool("readallfields", true).is_err());
         assert_eq!(p.u64("absent", 7).unwrap(), 7);
     }

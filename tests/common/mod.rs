@@ -15,7 +15,10 @@ pub fn workloads() -> PathBuf {
 }
 
 pub fn workload(name: &str) -> String {
-    workloads().join(format!("workload{name}")).display().to_string()
+    workloads()
+        .join(format!("workload{name}"))
+        .display()
+        .to_string()
 }
 
 pub fn kvperf(dir: &Path, args: &[&str]) -> Output {
@@ -44,9 +47,17 @@ pub fn metric(stdout: &str, group: &str, name: &str) -> Option<f64> {
 /// stderr starting with `kvperf: ` and containing `needle`, no panic.
 pub fn assert_input_error(out: &Output, needle: &str) {
     assert_eq!(out.code, 2, "exit code; stderr: {}", out.stderr);
-    let lines: Vec<&str> = out.stderr.lines().filter(|l| !l.contains("warning:")).collect();
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| !l.contains("warning:"))
+        .collect();
     assert_eq!(lines.len(), 1, "one line expected, got: {:?}", out.stderr);
     assert!(lines[0].starts_with("kvperf: "), "{}", lines[0]);
-    assert!(lines[0].contains(needle), "{:?} does not mention {needle:?}", lines[0]);
+    assert!(
+        lines[0].contains(needle),
+        "{:?} does not mention {needle:?}",
+        lines[0]
+    );
     assert!(!out.stderr.contains("panicked") && !out.stderr.contains("backtrace"));
 }

@@ -14,8 +14,11 @@ pub struct HistogramGen {
 
 impl HistogramGen {
     /// Parses YCSB's histogram file format; the error names the bad line.
-    pub fn from_str(text: &str) -> Result<Self, String> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
         let (_, first) = lines.next().ok_or("the file is empty")?;
         let block_size = match first.split('\t').collect::<Vec<_>>()[..] {
             ["BlockSize", n] => parse(n, 1)?,
@@ -63,10 +66,12 @@ impl HistogramGen {
 }
 
 fn parse(field: &str, line_no: usize) -> Result<u64, String> {
-    field
-        .trim()
-        .parse()
-        .map_err(|_| format!("line {line_no}: '{}' is not a non-negative integer", field.trim()))
+    field.trim().parse().map_err(|_| {
+        format!(
+            "line {line_no}: '{}' is not a non-negative integer",
+            field.trim()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -77,7 +82,7 @@ mod tests {
     #[test]
     fn draws_follow_the_file() {
         // Bucket 1 has 3/4 of the area, bucket 2 a quarter.
-        let mut gen = HistogramGen::from_str("BlockSize\t100\n0\t0\n1\t3\n2\t1\n").unwrap();
+        let mut gen = HistogramGen::parse("BlockSize\t100\n0\t0\n1\t3\n2\t1\n").unwrap();
         let mut rng = rng_from_seed(8, 0);
         let draws: Vec<u64> = (0..40_000).map(|_| gen.next(&mut rng)).collect();
         // YCSB's walk maps number 0 (1/4 of draws) to bucket 0's upper edge (100)
@@ -88,9 +93,11 @@ mod tests {
 
     #[test]
     fn bad_files_are_rejected_with_the_line() {
-        assert!(HistogramGen::from_str("").unwrap_err().contains("empty"));
-        assert!(HistogramGen::from_str("Block\t1\n").unwrap_err().contains("BlockSize"));
-        let err = HistogramGen::from_str("BlockSize\t1\n0\tx\n").unwrap_err();
+        assert!(HistogramGen::parse("").unwrap_err().contains("empty"));
+        assert!(HistogramGen::parse("Block\t1\n")
+            .unwrap_err()
+            .contains("BlockSize"));
+        let err = HistogramGen::parse("BlockSize\t1\n0\tx\n").unwrap_err();
         assert!(err.contains("line 2"), "{err}");
     }
 }

@@ -43,7 +43,10 @@ mod tests {
         }
         // Chi-square with 9 degrees of freedom: 27.9 is the 0.1% critical value.
         let expected = draws as f64 / 10.0;
-        let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+        let chi2: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum();
         assert!(chi2 < 27.9, "chi-square {chi2} for {counts:?}");
     }
 }

@@ -102,7 +102,9 @@ fn zeta(n: u64, theta: f64) -> f64 {
 
 /// YCSB `zeta(st, n, theta, 0)`: Σ_{i=st..n-1} 1/(i+1)^θ.
 fn zeta_terms(start: u64, end: u64, theta: f64) -> f64 {
-    (start..end).map(|i| 1.0 / ((i + 1) as f64).powf(theta)).sum()
+    (start..end)
+        .map(|i| 1.0 / ((i + 1) as f64).powf(theta))
+        .sum()
 }
 
 /// Σ_{k=m..n} k^-θ by Euler–Maclaurin with two correction terms.
@@ -241,7 +243,12 @@ mod tests {
         assert!(d.iter().all(|&v| v <= last));
         let z = zeta_terms(0, last, 0.99);
         assert_close("newest key", share(&d, last), 1.0 / z, 0.003);
-        assert_close("second newest", share(&d, last - 1), 0.5f64.powf(0.99) / z, 0.003);
+        assert_close(
+            "second newest",
+            share(&d, last - 1),
+            0.5f64.powf(0.99) / z,
+            0.003,
+        );
         // YCSB's latest never returns key 0 (rank < last).
         assert_eq!(share(&d, 0), 0.0);
     }
@@ -251,7 +258,9 @@ mod tests {
         let mut gen = SkewedLatest::from_zipfian(Zipfian::new(0, 98));
         let mut rng = rng_from_seed(1, 1);
         let before = gen.zipfian.zetan;
-        let newest = (0..1000).filter(|_| gen.next(&mut rng, 5000) == 5000).count();
+        let newest = (0..1000)
+            .filter(|_| gen.next(&mut rng, 5000) == 5000)
+            .count();
         assert!(gen.zipfian.zetan > before, "zeta extended to the new count");
         assert!(newest > 50, "newest key still hottest: {newest}");
     }

@@ -18,8 +18,14 @@ pub enum RequestDistribution {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldLength {
     Constant(u64),
-    Uniform { min: u64, max: u64 },
-    Zipfian { min: u64, max: u64 },
+    Uniform {
+        min: u64,
+        max: u64,
+    },
+    Zipfian {
+        min: u64,
+        max: u64,
+    },
     /// Path of a YCSB histogram file (`fieldlengthhistogram`).
     Histogram(String),
 }
@@ -79,19 +85,57 @@ pub struct CoreConfig {
 /// Every property kvperf understands (YCSB's core and client ones plus
 /// kvperf's own); used for "did you mean" on unknown names.
 pub const KNOWN_PROPERTIES: &[&str] = &[
-    "workload", "db", "exporter", "exportfile", "measurementtype", "threadcount", "target",
-    "dotransactions", "status.interval", "hdrhistogram.percentiles", "measurement.interval",
-    "maxexecutiontime", "table", "recordcount", "operationcount", "fieldcount", "fieldnameprefix",
-    "fieldlength", "minfieldlength", "fieldlengthdistribution", "fieldlengthhistogram",
-    "readallfields", "writeallfields", "readproportion", "updateproportion", "insertproportion",
-    "scanproportion", "readmodifywriteproportion", "requestdistribution", "insertorder",
-    "insertstart", "insertcount", "zeropadding", "hotspotdatafraction", "hotspotopnfraction",
-    "minscanlength", "maxscanlength", "scanlengthdistribution", "exponential.percentile",
-    "exponential.frac", "core_workload_insertion_retry_limit",
-    "core_workload_insertion_retry_interval", "dataintegrity", "basicdb.verbose",
-    "basicdb.simulatedelay", "basicdb.randomizedelay", "measurement.trackjvm",
+    "workload",
+    "db",
+    "exporter",
+    "exportfile",
+    "measurementtype",
+    "threadcount",
+    "target",
+    "dotransactions",
+    "status.interval",
+    "hdrhistogram.percentiles",
+    "measurement.interval",
+    "maxexecutiontime",
+    "table",
+    "recordcount",
+    "operationcount",
+    "fieldcount",
+    "fieldnameprefix",
+    "fieldlength",
+    "minfieldlength",
+    "fieldlengthdistribution",
+    "fieldlengthhistogram",
+    "readallfields",
+    "writeallfields",
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "requestdistribution",
+    "insertorder",
+    "insertstart",
+    "insertcount",
+    "zeropadding",
+    "hotspotdatafraction",
+    "hotspotopnfraction",
+    "minscanlength",
+    "maxscanlength",
+    "scanlengthdistribution",
+    "exponential.percentile",
+    "exponential.frac",
+    "core_workload_insertion_retry_limit",
+    "core_workload_insertion_retry_interval",
+    "dataintegrity",
+    "basicdb.verbose",
+    "basicdb.simulatedelay",
+    "basicdb.randomizedelay",
+    "measurement.trackjvm",
     // kvperf's own:
-    "zipfianconstant", "warmuptime", "seed",
+    "zipfianconstant",
+    "warmuptime",
+    "seed",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
@@ -141,7 +185,7 @@ impl CoreConfig {
             )));
         }
         let zipfian_constant = p.f64("zipfianconstant", 0.99)?;
-        if !(zipfian_constant > 0.0) || zipfian_constant == 1.0 {
+        if zipfian_constant.is_nan() || zipfian_constant <= 0.0 || zipfian_constant == 1.0 {
             return Err(InputError::property(
                 "zipfianconstant",
                 format!("{zipfian_constant} must be > 0 and not 1"),
@@ -171,7 +215,7 @@ impl CoreConfig {
             ));
         }
         let exponential_frac = p.f64("exponential.frac", 0.8571428571)?;
-        if !(exponential_frac > 0.0) {
+        if exponential_frac.is_nan() || exponential_frac <= 0.0 {
             return Err(InputError::property("exponential.frac", "must be > 0"));
         }
         Ok(Self {
@@ -233,17 +277,25 @@ pub fn unknown_property_warnings(p: &Properties, engine_prefixes: &[&str]) -> Ve
         .map(|(k, _)| k)
         .filter(|k| !KNOWN_PROPERTIES.contains(k))
         .filter(|k| !engine_prefixes.iter().any(|pre| k.starts_with(pre)))
-        .map(|k| match did_you_mean(k, KNOWN_PROPERTIES.iter().copied()) {
-            Some(near) => format!("unknown property '{k}' (did you mean '{near}'?); passed to the engine"),
-            None => format!("unknown property '{k}'; passed to the engine"),
-        })
+        .map(
+            |k| match did_you_mean(k, KNOWN_PROPERTIES.iter().copied()) {
+                Some(near) => {
+                    format!("unknown property '{k}' (did you mean '{near}'?); passed to the engine")
+                }
+                None => format!("unknown property '{k}'; passed to the engine"),
+            },
+        )
         .collect()
 }
 
 fn positive(p: &Properties, key: &str, default: u64) -> Result<u64, InputError> {
     let v = p.u64(key, default)?;
     if v == 0 {
-        let why = if p.contains(key) { "must be greater than 0" } else { "is required" };
+        let why = if p.contains(key) {
+            "must be greater than 0"
+        } else {
+            "is required"
+        };
         return Err(InputError::property(key, why));
     }
     Ok(v)
@@ -260,7 +312,10 @@ fn proportion(p: &Properties, key: &str, default: f64) -> Result<f64, InputError
 fn fraction(p: &Properties, key: &str, default: f64) -> Result<f64, InputError> {
     let v = p.f64(key, default)?;
     if !(0.0..=1.0).contains(&v) {
-        return Err(InputError::property(key, format!("{v} is not between 0 and 1")));
+        return Err(InputError::property(
+            key,
+            format!("{v} is not between 0 and 1"),
+        ));
     }
     Ok(v)
 }
@@ -271,7 +326,9 @@ fn field_length(p: &Properties) -> Result<FieldLength, InputError> {
     let dist = p.string("fieldlengthdistribution", "constant");
     let check_range = || {
         if min > max {
-            Err(InputError::Invalid(format!("minfieldlength ({min}) exceeds fieldlength ({max})")))
+            Err(InputError::Invalid(format!(
+                "minfieldlength ({min}) exceeds fieldlength ({max})"
+            )))
         } else {
             Ok(())
         }
@@ -326,7 +383,8 @@ mod tests {
 
     #[test]
     fn defaults_are_ycsbs() {
-        let c = CoreConfig::from_properties(&props("recordcount=1000\noperationcount=10"), false).unwrap();
+        let c = CoreConfig::from_properties(&props("recordcount=1000\noperationcount=10"), false)
+            .unwrap();
         assert_eq!(c.field_count, 10);
         assert_eq!(c.field_length, FieldLength::Constant(100));
         assert_eq!(c.proportions.read, 0.95);
@@ -345,26 +403,46 @@ mod tests {
             ("recordcount=0", "recordcount"),
             ("recordcount=-3", "negative"),
             ("recordcount=abc", "recordcount"),
-            ("recordcount=10\nreadproportion=0\nupdateproportion=0", "sum to 0"),
+            (
+                "recordcount=10\nreadproportion=0\nupdateproportion=0",
+                "sum to 0",
+            ),
             ("recordcount=10\nreadproportion=-1", "readproportion"),
-            ("recordcount=10\ninsertstart=5\ninsertcount=6", "exceeds recordcount"),
-            ("recordcount=10\nrequestdistribution=zipf", "requestdistribution"),
-            ("recordcount=10\nfieldlengthdistribution=uniform\ndataintegrity=true", "dataintegrity"),
-            ("recordcount=10\nworkload=site.ycsb.workloads.TimeSeriesWorkload", "not supported"),
+            (
+                "recordcount=10\ninsertstart=5\ninsertcount=6",
+                "exceeds recordcount",
+            ),
+            (
+                "recordcount=10\nrequestdistribution=zipf",
+                "requestdistribution",
+            ),
+            (
+                "recordcount=10\nfieldlengthdistribution=uniform\ndataintegrity=true",
+                "dataintegrity",
+            ),
+            (
+                "recordcount=10\nworkload=site.ycsb.workloads.TimeSeriesWorkload",
+                "not supported",
+            ),
             ("recordcount=10\nfieldcount=0", "fieldcount"),
         ];
         for (text, expected) in cases {
-            let err = CoreConfig::from_properties(&props(text), false).unwrap_err().to_string();
+            let err = CoreConfig::from_properties(&props(text), false)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(expected), "{text:?} gave {err:?}");
         }
     }
 
     #[test]
     fn unknown_properties_warn_with_a_suggestion() {
-        let p = props("recordcount=10\nreadproportoin=0.5\nrocksdb.compression=lz4\nmy.binding.opt=1");
+        let p =
+            props("recordcount=10\nreadproportoin=0.5\nrocksdb.compression=lz4\nmy.binding.opt=1");
         let warnings = unknown_property_warnings(&p, &["rocksdb."]);
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings.iter().any(|w| w.contains("did you mean 'readproportion'")));
+        assert!(warnings
+            .iter()
+            .any(|w| w.contains("did you mean 'readproportion'")));
     }
 
     #[test]

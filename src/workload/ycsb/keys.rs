@@ -51,7 +51,10 @@ mod tests {
         assert_eq!(key(0, true, 1), "user6284781860667377211");
         assert_eq!(key(1, true, 1), "user8517097267634966620");
         for keynum in [2u64, 17, 999, 123_456_789, 1 << 40] {
-            assert_eq!(key(keynum, true, 1), format!("user{}", java_fnvhash64(keynum as i64)));
+            assert_eq!(
+                key(keynum, true, 1),
+                format!("user{}", java_fnvhash64(keynum as i64))
+            );
         }
     }
 

@@ -74,10 +74,10 @@ impl CoreWorkload {
             }
         }
         let run_inserts = AcknowledgedCounter::new(cfg.record_count);
-        let sequential = (cfg.request_distribution == RequestDistribution::Sequential).then(|| {
-            Sequential::new(cfg.insert_start, cfg.insert_start + cfg.insert_count - 1)
-        });
-        let latest_zipfian = (phase == Phase::Run && cfg.request_distribution == RequestDistribution::Latest)
+        let sequential = (cfg.request_distribution == RequestDistribution::Sequential)
+            .then(|| Sequential::new(cfg.insert_start, cfg.insert_start + cfg.insert_count - 1));
+        let latest_zipfian = (phase == Phase::Run
+            && cfg.request_distribution == RequestDistribution::Latest)
             .then(|| {
                 let items = run_inserts.last().max(1);
                 Zipfian::with_theta(0, items - 1, cfg.zipfian_constant)
@@ -86,7 +86,7 @@ impl CoreWorkload {
             FieldLength::Histogram(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("cannot read fieldlengthhistogram '{path}'"))?;
-                let gen = HistogramGen::from_str(&text)
+                let gen = HistogramGen::parse(&text)
                     .map_err(|e| anyhow::anyhow!("fieldlengthhistogram '{path}': {e}"))?;
                 Some(gen)
             }
@@ -132,7 +132,10 @@ impl CoreWorkload {
                 c.zipfian_constant,
             )),
             RequestDistribution::Latest => {
-                let zipf = self.latest_zipfian.clone().unwrap_or_else(|| Zipfian::new(0, 1));
+                let zipf = self
+                    .latest_zipfian
+                    .clone()
+                    .unwrap_or_else(|| Zipfian::new(0, 1));
                 KeyChooser::Latest(SkewedLatest::from_zipfian(zipf))
             }
             RequestDistribution::Hotspot => KeyChooser::Hotspot(Hotspot::new(
@@ -152,12 +155,16 @@ impl CoreWorkload {
     fn field_length_gen(&self) -> FieldLengthGen {
         match &self.cfg.field_length {
             FieldLength::Constant(n) => FieldLengthGen::Constant(*n),
-            FieldLength::Uniform { min, max } => FieldLengthGen::Uniform(UniformLong::new(*min, *max)),
+            FieldLength::Uniform { min, max } => {
+                FieldLengthGen::Uniform(UniformLong::new(*min, *max))
+            }
             FieldLength::Zipfian { min, max } => {
                 FieldLengthGen::Zipfian(Zipfian::with_theta(*min, *max, self.cfg.zipfian_constant))
             }
             FieldLength::Histogram(_) => FieldLengthGen::Histogram(
-                self.field_length_histogram.clone().expect("loaded in new()"),
+                self.field_length_histogram
+                    .clone()
+                    .expect("loaded in new()"),
             ),
         }
     }
@@ -166,7 +173,10 @@ impl CoreWorkload {
 impl CoreWorkload {
     /// This workload against `engine`, ready for [`crate::runner::execute`].
     pub fn bind<'a>(&'a self, engine: &'a dyn Engine) -> BoundWorkload<'a> {
-        BoundWorkload { workload: self, engine }
+        BoundWorkload {
+            workload: self,
+            engine,
+        }
     }
 }
 
@@ -284,7 +294,12 @@ impl<'a> CoreThread<'a> {
                 KeyChooser::Zipfian(g) => g.next(rng),
                 KeyChooser::Latest(g) => g.next(rng, last),
                 KeyChooser::Hotspot(g) => g.next(rng),
-                KeyChooser::Sequential => self.wl.sequential.as_ref().expect("built for sequential").next(),
+                KeyChooser::Sequential => self
+                    .wl
+                    .sequential
+                    .as_ref()
+                    .expect("built for sequential")
+                    .next(),
             };
             if keynum <= last {
                 return keynum;
@@ -300,10 +315,23 @@ impl<'a> CoreThread<'a> {
     /// Fills `self.record` with every field (YCSB `buildValues`).
     fn build_all_values(&mut self) {
         self.record.clear();
-        for name in &self.wl.field_names {
-            let len = self.field_length.next(&mut self.rng);
-            push_value(self.wl, &mut self.rng, &self.key, name, len, &mut self.record);
+        let wl = self.wl;
+        for name in &wl.field_names {
+            self.push_field(name);
         }
+    }
+
+    /// Appends field `name` with a value of the configured length.
+    fn push_field(&mut self, name: &str) {
+        let len = self.field_length.next(&mut self.rng);
+        push_value(
+            self.wl,
+            &mut self.rng,
+            &self.key,
+            name,
+            len,
+            &mut self.record,
+        );
     }
 
     /// One random field, or all with `writeallfields` (YCSB `buildSingleValue`).
@@ -312,9 +340,9 @@ impl<'a> CoreThread<'a> {
             return self.build_all_values();
         }
         self.record.clear();
-        let name = &self.wl.field_names[self.field_chooser.next(&mut self.rng) as usize];
-        let len = self.field_length.next(&mut self.rng);
-        push_value(self.wl, &mut self.rng, &self.key, name, len, &mut self.record);
+        let wl = self.wl;
+        let name = &wl.field_names[self.field_chooser.next(&mut self.rng) as usize];
+        self.push_field(name);
     }
 
     /// The field set a read or scan asks for: `None` is all fields.
@@ -339,7 +367,9 @@ impl<'a> CoreThread<'a> {
         let table = self.wl.cfg.table.as_str();
         let mut retries = 0;
         loop {
-            let result = meter.time(OpKind::Insert, intended, || self.db.insert(table, &self.key, &self.record));
+            let result = meter.time(OpKind::Insert, intended, || {
+                self.db.insert(table, &self.key, &self.record)
+            });
             if result.is_ok() || retries >= self.wl.cfg.insertion_retry_limit {
                 return result;
             }
@@ -375,7 +405,9 @@ impl<'a> CoreThread<'a> {
         };
         self.read.clear();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter.time(OpKind::Read, intended, || self.db.read(table, &self.key, fields, &mut self.read));
+        let _ = meter.time(OpKind::Read, intended, || {
+            self.db.read(table, &self.key, fields, &mut self.read)
+        });
         if integrity {
             self.verify(meter);
         }
@@ -386,7 +418,9 @@ impl<'a> CoreThread<'a> {
         self.build_key(keynum);
         self.build_update_values();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter.time(OpKind::Update, intended, || self.db.update(table, &self.key, &self.record));
+        let _ = meter.time(OpKind::Update, intended, || {
+            self.db.update(table, &self.key, &self.record)
+        });
     }
 
     fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
@@ -410,7 +444,9 @@ impl<'a> CoreThread<'a> {
         let fields = one.as_ref().map(std::slice::from_ref);
         self.scan.clear();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter.time(OpKind::Scan, intended, || self.db.scan(table, &self.key, len, fields, &mut self.scan));
+        let _ = meter.time(OpKind::Scan, intended, || {
+            self.db.scan(table, &self.key, len, fields, &mut self.scan)
+        });
     }
 
     fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
@@ -422,8 +458,12 @@ impl<'a> CoreThread<'a> {
         self.read.clear();
         let table = self.wl.cfg.table.as_str();
         let start = Instant::now();
-        let read = meter.time(OpKind::Read, intended, || self.db.read(table, &self.key, fields, &mut self.read));
-        let update = meter.time(OpKind::Update, intended, || self.db.update(table, &self.key, &self.record));
+        let read = meter.time(OpKind::Read, intended, || {
+            self.db.read(table, &self.key, fields, &mut self.read)
+        });
+        let update = meter.time(OpKind::Update, intended, || {
+            self.db.update(table, &self.key, &self.record)
+        });
         let end = Instant::now();
         if self.wl.cfg.data_integrity {
             self.verify(meter);
@@ -458,17 +498,28 @@ impl<'a> CoreThread<'a> {
             }
         };
         if meter.recording {
-            meter
-                .histograms
-                .count_outcome(OpKind::Verify, outcome, start.elapsed().as_nanos() as u64);
+            meter.histograms.count_outcome(
+                OpKind::Verify,
+                outcome,
+                start.elapsed().as_nanos() as u64,
+            );
         }
     }
 }
 
 /// Appends one field: deterministic with `dataintegrity`, random otherwise.
-fn push_value(wl: &CoreWorkload, rng: &mut Rng, key: &[u8], name: &str, len: usize, record: &mut Record) {
+fn push_value(
+    wl: &CoreWorkload,
+    rng: &mut Rng,
+    key: &[u8],
+    name: &str,
+    len: usize,
+    record: &mut Record,
+) {
     if wl.cfg.data_integrity {
-        record.push_with(name.as_bytes(), |buf| append_deterministic_value(key, name.as_bytes(), len, buf));
+        record.push_with(name.as_bytes(), |buf| {
+            append_deterministic_value(key, name.as_bytes(), len, buf)
+        });
     } else {
         record.push_with(name.as_bytes(), |buf| wl.values.append(rng, len, buf));
     }

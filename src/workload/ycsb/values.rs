@@ -25,7 +25,9 @@ impl RandomValuePool {
         for chunk in bytes.chunks_mut(6) {
             fill_like_random_byte_iterator(rng.next_u32(), chunk);
         }
-        Self { bytes: bytes.into() }
+        Self {
+            bytes: bytes.into(),
+        }
     }
 
     /// Appends `len` random bytes to `out`.
@@ -91,7 +93,10 @@ mod tests {
         assert_eq!(out.len(), 40);
         let text = String::from_utf8(out.clone()).unwrap();
         let first_hash = java_string_hash(b"user1:field0");
-        assert!(text.starts_with(&format!("user1:field0:{first_hash}")), "{text}");
+        assert!(
+            text.starts_with(&format!("user1:field0:{first_hash}")),
+            "{text}"
+        );
         // Same inputs, same bytes; different field, different bytes.
         let mut again = Vec::new();
         append_deterministic_value(b"user1", b"field0", 40, &mut again);
@@ -111,7 +116,10 @@ mod tests {
         assert_eq!(out.len(), 100 + 3 * POOL_LEN / 2 + 5);
         assert!(out.iter().all(|&b| (b' '..=b' ' + 95).contains(&b)));
         // Not constant: YCSB values carry ~5.7 random bits per byte.
-        let distinct = out[..100].iter().collect::<std::collections::HashSet<_>>().len();
+        let distinct = out[..100]
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len();
         assert!(distinct > 30, "only {distinct} distinct bytes");
     }
 }
