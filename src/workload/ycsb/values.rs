@@ -60,9 +60,10 @@ pub fn append_deterministic_value(key: &[u8], field: &[u8], len: usize, out: &mu
     out.push(b':');
     out.extend_from_slice(field);
     let mut digits = itoa::Buffer::new();
+    // YCSB appends ':' first and then hashes everything so far, ':' included.
     while out.len() - start < len {
-        let hash = java_string_hash(&out[start..]);
         out.push(b':');
+        let hash = java_string_hash(&out[start..]);
         out.extend_from_slice(digits.format(hash).as_bytes());
     }
     out.truncate(start + len);
@@ -92,7 +93,7 @@ mod tests {
         append_deterministic_value(b"user1", b"field0", 40, &mut out);
         assert_eq!(out.len(), 40);
         let text = String::from_utf8(out.clone()).unwrap();
-        let first_hash = java_string_hash(b"user1:field0");
+        let first_hash = java_string_hash(b"user1:field0:");
         assert!(
             text.starts_with(&format!("user1:field0:{first_hash}")),
             "{text}"
@@ -104,6 +105,17 @@ mod tests {
         let mut other = Vec::new();
         append_deterministic_value(b"user1", b"field1", 40, &mut other);
         assert_ne!(out, other);
+    }
+
+    #[test]
+    fn deterministic_value_equals_ycsb_java_output() {
+        // Printed by YCSB 0.17.0's CoreWorkload.buildDeterministicValue
+        // (fieldlength=100) for this key and field.
+        let mut out = Vec::new();
+        append_deterministic_value(b"user1000385178204227360", b"field1", 100, &mut out);
+        let expected = "user1000385178204227360:field1:288636201:-660152201:1502894107:\
+                        -1562359756:-2072236864:575262803:144";
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 
     #[test]

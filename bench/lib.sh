@@ -1,0 +1,95 @@
+# Shared helpers for the side-by-side benchmark scripts in bench/.
+# Source it (`. "$(dirname "$0")/lib.sh"`); it does nothing on its own.
+#
+# Env vars it reads (defaults):
+#   KVPERF=~/.cache/kvperf/target/release/kvperf   the kvperf binary
+#   BENCH_CACHE=~/.cache/kvperf/bench               jars, data dirs and raw logs
+#   JAVA_OPTS=""                                    extra JVM flags, e.g. -Xmx2g
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(dirname "$BENCH_DIR")
+WORKLOADS_DIR=$REPO_DIR/workloads   # kvperf's core workloads; same values as YCSB 0.17.0's
+BENCH_CACHE=${BENCH_CACHE:-$HOME/.cache/kvperf/bench}
+KVPERF=${KVPERF:-$HOME/.cache/kvperf/target/release/kvperf}
+JAVA_OPTS=${JAVA_OPTS:-}
+FAILED=0   # set to 1 by callers when a phase fails; scripts exit with it
+
+require_kvperf() {
+  if [ ! -x "$KVPERF" ]; then
+    echo "error: no kvperf binary at $KVPERF; build it with 'CARGO_TARGET_DIR=~/.cache/kvperf/target cargo build --release' in the repo, or set KVPERF=/path/to/kvperf" >&2
+    exit 2
+  fi
+}
+
+# Resolves YCSB's jars and our binding (bench/ycsb-java-setup.sh); sets YCSB_LIB.
+ycsb_java_setup() {
+  local rc=0
+  YCSB_LIB=$("$BENCH_DIR/ycsb-java-setup.sh") || rc=$?
+  [ "$rc" = 0 ] || exit "$rc"
+}
+
+# Makes a fresh directory for this run's raw outputs; sets LOG_DIR.
+new_log_dir() { # $1 script name
+  LOG_DIR=$BENCH_CACHE/logs/$1-$(date +%Y%m%d-%H%M%S)
+  mkdir -p "$LOG_DIR"
+  echo "# raw outputs in $LOG_DIR" >&2
+}
+
+# One line describing the tools, for the top of a report.
+versions() {
+  local java_version
+  java_version=$(java -version 2>&1 | head -n 1)
+  echo "$("$KVPERF" --version | head -n 1); YCSB 0.17.0 on ${java_version}; $(nproc) cores"
+}
+
+# run_phase LOG COMMAND...: runs one benchmark phase with all its output in LOG.
+# Fails (with the log's tail on stderr) unless the command succeeded, printed
+# a YCSB summary with a non-zero throughput, and no binding failed to start
+# (YCSB Java reports a DBException from init() and still exits 0); a failed
+# phase's LOG is renamed *.FAILED.txt. Warns about any Return= other than OK.
+run_phase() {
+  local log=$1 rc=0 bad
+  shift
+  echo "# $(date +%T) $(basename "$log" .txt)" >&2
+  "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" != 0 ] || ! positive_throughput "$log" || grep -q '^site\.ycsb\.DBException' "$log"; then
+    mv -f "$log" "${log%.txt}.FAILED.txt"   # so tables show "-" for this phase
+    echo "error: $(basename "$log" .txt) failed (exit $rc); last lines of ${log%.txt}.FAILED.txt:" >&2
+    grep -v '^[[:space:]]*at ' "${log%.txt}.FAILED.txt" | tail -n 15 >&2
+    return 1
+  fi
+  bad=$(non_ok_returns "$log")
+  if [ -n "$bad" ]; then echo "warning: $(basename "$log" .txt): $bad" >&2; fi
+}
+
+# ycsb_value FILE GROUP METRIC: the value of the line "[GROUP], METRIC, value"
+# of a YCSB summary (YCSB Java and kvperf print the same format); empty if absent.
+ycsb_value() {
+  awk -F', ' -v g="[$2]" -v m="$3" '$1 == g && $2 == m { v = $3 } END { print v }' "$1" 2>/dev/null || true
+}
+throughput() { ycsb_value "$1" OVERALL 'Throughput(ops/sec)'; }
+positive_throughput() { awk -v x="$(throughput "$1")" 'BEGIN { exit !(x + 0 > 0) }'; }
+p99_us() { ycsb_value "$1" "$2" '99thPercentileLatency(us)'; }
+
+# Counts of every Return= other than OK, e.g. "[READ] NOT_FOUND=3; [UPDATE] ERROR=1".
+non_ok_returns() {
+  awk -F', ' '$2 ~ /^Return=/ && $2 != "Return=OK" && $3 > 0 {
+    printf "%s%s %s=%s", sep, $1, substr($2, 8), $3; sep = "; " }' "$1"
+}
+
+# ratio A B: A/B with 2 decimals; "-" if either is missing or B is 0.
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'
+}
+
+# A whole number for a table cell; "-" if missing.
+num() {
+  awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.0f\n", x }'
+}
+
+# md_row CELL...: one markdown table row.
+md_row() {
+  local row="|" cell
+  for cell in "$@"; do row+=" $cell |"; done
+  echo "$row"
+}
