@@ -60,6 +60,15 @@ pub enum Command {
         chosen by the workload's proportions.\n\n\
         Example:\n  kvperf run -P workloads/workloadb -p recordcount=100000 -p operationcount=500000 \\\n      -threads 8 --db /tmp/kv -s")]
     Run(YcsbArgs),
+    /// Run db_bench's benchmarks with db_bench's flags and output.
+    #[command(
+        long_about = "Run db_bench's benchmarks with db_bench's flags, defaults and output\n\
+        (RocksDB 11.8 tools/db_bench_tool.cc): one result line per benchmark, the\n\
+        percentile block with --histogram=1. Flags take `--flag=value` or `-flag=value`.\n\n\
+        Example:\n  kvperf bench --benchmarks=fillrandom,readrandom,readwhilewriting --num=1000000 \\\n      \
+        --value_size=4096 --threads=8 --histogram=1 --db=/tmp/kvbench"
+    )]
+    Bench(Box<BenchArgs>),
     /// List the engines this binary was built with.
     Engines,
 }
@@ -123,15 +132,149 @@ pub struct YcsbArgs {
     pub no_progress: bool,
 }
 
-/// YCSB spells multi-letter flags with one dash; clap wants two.
+/// db_bench's flags (gflags): `--name=value`, booleans as `--name`,
+/// `--name=1|0|true|false`. Defaults are db_bench's.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Comma-separated benchmarks, run in order: fillseq, fillrandom, overwrite,
+    /// readrandom, readseq, readwhilewriting, readrandomwriterandom, seekrandom,
+    /// updaterandom, deleterandom.
+    #[arg(
+        long = "benchmarks",
+        value_name = "LIST",
+        default_value = "fillrandom,readrandom"
+    )]
+    pub benchmarks: String,
+    /// Number of keys; also the writes (fills) and reads per thread.
+    #[arg(long = "num", value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num: u64,
+    /// Reads per thread; -1 means --num.
+    #[arg(long = "reads", value_name = "N", default_value_t = -1, allow_negative_numbers = true)]
+    pub reads: i64,
+    /// Threads (readwhilewriting adds one writer).
+    #[arg(long = "threads", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
+    /// Seconds each benchmark runs; 0 = run the operation count.
+    #[arg(long = "duration", value_name = "SECONDS", default_value_t = 0)]
+    pub duration: u64,
+    #[arg(long = "key_size", value_name = "BYTES", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub key_size: u32,
+    #[arg(long = "value_size", value_name = "BYTES", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub value_size: u32,
+    /// Fraction a value compresses to (db_bench's value generator).
+    #[arg(
+        long = "compression_ratio",
+        value_name = "FRACTION",
+        default_value_t = 0.5
+    )]
+    pub compression_ratio: f64,
+    /// Reuse the database in --db instead of starting empty.
+    #[arg(long = "use_existing_db", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
+    pub use_existing_db: bool,
+    /// Database directory (db_bench's default: /tmp/rocksdbtest-<uid>/dbbench).
+    #[arg(long = "db", value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Percent of reads in readrandomwriterandom.
+    #[arg(long = "readwritepercent", value_name = "PERCENT", default_value_t = 90, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub readwritepercent: u32,
+    /// Seed base; 0 = derived from the current time.
+    #[arg(long = "seed", value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Block cache bytes.
+    #[arg(long = "cache_size", value_name = "BYTES", default_value_t = 32 << 20)]
+    pub cache_size: u64,
+    /// Bloom filter bits per key; negative = no filter.
+    #[arg(long = "bloom_bits", value_name = "BITS", default_value_t = -1.0, allow_negative_numbers = true)]
+    pub bloom_bits: f64,
+    /// none, snappy, lz4, lz4hc, zstd, zlib, bzip2.
+    #[arg(
+        long = "compression_type",
+        value_name = "NAME",
+        default_value = "snappy"
+    )]
+    pub compression_type: String,
+    #[arg(long = "write_buffer_size", value_name = "BYTES", default_value_t = 64 << 20)]
+    pub write_buffer_size: u64,
+    #[arg(long = "max_background_jobs", value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_background_jobs: u32,
+    /// Sync every write.
+    #[arg(long = "sync", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
+    pub sync: bool,
+    /// Write without the WAL.
+    #[arg(long = "disable_wal", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
+    pub disable_wal: bool,
+    /// Print RocksDB's statistics at the end.
+    #[arg(long = "statistics", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
+    pub statistics: bool,
+    /// Print the latency percentile block after each result line.
+    #[arg(long = "histogram", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
+    pub histogram: bool,
+    /// Write `secs_elapsed,interval_qps` to --report_file every N seconds.
+    #[arg(
+        long = "report_interval_seconds",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
+    pub report_interval_seconds: u64,
+    #[arg(
+        long = "report_file",
+        value_name = "FILE",
+        default_value = "report.csv"
+    )]
+    pub report_file: PathBuf,
+    /// Bytes per second for readwhilewriting's writer; 0 = unlimited.
+    #[arg(
+        long = "benchmark_write_rate_limit",
+        value_name = "BYTES",
+        default_value_t = 0
+    )]
+    pub benchmark_write_rate_limit: u64,
+    /// Next() calls after each Seek in seekrandom.
+    #[arg(long = "seek_nexts", value_name = "N", default_value_t = 0)]
+    pub seek_nexts: u64,
+    /// kvperf: sync and drop the page cache before each benchmark (needs root).
+    #[arg(long = "drop_caches", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
+    pub drop_caches: bool,
+    /// kvperf: engine (see `kvperf engines`).
+    #[arg(long = "engine", value_name = "NAME", default_value = "rocksdb")]
+    pub engine: String,
+    /// kvperf: also write every result and the full configuration as JSON to
+    /// FILE, rewritten atomically after each benchmark.
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// kvperf: never draw a progress bar.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+}
+
+fn parse_gflags_bool(text: &str) -> Result<bool, String> {
+    match text {
+        "1" | "true" | "t" | "yes" | "y" => Ok(true),
+        "0" | "false" | "f" | "no" | "n" => Ok(false),
+        other => Err(format!(
+            "'{other}' is not a boolean (use 1, 0, true or false)"
+        )),
+    }
+}
+
+/// YCSB spells multi-letter flags with one dash, and so may db_bench's
+/// gflags; clap wants two.
 fn normalize_ycsb_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let is_bench = args.get(1).is_some_and(|a| a == "bench");
     args.into_iter()
         .map(|a| match a.to_str() {
             Some("-threads") => "--threads".into(),
             Some("-target") => "--target".into(),
+            Some(flag) if is_bench && is_single_dash_long(flag) => format!("-{flag}").into(),
             _ => a,
         })
         .collect()
+}
+
+fn is_single_dash_long(arg: &str) -> bool {
+    let bytes = arg.as_bytes();
+    bytes.len() > 2 && bytes[0] == b'-' && bytes[1].is_ascii_alphabetic()
 }
 
 pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
@@ -147,6 +290,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
     match cli.command {
         Command::Load(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Load),
         Command::Run(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Run),
+        Command::Bench(args) => commands::bench::run(*args),
         Command::Engines => {
             for spec in crate::engine::registry() {
                 println!("{:<10} {}", spec.name, spec.about);
@@ -179,5 +323,28 @@ mod tests {
         assert_eq!(a.target, Some(100));
         assert!(a.status);
         assert_eq!(a.properties, vec!["a=1"]);
+    }
+
+    #[test]
+    fn db_bench_style_flags_parse() {
+        let args = [
+            "kvperf",
+            "bench",
+            "--benchmarks=readrandom",
+            "-num=5000",
+            "--histogram",
+            "--sync=0",
+            "--reads",
+            "-1",
+        ];
+        let cli = Cli::try_parse_from(normalize_ycsb_flags(args.map(OsString::from))).unwrap();
+        let Command::Bench(a) = cli.command else {
+            panic!("not bench")
+        };
+        assert_eq!(
+            (a.num, a.reads, a.histogram, a.sync),
+            (5000, -1, true, false)
+        );
+        assert_eq!(a.value_size, 100, "db_bench's default");
     }
 }

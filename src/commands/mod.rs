@@ -1,3 +1,4 @@
 //! One module per subcommand: glue from parsed arguments to the library.
 
+pub mod bench;
 pub mod ycsb;

@@ -167,6 +167,7 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
             interval: args.status.then_some(client.status_interval),
             progress: !args.no_progress && std::io::stderr().is_terminal(),
             label: args.label.clone(),
+            ops_log: None,
         },
     };
     let outcome = runner::execute(&workload.bind(engine.as_ref()), &run_spec)?;

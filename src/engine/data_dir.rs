@@ -17,7 +17,7 @@ pub fn prepare_data_dir(dir: &Path, engine: &str) -> anyhow::Result<()> {
     let shown = dir.display();
     if !dir.exists() {
         fs::create_dir_all(dir).with_context(|| format!("cannot create --db '{shown}'"))?;
-        return write_marker(dir, engine);
+        return write_marker(dir, engine, CREATED);
     }
     if !dir.is_dir() {
         return Err(
@@ -43,7 +43,11 @@ pub fn prepare_data_dir(dir: &Path, engine: &str) -> anyhow::Result<()> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     if entries.is_empty() || (engine == "rocksdb" && looks_like_rocksdb(&entries)) {
-        return write_marker(dir, engine);
+        return write_marker(
+            dir,
+            engine,
+            if entries.is_empty() { CREATED } else { ADOPTED },
+        );
     }
     let example = entries.iter().min().cloned().unwrap_or_default();
     Err(InputError::Invalid(format!(
@@ -59,13 +63,57 @@ fn looks_like_rocksdb(entries: &[String]) -> bool {
             .any(|e| e == "IDENTITY" || e.starts_with("MANIFEST-"))
 }
 
-fn write_marker(dir: &Path, engine: &str) -> anyhow::Result<()> {
+const CREATED: &str = "created";
+const ADOPTED: &str = "adopted";
+
+/// Removes the store in `dir` (everything but the marker) so a benchmark
+/// can start from an empty database, as db_bench's fill benchmarks do.
+/// Only a directory kvperf created (or found empty) is ever emptied.
+pub fn wipe_store(dir: &Path) -> anyhow::Result<()> {
+    let shown = dir.display();
+    let marker = fs::read_to_string(dir.join(MARKER)).unwrap_or_default();
+    if !marker
+        .lines()
+        .nth(1)
+        .is_some_and(|l| l.starts_with(CREATED))
+    {
+        return Err(InputError::Invalid(format!(
+            "--db '{shown}' holds a store kvperf did not create; kvperf will not delete it \
+             (use --use_existing_db=1 or a new directory)"
+        ))
+        .into());
+    }
+    for entry in fs::read_dir(dir).with_context(|| format!("cannot list --db '{shown}'"))? {
+        let path = entry?.path();
+        if path.file_name().is_some_and(|n| n == MARKER) {
+            continue;
+        }
+        let removed = if path.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        removed.with_context(|| format!("cannot remove '{}'", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `dir` holds anything besides kvperf's marker.
+pub fn holds_store(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name() != MARKER)
+    })
+}
+
+fn write_marker(dir: &Path, engine: &str, how: &str) -> anyhow::Result<()> {
     let path = dir.join(MARKER);
     let mut file = fs::File::create(&path)
         .with_context(|| format!("cannot write to --db '{}'", dir.display()))?;
     writeln!(
         file,
-        "{engine}\ncreated by kvperf {}; kvperf may reuse this directory",
+        "{engine}\n{how} by kvperf {}; kvperf may reuse this directory",
         env!("CARGO_PKG_VERSION")
     )
     .and_then(|_| file.sync_all())
@@ -112,5 +160,22 @@ mod tests {
         fs::write(tmp.path().join("IDENTITY"), "x").unwrap();
         prepare_data_dir(tmp.path(), "rocksdb").unwrap();
         assert!(tmp.path().join(MARKER).exists());
+        // Adopted, not created: kvperf will not empty it.
+        let err = wipe_store(tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("did not create"), "{err}");
+        assert!(tmp.path().join("IDENTITY").exists());
+    }
+
+    #[test]
+    fn wipes_only_what_it_created_and_keeps_the_marker() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        prepare_data_dir(&db, "rocksdb").unwrap();
+        assert!(!holds_store(&db));
+        fs::write(db.join("000001.sst"), "x").unwrap();
+        fs::create_dir(db.join("sub")).unwrap();
+        assert!(holds_store(&db));
+        wipe_store(&db).unwrap();
+        assert!(!holds_store(&db) && db.join(MARKER).exists());
     }
 }

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use data_dir::prepare_data_dir;
+pub use data_dir::{holds_store, prepare_data_dir, wipe_store};
 pub use kv::KvWorker;
 pub use record::{Record, ScanResults};
 
@@ -81,6 +81,10 @@ pub trait Engine: Send + Sync {
     /// Engine-reported counters (bytes written, SST size...), read after a run.
     fn stats(&self) -> BTreeMap<String, u64> {
         BTreeMap::new()
+    }
+    /// The engine's own statistics dump, when enabled (RocksDB `statistics`).
+    fn statistics_text(&self) -> Option<String> {
+        None
     }
     /// Flushes and releases the store; called once, after the measured window.
     fn close(&self) -> anyhow::Result<()> {

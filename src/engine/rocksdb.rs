@@ -38,6 +38,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         "optimize_level_style_compaction",
         "wal",
         "sync",
+        "statistics",
     ],
     open,
 };
@@ -63,6 +64,9 @@ pub struct RocksOptions {
     pub optimize_level_style_compaction: u64,
     pub wal: bool,
     pub sync: bool,
+    /// RocksDB's statistics (tickers and histograms), printed after a
+    /// `kvperf bench` run like db_bench's `--statistics`.
+    pub statistics: bool,
 }
 
 impl RocksOptions {
@@ -87,6 +91,7 @@ impl RocksOptions {
                 .u64("rocksdb.optimize_level_style_compaction", 0)?,
             wal: props.bool("rocksdb.wal", true)?,
             sync: props.bool("rocksdb.sync", false)?,
+            statistics: props.bool("rocksdb.statistics", false)?,
         })
     }
 
@@ -110,6 +115,7 @@ impl RocksOptions {
         );
         put("wal", self.wal.to_string());
         put("sync", self.sync.to_string());
+        put("statistics", self.statistics.to_string());
         m
     }
 
@@ -126,6 +132,9 @@ impl RocksOptions {
         opts.set_max_background_jobs(self.max_background_jobs as i32);
         opts.set_max_open_files(self.max_open_files as i32);
         opts.set_compression_type(compression_type(&self.compression)?);
+        if self.statistics {
+            opts.enable_statistics();
+        }
 
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&Cache::new_lru_cache(self.block_cache_size as usize));
@@ -164,17 +173,21 @@ pub fn compression_type(name: &str) -> Result<DBCompressionType, InputError> {
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = RocksOptions::from_properties(opts.properties)?;
-    let db = DB::open(&options.db_options()?, opts.db_dir)
+    let db_options = options.db_options()?;
+    let db = DB::open(&db_options, opts.db_dir)
         .with_context(|| format!("cannot open RocksDB in '{}'", opts.db_dir.display()))?;
     Ok(Box::new(RocksEngine {
         db: Arc::new(db),
         options,
+        db_options,
     }))
 }
 
 pub struct RocksEngine {
     db: Arc<DB>,
     options: RocksOptions,
+    /// Kept for its statistics object.
+    db_options: Options,
 }
 
 impl RocksEngine {
@@ -224,6 +237,10 @@ impl Engine for RocksEngine {
             }
         }
         stats
+    }
+
+    fn statistics_text(&self) -> Option<String> {
+        self.db_options.get_statistics()
     }
 
     fn close(&self) -> anyhow::Result<()> {

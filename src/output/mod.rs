@@ -2,6 +2,7 @@
 //! hyperfine's exporters work: formats read the report, measurements know
 //! nothing of formats.
 
+pub mod dbbench_text;
 pub mod json;
 pub mod ycsb_text;
 

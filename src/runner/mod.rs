@@ -14,7 +14,7 @@ use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use pacing::Pacer;
-pub use status::{format_java_decimal, StatusOptions};
+pub use status::{format_java_decimal, OpsLog, StatusOptions};
 
 use crate::measure::{Meter, OpHistograms};
 
@@ -64,6 +64,9 @@ pub struct RunOutcome {
     pub operations: u64,
     pub histograms: OpHistograms,
     pub hit_time_limit: bool,
+    /// Sum over foreground threads of their time in the measured window
+    /// (db_bench's `micros/op` divides this by the operations).
+    pub thread_seconds: f64,
 }
 
 /// Per-thread shared state, on its own cache lines.
@@ -175,6 +178,7 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
             operations: 0,
             histograms: OpHistograms::new(),
             hit_time_limit: false,
+            thread_seconds: 0.0,
         };
         let mut first_error = None;
         let mut last_end = measure_start;
@@ -186,6 +190,10 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
                     outcome.histograms.add(&done.histograms);
                     outcome.hit_time_limit |= done.hit_time_limit;
                     last_end = last_end.max(done.end);
+                    outcome.thread_seconds += done
+                        .end
+                        .saturating_duration_since(measure_start)
+                        .as_secs_f64();
                 }
                 Err(err) => first_error = first_error.or(Some(err)),
             }

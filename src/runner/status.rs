@@ -6,6 +6,7 @@
 //! 90=..., 99=..., 99.9=..., 99.99=...]` (YCSB 0.17.0 `StatusThread`): the
 //! bracketed figures cover the last interval only.
 
+use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
@@ -23,6 +24,61 @@ pub struct StatusOptions {
     pub progress: bool,
     /// Prefix of each status line (YCSB `-l`).
     pub label: String,
+    /// Operations per interval to a CSV file (db_bench's `--report_file`).
+    pub ops_log: Option<OpsLog>,
+}
+
+/// db_bench's `--report_interval_seconds` file: a `secs_elapsed,interval_qps`
+/// header, then one line per interval with the operations done in it.
+#[derive(Debug, Clone)]
+pub struct OpsLog {
+    pub interval: Duration,
+    pub path: PathBuf,
+}
+
+struct OpsLogWriter {
+    file: std::io::BufWriter<std::fs::File>,
+    interval: Duration,
+    next: Instant,
+    last_ops: u64,
+}
+
+impl OpsLogWriter {
+    fn create(log: &OpsLog, start: Instant) -> Option<Self> {
+        let file = match std::fs::File::create(&log.path) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!(
+                    "kvperf: warning: cannot write '{}': {e}",
+                    log.path.display()
+                );
+                return None;
+            }
+        };
+        let mut w = Self {
+            file: std::io::BufWriter::new(file),
+            interval: log.interval,
+            next: start + log.interval,
+            last_ops: 0,
+        };
+        w.write("secs_elapsed,interval_qps");
+        Some(w)
+    }
+
+    fn tick(&mut self, start: Instant, now: Instant, ops: u64) {
+        while now >= self.next {
+            let secs = self.next.duration_since(start).as_secs();
+            self.write(&format!("{secs},{}", ops - self.last_ops));
+            self.last_ops = ops;
+            self.next += self.interval;
+        }
+    }
+
+    fn write(&mut self, line: &str) {
+        use std::io::Write;
+        // Flushed per line so a crash keeps what was measured.
+        let _ = writeln!(self.file, "{line}").and_then(|_| self.file.flush());
+    }
 }
 
 const TICK: Duration = Duration::from_millis(100);
@@ -34,7 +90,7 @@ pub(super) fn spawn<'scope, 'env>(
     spec: &'env RunSpec,
     measure_start: Instant,
 ) -> Option<ScopedJoinHandle<'scope, ()>> {
-    if opts.interval.is_none() && !opts.progress {
+    if opts.interval.is_none() && !opts.progress && opts.ops_log.is_none() {
         return None;
     }
     Some(scope.spawn(move || report_until_done(opts, shared, spec, measure_start)))
@@ -51,9 +107,16 @@ fn report_until_done(
     let mut next_line = opts.interval.map(|i| start + i);
     let mut last_ops = 0;
     let mut last_time = start;
+    let mut ops_log = opts
+        .ops_log
+        .as_ref()
+        .and_then(|log| OpsLogWriter::create(log, start));
     loop {
         let finished = shared.all_done.load(Relaxed);
         let ops = total_ops(shared);
+        if let Some(log) = ops_log.as_mut() {
+            log.tick(start, Instant::now(), ops);
+        }
         if let Some(bar) = &bar {
             bar.set_position(ops);
         }

@@ -1,0 +1,524 @@
+//! db_bench's benchmarks (RocksDB 11.8 `tools/db_bench_tool.cc`), on any
+//! engine with a raw key-value handle ([`crate::engine::KvWorker`]).
+//!
+//! What db_bench does, and kvperf with it:
+//! - each thread performs the full count (`--num` writes for fills,
+//!   `--reads` for reads, max(reads, writes) = `--num` for mixed ones); it
+//!   is not split across threads;
+//! - `--duration` > 0 runs each thread for that long instead (fillseq and
+//!   readseq ignore it);
+//! - random keys are uniform over `0..num`;
+//! - `readwhilewriting` adds one writer thread whose operations are left
+//!   out of the figures; it stops when the readers are done;
+//! - `readrandomwriterandom` interleaves `readwritepercent` reads and the
+//!   rest writes in each run of 100 operations.
+
+pub mod keys;
+pub mod values;
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use crate::engine::{Engine, KvWorker, OpError, OpResult};
+use crate::error::InputError;
+use crate::measure::{Meter, OpKind};
+use crate::runner::{Workload, WorkloadThread};
+use crate::workload::generator::{rng_from_seed, Rng};
+
+use rand::Rng as _;
+use values::ValueGenerator;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Benchmark {
+    FillSeq,
+    FillRandom,
+    Overwrite,
+    ReadRandom,
+    ReadSeq,
+    ReadWhileWriting,
+    ReadRandomWriteRandom,
+    SeekRandom,
+    UpdateRandom,
+    DeleteRandom,
+}
+
+impl Benchmark {
+    pub const ALL: [Benchmark; 10] = [
+        Benchmark::FillSeq,
+        Benchmark::FillRandom,
+        Benchmark::Overwrite,
+        Benchmark::ReadRandom,
+        Benchmark::ReadSeq,
+        Benchmark::ReadWhileWriting,
+        Benchmark::ReadRandomWriteRandom,
+        Benchmark::SeekRandom,
+        Benchmark::UpdateRandom,
+        Benchmark::DeleteRandom,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::FillSeq => "fillseq",
+            Benchmark::FillRandom => "fillrandom",
+            Benchmark::Overwrite => "overwrite",
+            Benchmark::ReadRandom => "readrandom",
+            Benchmark::ReadSeq => "readseq",
+            Benchmark::ReadWhileWriting => "readwhilewriting",
+            Benchmark::ReadRandomWriteRandom => "readrandomwriterandom",
+            Benchmark::SeekRandom => "seekrandom",
+            Benchmark::UpdateRandom => "updaterandom",
+            Benchmark::DeleteRandom => "deleterandom",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Self, InputError> {
+        Self::ALL
+            .into_iter()
+            .find(|b| b.name() == name)
+            .ok_or_else(|| {
+                let names = Self::ALL.map(Benchmark::name);
+                let hint = crate::error::did_you_mean(name, names.iter().copied())
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
+                InputError::Invalid(format!(
+                    "unknown benchmark '{name}'{hint}; kvperf bench runs: {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// db_bench starts these from an empty database (`fresh_db`).
+    pub fn needs_fresh_db(self) -> bool {
+        matches!(self, Benchmark::FillSeq | Benchmark::FillRandom)
+    }
+
+    /// db_bench's `DoWrite(SEQUENTIAL)` and `ReadSequential` ignore `--duration`.
+    fn honours_duration(self) -> bool {
+        !matches!(self, Benchmark::FillSeq | Benchmark::ReadSeq)
+    }
+
+    /// Threads db_bench starts: one more (the writer) for readwhilewriting.
+    pub fn total_threads(self, threads: usize) -> usize {
+        threads + usize::from(self == Benchmark::ReadWhileWriting)
+    }
+}
+
+/// The flags that shape the operations (engine options are separate).
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub num: u64,
+    /// `--reads`; negative in db_bench means `--num`.
+    pub reads: u64,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub compression_ratio: f64,
+    pub read_write_percent: u32,
+    pub seek_nexts: u64,
+    pub duration: Option<Duration>,
+    /// Bytes per second for readwhilewriting's writer; 0 = unlimited.
+    pub write_rate_limit: u64,
+}
+
+impl BenchConfig {
+    /// Operations each thread performs; `None` when `--duration` rules.
+    pub fn ops_per_thread(&self, bench: Benchmark) -> Option<u64> {
+        if self.duration.is_some() && bench.honours_duration() {
+            return None;
+        }
+        Some(match bench {
+            Benchmark::FillSeq
+            | Benchmark::FillRandom
+            | Benchmark::Overwrite
+            | Benchmark::DeleteRandom => self.num,
+            Benchmark::ReadRandom
+            | Benchmark::ReadSeq
+            | Benchmark::ReadWhileWriting
+            | Benchmark::SeekRandom => self.reads,
+            // db_bench `readwrites_`: reads (= num unless --reads is given).
+            Benchmark::ReadRandomWriteRandom | Benchmark::UpdateRandom => self.reads,
+        })
+    }
+}
+
+/// Counters behind db_bench's "(N of M found)" messages, summed over threads.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub reads: AtomicU64,
+    pub found: AtomicU64,
+    pub writes: AtomicU64,
+    /// Key and value bytes moved, for db_bench's MB/s figure.
+    pub bytes: AtomicU64,
+}
+
+/// One benchmark bound to an engine.
+pub struct BenchWorkload<'a> {
+    pub bench: Benchmark,
+    pub cfg: &'a BenchConfig,
+    pub engine: &'a dyn Engine,
+    /// Seed of this benchmark's threads (db_bench: seed base + thread number).
+    pub seed: u64,
+    pub tally: Tally,
+}
+
+impl<'a> BenchWorkload<'a> {
+    pub fn new(bench: Benchmark, cfg: &'a BenchConfig, engine: &'a dyn Engine, seed: u64) -> Self {
+        Self {
+            bench,
+            cfg,
+            engine,
+            seed,
+            tally: Tally::default(),
+        }
+    }
+
+    /// db_bench's message after the figures, e.g. `(632 of 1000 found)`.
+    pub fn message(&self) -> String {
+        let t = &self.tally;
+        let (reads, found, writes) = (
+            t.reads.load(Relaxed),
+            t.found.load(Relaxed),
+            t.writes.load(Relaxed),
+        );
+        match self.bench {
+            Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom => {
+                format!("({found} of {reads} found)")
+            }
+            Benchmark::ReadRandomWriteRandom => {
+                let total = self.cfg.reads;
+                format!("( reads:{reads} writes:{writes} total:{total} found:{found})")
+            }
+            Benchmark::UpdateRandom => format!("( updates:{} found:{found})", self.cfg.reads),
+            _ => String::new(),
+        }
+    }
+}
+
+impl Workload for BenchWorkload<'_> {
+    fn thread(&self, index: usize) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+        let background = self.is_background(index);
+        Ok(Box::new(BenchThread {
+            wl: self,
+            kv: self.engine.kv_worker()?,
+            rng: rng_from_seed(self.seed, index as u64),
+            key: vec![0; self.cfg.key_size],
+            value: Vec::new(),
+            values: ValueGenerator::new(self.cfg.value_size, self.cfg.compression_ratio),
+            next_seq: 0,
+            mix_reads_left: 0,
+            mix_writes_left: 0,
+            background,
+            rate: WriteRate::new(if background {
+                self.cfg.write_rate_limit
+            } else {
+                0
+            }),
+            counts: LocalTally::default(),
+        }))
+    }
+
+    fn thread_quota(&self, _total: Option<u64>, _threads: usize, index: usize) -> Option<u64> {
+        if self.is_background(index) {
+            return None;
+        }
+        self.cfg.ops_per_thread(self.bench)
+    }
+
+    fn is_background(&self, index: usize) -> bool {
+        self.bench == Benchmark::ReadWhileWriting && index == 0
+    }
+}
+
+#[derive(Default)]
+struct LocalTally {
+    reads: u64,
+    found: u64,
+    writes: u64,
+    bytes: u64,
+}
+
+struct BenchThread<'a> {
+    wl: &'a BenchWorkload<'a>,
+    kv: Box<dyn KvWorker + 'a>,
+    rng: Rng,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    values: ValueGenerator,
+    next_seq: u64,
+    /// readrandomwriterandom's interleave: what is left of this run of 100.
+    mix_reads_left: u32,
+    mix_writes_left: u32,
+    background: bool,
+    rate: WriteRate,
+    counts: LocalTally,
+}
+
+impl WorkloadThread for BenchThread<'_> {
+    fn step(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        match self.wl.bench {
+            Benchmark::FillSeq => {
+                let k = self.next_seq;
+                self.next_seq += 1;
+                self.put(meter, intended, k, OpKind::Write)
+            }
+            Benchmark::FillRandom | Benchmark::Overwrite => {
+                let k = self.random_key();
+                self.put(meter, intended, k, OpKind::Write)
+            }
+            Benchmark::ReadRandom => self.read_random(meter, intended),
+            Benchmark::ReadWhileWriting if self.background => {
+                let k = self.random_key();
+                let ok = self.put(meter, intended, k, OpKind::Write);
+                self.rate
+                    .wait((self.key.len() + self.wl.cfg.value_size) as u64);
+                ok
+            }
+            Benchmark::ReadWhileWriting => self.read_random(meter, intended),
+            Benchmark::ReadRandomWriteRandom => self.read_write_mix(meter, intended),
+            Benchmark::ReadSeq => self.read_next(meter, intended),
+            Benchmark::SeekRandom => self.seek_random(meter, intended),
+            Benchmark::UpdateRandom => self.update_random(meter, intended),
+            Benchmark::DeleteRandom => {
+                let k = self.random_key();
+                keys::fill_key(k, &mut self.key);
+                let (kv, key) = (&mut self.kv, &self.key);
+                meter
+                    .time(OpKind::Delete, intended, || kv.delete(key))
+                    .is_ok()
+            }
+        }
+    }
+}
+
+impl BenchThread<'_> {
+    fn random_key(&mut self) -> u64 {
+        self.rng.gen_range(0..self.wl.cfg.num)
+    }
+
+    /// A failed write ends the thread: db_bench exits on one.
+    fn put(&mut self, meter: &mut Meter, intended: Instant, number: u64, kind: OpKind) -> bool {
+        keys::fill_key(number, &mut self.key);
+        let value = self.values.generate();
+        let (kv, key) = (&mut self.kv, &self.key);
+        let result = meter.time(kind, intended, || kv.put(key, value));
+        self.counts.writes += 1;
+        self.counts.bytes += (key.len() + value.len()) as u64;
+        report_failure(&result, "put")
+    }
+
+    /// One point read; "not found" is a normal outcome, counted as db_bench does.
+    fn get(&mut self, meter: &mut Meter, intended: Instant, kind: OpKind) -> bool {
+        let k = self.random_key();
+        keys::fill_key(k, &mut self.key);
+        let (kv, key, value) = (&mut self.kv, &self.key, &mut self.value);
+        let mut found = false;
+        let result = meter.time(kind, intended, || match kv.get(key, value) {
+            Ok(()) => {
+                found = true;
+                Ok(())
+            }
+            Err(OpError::NotFound) => Ok(()),
+            Err(e) => Err(e),
+        });
+        self.counts.reads += 1;
+        if found {
+            self.counts.found += 1;
+            self.counts.bytes += (self.key.len() + self.value.len()) as u64;
+        }
+        report_failure(&result, "get")
+    }
+
+    fn read_random(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        self.get(meter, intended, OpKind::Read)
+    }
+
+    fn read_write_mix(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        if self.mix_reads_left == 0 && self.mix_writes_left == 0 {
+            self.mix_reads_left = self.wl.cfg.read_write_percent;
+            self.mix_writes_left = 100 - self.wl.cfg.read_write_percent;
+        }
+        if self.mix_reads_left > 0 {
+            self.mix_reads_left -= 1;
+            self.get(meter, intended, OpKind::Read)
+        } else {
+            self.mix_writes_left -= 1;
+            let k = self.random_key();
+            self.put(meter, intended, k, OpKind::Write)
+        }
+    }
+
+    /// readseq: one step of a single forward pass; stops at the end.
+    fn read_next(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        let first = self.next_seq == 0;
+        self.next_seq += 1;
+        let kv = &mut self.kv;
+        let mut valid = false;
+        let result = meter.time(OpKind::Read, intended, || {
+            valid = if first {
+                kv.seek(None, true)?
+            } else {
+                kv.next()?
+            };
+            Ok(())
+        });
+        if let Some((k, v)) = self.kv.current() {
+            self.counts.bytes += (k.len() + v.len()) as u64;
+        }
+        self.counts.reads += 1;
+        valid && report_failure(&result, "iterator")
+    }
+
+    fn seek_random(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        let k = self.random_key();
+        keys::fill_key(k, &mut self.key);
+        let nexts = self.wl.cfg.seek_nexts;
+        let (kv, key) = (&mut self.kv, &self.key);
+        let mut found = false;
+        let mut bytes = 0;
+        // db_bench opens a new iterator for every seek (no tailing iterator).
+        let result = meter.time(OpKind::Seek, intended, || {
+            let mut valid = kv.seek(Some(key), true)?;
+            found = valid && kv.current().is_some_and(|(k, _)| k == key.as_slice());
+            let mut n = 0;
+            while n < nexts && valid {
+                if let Some((k, v)) = kv.current() {
+                    bytes += (k.len() + v.len()) as u64;
+                }
+                valid = kv.next()?;
+                n += 1;
+            }
+            Ok(())
+        });
+        self.counts.reads += 1;
+        self.counts.found += u64::from(found);
+        self.counts.bytes += bytes;
+        report_failure(&result, "seek")
+    }
+
+    /// updaterandom: a read and a write of the same key, timed as one update.
+    fn update_random(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+        let k = self.random_key();
+        keys::fill_key(k, &mut self.key);
+        let new_value = self.values.generate();
+        let (kv, key, value) = (&mut self.kv, &self.key, &mut self.value);
+        let mut found = false;
+        let result = meter.time(OpKind::Update, intended, || {
+            match kv.get(key, value) {
+                Ok(()) => found = true,
+                Err(OpError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+            kv.put(key, new_value)
+        });
+        self.counts.found += u64::from(found);
+        self.counts.bytes += (2 * self.key.len() + self.value.len() + new_value.len()) as u64;
+        report_failure(&result, "update")
+    }
+}
+
+impl Drop for BenchThread<'_> {
+    fn drop(&mut self) {
+        if self.background {
+            return; // db_bench leaves the writer out of every figure
+        }
+        let t = &self.wl.tally;
+        t.reads.fetch_add(self.counts.reads, Relaxed);
+        t.found.fetch_add(self.counts.found, Relaxed);
+        t.writes.fetch_add(self.counts.writes, Relaxed);
+        t.bytes.fetch_add(self.counts.bytes, Relaxed);
+    }
+}
+
+/// db_bench stops a thread on an I/O error; kvperf records it (the runner
+/// counts it per operation type) and stops the thread too.
+fn report_failure(result: &OpResult, what: &str) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(OpError::NotFound) => true,
+        Err(OpError::Failed(msg)) => {
+            eprintln!("kvperf: {what} failed: {msg}");
+            false
+        }
+    }
+}
+
+/// `--benchmark_write_rate_limit`: bytes per second for the writer, like
+/// RocksDB's generic rate limiter (refilled continuously here).
+struct WriteRate {
+    bytes_per_sec: u64,
+    start: Instant,
+    granted: u64,
+}
+
+impl WriteRate {
+    fn new(bytes_per_sec: u64) -> Self {
+        Self {
+            bytes_per_sec,
+            start: Instant::now(),
+            granted: 0,
+        }
+    }
+
+    /// Sleeps until `bytes` more fit in the budget since the start.
+    fn wait(&mut self, bytes: u64) {
+        if self.bytes_per_sec == 0 {
+            return;
+        }
+        self.granted += bytes;
+        let due =
+            self.start + Duration::from_secs_f64(self.granted as f64 / self.bytes_per_sec as f64);
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_names_round_trip_and_typos_get_a_hint() {
+        for b in Benchmark::ALL {
+            assert_eq!(Benchmark::parse(b.name()).unwrap(), b);
+        }
+        let err = Benchmark::parse("readrandm").unwrap_err().to_string();
+        assert!(err.contains("did you mean 'readrandom'"), "{err}");
+    }
+
+    #[test]
+    fn each_thread_does_the_full_count_unless_duration_rules() {
+        let mut cfg = BenchConfig {
+            num: 1000,
+            reads: 500,
+            key_size: 16,
+            value_size: 100,
+            compression_ratio: 0.5,
+            read_write_percent: 90,
+            seek_nexts: 0,
+            duration: None,
+            write_rate_limit: 0,
+        };
+        assert_eq!(cfg.ops_per_thread(Benchmark::FillRandom), Some(1000));
+        assert_eq!(cfg.ops_per_thread(Benchmark::ReadRandom), Some(500));
+        cfg.duration = Some(Duration::from_secs(1));
+        assert_eq!(cfg.ops_per_thread(Benchmark::ReadRandom), None);
+        assert_eq!(
+            cfg.ops_per_thread(Benchmark::FillSeq),
+            Some(1000),
+            "fillseq ignores duration"
+        );
+    }
+
+    #[test]
+    fn write_rate_limit_paces_the_writer() {
+        let mut rate = WriteRate::new(1_000_000);
+        let start = Instant::now();
+        for _ in 0..100 {
+            rate.wait(1000); // 100 KB at 1 MB/s: 0.1 s
+        }
+        let elapsed = start.elapsed();
+        assert!(elapsed >= Duration::from_millis(99), "{elapsed:?}");
+        assert!(elapsed < Duration::from_millis(600), "{elapsed:?}");
+    }
+}

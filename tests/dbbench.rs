@@ -1,0 +1,232 @@
+//! `kvperf bench`: db_bench's benchmarks, output and bad flags, on RocksDB.
+
+mod common;
+
+use common::{assert_input_error, kvperf};
+
+/// The fields of a db_bench result line: (name, micros/op, ops/sec, seconds, ops, rest).
+fn result_line<'a>(stdout: &'a str, name: &str) -> (f64, f64, f64, u64, &'a str) {
+    let line = stdout
+        .lines()
+        .find(|l| l.split(" : ").next().map(str::trim) == Some(name))
+        .unwrap_or_else(|| panic!("no result line for {name} in:\n{stdout}"));
+    let rest = line.split_once(" : ").unwrap().1;
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    assert_eq!(
+        (words[1], words[3], words[5], words[7]),
+        ("micros/op", "ops/sec", "seconds", "operations;"),
+        "{line}"
+    );
+    let tail = rest.split_once("operations;").unwrap().1;
+    (
+        words[0].parse().unwrap(),
+        words[2].parse().unwrap(),
+        words[4].parse().unwrap(),
+        words[6].parse().unwrap(),
+        tail,
+    )
+}
+
+#[test]
+fn every_benchmark_runs_with_db_benchs_counts_and_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = "fillseq,overwrite,readrandom,readseq,readwhilewriting,readrandomwriterandom,\
+               seekrandom,updaterandom,deleterandom,fillrandom";
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            &format!("--benchmarks={all}"),
+            "--num=2000",
+            "--threads=2",
+            "--readwritepercent=80",
+            "--db=db",
+            "--seed=7",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Fills: each thread writes --num keys (not split), as db_bench does.
+    let (us_per_op, ops_per_sec, seconds, ops, _) = result_line(&out.stdout, "fillseq");
+    assert_eq!(ops, 4000);
+    assert!(us_per_op > 0.0 && seconds > 0.0);
+    assert!((ops_per_sec - ops as f64 / seconds).abs() / ops_per_sec < 0.01);
+    // After fillseq every key exists: all reads find their key.
+    let (_, _, _, ops, tail) = result_line(&out.stdout, "readrandom");
+    assert_eq!(ops, 4000);
+    assert!(tail.ends_with("(4000 of 4000 found)"), "{tail}");
+    // readwhilewriting: the writer's operations are not counted.
+    let (_, _, _, ops, tail) = result_line(&out.stdout, "readwhilewriting");
+    assert_eq!(ops, 4000);
+    assert!(tail.contains("of 4000 found)"), "{tail}");
+    // 80/20 interleave in runs of 100: 2 × 2000 ops → 3200 reads, 800 writes.
+    let (_, _, _, _, tail) = result_line(&out.stdout, "readrandomwriterandom");
+    assert!(tail.contains("reads:3200 writes:800 total:2000"), "{tail}");
+    let (_, _, _, ops, _) = result_line(&out.stdout, "readseq");
+    assert_eq!(
+        ops, 4000,
+        "each thread reads --reads (= --num) keys in order"
+    );
+    let (_, _, _, _, tail) = result_line(&out.stdout, "seekrandom");
+    assert!(tail.contains("(4000 of 4000 found)"), "{tail}");
+    assert!(result_line(&out.stdout, "updaterandom")
+        .4
+        .contains("updates:2000"));
+    assert_eq!(result_line(&out.stdout, "deleterandom").3, 4000);
+    assert_eq!(result_line(&out.stdout, "fillrandom").3, 4000);
+}
+
+#[test]
+fn histogram_block_report_file_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            "--benchmarks=fillrandom,readrandom",
+            "--num=3000",
+            "--value_size=4096",
+            "--histogram=1",
+            "--report_interval_seconds=1",
+            "--duration=2",
+            "--db=db",
+            "--json=result.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // fillrandom honours --duration: it runs about 2 s, not 3000 ops.
+    let (_, _, seconds, _, _) = result_line(&out.stdout, "fillrandom");
+    assert!((1.9..4.0).contains(&seconds), "{seconds}");
+    for op in ["write", "read"] {
+        let header = format!("Microseconds per {op}:\nCount: ");
+        assert!(
+            out.stdout.contains(&header),
+            "no {op} block in:\n{}",
+            out.stdout
+        );
+    }
+    assert!(out.stdout.contains("Percentiles: P50: "));
+    assert!(out.stdout.contains(" P99.99: "));
+
+    let csv = std::fs::read_to_string(tmp.path().join("report.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("secs_elapsed,interval_qps"));
+    let first: Vec<u64> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(first[0], 1);
+    assert!(first[1] > 0, "operations in the first second");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["flags"]["value_size"], "4096");
+    assert_eq!(json["engine"]["name"], "rocksdb");
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    let read = &results[1]["latency"]["read"];
+    assert!(read["count"].as_u64().unwrap() > 0);
+    let db_bench_p99 = read["db_bench_percentiles_us"]["p99"].as_f64().unwrap();
+    let exact_p99 = read["exact_percentiles_us"]["p99"].as_f64().unwrap();
+    assert!(db_bench_p99 > 0.0 && exact_p99 > 0.0);
+    assert!(results[1]["message"].as_str().unwrap().contains("found)"));
+}
+
+#[test]
+fn keys_and_values_have_db_benchs_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            "--benchmarks=fillseq",
+            "--num=10",
+            "--value_size=64",
+            "--db=db",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let db = rocksdb::DB::open_default(tmp.path().join("db")).unwrap();
+    let keys: Vec<Box<[u8]>> = db
+        .iterator(rocksdb::IteratorMode::Start)
+        .map(|kv| kv.unwrap().0)
+        .collect();
+    assert_eq!(keys.len(), 10);
+    // Key 3: 8 big-endian bytes, then '0' padding to 16 bytes.
+    assert_eq!(&*keys[3], b"\0\0\0\0\0\0\0\x0300000000");
+    let value = db.get(&keys[3]).unwrap().unwrap();
+    assert_eq!(value.len(), 64);
+    // compression_ratio 0.5: each 100-byte piece is 50 random bytes twice.
+    let first = db.get(&keys[0]).unwrap().unwrap();
+    assert_eq!(first[50..64], first[..14]);
+}
+
+#[test]
+fn fill_benchmarks_never_empty_a_store_kvperf_did_not_create() {
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign = tmp.path().join("foreign");
+    {
+        // A RocksDB store made by someone else.
+        let db = rocksdb::DB::open_default(&foreign).unwrap();
+        db.put(b"precious", b"data").unwrap();
+    }
+    let out = kvperf(
+        tmp.path(),
+        &["bench", "--benchmarks=fillseq", "--num=10", "--db=foreign"],
+    );
+    assert_input_error(&out, "kvperf did not create");
+    let db = rocksdb::DB::open_default(&foreign).unwrap();
+    assert_eq!(db.get(b"precious").unwrap().as_deref(), Some(&b"data"[..]));
+}
+
+#[test]
+fn bad_flags_get_one_clear_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["bench", "--db=db", "--num=10"];
+        all.extend_from_slice(args);
+        kvperf(tmp.path(), &all)
+    };
+    assert_input_error(
+        &run(&["--benchmarks=readrandm"]),
+        "unknown benchmark 'readrandm' (did you mean 'readrandom'?)",
+    );
+    assert_input_error(&run(&["--bloom_locality=1"]), "--bloom_locality");
+    assert_input_error(&run(&["--value_size=big"]), "'big'");
+    assert_input_error(&run(&["--threads=0"]), "--threads");
+    assert_input_error(&run(&["--histogram=maybe"]), "not a boolean");
+    assert_input_error(
+        &run(&["--compression_type=lzma"]),
+        "unknown RocksDB compression 'lzma'",
+    );
+    assert_input_error(
+        &run(&[
+            "--benchmarks=readrandom",
+            "--use_existing_db=1",
+            "--db=empty",
+        ]),
+        "--use_existing_db=1 but --db 'empty' holds no database",
+    );
+}
+
+#[test]
+fn drop_caches_works_or_says_why_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            "--benchmarks=fillseq",
+            "--num=10",
+            "--db=db",
+            "--drop_caches",
+        ],
+    );
+    if out.code == 0 {
+        result_line(&out.stdout, "fillseq");
+    } else {
+        assert_input_error(&out, "--drop_caches: cannot write /proc/sys/vm/drop_caches");
+    }
+}
