@@ -48,6 +48,9 @@ struct BenchResult {
     #[serde(flatten)]
     line: ResultLine,
     threads: usize,
+    /// Reads, found keys, writes and bytes over all measured threads (the
+    /// text message shows the first thread's, as db_bench's does).
+    totals: BTreeMap<&'static str, u64>,
     latency: BTreeMap<String, Latency>,
 }
 
@@ -170,6 +173,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 struct Measured {
     line: ResultLine,
     threads: usize,
+    totals: BTreeMap<&'static str, u64>,
     histograms: OpHistograms,
 }
 
@@ -188,6 +192,7 @@ impl Measured {
         BenchResult {
             line: self.line,
             threads: self.threads,
+            totals: self.totals,
             latency,
         }
     }
@@ -227,10 +232,15 @@ fn run_one(
     let outcome = runner::execute(&workload, &spec)?;
     let seconds = outcome.runtime.as_secs_f64().max(1e-9);
     let operations = outcome.operations.max(1); // db_bench: "at least one op"
-    let bytes = workload
-        .tally
-        .bytes
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let tally = &workload.tally;
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    let bytes = load(&tally.bytes);
+    let totals = BTreeMap::from([
+        ("reads", load(&tally.reads)),
+        ("found", load(&tally.found)),
+        ("writes", load(&tally.writes)),
+        ("bytes", bytes),
+    ]);
     report_failures(&outcome.histograms);
     Ok(Measured {
         line: ResultLine {
@@ -243,6 +253,7 @@ fn run_one(
             message: workload.message(),
         },
         threads,
+        totals,
         histograms: outcome.histograms,
     })
 }
@@ -287,6 +298,12 @@ fn prepare_store(spec: &EngineSpec, db: &Path, use_existing: bool) -> anyhow::Re
     Ok(())
 }
 
+/// RocksDB options db_bench sets to values other than RocksDB's defaults.
+const DB_BENCH_OPTIONS: &str =
+    "level_compaction_dynamic_level_bytes=false;enable_pipelined_write=true;\
+     delayed_write_rate=8388608;hard_pending_compaction_bytes_limit=137438953472;\
+     table_cache_numshardbits=4";
+
 /// The engine options db_bench's flags set, as kvperf engine properties.
 fn engine_properties(args: &BenchArgs) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
@@ -307,6 +324,11 @@ fn engine_properties(args: &BenchArgs) -> anyhow::Result<Properties> {
         ("wal", (!args.disable_wal).to_string()),
         ("sync", args.sync.to_string()),
         ("statistics", args.statistics.to_string()),
+        // Where db_bench's defaults differ from RocksDB's own (db_bench_tool.cc
+        // InitializeOptionsFromFlags; see bench/RESULTS.md).
+        ("cache_type", "hyper_clock".to_string()),
+        ("auto_readahead_size", "false".to_string()),
+        ("options", DB_BENCH_OPTIONS.to_string()),
     ] {
         props.set_override(&format!("rocksdb.{name}={value}"))?;
     }

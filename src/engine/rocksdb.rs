@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options,
+    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions,
     WriteOptions, DB,
 };
 
@@ -39,6 +39,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         "wal",
         "sync",
         "statistics",
+        "cache_type",
+        "auto_readahead_size",
+        "options",
     ],
     open,
 };
@@ -67,6 +70,15 @@ pub struct RocksOptions {
     /// RocksDB's statistics (tickers and histograms), printed after a
     /// `kvperf bench` run like db_bench's `--statistics`.
     pub statistics: bool,
+    /// Block cache kind: `lru` (kvperf's and YCSB's binding's) or
+    /// `hyper_clock` (RocksDB's own default, and db_bench's).
+    pub cache_type: String,
+    /// ReadOptions.auto_readahead_size for iterators (RocksDB: true; db_bench: false).
+    pub auto_readahead_size: bool,
+    /// Any other option as a RocksDB options string
+    /// (`delayed_write_rate=8388608;enable_pipelined_write=true`), applied
+    /// before the options above.
+    pub options: String,
 }
 
 impl RocksOptions {
@@ -92,6 +104,16 @@ impl RocksOptions {
             wal: props.bool("rocksdb.wal", true)?,
             sync: props.bool("rocksdb.sync", false)?,
             statistics: props.bool("rocksdb.statistics", false)?,
+            cache_type: match props.string("rocksdb.cache_type", "lru").as_str() {
+                t @ ("lru" | "hyper_clock") => t.to_string(),
+                other => {
+                    return Err(InputError::Invalid(format!(
+                        "unknown rocksdb.cache_type '{other}'; use lru or hyper_clock"
+                    )))
+                }
+            },
+            auto_readahead_size: props.bool("rocksdb.auto_readahead_size", true)?,
+            options: props.string("rocksdb.options", ""),
         })
     }
 
@@ -116,12 +138,24 @@ impl RocksOptions {
         put("wal", self.wal.to_string());
         put("sync", self.sync.to_string());
         put("statistics", self.statistics.to_string());
+        put("cache_type", self.cache_type.clone());
+        put("auto_readahead_size", self.auto_readahead_size.to_string());
+        put("options", self.options.clone());
         m
     }
 
     /// RocksDB `Options` for these settings (create_if_missing on).
     pub fn db_options(&self) -> Result<Options, InputError> {
         let mut opts = Options::default();
+        if !self.options.is_empty() {
+            opts = opts.get_options_from_string(&self.options).map_err(|e| {
+                InputError::Invalid(format!(
+                    "rocksdb.options '{}': {}",
+                    self.options,
+                    e.into_string()
+                ))
+            })?;
+        }
         opts.create_if_missing(true);
         if self.optimize_level_style_compaction > 0 {
             opts.optimize_level_style_compaction(self.optimize_level_style_compaction as usize);
@@ -137,7 +171,13 @@ impl RocksOptions {
         }
 
         let mut table = BlockBasedOptions::default();
-        table.set_block_cache(&Cache::new_lru_cache(self.block_cache_size as usize));
+        let capacity = self.block_cache_size as usize;
+        let cache = match self.cache_type.as_str() {
+            // Entry charge 0: RocksDB sizes the table itself (AutoHyperClockCache).
+            "hyper_clock" => Cache::new_hyper_clock_cache(capacity, 0),
+            _ => Cache::new_lru_cache(capacity),
+        };
+        table.set_block_cache(&cache);
         table.set_block_size(self.block_size as usize);
         if self.bloom_bits > 0 {
             table.set_bloom_filter(self.bloom_bits as f64, false);
@@ -218,6 +258,7 @@ impl Engine for RocksEngine {
         Ok(Box::new(RocksKvWorker {
             db: &self.db,
             write: self.options.write_options(),
+            auto_readahead_size: self.options.auto_readahead_size,
             cursor: None,
         }))
     }
@@ -328,6 +369,7 @@ impl EngineWorker for RocksWorker {
 pub struct RocksKvWorker<'a> {
     db: &'a DB,
     write: WriteOptions,
+    auto_readahead_size: bool,
     cursor: Option<DBRawIteratorWithThreadMode<'a, DB>>,
 }
 
@@ -355,8 +397,12 @@ impl KvWorker for RocksKvWorker<'_> {
         if fresh {
             self.cursor = None;
         }
-        let db = self.db;
-        let cursor = self.cursor.get_or_insert_with(|| db.raw_iterator());
+        let (db, auto_readahead_size) = (self.db, self.auto_readahead_size);
+        let cursor = self.cursor.get_or_insert_with(|| {
+            let mut read = ReadOptions::default();
+            read.set_auto_readahead_size(auto_readahead_size);
+            db.raw_iterator_opt(read)
+        });
         match target {
             Some(key) => cursor.seek(key),
             None => cursor.seek_to_first(),

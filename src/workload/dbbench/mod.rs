@@ -140,7 +140,9 @@ impl BenchConfig {
     }
 }
 
-/// Counters behind db_bench's "(N of M found)" messages, summed over threads.
+/// Counters behind db_bench's messages and MB/s figure, summed over the
+/// foreground threads; db_bench's message shows its first measured thread's
+/// counts only, so those are kept apart.
 #[derive(Debug, Default)]
 pub struct Tally {
     pub reads: AtomicU64,
@@ -148,6 +150,9 @@ pub struct Tally {
     pub writes: AtomicU64,
     /// Key and value bytes moved, for db_bench's MB/s figure.
     pub bytes: AtomicU64,
+    pub first_thread_reads: AtomicU64,
+    pub first_thread_found: AtomicU64,
+    pub first_thread_writes: AtomicU64,
 }
 
 /// One benchmark bound to an engine.
@@ -171,13 +176,14 @@ impl<'a> BenchWorkload<'a> {
         }
     }
 
-    /// db_bench's message after the figures, e.g. `(632 of 1000 found)`.
+    /// db_bench's message after the figures, e.g. `(632 of 1000 found)`,
+    /// with the first measured thread's counts, as db_bench prints it.
     pub fn message(&self) -> String {
         let t = &self.tally;
         let (reads, found, writes) = (
-            t.reads.load(Relaxed),
-            t.found.load(Relaxed),
-            t.writes.load(Relaxed),
+            t.first_thread_reads.load(Relaxed),
+            t.first_thread_found.load(Relaxed),
+            t.first_thread_writes.load(Relaxed),
         );
         match self.bench {
             Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom => {
@@ -198,6 +204,7 @@ impl Workload for BenchWorkload<'_> {
         let background = self.is_background(index);
         Ok(Box::new(BenchThread {
             wl: self,
+            index,
             kv: self.engine.kv_worker()?,
             rng: rng_from_seed(self.seed, index as u64),
             key: vec![0; self.cfg.key_size],
@@ -228,6 +235,14 @@ impl Workload for BenchWorkload<'_> {
     }
 }
 
+impl BenchWorkload<'_> {
+    /// The thread whose counts db_bench's message shows (the writer of
+    /// readwhilewriting is thread 0 and excluded).
+    fn first_measured_thread(&self) -> usize {
+        usize::from(self.bench == Benchmark::ReadWhileWriting)
+    }
+}
+
 #[derive(Default)]
 struct LocalTally {
     reads: u64,
@@ -238,6 +253,7 @@ struct LocalTally {
 
 struct BenchThread<'a> {
     wl: &'a BenchWorkload<'a>,
+    index: usize,
     kv: Box<dyn KvWorker + 'a>,
     rng: Rng,
     key: Vec<u8>,
@@ -425,6 +441,11 @@ impl Drop for BenchThread<'_> {
         t.found.fetch_add(self.counts.found, Relaxed);
         t.writes.fetch_add(self.counts.writes, Relaxed);
         t.bytes.fetch_add(self.counts.bytes, Relaxed);
+        if self.index == self.wl.first_measured_thread() {
+            t.first_thread_reads.store(self.counts.reads, Relaxed);
+            t.first_thread_found.store(self.counts.found, Relaxed);
+            t.first_thread_writes.store(self.counts.writes, Relaxed);
+        }
     }
 }
 
