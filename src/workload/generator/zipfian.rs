@@ -24,6 +24,8 @@ pub struct Zipfian {
     zetan: f64,
     eta: f64,
     count_for_zeta: u64,
+    /// 1 + 0.5^θ, the bound below which item 1 is drawn (precomputed).
+    second_item_bound: f64,
 }
 
 impl Zipfian {
@@ -49,6 +51,7 @@ impl Zipfian {
             zetan,
             eta: eta(items, theta, zeta2theta, zetan),
             count_for_zeta: items,
+            second_item_bound: 1.0 + 0.5f64.powf(theta),
         }
     }
 
@@ -75,7 +78,7 @@ impl Zipfian {
         if uz < 1.0 {
             return self.base;
         }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
+        if uz < self.second_item_bound {
             return self.base + 1;
         }
         self.base + (item_count as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
