@@ -16,6 +16,10 @@
 #   WORKLOADS="a b c f d"   run after one load, in this order (D last: it inserts)
 #   EXTRA_PROPS=""      extra "-p k=v" for both tools (kvperf and the binding
 #                       share the rocksdb.* option names)
+#   SETTLE=1            after every phase, let the store finish its flushes and
+#                       compactions (outside both tools' measurements: `kvperf
+#                       settle`, `RocksDBClient settle`), so each phase of both
+#                       tools starts from a quiet LSM tree; 0 = back to back
 #   KVPERF, BENCH_CACHE, JAVA_OPTS: see bench/lib.sh
 #
 # For each thread count each tool runs its whole sequence (load, then the
@@ -37,6 +41,7 @@ FIELDCOUNT=${FIELDCOUNT:-10}
 FIELDLENGTH=${FIELDLENGTH:-100}
 WORKLOADS=${WORKLOADS:-"a b c f d"}
 EXTRA_PROPS=${EXTRA_PROPS:-}
+SETTLE=${SETTLE:-1}
 
 # The operation whose p99 the table shows.
 main_op() {
@@ -70,6 +75,19 @@ phase() {
     kvperf)
       run_phase "$log" "$KVPERF" "$cmd" "${props[@]}" --db "$dir" -threads "$t" $EXTRA_PROPS ;;
   esac
+  local rc=$?
+  [ "$SETTLE" = 1 ] && settle "$tool" "$dir"
+  return "$rc"
+}
+
+# settle TOOL DIR: wait until the store's background work is done.
+settle() {
+  # EXTRA_PROPS words are "-p k=v" pairs; the Java settle takes bare "k=v".
+  # shellcheck disable=SC2086
+  case $1 in
+    ycsb) java $JAVA_OPTS -cp "$YCSB_LIB/*" kvperf.bench.RocksDBClient settle "$2" $(printf '%s\n' $EXTRA_PROPS | grep -v '^-p$') ;;
+    kvperf) "$KVPERF" settle --db "$2" $EXTRA_PROPS ;;
+  esac >&2 || echo "warning: settling $1's store failed" >&2
 }
 
 # options_differences A B: "name: a -> b, ..." for the options that both RocksDB

@@ -69,6 +69,12 @@ pub enum Command {
         --value_size=4096 --threads=8 --histogram=1 --db=/tmp/kvbench"
     )]
     Bench(Box<BenchArgs>),
+    /// Wait until a store's background work (flushes, compactions) is done.
+    #[command(long_about = "Open the store, wait until its background work (memtable flushes,\n\
+        compactions) is done, and close it, so that the next measurement starts from a\n\
+        quiet store. Use it between phases when comparing runs.\n\n\
+        Example:\n  kvperf settle --db /tmp/kv -p rocksdb.compression=lz4")]
+    Settle(SettleArgs),
     /// List the engines this binary was built with.
     Engines,
 }
@@ -130,6 +136,19 @@ pub struct YcsbArgs {
     /// Never draw a progress bar (it is drawn only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SettleArgs {
+    /// Engine of the store.
+    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
+    pub engine: String,
+    /// Data directory of an existing store.
+    #[arg(long, value_name = "DIR", default_value = "kvperf-data")]
+    pub db: PathBuf,
+    /// Engine option, as for `run` (e.g. -p rocksdb.compression=lz4); repeatable.
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
 }
 
 /// db_bench's flags (gflags): `--name=value`, booleans as `--name`,
@@ -291,6 +310,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Load(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Load),
         Command::Run(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Run),
         Command::Bench(args) => commands::bench::run(*args),
+        Command::Settle(args) => commands::settle::run(args),
         Command::Engines => {
             for spec in crate::engine::registry() {
                 println!("{:<10} {}", spec.name, spec.about);

@@ -152,3 +152,11 @@ fn unknown_property_warns_but_runs() {
         .stderr
         .contains("unknown property 'operationcont' (did you mean 'operationcount'?)"));
 }
+
+#[test]
+fn settle_needs_an_existing_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(tmp.path(), &["settle", "--db", "nothing-here"]);
+    assert_input_error(&out, "--db 'nothing-here' holds no store to settle");
+    assert!(!tmp.path().join("nothing-here").exists(), "settle created nothing");
+}

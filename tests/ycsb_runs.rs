@@ -21,6 +21,9 @@ fn rocksdb_load_then_every_core_workload() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(metric(&out.stdout, "INSERT", "Return=OK"), Some(2000.0));
     assert!(metric(&out.stdout, "OVERALL", "Throughput(ops/sec)").unwrap() > 0.0);
+    // Settling between phases leaves a store the next phase can use.
+    let settled = kvperf(tmp.path(), &["settle", "--db", "db"]);
+    assert_eq!(settled.code, 0, "{}", settled.stderr);
 
     // YCSB's order: D and E insert, so they run last.
     for (name, groups) in [

@@ -86,6 +86,11 @@ pub trait Engine: Send + Sync {
     fn statistics_text(&self) -> Option<String> {
         None
     }
+    /// Waits until the engine's background work (flushes, compactions) is
+    /// done, so a following measurement starts from a quiet store.
+    fn settle(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Flushes and releases the store; called once, after the measured window.
     fn close(&self) -> anyhow::Result<()> {
         Ok(())

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions,
+    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions, WaitForCompactOptions,
     WriteOptions, DB,
 };
 
@@ -278,6 +278,14 @@ impl Engine for RocksEngine {
             }
         }
         stats
+    }
+
+    fn settle(&self) -> anyhow::Result<()> {
+        let mut wait = WaitForCompactOptions::default();
+        wait.set_flush(true);
+        self.db
+            .wait_for_compact(&wait)
+            .context("waiting for RocksDB compactions failed")
     }
 
     fn statistics_text(&self) -> Option<String> {

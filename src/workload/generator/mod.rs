@@ -46,7 +46,7 @@ fn splitmix64(mut z: u64) -> u64 {
 const FNV_OFFSET_BASIS_64: i64 = 0xCBF2_9CE4_8422_2325_u64 as i64;
 const FNV_PRIME_64: i64 = 1_099_511_628_211;
 
-/// YCSB `Utils.fnvhash64`: FNV-1 over the 8 little-endian bytes of `val`,
+/// YCSB `Utils.fnvhash64`: FNV-1a over the 8 little-endian bytes of `val`,
 /// then Java's `Math.abs` (which leaves `i64::MIN` negative).
 pub fn fnvhash64(mut val: i64) -> i64 {
     let mut hash = FNV_OFFSET_BASIS_64;
@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn fnvhash64_matches_ycsb_for_known_inputs() {
-        // FNV-1 of eight zero bytes, computed independently in u64 arithmetic.
+        // FNV-1a of eight zero bytes, computed independently in u64 arithmetic.
         let mut expected: u64 = 0xCBF2_9CE4_8422_2325;
         for _ in 0..8 {
             expected = expected.wrapping_mul(1_099_511_628_211);

@@ -126,6 +126,44 @@ public class RocksDBClient extends DB {
     }
   }
 
+  /**
+   * {@code settle DIR [name=value ...]}: opens the store with these options,
+   * waits until no flush or compaction is pending or running, and closes it,
+   * so the next phase starts from a quiet store (kvperf's {@code kvperf settle}
+   * does the same; run between phases, outside both tools' measurements).
+   */
+  public static void main(String[] args) throws Exception {
+    if (args.length < 2 || !args[0].equals("settle")) {
+      System.err.println("usage: RocksDBClient settle DIR [rocksdb.name=value ...]");
+      System.exit(2);
+    }
+    Properties props = new Properties();
+    props.setProperty(DIR_PROPERTY, args[1]);
+    for (int i = 2; i < args.length; i++) {
+      String[] kv = args[i].split("=", 2);
+      props.setProperty(kv[0], kv.length > 1 ? kv[1] : "");
+    }
+    synchronized (RocksDBClient.class) {
+      open(props);
+      try {
+        String[] busy = {"rocksdb.mem-table-flush-pending", "rocksdb.num-running-flushes",
+            "rocksdb.compaction-pending", "rocksdb.num-running-compactions"};
+        while (true) {
+          boolean idle = true;
+          for (String property : busy) {
+            idle &= db.getProperty(property).equals("0");
+          }
+          if (idle) {
+            break;
+          }
+          Thread.sleep(100);
+        }
+      } finally {
+        closeAll();
+      }
+    }
+  }
+
   /** Opens the shared instance; caller holds the class lock. */
   private static void open(Properties props) throws DBException {
     String dir = props.getProperty(DIR_PROPERTY);
