@@ -13,16 +13,18 @@ const ABOUT: &str = "Benchmark key-value and storage engines the way storage stu
 
 const LONG_ABOUT: &str = "\
 Benchmark key-value and storage engines the way storage studies do: YCSB's
-core workloads with YCSB's exact semantics and output, honest latency
-(per-operation HdrHistograms, coordinated-omission-correct with -target),
-on real engines.
+core workloads with YCSB's exact semantics and output, db_bench's benchmarks
+with db_bench's flags and output, honest latency (per-operation
+HdrHistograms, coordinated-omission-correct with -target), on real engines.
 
 Examples:
   kvperf load -P workloads/workloada -p recordcount=100000 --db /tmp/kv
   kvperf run  -P workloads/workloada -p recordcount=100000 -p operationcount=1000000 \\
               -threads 8 --db /tmp/kv -s
   kvperf run  --engine null -P workloads/workloadc -p recordcount=1000000 \\
-              -p operationcount=10000000 -threads 2";
+              -p operationcount=10000000 -threads 2
+  kvperf bench --benchmarks=fillseq,readrandom --num=1000000 --value_size=4096 \\
+              --threads=8 --histogram=1 --db=/tmp/kvbench      # db_bench's flags and output";
 
 #[derive(Debug, Parser)]
 #[command(name = "kvperf", version = version(), about = ABOUT, long_about = LONG_ABOUT)]
@@ -70,10 +72,12 @@ pub enum Command {
     )]
     Bench(Box<BenchArgs>),
     /// Wait until a store's background work (flushes, compactions) is done.
-    #[command(long_about = "Open the store, wait until its background work (memtable flushes,\n\
+    #[command(
+        long_about = "Open the store, wait until its background work (memtable flushes,\n\
         compactions) is done, and close it, so that the next measurement starts from a\n\
         quiet store. Use it between phases when comparing runs.\n\n\
-        Example:\n  kvperf settle --db /tmp/kv -p rocksdb.compression=lz4")]
+        Example:\n  kvperf settle --db /tmp/kv -p rocksdb.compression=lz4"
+    )]
     Settle(SettleArgs),
     /// List the engines this binary was built with.
     Engines,

@@ -5,10 +5,7 @@ mod common;
 use common::{assert_input_error, kvperf, workload};
 
 fn run_null(dir: &std::path::Path, extra: &[&str]) -> common::Output {
-    let wa = workload("a");
-    let mut args = vec!["run", "--engine", "null", "-P", wa.as_str()];
-    args.extend_from_slice(extra);
-    kvperf(dir, &args)
+    common::run_null(dir, "a", extra)
 }
 
 #[test]
@@ -158,5 +155,8 @@ fn settle_needs_an_existing_store() {
     let tmp = tempfile::tempdir().unwrap();
     let out = kvperf(tmp.path(), &["settle", "--db", "nothing-here"]);
     assert_input_error(&out, "--db 'nothing-here' holds no store to settle");
-    assert!(!tmp.path().join("nothing-here").exists(), "settle created nothing");
+    assert!(
+        !tmp.path().join("nothing-here").exists(),
+        "settle created nothing"
+    );
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{kvperf, metric, workload};
+use common::{kvperf, metric, run_null, workload};
 
 const SMALL: [&str; 4] = ["-p", "recordcount=2000", "-p", "operationcount=4000"];
 
@@ -158,15 +158,10 @@ fn json_output_has_configuration_host_and_figures() {
 #[test]
 fn target_rate_paces_reports_intended_latency_and_status_lines() {
     let tmp = tempfile::tempdir().unwrap();
-    let wc = workload("c");
-    let out = kvperf(
+    let out = run_null(
         tmp.path(),
+        "c",
         &[
-            "run",
-            "--engine",
-            "null",
-            "-P",
-            &wc,
             "-p",
             "recordcount=1000",
             "-p",
@@ -206,15 +201,10 @@ fn target_rate_paces_reports_intended_latency_and_status_lines() {
 #[test]
 fn max_execution_time_and_warmup_bound_the_measured_window() {
     let tmp = tempfile::tempdir().unwrap();
-    let wc = workload("c");
-    let out = kvperf(
+    let out = run_null(
         tmp.path(),
+        "c",
         &[
-            "run",
-            "--engine",
-            "null",
-            "-P",
-            &wc,
             "-p",
             "recordcount=1000",
             "-p",
@@ -233,14 +223,10 @@ fn max_execution_time_and_warmup_bound_the_measured_window() {
 
     // 500 ops at 1000/s after a 1 s warmup: the window is 0.5 s, not 1.5 s,
     // and only the 500 measured operations are counted.
-    let out = kvperf(
+    let out = run_null(
         tmp.path(),
+        "c",
         &[
-            "run",
-            "--engine",
-            "null",
-            "-P",
-            &wc,
             "-p",
             "recordcount=1000",
             "-p",

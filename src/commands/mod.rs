@@ -1,5 +1,5 @@
 //! One module per subcommand: glue from parsed arguments to the library.
 
 pub mod bench;
-pub mod ycsb;
 pub mod settle;
+pub mod ycsb;

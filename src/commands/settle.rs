@@ -8,7 +8,11 @@ use crate::workload::properties::Properties;
 pub fn run(args: SettleArgs) -> anyhow::Result<()> {
     let spec = engine::find(&args.engine)?;
     if spec.uses_data_dir && !engine::holds_store(&args.db) {
-        return Err(InputError::Invalid(format!("--db '{}' holds no store to settle", args.db.display())).into());
+        return Err(InputError::Invalid(format!(
+            "--db '{}' holds no store to settle",
+            args.db.display()
+        ))
+        .into());
     }
     let mut props = Properties::new();
     for assignment in &args.properties {

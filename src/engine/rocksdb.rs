@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions, WaitForCompactOptions,
-    WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions,
+    WaitForCompactOptions, WriteOptions, DB,
 };
 
 use super::record::codec;

@@ -359,7 +359,10 @@ mod tests {
                 Ok(())
             });
             let ns = m.histograms.get(OpKind::Read).unwrap().ok.max() as f64;
-            assert!((20e6..30e6).contains(&ns), "paced={paced}: {ns} ns for a 20 ms sleep");
+            assert!(
+                (20e6..30e6).contains(&ns),
+                "paced={paced}: {ns} ns for a 20 ms sleep"
+            );
         }
     }
 

@@ -34,6 +34,14 @@ pub fn kvperf(dir: &Path, args: &[&str]) -> Output {
     }
 }
 
+/// `kvperf run --engine null -P workloads/workload<name>` plus `extra`.
+pub fn run_null(dir: &Path, name: &str, extra: &[&str]) -> Output {
+    let file = workload(name);
+    let mut args = vec!["run", "--engine", "null", "-P", file.as_str()];
+    args.extend_from_slice(extra);
+    kvperf(dir, &args)
+}
+
 /// A value from YCSB's text output: `[GROUP], metric, value`.
 pub fn metric(stdout: &str, group: &str, name: &str) -> Option<f64> {
     let prefix = format!("[{group}], {name}, ");
