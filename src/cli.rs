@@ -161,7 +161,7 @@ pub struct SettleArgs {
 pub struct BenchArgs {
     /// Comma-separated benchmarks, run in order: fillseq, fillrandom, overwrite,
     /// readrandom, readseq, readwhilewriting, readrandomwriterandom, seekrandom,
-    /// updaterandom, deleterandom.
+    /// updaterandom, deleterandom, waitforcompaction (not measured).
     #[arg(
         long = "benchmarks",
         value_name = "LIST",

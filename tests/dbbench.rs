@@ -31,7 +31,7 @@ fn result_line<'a>(stdout: &'a str, name: &str) -> (f64, f64, f64, u64, &'a str)
 fn every_benchmark_runs_with_db_benchs_counts_and_messages() {
     let tmp = tempfile::tempdir().unwrap();
     let all = "fillseq,overwrite,readrandom,readseq,readwhilewriting,readrandomwriterandom,\
-               seekrandom,updaterandom,deleterandom,fillrandom";
+               seekrandom,updaterandom,deleterandom,waitforcompaction,fillrandom";
     let out = kvperf(
         tmp.path(),
         &[
@@ -75,6 +75,11 @@ fn every_benchmark_runs_with_db_benchs_counts_and_messages() {
         .contains("updates:2000"));
     assert_eq!(result_line(&out.stdout, "deleterandom").3, 4000);
     assert_eq!(result_line(&out.stdout, "fillrandom").3, 4000);
+    // waitforcompaction measures nothing and says so as db_bench does.
+    assert!(out
+        .stdout
+        .contains("waitforcompaction(db): finished with status (OK)"));
+    assert!(!out.stdout.contains("waitforcompaction :"));
 }
 
 #[test]

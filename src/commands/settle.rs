@@ -25,6 +25,6 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
             properties: &props,
         },
     )?;
-    engine.settle()?;
+    engine.settle(true)?;
     engine.close()
 }

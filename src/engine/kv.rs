@@ -2,15 +2,15 @@
 //! keys and values are stored exactly as given, without YCSB's record
 //! encoding, so kvperf's bytes on disk match db_bench's.
 
-use super::OpResult;
-use crate::engine::OpError;
+use super::{OpError, OpResult};
 
 /// A per-thread handle that may borrow its engine (a RocksDB iterator
 /// borrows the database). It also owns one cursor, created on the first
 /// `seek`, for ordered reads (`readseq`, `seekrandom`).
 pub trait KvWorker: Send {
-    /// Reads `key` into `value` (cleared first); `NotFound` when absent.
-    fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> OpResult;
+    /// Reads `key` and returns its value's length, without copying the
+    /// value out (db_bench reads into a pinned slice); `NotFound` when absent.
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError>;
     fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult;
     fn delete(&mut self, key: &[u8]) -> OpResult;
     /// Positions the cursor at the first key ≥ `target` (the first key of

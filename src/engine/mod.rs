@@ -87,8 +87,9 @@ pub trait Engine: Send + Sync {
         None
     }
     /// Waits until the engine's background work (flushes, compactions) is
-    /// done, so a following measurement starts from a quiet store.
-    fn settle(&self) -> anyhow::Result<()> {
+    /// done, so a following measurement starts from a quiet store; with
+    /// `flush`, memtables are flushed first.
+    fn settle(&self, _flush: bool) -> anyhow::Result<()> {
         Ok(())
     }
     /// Flushes and releases the store; called once, after the measured window.

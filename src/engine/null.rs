@@ -68,9 +68,8 @@ impl EngineWorker for NullWorker {
 /// Every key "exists" with an empty value and the cursor never moves, so
 /// `kvperf bench --engine null` measures only the benchmark loop.
 impl KvWorker for NullWorker {
-    fn get(&mut self, _: &[u8], value: &mut Vec<u8>) -> OpResult {
-        value.clear();
-        Ok(())
+    fn get(&mut self, _: &[u8]) -> Result<usize, OpError> {
+        Ok(0)
     }
     fn put(&mut self, _: &[u8], _: &[u8]) -> OpResult {
         Ok(())

@@ -249,6 +249,7 @@ impl Engine for RocksEngine {
         Ok(Box::new(RocksWorker {
             db: Arc::clone(&self.db),
             write: self.options.write_options(),
+            read: ReadOptions::default(),
             encoded: Vec::new(),
             scratch: Record::new(),
         }))
@@ -258,6 +259,7 @@ impl Engine for RocksEngine {
         Ok(Box::new(RocksKvWorker {
             db: &self.db,
             write: self.options.write_options(),
+            read: ReadOptions::default(),
             auto_readahead_size: self.options.auto_readahead_size,
             cursor: None,
         }))
@@ -280,9 +282,9 @@ impl Engine for RocksEngine {
         stats
     }
 
-    fn settle(&self) -> anyhow::Result<()> {
+    fn settle(&self, flush: bool) -> anyhow::Result<()> {
         let mut wait = WaitForCompactOptions::default();
-        wait.set_flush(true);
+        wait.set_flush(flush);
         self.db
             .wait_for_compact(&wait)
             .context("waiting for RocksDB compactions failed")
@@ -303,6 +305,8 @@ impl Engine for RocksEngine {
 pub struct RocksWorker {
     db: Arc<DB>,
     write: WriteOptions,
+    /// Reused: the crate's `get_pinned` allocates a `ReadOptions` per call.
+    read: ReadOptions,
     encoded: Vec<u8>,
     scratch: Record,
 }
@@ -321,7 +325,7 @@ impl EngineWorker for RocksWorker {
         fields: Option<&[&str]>,
         out: &mut Record,
     ) -> OpResult {
-        match self.db.get_pinned(key).map_err(failed)? {
+        match self.db.get_pinned_opt(key, &self.read).map_err(failed)? {
             None => Err(OpError::NotFound),
             Some(value) if codec::decode(&value, fields, out) => Ok(()),
             Some(_) => Err(OpError::Failed(CORRUPT.into())),
@@ -349,7 +353,7 @@ impl EngineWorker for RocksWorker {
     }
 
     fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        let merged = match self.db.get_pinned(key).map_err(failed)? {
+        let merged = match self.db.get_pinned_opt(key, &self.read).map_err(failed)? {
             None => return Err(OpError::NotFound),
             Some(stored) => codec::merge(&stored, values, &mut self.scratch, &mut self.encoded),
         };
@@ -377,18 +381,16 @@ impl EngineWorker for RocksWorker {
 pub struct RocksKvWorker<'a> {
     db: &'a DB,
     write: WriteOptions,
+    /// Reused: the crate's `get_pinned` allocates a `ReadOptions` per call.
+    read: ReadOptions,
     auto_readahead_size: bool,
     cursor: Option<DBRawIteratorWithThreadMode<'a, DB>>,
 }
 
 impl KvWorker for RocksKvWorker<'_> {
-    fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> OpResult {
-        value.clear();
-        match self.db.get_pinned(key).map_err(failed)? {
-            Some(found) => {
-                value.extend_from_slice(&found);
-                Ok(())
-            }
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+        match self.db.get_pinned_opt(key, &self.read).map_err(failed)? {
+            Some(found) => Ok(found.len()),
             None => Err(OpError::NotFound),
         }
     }
