@@ -36,8 +36,11 @@ table="$out/report.md"
   echo "|---|---:|---:|---:|---:|---:|---:|"
 } >"$table"
 
-field() { # file group metric
-  awk -F', ' -v g="[$2]" -v m="$3" '$1==g && $2==m {print $3}' "$1"
+field() { # file group metric; "-" when the group is absent
+  awk -F', ' -v g="[$2]" -v m="$3" '$1==g && $2==m {v=$3} END {print (v == "" ? "-" : v)}' "$1"
+}
+avg() { # file group: average latency with one decimal, or "-"
+  field "$1" "$2" 'AverageLatency(us)' | awk '{ if ($1 == "-") print "-"; else printf "%.1f\n", $1 }'
 }
 for t in $THREADS; do
   for w in $WORKLOADS; do
@@ -51,9 +54,9 @@ for t in $THREADS; do
     [ "$w" = e ] && read_group=SCAN
     printf '| %s | %s | %.0f | %s | %s | %s | %s |\n' "${w^^}" "$t" \
       "$(field "$f" OVERALL 'Throughput(ops/sec)')" \
-      "$(field "$f" "$read_group" 'AverageLatency(us)' | xargs printf '%.1f' 2>/dev/null || echo -)" \
+      "$(avg "$f" "$read_group")" \
       "$(field "$f" "$read_group" '99thPercentileLatency(us)')" \
-      "$(field "$f" "$write_group" 'AverageLatency(us)' | xargs printf '%.1f' 2>/dev/null || echo -)" \
+      "$(avg "$f" "$write_group")" \
       "$(field "$f" "$write_group" '99thPercentileLatency(us)')" >>"$table"
   done
 done
