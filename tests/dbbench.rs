@@ -56,6 +56,8 @@ fn every_benchmark_runs_with_db_benchs_counts_and_messages() {
     let (_, _, _, ops, tail) = result_line(&out.stdout, "readrandom");
     assert_eq!(ops, 4000);
     assert!(tail.ends_with("(2000 of 2000 found)"), "{tail}");
+    // db_bench's found message carries its own newline: a blank line follows.
+    assert!(out.stdout.contains("(2000 of 2000 found)\n\n"));
     // readwhilewriting: the writer's operations are not counted.
     let (_, _, _, ops, tail) = result_line(&out.stdout, "readwhilewriting");
     assert_eq!(ops, 4000);

@@ -165,6 +165,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         )?;
         threads_started += result.threads as u64;
         print!("{}", render_result_line(&result.line));
+        if matches!(
+            bench,
+            Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom
+        ) {
+            // db_bench's "(N of M found)\n" message ends in its own newline.
+            println!();
+        }
         if args.histogram {
             print_histograms(&result.histograms);
         }
