@@ -278,21 +278,21 @@ impl WorkloadThread for BenchThread<'_> {
             Benchmark::FillSeq => {
                 let k = self.next_seq;
                 self.next_seq += 1;
-                self.put(meter, intended, k, OpKind::Write)
+                self.put(meter, intended, k)
             }
             Benchmark::FillRandom | Benchmark::Overwrite => {
                 let k = self.random_key();
-                self.put(meter, intended, k, OpKind::Write)
+                self.put(meter, intended, k)
             }
-            Benchmark::ReadRandom => self.read_random(meter, intended),
+            Benchmark::ReadRandom => self.get(meter, intended),
             Benchmark::ReadWhileWriting if self.background => {
                 let k = self.random_key();
-                let ok = self.put(meter, intended, k, OpKind::Write);
+                let ok = self.put(meter, intended, k);
                 self.rate
                     .wait((self.key.len() + self.wl.cfg.value_size) as u64);
                 ok
             }
-            Benchmark::ReadWhileWriting => self.read_random(meter, intended),
+            Benchmark::ReadWhileWriting => self.get(meter, intended),
             Benchmark::ReadRandomWriteRandom => self.read_write_mix(meter, intended),
             Benchmark::ReadSeq => self.read_next(meter, intended),
             Benchmark::SeekRandom => self.seek_random(meter, intended),
@@ -316,23 +316,23 @@ impl BenchThread<'_> {
     }
 
     /// A failed write ends the thread: db_bench exits on one.
-    fn put(&mut self, meter: &mut Meter, intended: Instant, number: u64, kind: OpKind) -> bool {
+    fn put(&mut self, meter: &mut Meter, intended: Instant, number: u64) -> bool {
         keys::fill_key(number, &mut self.key);
         let value = self.values.generate();
         let (kv, key) = (&mut self.kv, &self.key);
-        let result = meter.time(kind, intended, || kv.put(key, value));
+        let result = meter.time(OpKind::Write, intended, || kv.put(key, value));
         self.counts.writes += 1;
         self.counts.bytes += (key.len() + value.len()) as u64;
         report_failure(&result, "put")
     }
 
     /// One point read; "not found" is a normal outcome, counted as db_bench does.
-    fn get(&mut self, meter: &mut Meter, intended: Instant, kind: OpKind) -> bool {
+    fn get(&mut self, meter: &mut Meter, intended: Instant) -> bool {
         let k = self.random_key();
         keys::fill_key(k, &mut self.key);
         let (kv, key) = (&mut self.kv, &self.key);
         let mut found = None;
-        let result = meter.time(kind, intended, || match kv.get(key) {
+        let result = meter.time(OpKind::Read, intended, || match kv.get(key) {
             Ok(len) => {
                 found = Some(len);
                 Ok(())
@@ -348,10 +348,6 @@ impl BenchThread<'_> {
         report_failure(&result, "get")
     }
 
-    fn read_random(&mut self, meter: &mut Meter, intended: Instant) -> bool {
-        self.get(meter, intended, OpKind::Read)
-    }
-
     fn read_write_mix(&mut self, meter: &mut Meter, intended: Instant) -> bool {
         if self.mix_reads_left == 0 && self.mix_writes_left == 0 {
             self.mix_reads_left = self.wl.cfg.read_write_percent;
@@ -359,11 +355,11 @@ impl BenchThread<'_> {
         }
         if self.mix_reads_left > 0 {
             self.mix_reads_left -= 1;
-            self.get(meter, intended, OpKind::Read)
+            self.get(meter, intended)
         } else {
             self.mix_writes_left -= 1;
             let k = self.random_key();
-            self.put(meter, intended, k, OpKind::Write)
+            self.put(meter, intended, k)
         }
     }
 
