@@ -157,7 +157,7 @@ pub struct SettleArgs {
 
 /// db_bench's flags (gflags): `--name=value`, booleans as `--name`,
 /// `--name=1|0|true|false`. Defaults are db_bench's.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct BenchArgs {
     /// Comma-separated benchmarks, run in order: fillseq, fillrandom, overwrite,
     /// readrandom, readseq, readwhilewriting, readrandomwriterandom, seekrandom,

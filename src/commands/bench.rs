@@ -92,7 +92,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         duration: (args.duration > 0).then(|| Duration::from_secs(args.duration)),
         write_rate_limit: args.benchmark_write_rate_limit,
     };
-    let props = engine_properties(&args)?;
+    let props = engine_properties(&args);
     let spec = engine::find(&args.engine)?;
     let db = args.db.clone().unwrap_or_else(default_db_dir);
     if spec.uses_data_dir {
@@ -322,10 +322,10 @@ const DB_BENCH_OPTIONS: &str =
      table_cache_numshardbits=4";
 
 /// The engine options db_bench's flags set, as kvperf engine properties.
-fn engine_properties(args: &BenchArgs) -> anyhow::Result<Properties> {
+fn engine_properties(args: &BenchArgs) -> Properties {
     let mut props = Properties::new();
     if args.engine != "rocksdb" {
-        return Ok(props);
+        return props;
     }
     let bloom_bits = if args.bloom_bits > 0.0 {
         args.bloom_bits as u64
@@ -342,54 +342,33 @@ fn engine_properties(args: &BenchArgs) -> anyhow::Result<Properties> {
         ("sync", args.sync.to_string()),
         ("statistics", args.statistics.to_string()),
         // Where db_bench's defaults differ from RocksDB's own (db_bench_tool.cc
-        // InitializeOptionsFromFlags; see bench/RESULTS.md).
+        // InitializeOptionsFromFlags; see docs/semantics.md).
         ("cache_type", "hyper_clock".to_string()),
         ("auto_readahead_size", "false".to_string()),
         ("options", DB_BENCH_OPTIONS.to_string()),
     ] {
-        props.set_override(&format!("rocksdb.{name}={value}"))?;
+        props.set(&format!("rocksdb.{name}"), &value);
     }
-    Ok(props)
+    props
 }
 
 fn flag_map(args: &BenchArgs, db: &Path) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
-    let mut put = |k: &str, v: String| {
-        m.insert(k.to_string(), v);
+    // Every flag, from the parsed arguments themselves, so none is forgotten.
+    let serde_json::Value::Object(fields) =
+        serde_json::to_value(args).expect("flags always serialize")
+    else {
+        unreachable!("BenchArgs serializes as an object")
     };
-    put("benchmarks", args.benchmarks.clone());
-    put("num", args.num.to_string());
-    put("reads", args.reads.to_string());
-    put("threads", args.threads.to_string());
-    put("duration", args.duration.to_string());
-    put("key_size", args.key_size.to_string());
-    put("value_size", args.value_size.to_string());
-    put("compression_ratio", args.compression_ratio.to_string());
-    put("use_existing_db", args.use_existing_db.to_string());
-    put("db", db.display().to_string());
-    put("readwritepercent", args.readwritepercent.to_string());
-    put("seed", args.seed.to_string());
-    put("cache_size", args.cache_size.to_string());
-    put("bloom_bits", args.bloom_bits.to_string());
-    put("compression_type", args.compression_type.clone());
-    put("write_buffer_size", args.write_buffer_size.to_string());
-    put("max_background_jobs", args.max_background_jobs.to_string());
-    put("sync", args.sync.to_string());
-    put("disable_wal", args.disable_wal.to_string());
-    put("statistics", args.statistics.to_string());
-    put("histogram", args.histogram.to_string());
-    put(
-        "report_interval_seconds",
-        args.report_interval_seconds.to_string(),
-    );
-    put(
-        "benchmark_write_rate_limit",
-        args.benchmark_write_rate_limit.to_string(),
-    );
-    put("seek_nexts", args.seek_nexts.to_string());
-    put("drop_caches", args.drop_caches.to_string());
-    put("engine", args.engine.clone());
-    m
+    let mut flags: BTreeMap<String, String> = fields
+        .into_iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| match v {
+            serde_json::Value::String(text) => (k, text),
+            other => (k, other.to_string()),
+        })
+        .collect();
+    flags.insert("db".into(), db.display().to_string());
+    flags
 }
 
 fn print_header(args: &BenchArgs, cfg: &BenchConfig, engine: &dyn Engine, db: &Path) {
