@@ -199,10 +199,9 @@ impl Measured {
         let latency = HISTOGRAM_ORDER
             .iter()
             .filter_map(|&(kind, name)| {
-                let all = all_operations(self.histograms.get(kind)?);
                 Some((
                     name.to_string(),
-                    latency_summary(&all, self.histograms.get(kind)?),
+                    latency_summary(self.histograms.get(kind)?),
                 ))
             })
             .collect();
@@ -403,7 +402,8 @@ fn print_histograms(histograms: &OpHistograms) {
     }
 }
 
-fn latency_summary(all: &hdrhistogram::Histogram<u64>, group: &OpGroup) -> Latency {
+fn latency_summary(group: &OpGroup) -> Latency {
+    let all = &all_operations(group);
     let buckets = DbBenchHistogram::from_nanos(all);
     let points = [
         ("p50", 50.0),
