@@ -63,6 +63,13 @@ impl HostInfo {
     }
 }
 
+impl HostInfo {
+    /// "major:minor" of the data directory's device, for `/proc/diskstats`.
+    pub fn block_device(&self) -> Option<&str> {
+        self.data_dir.as_ref().map(|d| d.device_number.as_str())
+    }
+}
+
 impl DataDirInfo {
     /// The mount holding `path` (longest mount point that prefixes it).
     pub fn of(path: &Path) -> Option<Self> {
@@ -126,6 +133,20 @@ fn unescape_octal(text: &str) -> String {
         }
     }
     out
+}
+
+/// Syncs and drops the page cache, as the briefs do before each workload
+/// (`sync; echo 3 > /proc/sys/vm/drop_caches`); `what` names the option
+/// that asked for it in the error.
+pub fn drop_page_cache(what: &str) -> anyhow::Result<()> {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
+        crate::error::InputError::Invalid(format!(
+            "{what}: cannot write /proc/sys/vm/drop_caches ({e}); it needs root outside a container"
+        ))
+        .into()
+    })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::cli::BenchArgs;
 use crate::engine::{self, Engine, EngineInfo, EngineSpec, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
+use crate::measure::accounting::{self, Accounting, Snapshot};
 use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self, Provenance};
@@ -52,6 +53,8 @@ struct BenchResult {
     /// text message shows the first thread's, as db_bench's does).
     totals: BTreeMap<&'static str, u64>,
     latency: BTreeMap<String, Latency>,
+    /// Device and process I/O, CPU and energy of this benchmark's window.
+    accounting: Accounting,
 }
 
 #[derive(Debug, Serialize)]
@@ -154,7 +157,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             continue;
         }
         if args.drop_caches {
-            drop_page_cache()?;
+            crate::host::drop_page_cache("--drop_caches")?;
         }
         let result = run_one(
             &args,
@@ -162,6 +165,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             bench,
             engine.as_ref(),
             seed_base + threads_started,
+            Where {
+                device: report.host.block_device(),
+                data_dir: spec.uses_data_dir.then_some(db.as_path()),
+            },
         )?;
         threads_started += result.threads as u64;
         print!("{}", render_result_line(&result.line));
@@ -192,6 +199,7 @@ struct Measured {
     threads: usize,
     totals: BTreeMap<&'static str, u64>,
     histograms: OpHistograms,
+    accounting: Accounting,
 }
 
 impl Measured {
@@ -210,8 +218,16 @@ impl Measured {
             threads: self.threads,
             totals: self.totals,
             latency,
+            accounting: self.accounting,
         }
     }
+}
+
+/// The data directory and its block device, for I/O accounting.
+#[derive(Clone, Copy)]
+struct Where<'a> {
+    device: Option<&'a str>,
+    data_dir: Option<&'a Path>,
 }
 
 fn run_one(
@@ -220,6 +236,7 @@ fn run_one(
     bench: Benchmark,
     engine: &dyn Engine,
     seed: u64,
+    at: Where,
 ) -> anyhow::Result<Measured> {
     let workload = BenchWorkload::new(bench, cfg, engine, seed);
     let foreground = args.threads as usize;
@@ -245,7 +262,16 @@ fn run_one(
             }),
         },
     };
+    let before = Snapshot::take(at.device);
     let outcome = runner::execute(&workload, &spec)?;
+    let accounting = before.until(
+        &Snapshot::take(at.device),
+        at.device,
+        outcome.operations,
+        workload.logical_bytes(),
+        at.data_dir,
+    );
+    accounting::warn_unreadable(&accounting);
     let seconds = outcome.runtime.as_secs_f64().max(1e-9);
     let operations = outcome.operations.max(1); // db_bench: "at least one op"
     let tally = &workload.tally;
@@ -271,6 +297,7 @@ fn run_one(
         threads,
         totals,
         histograms: outcome.histograms,
+        accounting,
     })
 }
 
@@ -446,16 +473,4 @@ fn report_failures(histograms: &OpHistograms) {
             );
         }
     }
-}
-
-/// Seeds 001 and 003 drop the page cache before each workload.
-fn drop_page_cache() -> anyhow::Result<()> {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
-        InputError::Invalid(format!(
-            "--drop_caches: cannot write /proc/sys/vm/drop_caches ({e}); it needs root outside a container"
-        ))
-        .into()
-    })
 }

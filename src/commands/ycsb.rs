@@ -8,6 +8,7 @@ use crate::cli::{Format, YcsbArgs};
 use crate::engine::{self, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
+use crate::measure::accounting::{self, Snapshot};
 use crate::measure::{OpKind, Outcome};
 use crate::output::{self, Integrity, Overall, Provenance, RunReport};
 use crate::runner::{self, RunSpec, StatusOptions};
@@ -170,10 +171,23 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
             ops_log: None,
         },
     };
+    let data_dir = spec.uses_data_dir.then_some(args.db.as_path());
+    let host = HostInfo::collect(data_dir);
+    let device = host.block_device();
+    let before = Snapshot::take(device);
     let outcome = runner::execute(&workload.bind(engine.as_ref()), &run_spec)?;
     // Closing (a flush for RocksDB) is outside the measured window; YCSB
-    // counts it in RunTime, which makes short runs look slow.
+    // counts it in RunTime, which makes short runs look slow. Its I/O and
+    // CPU belong to this run, so accounting includes it.
     engine.close()?;
+    let accounting = before.until(
+        &Snapshot::take(device),
+        device,
+        outcome.operations,
+        workload.logical_bytes(&outcome.histograms),
+        data_dir,
+    );
+    accounting::warn_unreadable(&accounting);
 
     let (groups, histograms) = output::summarize_groups(
         &outcome.histograms,
@@ -204,7 +218,7 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         seed: client.seed,
         warmup_s: client.warmup.as_secs_f64(),
         properties: props.as_map().clone(),
-        host: HostInfo::collect(spec.uses_data_dir.then_some(args.db.as_path())),
+        host,
         overall: Overall {
             runtime_ms: runtime_s * 1000.0,
             operations: outcome.operations,
@@ -217,6 +231,7 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         },
         groups,
         integrity: integrity.clone(),
+        accounting: Some(accounting),
         histograms,
     };
     let rendered = match args.format {

@@ -5,6 +5,7 @@
 //! Each runner thread records into its own [`OpHistograms`]; they are merged
 //! by adding histograms, never by averaging percentiles.
 
+pub mod accounting;
 mod summary;
 
 use std::time::Instant;

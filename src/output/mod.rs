@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::engine::EngineInfo;
 use crate::host::HostInfo;
+use crate::measure::accounting::Accounting;
 use crate::measure::{GroupSummary, OpHistograms, Outcome};
 
 /// kvperf's own identity, recorded in every result.
@@ -69,6 +70,8 @@ pub struct RunReport {
     /// YCSB groups in print order: `READ`, `READ-FAILED`, `Intended-READ`...
     pub groups: Vec<GroupSummary>,
     pub integrity: Option<Integrity>,
+    /// Device and process I/O, CPU and energy of the run (engine close included).
+    pub accounting: Option<Accounting>,
     /// Group name -> HdrHistogram (V2 + deflate, base64; nanoseconds), so
     /// percentiles can be recomputed and runs merged exactly.
     pub histograms: BTreeMap<String, String>,

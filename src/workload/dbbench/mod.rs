@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, KvWorker, OpError, OpResult};
 use crate::error::InputError;
+use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpKind};
 use crate::runner::{Workload, WorkloadThread};
 use crate::workload::generator::{rng_from_seed, Rng};
@@ -179,6 +180,17 @@ impl<'a> BenchWorkload<'a> {
             engine,
             seed,
             tally: Tally::default(),
+        }
+    }
+
+    /// Logical key+value bytes read (found keys) and written, and the data
+    /// set of `--num` keys: the denominators of the amplification figures.
+    pub fn logical_bytes(&self) -> LogicalBytes {
+        let pair = (self.cfg.key_size + self.cfg.value_size) as u64;
+        LogicalBytes {
+            read: self.tally.found.load(Relaxed) * pair,
+            written: self.tally.writes.load(Relaxed) * pair,
+            dataset: self.cfg.num * pair,
         }
     }
 

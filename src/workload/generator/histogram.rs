@@ -50,6 +50,18 @@ impl HistogramGen {
         })
     }
 
+    /// Mean draw, taking bucket `i` as `(i + 1) * block_size` as the walk
+    /// mostly returns; used for logical-byte accounting, not for draws.
+    pub fn mean(&self) -> f64 {
+        let weighted: f64 = self
+            .buckets
+            .iter()
+            .enumerate()
+            .map(|(i, &count)| (i as f64 + 1.0) * count as f64)
+            .sum();
+        weighted * self.block_size as f64 / self.area as f64
+    }
+
     /// YCSB's walk, kept exactly (including returning `(i + 1) * blockSize`
     /// once the remainder reaches zero).
     pub fn next(&mut self, rng: &mut Rng) -> u64 {

@@ -19,7 +19,8 @@ use keys::build_key_name;
 use values::{append_deterministic_value, RandomValuePool};
 
 use crate::engine::{Engine, EngineWorker, OpResult, Record, ScanResults};
-use crate::measure::{Meter, OpKind, Outcome};
+use crate::measure::accounting::LogicalBytes;
+use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
 use crate::runner::{Workload, WorkloadThread};
 use crate::workload::generator::{
     rng_from_seed, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot, Rng,
@@ -118,6 +119,42 @@ impl CoreWorkload {
         match self.phase {
             Phase::Load => self.cfg.insert_count,
             Phase::Run => self.cfg.operation_count,
+        }
+    }
+
+    /// Logical record bytes (field values) this phase read and wrote, and
+    /// the data set it left, from the successful operation counts: the
+    /// denominators of read, write and space amplification.
+    pub fn logical_bytes(&self, h: &OpHistograms) -> LogicalBytes {
+        let c = &self.cfg;
+        let ok = |kind| h.get(kind).map_or(0, |g| g.count(Outcome::Ok));
+        let field = match &c.field_length {
+            FieldLength::Constant(n) => *n as f64,
+            FieldLength::Uniform { min, max } => (min + max) as f64 / 2.0,
+            // Zipfian favours short lengths; its mean is not worth a sum here.
+            FieldLength::Zipfian { min, .. } => *min as f64,
+            FieldLength::Histogram(_) => self
+                .field_length_histogram
+                .as_ref()
+                .map_or(0.0, |g| g.mean()),
+        };
+        let record = field * c.field_count as f64;
+        let read_one = if c.read_all_fields { record } else { field };
+        let write_one = if c.write_all_fields { record } else { field };
+        let scan_mean = (c.min_scan_length + c.max_scan_length) as f64 / 2.0;
+        let rmw = ok(OpKind::ReadModifyWrite);
+        let inserts = ok(OpKind::Insert);
+        let read = (ok(OpKind::Read) + rmw) as f64 * read_one
+            + ok(OpKind::Scan) as f64 * scan_mean * record;
+        let written = inserts as f64 * record + (ok(OpKind::Update) + rmw) as f64 * write_one;
+        let records = match self.phase {
+            Phase::Load => c.record_count.max(c.insert_start + inserts),
+            Phase::Run => c.record_count + inserts,
+        };
+        LogicalBytes {
+            read: read as u64,
+            written: written as u64,
+            dataset: (records as f64 * record) as u64,
         }
     }
 

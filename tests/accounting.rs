@@ -1,0 +1,62 @@
+//! I/O accounting against a known write: N bytes written with fsync into a
+//! directory on a block device show up as at least N device bytes.
+
+use std::io::Write;
+use std::path::Path;
+
+use kvperf::host::HostInfo;
+use kvperf::measure::accounting::{LogicalBytes, Snapshot};
+
+#[test]
+fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
+    // The target directory is on a disk (tempdirs may be on tmpfs).
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let host = HostInfo::collect(Some(dir.path()));
+    let device = host.block_device().map(str::to_string);
+    let device = device.as_deref();
+    const N: u64 = 8 << 20;
+    let before = Snapshot::take(device);
+    let mut file = std::fs::File::create(dir.path().join("known")).unwrap();
+    // Incompressible, so no layer can shrink it.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let data: Vec<u8> = (0..N)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    file.write_all(&data).unwrap();
+    file.sync_all().unwrap();
+    let logical = LogicalBytes {
+        read: 0,
+        written: N,
+        dataset: N,
+    };
+    let a = before.until(
+        &Snapshot::take(device),
+        device,
+        1,
+        logical,
+        Some(dir.path()),
+    );
+    let dev = a.device_io.unwrap_or_else(|| {
+        panic!(
+            "{} should be on a block device: {:?}",
+            dir.path().display(),
+            a.unavailable
+        )
+    });
+    assert!(
+        dev.write_bytes >= N,
+        "device wrote {} < {N}",
+        dev.write_bytes
+    );
+    assert!(dev.write_ios >= 1);
+    assert!(a.process_io.unwrap().wchar >= N);
+    assert!(a.derived.write_amplification.unwrap() >= 1.0);
+    assert!(a.data_dir_bytes.unwrap() >= N);
+    assert!(a.derived.space_amplification.unwrap() >= 1.0);
+    assert!(Path::new(&a.device.unwrap()).as_os_str().len() >= 3);
+}
