@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building kvperf needs beyond Rust: clang and libclang for
 # bindgen (the rocksdb crate), and a C++ compiler. Debian/Ubuntu only.
+# With --with-chromium, also Debian's Chromium, which the test suite uses to
+# check that HTML reports render.
 set -euo pipefail
 
 missing=()
+if [ "${1:-}" = "--with-chromium" ]; then
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fi
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
@@ -11,7 +16,7 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
-echo "kvperf: installing ${missing[*]} (needed to build RocksDB)" >&2
+echo "kvperf: installing ${missing[*]} (needed to build RocksDB and run the tests)" >&2
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "kvperf: need root or sudo to apt-get install ${missing[*]}" >&2; exit 2; }

@@ -4,6 +4,6 @@
 # `scripts/quickstart.sh`; the build cache lives outside the clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/ensure-deps.sh
+scripts/ensure-deps.sh --with-chromium
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}"
 cargo test --release --locked "$@"

@@ -79,8 +79,91 @@ pub enum Command {
         Example:\n  kvperf settle --db /tmp/kv -p rocksdb.compression=lz4"
     )]
     Settle(SettleArgs),
+    /// Run a study written as a plan (plans/*.toml), or show its steps.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// Write Markdown, CSV and HTML (SVG charts) reports from results files.
+    #[command(
+        long_about = "Write report.md, report.csv and report.html (self-contained, with\n\
+        SVG charts) into --out from one or more results files of `kvperf plan run`.\n\
+        Each plan config is a column; the first is compared with each other one.\n\n\
+        Example:\n  kvperf report results/seed-000.jsonl --out reports/seed-000"
+    )]
+    Report(ReportArgs),
+    /// Print the comparison of two configurations (or two results files).
+    #[command(
+        long_about = "Print, as Markdown tables, the first configuration's improvement over\n\
+        the others: peak and average throughput improvement, latency per thread count.\n\
+        Give one results file holding two configs, or two files (e.g. two machines).\n\n\
+        Example:\n  kvperf compare machine-a.jsonl machine-b.jsonl"
+    )]
+    Compare(CompareArgs),
     /// List the engines this binary was built with.
     Engines,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Run every step not yet in --results, appending each as one fsynced JSON line.
+    #[command(
+        long_about = "Run every step of PLAN not yet in --results: each finished step is\n\
+        appended to FILE as one JSON line and fsynced, so a crash or kill -9 loses at most\n\
+        the step in progress; rerun the same command to resume.\n\n\
+        Example:\n  kvperf plan run plans/seed-000-rocksdb-ycsb.toml --scale 0.0005 \\\n      \
+        --results results/seed-000.jsonl --db tmpfs=/dev/shm/kv --db disk=/var/tmp/kv"
+    )]
+    Run(PlanRunArgs),
+    /// Validate PLAN and list its steps and their command lines.
+    Show(PlanShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlanShowArgs {
+    /// Plan file (TOML).
+    pub plan: PathBuf,
+    /// Multiply record and operation counts and durations by F (e.g. 0.001).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// Use DIR as config NAME's data directory; repeatable.
+    #[arg(long = "db", value_name = "NAME=DIR", value_parser = parse_db_override)]
+    pub db: Vec<(String, PathBuf)>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanRunArgs {
+    #[command(flatten)]
+    pub plan: PlanShowArgs,
+    /// Results file (JSON lines): appended to, and read to skip finished steps.
+    #[arg(long, value_name = "FILE")]
+    pub results: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results files of `kvperf plan run`.
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+    /// Directory for report.md, report.csv and report.html.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// One results file with two or more configs, or several files.
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+}
+
+fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(dir)))
+        }
+        _ => Err(format!(
+            "'{text}' is not NAME=DIR (e.g. --db disk=/mnt/nvme/kv)"
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -315,6 +398,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Run(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Run),
         Command::Bench(args) => commands::bench::run(*args),
         Command::Settle(args) => commands::settle::run(args),
+        Command::Plan(PlanCommand::Run(args)) => commands::plan::run(args),
+        Command::Plan(PlanCommand::Show(args)) => commands::plan::show(args),
+        Command::Report(args) => commands::report::report(args),
+        Command::Compare(args) => commands::report::compare(args),
         Command::Engines => {
             for spec in crate::engine::registry() {
                 println!("{:<10} {}", spec.name, spec.about);

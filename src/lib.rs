@@ -10,5 +10,8 @@ pub mod error;
 pub mod host;
 pub mod measure;
 pub mod output;
+pub mod plan;
+pub mod report;
+pub mod results;
 pub mod runner;
 pub mod workload;

@@ -11,6 +11,8 @@ use anyhow::Context;
 use crate::error::InputError;
 
 pub const MARKER: &str = ".kvperf-data";
+/// A plan's precondition fill, kept beside the store when a load empties it.
+pub const PRECONDITION_FILE: &str = "kvperf-precondition.fill";
 
 /// Creates `dir` if needed and checks it may hold a store of `engine`.
 pub fn prepare_data_dir(dir: &Path, engine: &str) -> anyhow::Result<()> {
@@ -85,7 +87,10 @@ pub fn wipe_store(dir: &Path) -> anyhow::Result<()> {
     }
     for entry in fs::read_dir(dir).with_context(|| format!("cannot list --db '{shown}'"))? {
         let path = entry?.path();
-        if path.file_name().is_some_and(|n| n == MARKER) {
+        if path
+            .file_name()
+            .is_some_and(|n| n == MARKER || n == PRECONDITION_FILE)
+        {
             continue;
         }
         let removed = if path.is_dir() {
@@ -103,7 +108,7 @@ pub fn holds_store(dir: &Path) -> bool {
     fs::read_dir(dir).is_ok_and(|entries| {
         entries
             .filter_map(|e| e.ok())
-            .any(|e| e.file_name() != MARKER)
+            .any(|e| e.file_name() != MARKER && e.file_name() != PRECONDITION_FILE)
     })
 }
 

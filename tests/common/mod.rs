@@ -69,3 +69,10 @@ pub fn assert_input_error(out: &Output, needle: &str) {
     );
     assert!(!out.stderr.contains("panicked") && !out.stderr.contains("backtrace"));
 }
+
+/// `kvperf report RESULTS --out OUT`, which must succeed.
+pub fn report(dir: &Path, results: &Path, out: &Path) {
+    let shown = (results.display().to_string(), out.display().to_string());
+    let done = kvperf(dir, &["report", &shown.0, "--out", &shown.1]);
+    assert_eq!(done.code, 0, "kvperf report: {}", done.stderr);
+}

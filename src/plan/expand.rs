@@ -1,0 +1,392 @@
+//! A plan expanded into steps: per configuration, the precondition, then
+//! each `[[steps]]` entry as workloads x threads x repeats, with properties
+//! merged (workload file < plan < config < step) and counts scaled.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{Driver, LoadedPlan, Plan, CORE_WORKLOADS};
+use crate::error::did_you_mean;
+use crate::workload::dbbench::Benchmark;
+use crate::workload::properties::Properties;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Precondition,
+    Load,
+    Run,
+}
+
+/// One unit of work, measured and recorded on its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// Stable within a plan: what a rerun matches finished results by.
+    pub id: String,
+    pub config: String,
+    pub db: PathBuf,
+    pub engine: String,
+    pub kind: StepKind,
+    /// `a`..`f` or a workload file (YCSB), a benchmark (db_bench).
+    pub workload: String,
+    /// The `[[steps]]` entry's label ("" if none).
+    pub label: String,
+    pub threads: u64,
+    pub repeat: u32,
+    /// Merged and scaled: YCSB properties or db_bench flags.
+    pub properties: Vec<(String, String)>,
+    /// Bytes a precondition step writes.
+    pub fill_bytes: u64,
+}
+
+/// Counts `--scale` multiplies, per driver; durations are scaled too, so a
+/// scaled study keeps the full study's proportions.
+const YCSB_COUNTS: [&str; 4] = [
+    "recordcount",
+    "operationcount",
+    "insertcount",
+    "insertstart",
+];
+const DB_BENCH_COUNTS: [&str; 2] = ["num", "reads"];
+
+/// Checks a workload name of a `[[steps]]` entry.
+pub fn check_workload(driver: Driver, load: bool, name: &str) -> Result<(), String> {
+    match driver {
+        Driver::Ycsb => {
+            let known = CORE_WORKLOADS.iter().any(|(n, _)| *n == name);
+            if known || name.contains('/') || name.contains('.') {
+                Ok(())
+            } else {
+                Err(format!(
+                    "workload '{name}' is not one of a, b, c, d, e, f (or a file path like ./my-workload)"
+                ))
+            }
+        }
+        Driver::DbBench => {
+            let bench = Benchmark::parse(name).map_err(|e| e.to_string())?;
+            match (load, bench.needs_fresh_db()) {
+                (true, false) => Err(format!(
+                    "a load step needs a fill benchmark (fillrandom, fillseq), not '{name}'"
+                )),
+                (false, true) => Err(format!(
+                    "'{name}' empties the store; use it in a step with load = true"
+                )),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Expands `loaded` at `scale`, with `db` overrides by config name.
+pub fn steps(
+    loaded: &LoadedPlan,
+    scale: f64,
+    db_overrides: &[(String, PathBuf)],
+) -> anyhow::Result<Vec<Step>> {
+    let plan = &loaded.plan;
+    let mut out = Vec::new();
+    for config in &plan.configs {
+        let db = db_overrides
+            .iter()
+            .find(|(name, _)| *name == config.name)
+            .map_or_else(|| config.db.clone(), |(_, dir)| dir.clone());
+        let engine = config.engine.clone().unwrap_or_else(|| plan.engine.clone());
+        let mut push =
+            |kind, workload: &str, label: &str, threads, repeat, properties, fill_bytes| {
+                let index = out.len();
+                let tag = if label.is_empty() {
+                    String::new()
+                } else {
+                    format!("-{label}")
+                };
+                out.push(Step {
+                    id: format!(
+                        "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
+                        config.name,
+                        kind_name(kind)
+                    ),
+                    label: label.to_string(),
+                    config: config.name.clone(),
+                    db: db.clone(),
+                    engine: engine.clone(),
+                    kind,
+                    workload: workload.to_string(),
+                    threads,
+                    repeat,
+                    properties,
+                    fill_bytes,
+                });
+            };
+        if let Some(pre) = &plan.precondition {
+            let bytes = super::parse_size(&pre.fill.to_string())
+                .map_err(|e| anyhow::anyhow!("precondition.fill: {e}"))?;
+            push(
+                StepKind::Precondition,
+                "fill",
+                "",
+                1,
+                1,
+                Vec::new(),
+                scaled(bytes, scale),
+            );
+        }
+        for def in &plan.steps {
+            let kind = if def.load {
+                StepKind::Load
+            } else {
+                StepKind::Run
+            };
+            for workload in &def.workloads {
+                let mut props = workload_properties(loaded, workload)?;
+                for layer in [&plan.properties, &config.properties, &def.properties] {
+                    for (k, v) in layer {
+                        set(&mut props, k, &v.to_string());
+                    }
+                }
+                let (ops_key, duration_key) = match plan.driver {
+                    Driver::Ycsb => ("operationcount", "maxexecutiontime"),
+                    Driver::DbBench => ("reads", "duration"),
+                };
+                if let Some(ops) = def.operations {
+                    set(&mut props, ops_key, &ops.to_string());
+                }
+                if let Some(secs) = def.duration {
+                    set(&mut props, duration_key, &secs.to_string());
+                }
+                scale_counts(&mut props, plan.driver, scale)?;
+                for &threads in &def.threads {
+                    for repeat in 1..=def.repeats {
+                        push(
+                            kind,
+                            workload,
+                            &def.label,
+                            threads as u64,
+                            repeat,
+                            props.clone(),
+                            0,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn kind_name(kind: StepKind) -> &'static str {
+    match kind {
+        StepKind::Precondition => "precondition",
+        StepKind::Load => "load",
+        StepKind::Run => "run",
+    }
+}
+
+/// The workload's own properties: a shipped core workload or a file next
+/// to the plan; none for db_bench benchmarks.
+fn workload_properties(
+    loaded: &LoadedPlan,
+    workload: &str,
+) -> anyhow::Result<Vec<(String, String)>> {
+    if loaded.plan.driver == Driver::DbBench {
+        return Ok(Vec::new());
+    }
+    let mut props = Properties::new();
+    match CORE_WORKLOADS.iter().find(|(n, _)| *n == workload) {
+        Some((_, text)) => props.load_str(text),
+        None => {
+            let path = loaded.dir().join(workload);
+            if !path.is_file() {
+                return Err(crate::error::InputError::Invalid(format!(
+                    "plan '{}': workload file '{}' does not exist",
+                    loaded.path.display(),
+                    path.display()
+                ))
+                .into());
+            }
+            props.load_file(&path)?;
+        }
+    }
+    // The workload class is YCSB's Java name; kvperf has only CoreWorkload.
+    Ok(props
+        .iter()
+        .filter(|(k, _)| *k != "workload")
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}
+
+fn set(props: &mut Vec<(String, String)>, key: &str, value: &str) {
+    match props.iter_mut().find(|(k, _)| k == key) {
+        Some(entry) => entry.1 = value.to_string(),
+        None => props.push((key.to_string(), value.to_string())),
+    }
+}
+
+fn scale_counts(props: &mut [(String, String)], driver: Driver, scale: f64) -> anyhow::Result<()> {
+    let (counts, duration): (&[&str], &str) = match driver {
+        Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
+        Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
+    };
+    for (key, value) in props.iter_mut() {
+        if !(counts.contains(&key.as_str()) || key == duration) {
+            continue;
+        }
+        let n: i64 = value.trim().parse().map_err(|_| {
+            crate::error::InputError::Invalid(format!(
+                "plan property {key} = '{value}' is not a whole number"
+            ))
+        })?;
+        if n > 0 {
+            *value = scaled(n as u64, scale).to_string();
+        }
+    }
+    Ok(())
+}
+
+/// `n * scale`, at least 1: a scaled plan never asks for nothing.
+fn scaled(n: u64, scale: f64) -> u64 {
+    ((n as f64 * scale).round() as u64).max(1)
+}
+
+/// Identity of a plan at a scale: results written under another fingerprint
+/// belong to another study and are never mixed in.
+pub fn fingerprint(plan: &Plan, scale: f64, steps: &[Step]) -> String {
+    let canonical = serde_json::json!({ "plan": plan, "scale": scale, "steps": steps });
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in canonical.to_string().bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// A did-you-mean for config names given to `--db NAME=DIR`.
+pub fn check_config_name(plan: &Plan, name: &str) -> Result<(), String> {
+    if plan.configs.iter().any(|c| c.name == name) {
+        return Ok(());
+    }
+    let names: Vec<&str> = plan.configs.iter().map(|c| c.name.as_str()).collect();
+    let hint = did_you_mean(name, names.iter().copied())
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
+    Err(format!(
+        "--db {name}=...: the plan has no config '{name}'{hint}; its configs: {}",
+        names.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn load(text: &str) -> LoadedPlan {
+        LoadedPlan {
+            plan: super::super::parse(text).unwrap(),
+            path: Path::new("plans/test.toml").to_path_buf(),
+        }
+    }
+
+    const PLAN: &str = r#"
+name = "t"
+driver = "ycsb"
+[properties]
+recordcount = 1000000
+operationcount = 500000
+fieldcount = 4
+[precondition]
+fill = "1GB"
+[[configs]]
+name = "fast"
+db = "/a"
+[[configs]]
+name = "slow"
+db = "/b"
+properties = { "rocksdb.compression" = "none" }
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [8]
+[[steps]]
+workloads = ["a", "c"]
+threads = [4, 8]
+repeats = 2
+duration = 600
+"#;
+
+    #[test]
+    fn expands_configs_workloads_threads_repeats_in_order() {
+        let steps = steps(&load(PLAN), 1.0, &[]).unwrap();
+        // Per config: precondition, load, 2 workloads x 2 threads x 2 repeats.
+        assert_eq!(steps.len(), 2 * (1 + 1 + 8));
+        assert_eq!(steps[0].id, "fast/000-precondition-fill-t1-r1");
+        assert_eq!(steps[1].kind, StepKind::Load);
+        assert_eq!(steps[2].id, "fast/002-run-a-t4-r1");
+        assert_eq!(steps[3].id, "fast/003-run-a-t4-r2");
+        assert_eq!(steps[4].threads, 8);
+        assert_eq!(steps[10].config, "slow");
+        let ids: std::collections::BTreeSet<_> = steps.iter().map(|s| &s.id).collect();
+        assert_eq!(ids.len(), steps.len(), "ids are unique");
+    }
+
+    #[test]
+    fn properties_merge_workload_then_plan_then_config() {
+        let steps = steps(&load(PLAN), 1.0, &[]).unwrap();
+        let get = |s: &Step, k: &str| {
+            s.properties
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        };
+        let c = &steps[6];
+        assert_eq!(c.workload, "c");
+        assert_eq!(get(c, "readproportion").as_deref(), Some("1"));
+        assert_eq!(
+            get(c, "fieldcount").as_deref(),
+            Some("4"),
+            "plan beats workload file"
+        );
+        assert_eq!(get(c, "maxexecutiontime").as_deref(), Some("600"));
+        assert_eq!(
+            get(&steps[12], "rocksdb.compression").as_deref(),
+            Some("none")
+        );
+        assert_eq!(get(c, "rocksdb.compression"), None);
+        assert_eq!(get(c, "workload"), None);
+    }
+
+    #[test]
+    fn scale_shrinks_counts_and_durations_not_threads() {
+        let steps = steps(&load(PLAN), 0.001, &[]).unwrap();
+        let get = |s: &Step, k: &str| s.properties.iter().find(|(n, _)| n == k).unwrap().1.clone();
+        assert_eq!(get(&steps[2], "recordcount"), "1000");
+        assert_eq!(get(&steps[2], "operationcount"), "500");
+        assert_eq!(get(&steps[2], "maxexecutiontime"), "1");
+        assert_eq!(get(&steps[2], "fieldcount"), "4");
+        assert_eq!(steps[2].threads, 4);
+        assert_eq!(steps[0].fill_bytes, 1_000_000);
+    }
+
+    #[test]
+    fn fingerprint_changes_with_plan_and_scale() {
+        let p = load(PLAN);
+        let s1 = steps(&p, 1.0, &[]).unwrap();
+        let f1 = fingerprint(&p.plan, 1.0, &s1);
+        assert_eq!(f1, fingerprint(&p.plan, 1.0, &s1));
+        let s2 = steps(&p, 0.5, &[]).unwrap();
+        assert_ne!(f1, fingerprint(&p.plan, 0.5, &s2));
+        let other = load(&PLAN.replace("[4, 8]", "[4, 16]"));
+        let s3 = steps(&other, 1.0, &[]).unwrap();
+        assert_ne!(f1, fingerprint(&other.plan, 1.0, &s3));
+    }
+
+    #[test]
+    fn db_override_needs_a_known_config() {
+        let p = load(PLAN);
+        let s = steps(&p, 1.0, &[("slow".into(), "/c".into())]).unwrap();
+        assert_eq!(s.last().unwrap().db, Path::new("/c"));
+        assert!(check_config_name(&p.plan, "slwo")
+            .unwrap_err()
+            .contains("did you mean 'slow'"));
+    }
+}

@@ -1,0 +1,335 @@
+//! Plans: a study written down as TOML (`plans/*.toml`) — the configurations
+//! compared, a load, a sequence of workloads x thread counts x repeats —
+//! expanded into the flat list of [`Step`]s the plan runner executes.
+//!
+//! Parsing rejects unknown keys (naming the key and its line) and anything
+//! that could only fail hours into a run: empty or zero thread lists,
+//! unknown workloads or benchmarks, duplicate configuration names.
+
+mod expand;
+pub mod runner;
+mod size;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use expand::{Step, StepKind};
+pub use size::parse_size;
+
+use crate::error::InputError;
+
+/// Which kvperf front end runs the plan's workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Driver {
+    /// YCSB core workloads (`kvperf load` / `kvperf run`); properties are `-p`.
+    Ycsb,
+    /// db_bench benchmarks (`kvperf bench`); properties are `--flag=value`.
+    DbBench,
+}
+
+/// A plan file as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub driver: Driver,
+    #[serde(default = "default_engine")]
+    pub engine: String,
+    /// Sync and drop the page cache before every measured step (needs root).
+    #[serde(default)]
+    pub drop_caches: bool,
+    /// Wait for flushes and compactions before every measured step.
+    #[serde(default = "yes")]
+    pub settle: bool,
+    /// Properties (YCSB) or flags (db_bench) of every step.
+    #[serde(default)]
+    pub properties: BTreeMap<String, PropertyValue>,
+    pub precondition: Option<Precondition>,
+    #[serde(rename = "configs")]
+    pub configs: Vec<Config>,
+    pub steps: Vec<StepDef>,
+}
+
+/// Fill the data directory's filesystem before the load, as SSD studies
+/// precondition a drive: a file of incompressible data, written and synced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Precondition {
+    /// Bytes to write, e.g. 1000000000 or "1TiB" (scaled by `--scale`).
+    pub fill: PropertyValue,
+}
+
+/// One of the configurations compared: a data directory, and optionally
+/// its own engine and properties.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub name: String,
+    pub db: PathBuf,
+    pub engine: Option<String>,
+    #[serde(default)]
+    pub properties: BTreeMap<String, PropertyValue>,
+}
+
+/// One entry of `[[steps]]`: workloads x threads x repeats.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepDef {
+    /// Tells apart entries that run the same workload with other properties
+    /// (seed 003: 4 KB and 16 KB values); reports group by workload + label.
+    #[serde(default)]
+    pub label: String,
+    /// A load (YCSB load phase, or a db_bench fill) into an empty store.
+    #[serde(default)]
+    pub load: bool,
+    /// YCSB: a..f (the shipped core workloads) or a workload file relative
+    /// to the plan; db_bench: benchmark names.
+    pub workloads: Vec<String>,
+    pub threads: Vec<i64>,
+    #[serde(default = "one")]
+    pub repeats: u32,
+    /// YCSB `operationcount`, db_bench `--reads` (per thread, as db_bench).
+    pub operations: Option<u64>,
+    /// Seconds per step: YCSB `maxexecutiontime`, db_bench `--duration`.
+    pub duration: Option<u64>,
+    #[serde(default)]
+    pub properties: BTreeMap<String, PropertyValue>,
+}
+
+/// A property value as TOML allows it to be written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PropertyValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl std::fmt::Display for PropertyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PropertyValue::Int(v) => write!(f, "{v}"),
+            PropertyValue::Float(v) => write!(f, "{v}"),
+            PropertyValue::Bool(v) => write!(f, "{v}"),
+            PropertyValue::Text(v) => f.write_str(v),
+        }
+    }
+}
+
+fn default_engine() -> String {
+    "rocksdb".into()
+}
+fn yes() -> bool {
+    true
+}
+fn one() -> u32 {
+    1
+}
+
+/// The shipped YCSB core workloads, so plans run from any directory.
+pub const CORE_WORKLOADS: [(&str, &str); 6] = [
+    ("a", include_str!("../../workloads/workloada")),
+    ("b", include_str!("../../workloads/workloadb")),
+    ("c", include_str!("../../workloads/workloadc")),
+    ("d", include_str!("../../workloads/workloadd")),
+    ("e", include_str!("../../workloads/workloade")),
+    ("f", include_str!("../../workloads/workloadf")),
+];
+
+/// A parsed, validated plan and where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedPlan {
+    pub plan: Plan,
+    pub path: PathBuf,
+}
+
+impl LoadedPlan {
+    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            InputError::Invalid(format!("cannot read plan '{}': {e}", path.display()))
+        })?;
+        let plan = parse(&text)
+            .map_err(|e| InputError::Invalid(format!("plan '{}': {}", path.display(), e)))?;
+        Ok(Self {
+            plan,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where relative workload files are looked up.
+    pub fn dir(&self) -> &Path {
+        match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        }
+    }
+}
+
+/// Parses and validates plan text; errors are one line and name the line.
+pub fn parse(text: &str) -> Result<Plan, String> {
+    let plan: Plan = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim().replace('\n', " ");
+        match e.span() {
+            Some(span) => {
+                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                format!("line {line}: {message}")
+            }
+            None => message,
+        }
+    })?;
+    validate(&plan)?;
+    Ok(plan)
+}
+
+fn validate(plan: &Plan) -> Result<(), String> {
+    if plan.name.trim().is_empty() {
+        return Err("'name' is empty".into());
+    }
+    if plan.configs.is_empty() {
+        return Err("no [[configs]]: a plan needs at least one data directory".into());
+    }
+    for (i, config) in plan.configs.iter().enumerate() {
+        let ok_name = !config.name.is_empty()
+            && config
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        if !ok_name {
+            return Err(format!(
+                "config name '{}' must be letters, digits, '-', '_' or '.'",
+                config.name
+            ));
+        }
+        if plan.configs[..i].iter().any(|c| c.name == config.name) {
+            return Err(format!("config name '{}' is used twice", config.name));
+        }
+        if config.db.as_os_str().is_empty() {
+            return Err(format!("config '{}': db is empty", config.name));
+        }
+    }
+    if plan.steps.is_empty() {
+        return Err("no [[steps]]".into());
+    }
+    for (i, step) in plan.steps.iter().enumerate() {
+        let at = format!("steps[{i}]");
+        validate_threads(&step.threads).map_err(|e| format!("{at}: threads {e}"))?;
+        if step.workloads.is_empty() {
+            return Err(format!("{at}: workloads is empty"));
+        }
+        if step.repeats == 0 {
+            return Err(format!("{at}: repeats must be at least 1"));
+        }
+        if step.operations == Some(0) {
+            return Err(format!("{at}: operations must be at least 1"));
+        }
+        if step.duration == Some(0) {
+            return Err(format!("{at}: duration must be at least 1 second"));
+        }
+        for w in &step.workloads {
+            expand::check_workload(plan.driver, step.load, w).map_err(|e| format!("{at}: {e}"))?;
+        }
+    }
+    if let Some(p) = &plan.precondition {
+        size::parse_size(&p.fill.to_string()).map_err(|e| format!("precondition.fill: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Thread counts: at least one, each >= 1, none repeated.
+pub fn validate_threads(threads: &[i64]) -> Result<(), String> {
+    if threads.is_empty() {
+        return Err("is empty: give at least one thread count, e.g. [4, 8, 16]".into());
+    }
+    for (i, &t) in threads.iter().enumerate() {
+        if t < 1 {
+            return Err(format!("has {t}: thread counts must be at least 1"));
+        }
+        if threads[..i].contains(&t) {
+            return Err(format!("has {t} twice"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "t"
+driver = "ycsb"
+[[configs]]
+name = "disk"
+db = "/tmp/x"
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [2]
+[[steps]]
+workloads = ["a", "c"]
+threads = [1, 2]
+"#;
+
+    #[test]
+    fn minimal_plan_parses_with_defaults() {
+        let plan = parse(MINIMAL).unwrap();
+        assert_eq!(plan.engine, "rocksdb");
+        assert!(plan.settle);
+        assert!(!plan.drop_caches);
+        assert_eq!(plan.steps[1].repeats, 1);
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let text = MINIMAL.replace("threads = [1, 2]", "threads = [1, 2]\nthreadz = 3");
+        let err = parse(&text).unwrap_err();
+        assert!(err.contains("threadz"), "{err}");
+        assert!(err.starts_with("line 14:"), "{err}");
+        assert!(!err.contains('\n'));
+    }
+
+    #[test]
+    fn bad_thread_lists_are_rejected() {
+        for (list, want) in [
+            ("[]", "is empty"),
+            ("[0, 4]", "has 0"),
+            ("[-4]", "has -4"),
+            ("[4, 4]", "has 4 twice"),
+        ] {
+            let text = MINIMAL.replace("threads = [1, 2]", &format!("threads = {list}"));
+            let err = parse(&text).unwrap_err();
+            assert!(err.contains(want), "{list}: {err}");
+        }
+        let text = MINIMAL.replace("threads = [1, 2]", "threads = [\"many\"]");
+        let err = parse(&text).unwrap_err();
+        assert!(err.starts_with("line 13:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_workload_and_duplicate_config_are_rejected() {
+        let err = parse(&MINIMAL.replace("[\"a\", \"c\"]", "[\"g\"]")).unwrap_err();
+        assert!(err.contains("'g'"), "{err}");
+        let twice = format!("{MINIMAL}\n[[configs]]\nname = \"disk\"\ndb = \"/tmp/y\"\n");
+        assert!(parse(&twice).unwrap_err().contains("used twice"));
+    }
+
+    #[test]
+    fn db_bench_steps_check_benchmark_names() {
+        let text = MINIMAL
+            .replace("\"ycsb\"", "\"db_bench\"")
+            .replace("[\"a\"]", "[\"fillrandom\"]")
+            .replace("[\"a\", \"c\"]", "[\"readrandom\", \"readwhilewritin\"]");
+        let err = parse(&text).unwrap_err();
+        assert!(err.contains("readwhilewriting"), "did-you-mean: {err}");
+        let load_is_not_fill = MINIMAL
+            .replace("\"ycsb\"", "\"db_bench\"")
+            .replace("[\"a\"]", "[\"readrandom\"]");
+        assert!(parse(&load_is_not_fill).unwrap_err().contains("fill"));
+    }
+}

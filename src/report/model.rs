@@ -1,0 +1,283 @@
+//! Results files -> the figures a comparison prints: per series (a config,
+//! or a config of one file among several), per workload and thread count,
+//! the mean over repeats; and the briefs' comparison arithmetic.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::measure::accounting::Accounting;
+use crate::results::{self, Record};
+
+/// One (series, workload, threads) cell, averaged over its repeats.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub threads: u64,
+    pub repeats: u32,
+    pub ops_per_sec: f64,
+    /// Latency of the workload's primary operation (read where it has one).
+    pub latency_avg_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
+    pub latency_p999_us: Option<f64>,
+    /// Of the last repeat (accounting is per step; it is not averaged).
+    pub accounting: Option<Accounting>,
+}
+
+/// One workload across series: the unit of a brief's table.
+#[derive(Debug, Clone)]
+pub struct WorkloadView {
+    /// Display name: "Workload A", "readrandom 16KB", "load".
+    pub name: String,
+    /// The operation whose latency is shown ("read", else the first one).
+    pub latency_op: String,
+    /// series index -> points by thread count.
+    pub points: Vec<BTreeMap<u64, Point>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Study {
+    pub title: String,
+    pub series: Vec<String>,
+    /// Host facts per series (CPU, kernel, filesystem and device).
+    pub hosts: Vec<String>,
+    pub workloads: Vec<WorkloadView>,
+}
+
+/// Reads `files` into a study. A config name present in several files is
+/// shown as `file-stem:config`.
+pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
+    let mut per_file = Vec::new();
+    for file in files {
+        let loaded = results::read(file)?;
+        if loaded.records.is_empty() {
+            return Err(crate::error::InputError::Invalid(format!(
+                "results file '{}' holds no results",
+                file.display()
+            ))
+            .into());
+        }
+        per_file.push((file, loaded.records));
+    }
+    let mut count_by_config: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, records) in &per_file {
+        let mut seen: Vec<&str> = records.iter().map(|r| r.step.config.as_str()).collect();
+        seen.dedup();
+        seen.sort();
+        seen.dedup();
+        for c in seen {
+            *count_by_config.entry(c.to_string()).or_default() += 1;
+        }
+    }
+    let mut tagged: Vec<(String, Record)> = Vec::new();
+    for (file, records) in per_file {
+        let stem = file
+            .file_stem()
+            .map_or("results".into(), |s| s.to_string_lossy().into_owned());
+        for r in records {
+            let name = if count_by_config[&r.step.config] > 1 {
+                format!("{stem}:{}", r.step.config)
+            } else {
+                r.step.config.clone()
+            };
+            tagged.push((name, r));
+        }
+    }
+    Ok(from_records(&tagged))
+}
+
+/// Builds a study from records tagged with their series name, in order.
+pub fn from_records(records: &[(String, Record)]) -> Study {
+    let mut series: Vec<String> = Vec::new();
+    let mut hosts: Vec<String> = Vec::new();
+    let mut workload_names: Vec<String> = Vec::new();
+    // (series, workload, threads) -> records
+    let mut cells: BTreeMap<(usize, usize, u64), Vec<&Record>> = BTreeMap::new();
+    for (name, r) in records {
+        if r.step.kind == "precondition" {
+            continue;
+        }
+        let s = index_of(&mut series, name);
+        if hosts.len() < series.len() {
+            hosts.push(host_line(r));
+        }
+        let w = index_of(&mut workload_names, &workload_name(r));
+        cells.entry((s, w, r.step.threads)).or_default().push(r);
+    }
+    let mut workloads: Vec<WorkloadView> = workload_names
+        .iter()
+        .map(|name| WorkloadView {
+            name: name.clone(),
+            latency_op: String::new(),
+            points: vec![BTreeMap::new(); series.len()],
+        })
+        .collect();
+    for ((s, w, threads), rs) in &cells {
+        let view = &mut workloads[*w];
+        if view.latency_op.is_empty() {
+            view.latency_op = primary_op(rs[0]);
+        }
+        view.points[*s].insert(*threads, average(*threads, rs, &view.latency_op));
+    }
+    let title = records.first().map_or_else(String::new, |(_, r)| {
+        format!("{} (scale {})", r.plan.name, r.plan.scale)
+    });
+    Study {
+        title,
+        series,
+        hosts,
+        workloads,
+    }
+}
+
+fn index_of(list: &mut Vec<String>, name: &str) -> usize {
+    match list.iter().position(|n| n == name) {
+        Some(i) => i,
+        None => {
+            list.push(name.to_string());
+            list.len() - 1
+        }
+    }
+}
+
+fn workload_name(r: &Record) -> String {
+    let base = match (r.step.kind.as_str(), r.step.workload.len()) {
+        ("load", _) if r.step.workload.len() == 1 => "load".to_string(),
+        (_, 1) => format!("Workload {}", r.step.workload.to_uppercase()),
+        _ => r.step.workload.clone(),
+    };
+    if r.step.label.is_empty() {
+        base
+    } else {
+        format!("{base} {}", r.step.label)
+    }
+}
+
+fn primary_op(r: &Record) -> String {
+    let ops = &r.summary.latency_us;
+    if ops.contains_key("read") {
+        return "read".into();
+    }
+    ops.iter()
+        .max_by_key(|(_, l)| l.count)
+        .map_or_else(String::new, |(op, _)| op.clone())
+}
+
+fn average(threads: u64, rs: &[&Record], op: &str) -> Point {
+    let n = rs.len() as f64;
+    let mean = |f: &dyn Fn(&Record) -> Option<f64>| -> Option<f64> {
+        let values: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let lat = |r: &Record| r.summary.latency_us.get(op).cloned();
+    Point {
+        threads,
+        repeats: rs.len() as u32,
+        ops_per_sec: rs.iter().map(|r| r.summary.ops_per_sec).sum::<f64>() / n,
+        latency_avg_us: mean(&|r| lat(r).map(|l| l.avg)),
+        latency_p99_us: mean(&|r| lat(r).map(|l| l.p99)),
+        latency_p999_us: mean(&|r| lat(r).map(|l| l.p999)),
+        accounting: rs.last().and_then(|r| r.accounting.clone()),
+    }
+}
+
+fn host_line(r: &Record) -> String {
+    let h = &r.host;
+    if !h.is_object() {
+        return String::new();
+    }
+    let text = |v: &serde_json::Value, k: &str| {
+        v.get(k).and_then(|x| x.as_str()).unwrap_or("?").to_string()
+    };
+    let cores = h.get("logical_cores").and_then(|x| x.as_u64()).unwrap_or(0);
+    let mem_gib =
+        h.get("memory_bytes").and_then(|x| x.as_u64()).unwrap_or(0) as f64 / (1u64 << 30) as f64;
+    let mut line = format!(
+        "{}, {cores} cores, {mem_gib:.0} GiB, kernel {}",
+        text(h, "cpu_model"),
+        text(h, "kernel")
+    );
+    if let Some(d) = h.get("data_dir").filter(|d| !d.is_null()) {
+        let model = d
+            .get("device_model")
+            .and_then(|x| x.as_str())
+            .map(|m| format!(", {m}"))
+            .unwrap_or_default();
+        line.push_str(&format!(
+            "; data in {} ({} on {}{model})",
+            text(d, "path"),
+            text(d, "filesystem"),
+            text(d, "source")
+        ));
+    }
+    line
+}
+
+/// The briefs' arithmetic, candidate vs baseline, for one workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Per thread count present in both: (threads, improvement %).
+    pub per_thread: Vec<(u64, f64)>,
+    pub peak_candidate: Option<(u64, f64)>,
+    pub peak_baseline: Option<(u64, f64)>,
+    /// (peak A - peak B) / peak B, in %.
+    pub peak_improvement: Option<f64>,
+    /// Mean of the per-thread % (how the briefs average across threads).
+    pub average_improvement: Option<f64>,
+    /// The largest per-thread improvement and its thread count.
+    pub max_improvement: Option<(u64, f64)>,
+    /// Lower-is-better: mean over threads of (B - A) / B, in %.
+    pub latency_avg_improvement: Option<f64>,
+    pub latency_p99_improvement: Option<f64>,
+}
+
+/// Higher is better: (a - b) / b in %.
+pub fn improvement(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| (a - b) / b * 100.0)
+}
+
+/// Lower is better: (b - a) / b in % ("51% lower").
+pub fn reduction(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| (b - a) / b * 100.0)
+}
+
+pub fn peak(points: &BTreeMap<u64, Point>) -> Option<(u64, f64)> {
+    points
+        .values()
+        .map(|p| (p.threads, p.ops_per_sec))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison {
+    let both: Vec<(&Point, &Point)> = a
+        .iter()
+        .filter_map(|(t, pa)| Some((pa, b.get(t)?)))
+        .collect();
+    let per_thread: Vec<(u64, f64)> = both
+        .iter()
+        .filter_map(|(pa, pb)| Some((pa.threads, improvement(pa.ops_per_sec, pb.ops_per_sec)?)))
+        .collect();
+    let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let latency = |f: fn(&Point) -> Option<f64>| {
+        mean(
+            both.iter()
+                .filter_map(|(pa, pb)| reduction(f(pa)?, f(pb)?))
+                .collect(),
+        )
+    };
+    let (peak_candidate, peak_baseline) = (peak(a), peak(b));
+    Comparison {
+        peak_improvement: match (peak_candidate, peak_baseline) {
+            (Some(pa), Some(pb)) => improvement(pa.1, pb.1),
+            _ => None,
+        },
+        average_improvement: mean(per_thread.iter().map(|(_, v)| *v).collect()),
+        max_improvement: per_thread
+            .iter()
+            .copied()
+            .max_by(|x, y| x.1.total_cmp(&y.1)),
+        latency_avg_improvement: latency(|p| p.latency_avg_us),
+        latency_p99_improvement: latency(|p| p.latency_p99_us),
+        per_thread,
+        peak_candidate,
+        peak_baseline,
+    }
+}
