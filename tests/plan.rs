@@ -250,3 +250,84 @@ fn a_plan_killed_with_sigkill_resumes_without_losing_or_repeating_steps() {
     assert_eq!(compare.code, 0, "{}", compare.stderr);
     assert!(compare.stdout.contains("peak improvement"));
 }
+
+/// Unmounts the small tmpfs when the test ends, however it ends.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_during_a_step_is_one_line_and_keeps_finished_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tiny = tmp.path().join("tiny");
+    std::fs::create_dir(&tiny).unwrap();
+    // A 4 MiB filesystem that a 20 MB load fills (needs root, as CI has).
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&tiny)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (not root?)");
+        return;
+    }
+    let _unmount = Mount(tiny.clone());
+    let plan = tmp.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "full-disk"
+driver = "ycsb"
+[properties]
+recordcount = 20000
+fieldlength = 100
+[[configs]]
+name = "roomy"
+db = "{}/roomy"
+[[configs]]
+name = "full"
+db = "{}/db"
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [1]
+"#,
+            tmp.path().display(),
+            tiny.display()
+        ),
+    )
+    .unwrap();
+    let results = tmp.path().join("r.jsonl");
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "plan",
+            "run",
+            &plan.display().to_string(),
+            "--results",
+            &results.display().to_string(),
+        ],
+    );
+    let errors: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("kvperf: "))
+        .collect();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(errors.len(), 1, "{}", out.stderr);
+    assert!(errors[0].contains("step full/"), "{}", errors[0]);
+    assert!(
+        errors[0].contains("No space left on device"),
+        "{}",
+        errors[0]
+    );
+    let kept = lines(&results);
+    assert_eq!(kept.len(), 1, "the finished step is kept");
+    assert_eq!(kept[0]["step"]["config"], "roomy");
+}

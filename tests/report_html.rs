@@ -6,8 +6,6 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::kvperf;
-
 /// A results file with known numbers: seed 000's Table 1, two configs.
 fn write_results(path: &Path) {
     let threads = [4, 8, 16, 32, 48, 64, 96, 128, 192, 256];

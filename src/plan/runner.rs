@@ -129,9 +129,9 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             eta.map_or("-".into(), clock)
         );
         let step_started = Instant::now();
-        let record = run_step(p, step, &opts.results).with_context(|| {
-            format!(
-                "step {} failed; finished steps are kept in '{}', rerun to resume",
+        let record = run_step(p, step, &opts.results).map_err(|e| {
+            anyhow::anyhow!(
+                "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
                 step.id,
                 opts.results.display()
             )
@@ -296,11 +296,16 @@ fn settle_args(step: &Step) -> Vec<String> {
 }
 
 /// Runs `kvperf ARGS`; it dies with this process (so `kill -9` of a plan
-/// leaves no orphan writing to the store), and its errors reach stderr.
+/// leaves no orphan writing to the store). Its warnings are passed on; its
+/// error line becomes this step's error.
 fn run_child(args: &[String]) -> anyhow::Result<()> {
+    use std::io::BufRead;
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
     let mut cmd = Command::new(exe);
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::null());
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -308,18 +313,29 @@ fn run_child(args: &[String]) -> anyhow::Result<()> {
             Ok(())
         });
     }
-    let status = cmd.status().context("cannot start kvperf for the step")?;
-    if !status.success() {
-        anyhow::bail!(
-            "`kvperf {}` {} (its error is above)",
-            args.first().map_or("", String::as_str),
-            match status.code() {
-                Some(c) => format!("exited with {c}"),
-                None => "was killed".into(),
+    let mut child = cmd.spawn().context("cannot start kvperf for the step")?;
+    let mut error = None;
+    if let Some(stderr) = child.stderr.take() {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let line = line.unwrap_or_default();
+            match line.strip_prefix("kvperf: ") {
+                Some(msg) if !msg.starts_with("warning:") => error = Some(msg.to_string()),
+                _ => eprintln!("{line}"),
             }
-        );
+        }
     }
-    Ok(())
+    let status = child.wait().context("lost the step's kvperf process")?;
+    if status.success() {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(error.unwrap_or_else(|| format!(
+        "`kvperf {}` {}",
+        args.first().map_or("", String::as_str),
+        match status.code() {
+            Some(c) => format!("exited with {c}"),
+            None => "was killed".into(),
+        }
+    ))))
 }
 
 /// A load starts from an empty store: kvperf empties a directory it created,

@@ -60,9 +60,9 @@ fn summary_table(study: &Study) -> Table {
     }
     for b in &study.series[1..] {
         header.push(format!("{a} vs {b}: peak"));
-        header.push("average".into());
-        header.push("read latency avg".into());
-        header.push("read p99".into());
+        header.push("average over #Threads".into());
+        header.push("avg latency (read)".into());
+        header.push("p99 latency (read)".into());
     }
     let rows = study
         .workloads
@@ -255,15 +255,20 @@ fn cost_table(study: &Study, w: &WorkloadView, peaks: &[Option<(u64, f64)>]) -> 
         match &p.accounting {
             Some(a) => {
                 let d = &a.derived;
-                let dev =
-                    |v: Option<f64>| v.map_or_else(|| "unavailable".into(), |x| format!("{x:.0}"));
-                let amp =
-                    |v: Option<f64>| v.map_or_else(|| "unavailable".into(), |x| format!("{x:.2}"));
+                // "unavailable": the counter was not read; "-": nothing to divide by
+                // (no logical reads in a load, say).
+                let missing =
+                    |measured: bool| if measured { "-" } else { "unavailable" }.to_string();
+                let device = a.device_io.is_some();
+                let dev = |v: Option<f64>| v.map_or_else(|| missing(device), ops);
+                let amp = |v: Option<f64>, measured: bool| {
+                    v.map_or_else(|| missing(measured), |x| format!("{x:.2}"))
+                };
                 row.push(dev(d.device_read_bytes_per_op));
                 row.push(dev(d.device_write_bytes_per_op));
-                row.push(amp(d.read_amplification));
-                row.push(amp(d.write_amplification));
-                row.push(amp(d.space_amplification));
+                row.push(amp(d.read_amplification, device));
+                row.push(amp(d.write_amplification, device));
+                row.push(amp(d.space_amplification, a.data_dir_bytes.is_some()));
                 row.push(
                     d.cpu_s_per_op
                         .map_or("-".into(), |x| format!("{:.1}", x * 1e6)),
