@@ -415,7 +415,12 @@ fn micros(v: f64) -> String {
 }
 
 fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("{x:+.0}%"))
+    match v {
+        // Rounds to zero: no sign ("-0%" reads as a loss).
+        Some(x) if x.abs() < 0.5 => "0%".into(),
+        Some(x) => format!("{x:+.0}%"),
+        None => "-".into(),
+    }
 }
 
 fn lower(v: Option<f64>) -> String {
@@ -490,6 +495,14 @@ mod tests {
         assert!(md.contains("| 32 | **42,012** | 27,635 | +52% |"), "{md}");
         assert!(md.contains("| 64 | 40,940 | **29,195** | +40% |"), "{md}");
         assert!(md.contains("peak improvement **+44%**"), "{md}");
+    }
+
+    #[test]
+    fn percentages_round_without_a_negative_zero() {
+        assert_eq!(pct(Some(-0.04)), "0%");
+        assert_eq!(pct(Some(43.9)), "+44%");
+        assert_eq!(pct(Some(-12.6)), "-13%");
+        assert_eq!(lower(Some(-8.0)), "8% higher");
     }
 
     #[test]
