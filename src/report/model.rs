@@ -281,3 +281,56 @@ pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison
         peak_baseline,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(config: &str, threads: u64, ops: f64) -> String {
+        serde_json::json!({
+            "kvperf_results": 1,
+            "plan": { "name": "p", "fingerprint": "f", "scale": 1.0 },
+            "step": { "id": format!("{config}/{threads}"), "config": config, "kind": "run",
+                      "workload": "c", "threads": threads, "repeat": 1 },
+            "summary": { "operations": 1, "runtime_s": 1.0, "ops_per_sec": ops, "latency_us": {} },
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn the_same_config_from_two_machines_is_two_series() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("machine-a.jsonl");
+        let b = dir.path().join("machine-b.jsonl");
+        std::fs::write(
+            &a,
+            format!("{}\n{}\n", line("disk", 4, 200.0), line("disk", 8, 300.0)),
+        )
+        .unwrap();
+        std::fs::write(
+            &b,
+            format!("{}\n{}\n", line("disk", 4, 100.0), line("disk", 8, 200.0)),
+        )
+        .unwrap();
+        let study = load(&[a, b]).unwrap();
+        assert_eq!(study.series, ["machine-a:disk", "machine-b:disk"]);
+        let w = &study.workloads[0];
+        assert_eq!(w.name, "Workload C");
+        let c = compare(&w.points[0], &w.points[1]);
+        assert_eq!(c.per_thread, vec![(4, 100.0), (8, 50.0)]);
+        assert_eq!(c.average_improvement, Some(75.0));
+        assert_eq!(c.peak_improvement, Some(50.0));
+    }
+
+    #[test]
+    fn repeats_are_averaged() {
+        let mut r1: Record = serde_json::from_str(&line("x", 4, 100.0)).unwrap();
+        let mut r2 = r1.clone();
+        r1.step.repeat = 1;
+        r2.step.repeat = 2;
+        r2.summary.ops_per_sec = 300.0;
+        let study = from_records(&[("x".into(), r1), ("x".into(), r2)]);
+        let p = &study.workloads[0].points[0][&4];
+        assert_eq!((p.repeats, p.ops_per_sec), (2, 200.0));
+    }
+}
