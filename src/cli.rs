@@ -236,6 +236,10 @@ pub struct SettleArgs {
     /// Engine option, as for `run` (e.g. -p rocksdb.compression=lz4); repeatable.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
+    /// Compact the whole store first (RocksDB: every key range to the
+    /// bottom level), so each measurement starts from the same shape.
+    #[arg(long)]
+    pub compact: bool,
 }
 
 /// db_bench's flags (gflags): `--name=value`, booleans as `--name`,

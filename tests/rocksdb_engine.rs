@@ -143,3 +143,31 @@ fn options_from_properties_reach_the_engine() {
     );
     assert!(text.contains("bloomfilter"), "bloom filter not applied");
 }
+
+#[test]
+fn compact_leaves_no_level0_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let level0_files = || {
+        let raw = rocksdb::DB::open_default(tmp.path()).unwrap();
+        raw.property_value("rocksdb.num-files-at-level0").unwrap()
+    };
+    {
+        let db = open(tmp.path());
+        let mut w = db.worker().unwrap();
+        for round in 0..3 {
+            for i in 0..100 {
+                let key = format!("user{i}");
+                let value = record(&[("field0", &round.to_string())]);
+                w.insert("usertable", key.as_bytes(), &value).unwrap();
+            }
+            db.close().unwrap(); // flushes: one more level-0 file
+        }
+    }
+    assert_eq!(level0_files().as_deref(), Some("3"));
+    {
+        let db = open(tmp.path());
+        db.compact().unwrap();
+        db.settle(false).unwrap();
+    }
+    assert_eq!(level0_files().as_deref(), Some("0"));
+}

@@ -25,6 +25,9 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
             properties: &props,
         },
     )?;
+    if args.compact {
+        engine.compact()?;
+    }
     engine.settle(true)?;
     engine.close()
 }

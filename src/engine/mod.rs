@@ -92,6 +92,12 @@ pub trait Engine: Send + Sync {
     fn settle(&self, _flush: bool) -> anyhow::Result<()> {
         Ok(())
     }
+    /// Compacts the whole store (a manual full compaction), so that a
+    /// following measurement does not depend on how many small files the
+    /// steps before it left behind.
+    fn compact(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Flushes and releases the store; called once, after the measured window.
     fn close(&self) -> anyhow::Result<()> {
         Ok(())

@@ -290,6 +290,12 @@ impl Engine for RocksEngine {
             .context("waiting for RocksDB compactions failed")
     }
 
+    fn compact(&self) -> anyhow::Result<()> {
+        self.db.flush().context("RocksDB flush failed")?;
+        self.db.compact_range::<&[u8], &[u8]>(None, None);
+        Ok(())
+    }
+
     fn statistics_text(&self) -> Option<String> {
         self.db_options.get_statistics()
     }

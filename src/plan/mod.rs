@@ -43,9 +43,10 @@ pub struct Plan {
     /// Sync and drop the page cache before every measured step (needs root).
     #[serde(default)]
     pub drop_caches: bool,
-    /// Wait for flushes and compactions before every measured step.
-    #[serde(default = "yes")]
-    pub settle: bool,
+    /// Before every measured step: `true` waits for flushes and compactions,
+    /// `"compact"` also compacts the whole store (YCSB plans), `false` neither.
+    #[serde(default)]
+    pub settle: Settle,
     /// Properties (YCSB) or flags (db_bench) of every step.
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
@@ -101,6 +102,35 @@ pub struct StepDef {
     pub properties: BTreeMap<String, PropertyValue>,
 }
 
+/// `settle = true | false | "compact"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Settle {
+    Flag(bool),
+    Mode(SettleMode),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettleMode {
+    Compact,
+}
+
+impl Default for Settle {
+    fn default() -> Self {
+        Settle::Flag(true)
+    }
+}
+
+impl Settle {
+    pub fn waits(self) -> bool {
+        self != Settle::Flag(false)
+    }
+    pub fn compacts(self) -> bool {
+        self == Settle::Mode(SettleMode::Compact)
+    }
+}
+
 /// A property value as TOML allows it to be written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -124,9 +154,6 @@ impl std::fmt::Display for PropertyValue {
 
 fn default_engine() -> String {
     "rocksdb".into()
-}
-fn yes() -> bool {
-    true
 }
 fn one() -> u32 {
     1
@@ -213,6 +240,12 @@ fn validate(plan: &Plan) -> Result<(), String> {
             return Err(format!("config '{}': db is empty", config.name));
         }
     }
+    if plan.settle.compacts() && plan.driver == Driver::DbBench {
+        return Err(
+            "settle = \"compact\" is for YCSB plans; db_bench plans settle with waitforcompaction"
+                .into(),
+        );
+    }
     if plan.steps.is_empty() {
         return Err("no [[steps]]".into());
     }
@@ -280,9 +313,27 @@ threads = [1, 2]
     fn minimal_plan_parses_with_defaults() {
         let plan = parse(MINIMAL).unwrap();
         assert_eq!(plan.engine, "rocksdb");
-        assert!(plan.settle);
+        assert!(plan.settle.waits() && !plan.settle.compacts());
         assert!(!plan.drop_caches);
         assert_eq!(plan.steps[1].repeats, 1);
+    }
+
+    #[test]
+    fn settle_takes_a_flag_or_compact() {
+        let with = |v: &str| {
+            parse(&MINIMAL.replace(
+                "driver = \"ycsb\"",
+                &format!("driver = \"ycsb\"\nsettle = {v}"),
+            ))
+        };
+        assert!(with("\"compact\"").unwrap().settle.compacts());
+        assert!(!with("false").unwrap().settle.waits());
+        assert!(with("\"sometimes\"").unwrap_err().starts_with("line 4:"));
+        let db_bench = MINIMAL
+            .replace("\"ycsb\"", "\"db_bench\"\nsettle = \"compact\"")
+            .replace("[\"a\"]", "[\"fillrandom\"]")
+            .replace("[\"a\", \"c\"]", "[\"readrandom\"]");
+        assert!(parse(&db_bench).unwrap_err().contains("YCSB plans"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 
 use super::expand::{self, Step, StepKind};
-use super::{Driver, LoadedPlan};
+use super::{Driver, LoadedPlan, Settle};
 use crate::engine;
 use crate::error::InputError;
 use crate::host::HostInfo;
@@ -167,8 +167,8 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
                     ))
                     .into());
                 }
-                if plan.settle {
-                    run_child(&settle_args(step))?;
+                if plan.settle.waits() {
+                    run_child(&settle_args(step, plan.settle.compacts()))?;
                 }
                 if plan.drop_caches {
                     crate::host::drop_page_cache("plan drop_caches")?;
@@ -231,7 +231,7 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
 /// The child command line of a load or run step (without the program).
 pub fn child_args(
     driver: Driver,
-    settle: bool,
+    settle: Settle,
     drop_caches: bool,
     step: &Step,
     json: &Path,
@@ -258,7 +258,7 @@ pub fn child_args(
         }
         Driver::DbBench => {
             let load = step.kind == StepKind::Load;
-            let benchmarks = if settle && !load {
+            let benchmarks = if settle.waits() && !load {
                 format!("waitforcompaction,{}", step.workload)
             } else {
                 step.workload.clone()
@@ -281,8 +281,11 @@ pub fn child_args(
     args
 }
 
-fn settle_args(step: &Step) -> Vec<String> {
+fn settle_args(step: &Step, compact: bool) -> Vec<String> {
     let mut args = vec!["settle".to_string(), "--engine".into(), step.engine.clone()];
+    if compact {
+        args.push("--compact".into());
+    }
     args.extend(["--db".into(), step.db.display().to_string()]);
     let prefix = format!("{}.", step.engine);
     for (k, v) in step
