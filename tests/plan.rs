@@ -48,6 +48,12 @@ threads = [1, 2]
     path
 }
 
+/// `kvperf plan run PLAN --results RESULTS` in `dir`.
+fn plan_run(dir: &Path, plan: &Path, results: &Path) -> common::Output {
+    let shown = (plan.display().to_string(), results.display().to_string());
+    kvperf(dir, &["plan", "run", &shown.0, "--results", &shown.1])
+}
+
 fn lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -141,16 +147,7 @@ fn results_of_another_plan_are_refused_untouched() {
     let results = tmp.path().join("r.jsonl");
     let foreign = r#"{"kvperf_results":1,"plan":{"name":"other","fingerprint":"0123","scale":1.0},"step":{"id":"x","config":"c","kind":"run","workload":"a","threads":1,"repeat":1},"summary":{"operations":1,"runtime_s":1.0,"ops_per_sec":1.0,"latency_us":{}}}"#;
     std::fs::write(&results, format!("{foreign}\n")).unwrap();
-    let out = kvperf(
-        tmp.path(),
-        &[
-            "plan",
-            "run",
-            &plan.display().to_string(),
-            "--results",
-            &results.display().to_string(),
-        ],
-    );
+    let out = plan_run(tmp.path(), &plan, &results);
     assert_input_error(&out, "holds results of another plan ('other'");
     assert_eq!(
         std::fs::read_to_string(&results).unwrap(),
@@ -304,16 +301,7 @@ threads = [1]
     )
     .unwrap();
     let results = tmp.path().join("r.jsonl");
-    let out = kvperf(
-        tmp.path(),
-        &[
-            "plan",
-            "run",
-            &plan.display().to_string(),
-            "--results",
-            &results.display().to_string(),
-        ],
-    );
+    let out = plan_run(tmp.path(), &plan, &results);
     let errors: Vec<&str> = out
         .stderr
         .lines()
