@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::measure::accounting::Accounting;
-use crate::results::{self, Record};
+use crate::output::decode_histogram;
+use crate::results::{self, LatencySummary, Record};
 
 /// One (series, workload, threads) cell, averaged over its repeats.
 #[derive(Debug, Clone)]
@@ -161,22 +162,72 @@ fn primary_op(r: &Record) -> String {
         .map_or_else(String::new, |(op, _)| op.clone())
 }
 
+/// Repeats of one cell: throughput is the mean (the briefs average passes);
+/// latency comes from the repeats' histograms added together, never from
+/// averaged percentiles, when every repeat carries its histograms.
 fn average(threads: u64, rs: &[&Record], op: &str) -> Point {
     let n = rs.len() as f64;
-    let mean = |f: &dyn Fn(&Record) -> Option<f64>| -> Option<f64> {
-        let values: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
-        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-    };
-    let lat = |r: &Record| r.summary.latency_us.get(op).cloned();
+    let latency = merged_latency(rs, op).or_else(|| {
+        // Hand-made or foreign lines without histograms: mean of the summaries.
+        let ls: Vec<&LatencySummary> = rs
+            .iter()
+            .filter_map(|r| r.summary.latency_us.get(op))
+            .collect();
+        let mean =
+            |f: fn(&LatencySummary) -> f64| ls.iter().map(|l| f(l)).sum::<f64>() / ls.len() as f64;
+        (!ls.is_empty()).then(|| LatencySummary {
+            count: ls.iter().map(|l| l.count).sum(),
+            avg: mean(|l| l.avg),
+            p50: mean(|l| l.p50),
+            p99: mean(|l| l.p99),
+            p999: mean(|l| l.p999),
+            max: ls.iter().map(|l| l.max).fold(0.0, f64::max),
+        })
+    });
     Point {
         threads,
         repeats: rs.len() as u32,
         ops_per_sec: rs.iter().map(|r| r.summary.ops_per_sec).sum::<f64>() / n,
-        latency_avg_us: mean(&|r| lat(r).map(|l| l.avg)),
-        latency_p99_us: mean(&|r| lat(r).map(|l| l.p99)),
-        latency_p999_us: mean(&|r| lat(r).map(|l| l.p999)),
+        latency_avg_us: latency.as_ref().map(|l| l.avg),
+        latency_p99_us: latency.as_ref().map(|l| l.p99),
+        latency_p999_us: latency.as_ref().map(|l| l.p999),
         accounting: rs.last().and_then(|r| r.accounting.clone()),
     }
+}
+
+fn merged_latency(rs: &[&Record], op: &str) -> Option<LatencySummary> {
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for r in rs {
+        let h = histogram_of(r, op)?;
+        match merged.as_mut() {
+            Some(m) => m.add(&h).ok()?,
+            None => merged = Some(h),
+        }
+    }
+    merged.map(|m| LatencySummary::of(&m))
+}
+
+/// The successful-op histogram of `op` in a step's full result: YCSB's
+/// `histograms.READ`, db_bench's `results[-1].latency.read.hdr_histogram`.
+fn histogram_of(r: &Record, op: &str) -> Option<hdrhistogram::Histogram<u64>> {
+    let text = match r.result.get("histograms") {
+        Some(groups) => groups
+            .as_object()?
+            .iter()
+            .find(|(name, _)| name.to_lowercase() == op)?
+            .1
+            .as_str()?,
+        None => r
+            .result
+            .get("results")?
+            .as_array()?
+            .last()?
+            .get("latency")?
+            .get(op)?
+            .get("hdr_histogram")?
+            .as_str()?,
+    };
+    decode_histogram(text).ok()
 }
 
 fn host_line(r: &Record) -> String {
@@ -320,6 +371,43 @@ mod tests {
         assert_eq!(c.per_thread, vec![(4, 100.0), (8, 50.0)]);
         assert_eq!(c.average_improvement, Some(75.0));
         assert_eq!(c.peak_improvement, Some(50.0));
+    }
+
+    #[test]
+    fn repeat_latency_adds_histograms_instead_of_averaging_percentiles() {
+        use crate::output::encode_histogram;
+        let hist = |values: &[u64]| {
+            let mut h = crate::measure::new_histogram();
+            for &v in values {
+                h.record(v).unwrap();
+            }
+            h
+        };
+        // Repeat 1: 99 fast reads and one slow; repeat 2: 100 fast reads.
+        let mut slow = vec![10_000u64; 99];
+        slow.push(9_000_000);
+        let fast = vec![10_000u64; 100];
+        let mut records = Vec::new();
+        for (repeat, values) in [(1, &slow), (2, &fast)] {
+            let mut r: Record = serde_json::from_str(&line("x", 4, 100.0)).unwrap();
+            r.step.repeat = repeat;
+            r.result =
+                serde_json::json!({ "histograms": { "READ": encode_histogram(&hist(values)) } });
+            records.push(("x".to_string(), r));
+        }
+        let p = average(
+            4,
+            &records.iter().map(|(_, r)| r).collect::<Vec<_>>(),
+            "read",
+        );
+        // 200 reads, one slow: the exact p99.9 is the slow read (9 ms); the
+        // mean of the repeats' p99.9s would be about 4.5 ms.
+        assert!((p.latency_p99_us.unwrap() - 10.0).abs() < 0.1);
+        assert!(
+            (p.latency_p999_us.unwrap() - 9000.0).abs() < 10.0,
+            "{:?}",
+            p.latency_p999_us
+        );
     }
 
     #[test]
