@@ -54,10 +54,39 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
                     step,
                     "STEP.json".as_ref(),
                 );
-                format!("kvperf {}", args.join(" "))
+                let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+                format!("kvperf {}", quoted.join(" "))
             }
         };
         println!("{:>4}  {}\n      {command}", i + 1, step.id);
     }
     Ok(())
+}
+
+/// `a` as a shell word, so a shown command can be pasted (`;` in RocksDB
+/// option strings, spaces in paths).
+fn shell_quote(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn shown_commands_are_shell_words() {
+        assert_eq!(shell_quote("--threads"), "--threads");
+        assert_eq!(
+            shell_quote("rocksdb.options=a=1;b=2"),
+            "'rocksdb.options=a=1;b=2'"
+        );
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
 }
