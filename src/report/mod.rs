@@ -31,6 +31,9 @@ pub fn build(study: &Study, charts: bool) -> Document {
             .join(", "),
         study.series.first().map_or("-", String::as_str)
     )));
+    if !study.provenance.is_empty() {
+        blocks.push(Block::Paragraph(study.provenance.clone()));
+    }
     for (s, host) in study
         .series
         .iter()
@@ -495,6 +498,10 @@ mod tests {
         assert!(md.contains("| 32 | **42,012** | 27,635 | +52% |"), "{md}");
         assert!(md.contains("| 64 | 40,940 | **29,195** | +40% |"), "{md}");
         assert!(md.contains("peak improvement **+44%**"), "{md}");
+        assert!(
+            md.contains("Plan seed-000 (fingerprint f), 20 steps measured by kvperf ?"),
+            "{md}"
+        );
     }
 
     #[test]

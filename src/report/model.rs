@@ -40,6 +40,9 @@ pub struct Study {
     pub series: Vec<String>,
     /// Host facts per series (CPU, kernel, filesystem and device).
     pub hosts: Vec<String>,
+    /// Where the figures come from: plan file, fingerprint, kvperf build,
+    /// number of steps and when they ran.
+    pub provenance: String,
     pub workloads: Vec<WorkloadView>,
 }
 
@@ -122,11 +125,65 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
         format!("{} (scale {})", r.plan.name, r.plan.scale)
     });
     Study {
+        provenance: provenance(records),
         title,
         series,
         hosts,
         workloads,
     }
+}
+
+fn provenance(records: &[(String, Record)]) -> String {
+    let Some((_, first)) = records.first() else {
+        return String::new();
+    };
+    let text =
+        |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let version = text(&first.kvperf, "version").unwrap_or_else(|| "?".into());
+    let commit = text(&first.kvperf, "commit").unwrap_or_else(|| "?".into());
+    let day = |ms: u128| {
+        let days = (ms / 86_400_000) as i64;
+        civil_date(days)
+    };
+    let start = records
+        .iter()
+        .map(|(_, r)| r.started_at_unix_ms)
+        .min()
+        .unwrap_or(0);
+    let end = records
+        .iter()
+        .map(|(_, r)| r.finished_at_unix_ms)
+        .max()
+        .unwrap_or(0);
+    let when = match (day(start), day(end)) {
+        _ if start == 0 => String::new(),
+        (a, b) if a == b => format!(", {a} (UTC)"),
+        (a, b) => format!(", {a} to {b} (UTC)"),
+    };
+    format!(
+        "Plan {} (fingerprint {}), {} steps measured by kvperf {version} (commit {commit}){when}.",
+        if first.plan.file.is_empty() {
+            first.plan.name.clone()
+        } else {
+            format!("`{}`", first.plan.file)
+        },
+        first.plan.fingerprint,
+        records.len(),
+    )
+}
+
+/// Days since 1970-01-01 -> "YYYY-MM-DD" (Howard Hinnant's civil_from_days).
+fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 fn index_of(list: &mut Vec<String>, name: &str) -> usize {
@@ -408,6 +465,13 @@ mod tests {
             "{:?}",
             p.latency_p999_us
         );
+    }
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(20_415), "2025-11-23");
+        assert_eq!(civil_date(19_782), "2024-02-29");
     }
 
     #[test]
