@@ -110,17 +110,20 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Escapes `text` and turns `**x**` into `<b>x</b>`.
+/// Escapes `text` and turns `**x**` into `<b>x</b>` and `` `x` `` into `<code>x</code>`.
 fn inline(text: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in escape(text).split("**").enumerate() {
-        if i % 2 == 1 {
-            out.push_str(&format!("<b>{part}</b>"));
-        } else {
-            out.push_str(part);
+    let wrap = |text: &str, marker: &str, tag: &str| {
+        let mut out = String::new();
+        for (i, part) in text.split(marker).enumerate() {
+            if i % 2 == 1 {
+                out.push_str(&format!("<{tag}>{part}</{tag}>"));
+            } else {
+                out.push_str(part);
+            }
         }
-    }
-    out
+        out
+    };
+    wrap(&wrap(&escape(text), "**", "b"), "`", "code")
 }
 
 #[cfg(test)]
@@ -132,7 +135,7 @@ mod tests {
         let doc = Document {
             title: "T <1>".into(),
             blocks: vec![
-                Block::Paragraph("peak **42,012**".into()),
+                Block::Paragraph("peak **42,012** in `plan.toml`".into()),
                 Block::Table(Table {
                     header: vec!["#Threads".into(), "a".into()],
                     rows: vec![vec!["4".into(), "**17,060**".into()]],
@@ -146,6 +149,7 @@ mod tests {
         );
         let html = doc.to_html();
         assert!(html.contains("<td><b>17,060</b></td>"));
+        assert!(html.contains("<p>peak <b>42,012</b> in <code>plan.toml</code></p>"));
         assert!(html.contains("<title>T &lt;1&gt;</title>"));
         assert!(!html.contains("http"), "no network references");
     }
