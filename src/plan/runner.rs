@@ -189,14 +189,7 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             (summarize(plan.driver, &result)?, args, result)
         }
     };
-    let measured = match plan.driver {
-        Driver::Ycsb => Some(&result),
-        Driver::DbBench => result
-            .get("results")
-            .and_then(|r| r.as_array())
-            .and_then(|r| r.last()),
-    };
-    let accounting = measured
+    let accounting = results::measured(&result)
         .and_then(|m| m.get("accounting"))
         .and_then(|a| serde_json::from_value(a.clone()).ok());
     let host = match result.get("host") {
@@ -364,57 +357,34 @@ fn step_output_path(results: &Path) -> PathBuf {
 /// Throughput and latency, from a YCSB or db_bench JSON result.
 pub fn summarize(driver: Driver, result: &serde_json::Value) -> anyhow::Result<Summary> {
     let num = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
-    let mut latency = std::collections::BTreeMap::new();
-    let mut add = |name: &str, encoded: Option<&str>| -> anyhow::Result<()> {
-        if let Some(text) = encoded {
-            let h = decode_histogram(text)?;
-            if !h.is_empty() {
-                latency.insert(name.to_lowercase(), LatencySummary::of(&h));
-            }
-        }
-        Ok(())
-    };
-    let summary = match driver {
+    let part = results::measured(result).context("no measured result in the step's output")?;
+    let (operations, runtime_s, ops_per_sec) = match driver {
         Driver::Ycsb => {
-            let overall = result
-                .get("overall")
-                .context("no 'overall' in the result")?;
-            if let Some(map) = result.get("histograms").and_then(|h| h.as_object()) {
-                for (group, encoded) in map {
-                    if !group.ends_with("-FAILED") && !group.starts_with("Intended-") {
-                        add(group, encoded.as_str())?;
-                    }
-                }
-            }
-            Summary {
-                operations: num(overall, "operations") as u64,
-                runtime_s: num(overall, "runtime_ms") / 1000.0,
-                ops_per_sec: num(overall, "throughput_ops_per_sec"),
-                latency_us: std::collections::BTreeMap::new(),
-            }
+            let overall = part.get("overall").context("no 'overall' in the result")?;
+            (
+                num(overall, "operations"),
+                num(overall, "runtime_ms") / 1000.0,
+                num(overall, "throughput_ops_per_sec"),
+            )
         }
-        Driver::DbBench => {
-            let last = result
-                .get("results")
-                .and_then(|r| r.as_array())
-                .and_then(|r| r.last())
-                .context("no benchmark result in the output")?;
-            if let Some(map) = last.get("latency").and_then(|h| h.as_object()) {
-                for (op, l) in map {
-                    add(op, l.get("hdr_histogram").and_then(|h| h.as_str()))?;
-                }
-            }
-            Summary {
-                operations: num(last, "operations") as u64,
-                runtime_s: num(last, "seconds"),
-                ops_per_sec: num(last, "ops_per_sec"),
-                latency_us: std::collections::BTreeMap::new(),
-            }
-        }
+        Driver::DbBench => (
+            num(part, "operations"),
+            num(part, "seconds"),
+            num(part, "ops_per_sec"),
+        ),
     };
+    let mut latency_us = std::collections::BTreeMap::new();
+    for (op, encoded) in results::op_histograms(result) {
+        let h = decode_histogram(encoded)?;
+        if !h.is_empty() {
+            latency_us.insert(op, LatencySummary::of(&h));
+        }
+    }
     Ok(Summary {
-        latency_us: latency,
-        ..summary
+        operations: operations as u64,
+        runtime_s,
+        ops_per_sec,
+        latency_us,
     })
 }
 
@@ -480,4 +450,54 @@ fn unix_ms() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::encode_histogram;
+
+    fn encoded(values: &[u64]) -> String {
+        let mut h = crate::measure::new_histogram();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        encode_histogram(&h)
+    }
+
+    #[test]
+    fn summarizes_both_drivers_outputs() {
+        let ycsb = serde_json::json!({
+            "overall": { "operations": 200, "runtime_ms": 2000.0, "throughput_ops_per_sec": 100.0 },
+            "histograms": {
+                "READ": encoded(&[10_000, 20_000]),
+                "READ-FAILED": encoded(&[5_000_000]),
+                "Intended-READ": encoded(&[9_000_000]),
+            },
+        });
+        let s = summarize(Driver::Ycsb, &ycsb).unwrap();
+        assert_eq!(
+            (s.operations, s.runtime_s, s.ops_per_sec),
+            (200, 2.0, 100.0)
+        );
+        assert_eq!(s.latency_us.keys().collect::<Vec<_>>(), ["read"]);
+        assert!(
+            s.latency_us["read"].max < 21.0,
+            "failed and intended groups left out"
+        );
+
+        let db_bench = serde_json::json!({ "results": [
+            { "operations": 1, "seconds": 9.0, "ops_per_sec": 1.0, "latency": {} },
+            { "operations": 500, "seconds": 5.0, "ops_per_sec": 100.0,
+              "latency": { "read": { "hdr_histogram": encoded(&[3_000]) },
+                           "write": { "hdr_histogram": encoded(&[7_000]) } } },
+        ]});
+        let s = summarize(Driver::DbBench, &db_bench).unwrap();
+        assert_eq!(
+            (s.operations, s.runtime_s, s.ops_per_sec),
+            (500, 5.0, 100.0)
+        );
+        assert_eq!(s.latency_us.keys().collect::<Vec<_>>(), ["read", "write"]);
+        assert!(summarize(Driver::DbBench, &serde_json::json!({ "results": [] })).is_err());
+    }
 }

@@ -264,27 +264,12 @@ fn merged_latency(rs: &[&Record], op: &str) -> Option<LatencySummary> {
     merged.map(|m| LatencySummary::of(&m))
 }
 
-/// The successful-op histogram of `op` in a step's full result: YCSB's
-/// `histograms.READ`, db_bench's `results[-1].latency.read.hdr_histogram`.
+/// The successful-op histogram of `op` in a step's full result.
 fn histogram_of(r: &Record, op: &str) -> Option<hdrhistogram::Histogram<u64>> {
-    let text = match r.result.get("histograms") {
-        Some(groups) => groups
-            .as_object()?
-            .iter()
-            .find(|(name, _)| name.to_lowercase() == op)?
-            .1
-            .as_str()?,
-        None => r
-            .result
-            .get("results")?
-            .as_array()?
-            .last()?
-            .get("latency")?
-            .get(op)?
-            .get("hdr_histogram")?
-            .as_str()?,
-    };
-    decode_histogram(text).ok()
+    let (_, encoded) = results::op_histograms(&r.result)
+        .into_iter()
+        .find(|(name, _)| name == op)?;
+    decode_histogram(encoded).ok()
 }
 
 fn host_line(r: &Record) -> String {

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-pub use record::{LatencySummary, PlanId, Record, StepId, Summary, FORMAT};
+pub use record::{
+    measured, op_histograms, LatencySummary, PlanId, Record, StepId, Summary, FORMAT,
+};
 
 use crate::error::InputError;
 

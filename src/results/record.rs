@@ -97,3 +97,33 @@ impl LatencySummary {
         }
     }
 }
+
+/// The measured part of a step's JSON output: a YCSB report as a whole,
+/// db_bench's last benchmark (a run step's only measured one).
+pub fn measured(result: &serde_json::Value) -> Option<&serde_json::Value> {
+    match result.get("results") {
+        Some(benchmarks) => benchmarks.as_array()?.last(),
+        None => (!result.is_null()).then_some(result),
+    }
+}
+
+/// The successful-operation histograms (base64 HdrHistogram) of a step's
+/// JSON output by lower-case operation name: YCSB's `histograms` groups
+/// (not `-FAILED` or `Intended-`), db_bench's `latency.<op>.hdr_histogram`.
+pub fn op_histograms(result: &serde_json::Value) -> Vec<(String, &str)> {
+    if let Some(groups) = result.get("histograms").and_then(|h| h.as_object()) {
+        return groups
+            .iter()
+            .filter(|(g, _)| !g.ends_with("-FAILED") && !g.starts_with("Intended-"))
+            .filter_map(|(g, encoded)| Some((g.to_lowercase(), encoded.as_str()?)))
+            .collect();
+    }
+    measured(result)
+        .and_then(|m| m.get("latency")?.as_object())
+        .map(|ops| {
+            ops.iter()
+                .filter_map(|(op, l)| Some((op.to_lowercase(), l.get("hdr_histogram")?.as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
