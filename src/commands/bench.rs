@@ -334,11 +334,7 @@ fn prepare_store(spec: &EngineSpec, db: &Path, use_existing: bool) -> anyhow::Re
         }
         return engine::prepare_data_dir(db, spec.name);
     }
-    engine::prepare_data_dir(db, spec.name)?;
-    if engine::holds_store(db) {
-        engine::wipe_store(db)?;
-    }
-    Ok(())
+    engine::prepare_empty_store(db, spec.name)
 }
 
 /// RocksDB options db_bench sets to values other than RocksDB's defaults.

@@ -103,6 +103,17 @@ pub fn wipe_store(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Prepares `dir` for a store of `engine` and empties it: a load or a
+/// db_bench fill starts from an empty store. Only a directory kvperf
+/// created is emptied ([`wipe_store`] refuses any other).
+pub fn prepare_empty_store(dir: &Path, engine: &str) -> anyhow::Result<()> {
+    prepare_data_dir(dir, engine)?;
+    if holds_store(dir) {
+        wipe_store(dir)?;
+    }
+    Ok(())
+}
+
 /// Whether `dir` holds anything besides kvperf's marker.
 pub fn holds_store(dir: &Path) -> bool {
     fs::read_dir(dir).is_ok_and(|entries| {

@@ -18,7 +18,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use data_dir::{holds_store, prepare_data_dir, wipe_store, PRECONDITION_FILE};
+pub use data_dir::{
+    holds_store, prepare_data_dir, prepare_empty_store, wipe_store, PRECONDITION_FILE,
+};
 pub use kv::KvWorker;
 pub use record::{Record, ScanResults};
 

@@ -339,10 +339,7 @@ fn run_child(args: &[String]) -> anyhow::Result<()> {
 fn fresh_store(step: &Step) -> anyhow::Result<()> {
     let spec = engine::find(&step.engine)?;
     if spec.uses_data_dir {
-        engine::prepare_data_dir(&step.db, spec.name)?;
-        if engine::holds_store(&step.db) {
-            engine::wipe_store(&step.db)?;
-        }
+        engine::prepare_empty_store(&step.db, spec.name)?;
     }
     Ok(())
 }
