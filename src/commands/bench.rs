@@ -122,9 +122,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut report = BenchReport {
         kvperf: Provenance::current(),
         command: "bench",
-        started_at_unix_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis()),
+        started_at_unix_ms: output::unix_ms(),
         engine: engine.info(),
         flags: flag_map(&args, &db),
         seed_base,

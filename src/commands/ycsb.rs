@@ -155,9 +155,7 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
             properties: &props,
         },
     )?;
-    let started_at_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let started_at_unix_ms = output::unix_ms();
     let run_spec = RunSpec {
         threads,
         operations,

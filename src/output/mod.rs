@@ -133,6 +133,13 @@ pub fn decode_histogram(text: &str) -> anyhow::Result<hdrhistogram::Histogram<u6
         .map_err(|e| anyhow::anyhow!("histogram does not decode: {e:?}"))
 }
 
+/// Milliseconds since the Unix epoch, for the `*_unix_ms` fields of results.
+pub fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 /// Writes `bytes` so that a crash leaves either the old file or the new one:
 /// a temporary file in the same directory, fsync, rename, fsync the directory.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

@@ -92,32 +92,37 @@ pub fn steps(
             .find(|(name, _)| *name == config.name)
             .map_or_else(|| config.db.clone(), |(_, dir)| dir.clone());
         let engine = config.engine.clone().unwrap_or_else(|| plan.engine.clone());
-        let mut push =
-            |kind, workload: &str, label: &str, threads, repeat, properties, fill_bytes| {
-                let index = out.len();
-                let tag = if label.is_empty() {
-                    String::new()
-                } else {
-                    format!("-{label}")
-                };
-                out.push(Step {
-                    id: format!(
-                        "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
-                        config.name,
-                        kind_name(kind)
-                    ),
-                    label: label.to_string(),
-                    config: config.name.clone(),
-                    db: db.clone(),
-                    engine: engine.clone(),
-                    kind,
-                    workload: workload.to_string(),
-                    threads,
-                    repeat,
-                    properties,
-                    fill_bytes,
-                });
+        let mut push = |kind: StepKind,
+                        workload: &str,
+                        label: &str,
+                        threads,
+                        repeat,
+                        properties,
+                        fill_bytes| {
+            let index = out.len();
+            let tag = if label.is_empty() {
+                String::new()
+            } else {
+                format!("-{label}")
             };
+            out.push(Step {
+                id: format!(
+                    "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
+                    config.name,
+                    kind.name()
+                ),
+                label: label.to_string(),
+                config: config.name.clone(),
+                db: db.clone(),
+                engine: engine.clone(),
+                kind,
+                workload: workload.to_string(),
+                threads,
+                repeat,
+                properties,
+                fill_bytes,
+            });
+        };
         if let Some(pre) = &plan.precondition {
             let bytes = super::parse_size(&pre.fill.to_string())
                 .map_err(|e| anyhow::anyhow!("precondition.fill: {e}"))?;
@@ -174,11 +179,14 @@ pub fn steps(
     Ok(out)
 }
 
-fn kind_name(kind: StepKind) -> &'static str {
-    match kind {
-        StepKind::Precondition => "precondition",
-        StepKind::Load => "load",
-        StepKind::Run => "run",
+impl StepKind {
+    /// The name in step ids and results lines (as serialized).
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Precondition => "precondition",
+            StepKind::Load => "load",
+            StepKind::Run => "run",
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -17,7 +17,7 @@ use super::{Driver, LoadedPlan, Settle};
 use crate::engine;
 use crate::error::InputError;
 use crate::host::HostInfo;
-use crate::output::{decode_histogram, Provenance};
+use crate::output::{decode_histogram, unix_ms, Provenance};
 use crate::results::{self, Appender, LatencySummary, PlanId, Record, StepId, Summary};
 
 pub struct RunOptions {
@@ -202,7 +202,7 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
         step: StepId {
             id: step.id.clone(),
             config: step.config.clone(),
-            kind: format!("{:?}", step.kind).to_lowercase(),
+            kind: step.kind.name().to_string(),
             workload: step.workload.clone(),
             label: step.label.clone(),
             threads: step.threads,
@@ -441,12 +441,6 @@ fn clock(d: Duration) -> String {
     } else {
         format!("{}m{:02}s", s / 60, s % 60)
     }
-}
-
-fn unix_ms() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
 }
 
 #[cfg(test)]
