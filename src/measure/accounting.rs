@@ -121,40 +121,19 @@ impl Snapshot {
         data_dir: Option<&Path>,
     ) -> Accounting {
         let mut unavailable = Vec::new();
-        let mut keep = |r: Result<(), &String>| {
-            if let Err(why) = r {
-                if !unavailable.contains(why) {
-                    unavailable.push(why.clone());
-                }
-            }
-        };
-        let device_io = match (&self.device, &end.device) {
-            (Ok(a), Ok(b)) => Some(b.since(a)),
-            (Err(e), _) | (_, Err(e)) => {
-                keep(Err(e));
-                None
-            }
-        };
-        let process_io = match (&self.process, &end.process) {
-            (Ok(a), Ok(b)) => Some(b.since(a)),
-            (Err(e), _) | (_, Err(e)) => {
-                keep(Err(e));
-                None
-            }
-        };
-        let energy_joules = match (&self.energy_uj, &end.energy_uj) {
-            (Ok(a), Ok(b)) => Some(energy_delta_uj(*a, *b) as f64 / 1e6),
-            (Err(e), _) | (_, Err(e)) => {
-                keep(Err(e));
-                None
-            }
-        };
-        let data_dir_bytes = data_dir.and_then(|d| match size_on_disk(d) {
-            Ok(n) => Some(n),
-            Err(e) => {
-                keep(Err(&format!("size on disk of '{}': {e}", d.display())));
-                None
-            }
+        let u = &mut unavailable;
+        let device_io = available(delta(&self.device, &end.device, |a, b| b.since(a)), u);
+        let process_io = available(delta(&self.process, &end.process, |a, b| b.since(a)), u);
+        let energy_joules = available(
+            delta(&self.energy_uj, &end.energy_uj, |a, b| {
+                energy_delta_uj(*a, *b) as f64 / 1e6
+            }),
+            u,
+        );
+        let data_dir_bytes = data_dir.and_then(|d| {
+            let size =
+                size_on_disk(d).map_err(|e| format!("size on disk of '{}': {e}", d.display()));
+            available(size, u)
         });
         let cpu = CpuTimes {
             user_s: (end.cpu.user_s - self.cpu.user_s).max(0.0),
@@ -203,6 +182,29 @@ impl Accounting {
                 .and_then(|j| ratio(self.operations as f64, j)),
         }
     }
+}
+
+/// The change between two readings, or why one of them failed.
+fn delta<T, R>(
+    before: &Result<T, String>,
+    after: &Result<T, String>,
+    change: impl Fn(&T, &T) -> R,
+) -> Result<R, String> {
+    match (before, after) {
+        (Ok(a), Ok(b)) => Ok(change(a, b)),
+        (Err(why), _) | (_, Err(why)) => Err(why.clone()),
+    }
+}
+
+/// The figure, or None with its reason noted once in `unavailable`.
+fn available<R>(figure: Result<R, String>, unavailable: &mut Vec<String>) -> Option<R> {
+    figure
+        .map_err(|why| {
+            if !unavailable.contains(&why) {
+                unavailable.push(why);
+            }
+        })
+        .ok()
 }
 
 /// One warning line per counter that exists on Linux but could not be read
