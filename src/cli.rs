@@ -2,11 +2,15 @@
 //! dispatch to one function per subcommand.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::commands;
+use crate::commands::bench::BenchArgs;
+use crate::commands::plan::{PlanRunArgs, PlanShowArgs};
+use crate::commands::report::{CompareArgs, ReportArgs};
+use crate::commands::settle::SettleArgs;
+use crate::commands::ycsb::YcsbArgs;
 use crate::error::InputError;
 
 const ABOUT: &str = "Benchmark key-value and storage engines the way storage studies do.";
@@ -98,8 +102,14 @@ pub enum Command {
         Example:\n  kvperf compare machine-a.jsonl machine-b.jsonl"
     )]
     Compare(CompareArgs),
-    /// List the engines this binary was built with.
+    /// List the engines this binary was built with, what each can do and its options.
     Engines,
+    /// Start, stop or check a database server kvperf runs on 127.0.0.1.
+    #[command(subcommand)]
+    Server(crate::commands::server::ServerCommand),
+    /// Measure the device under a data directory: `kvperf device corners`.
+    #[command(subcommand)]
+    Device(crate::commands::device::DeviceCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,256 +125,6 @@ pub enum PlanCommand {
     Run(PlanRunArgs),
     /// Validate PLAN and list its steps and their command lines.
     Show(PlanShowArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct PlanShowArgs {
-    /// Plan file (TOML).
-    pub plan: PathBuf,
-    /// Multiply record and operation counts and durations by F (e.g. 0.001).
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub scale: f64,
-    /// Use DIR as config NAME's data directory; repeatable.
-    #[arg(long = "db", value_name = "NAME=DIR", value_parser = parse_db_override)]
-    pub db: Vec<(String, PathBuf)>,
-}
-
-#[derive(Debug, Args)]
-pub struct PlanRunArgs {
-    #[command(flatten)]
-    pub plan: PlanShowArgs,
-    /// Results file (JSON lines): appended to, and read to skip finished steps.
-    #[arg(long, value_name = "FILE")]
-    pub results: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Results files of `kvperf plan run`.
-    #[arg(required = true, value_name = "RESULTS")]
-    pub results: Vec<PathBuf>,
-    /// Directory for report.md, report.csv and report.html.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// One results file with two or more configs, or several files.
-    #[arg(required = true, value_name = "RESULTS")]
-    pub results: Vec<PathBuf>,
-}
-
-fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
-    match text.split_once('=') {
-        Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
-            Ok((name.to_string(), PathBuf::from(dir)))
-        }
-        _ => Err(format!(
-            "'{text}' is not NAME=DIR (e.g. --db disk=/mnt/nvme/kv)"
-        )),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// YCSB's text format: `[OVERALL], Throughput(ops/sec), ...`.
-    Text,
-    /// One JSON document with configuration, host facts and all figures.
-    Json,
-}
-
-#[derive(Debug, Args)]
-pub struct YcsbArgs {
-    /// Workload property file (Java properties syntax); repeatable, later files win.
-    /// Example: -P workloads/workloada
-    #[arg(short = 'P', value_name = "FILE")]
-    pub workload_files: Vec<PathBuf>,
-
-    /// Set a property, overriding the files; repeatable.
-    /// Example: -p recordcount=1000000 -p rocksdb.compression=lz4
-    #[arg(short = 'p', value_name = "KEY=VALUE")]
-    pub properties: Vec<String>,
-
-    /// Client threads (also `-threads N`, or property `threadcount`). Default 1.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub threads: Option<u64>,
-
-    /// Target total throughput in ops/s (also `-target N`); latency is then
-    /// also measured from each operation's intended start.
-    #[arg(long, value_name = "OPS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub target: Option<u64>,
-
-    /// Print a status line every `status.interval` seconds (default 10) on stderr.
-    #[arg(short = 's')]
-    pub status: bool,
-
-    /// Label prefixed to status lines.
-    #[arg(short = 'l', value_name = "LABEL", default_value = "")]
-    pub label: String,
-
-    /// Engine to benchmark (see `kvperf engines`).
-    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
-    pub engine: String,
-
-    /// Data directory; created and marked by kvperf if missing. kvperf
-    /// refuses a non-empty directory that is not a store it can use.
-    #[arg(long, value_name = "DIR", default_value = "kvperf-data")]
-    pub db: PathBuf,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-
-    /// Write the result to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// Never draw a progress bar (it is drawn only when stderr is a terminal).
-    #[arg(long)]
-    pub no_progress: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct SettleArgs {
-    /// Engine of the store.
-    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
-    pub engine: String,
-    /// Data directory of an existing store.
-    #[arg(long, value_name = "DIR", default_value = "kvperf-data")]
-    pub db: PathBuf,
-    /// Engine option, as for `run` (e.g. -p rocksdb.compression=lz4); repeatable.
-    #[arg(short = 'p', value_name = "KEY=VALUE")]
-    pub properties: Vec<String>,
-    /// Compact the whole store first (RocksDB: every key range to the
-    /// bottom level), so each measurement starts from the same shape.
-    #[arg(long)]
-    pub compact: bool,
-}
-
-/// db_bench's flags (gflags): `--name=value`, booleans as `--name`,
-/// `--name=1|0|true|false`. Defaults are db_bench's.
-#[derive(Debug, Args, serde::Serialize)]
-pub struct BenchArgs {
-    /// Comma-separated benchmarks, run in order: fillseq, fillrandom, overwrite,
-    /// readrandom, readseq, readwhilewriting, readrandomwriterandom, seekrandom,
-    /// updaterandom, deleterandom, waitforcompaction (not measured).
-    #[arg(
-        long = "benchmarks",
-        value_name = "LIST",
-        default_value = "fillrandom,readrandom"
-    )]
-    pub benchmarks: String,
-    /// Number of keys; also the writes (fills) and reads per thread.
-    #[arg(long = "num", value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub num: u64,
-    /// Reads per thread; -1 means --num.
-    #[arg(long = "reads", value_name = "N", default_value_t = -1, allow_negative_numbers = true)]
-    pub reads: i64,
-    /// Threads (readwhilewriting adds one writer).
-    #[arg(long = "threads", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: u32,
-    /// Seconds each benchmark runs; 0 = run the operation count.
-    #[arg(long = "duration", value_name = "SECONDS", default_value_t = 0)]
-    pub duration: u64,
-    #[arg(long = "key_size", value_name = "BYTES", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
-    pub key_size: u32,
-    #[arg(long = "value_size", value_name = "BYTES", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    pub value_size: u32,
-    /// Fraction a value compresses to (db_bench's value generator).
-    #[arg(
-        long = "compression_ratio",
-        value_name = "FRACTION",
-        default_value_t = 0.5
-    )]
-    pub compression_ratio: f64,
-    /// Reuse the database in --db instead of starting empty.
-    #[arg(long = "use_existing_db", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
-    pub use_existing_db: bool,
-    /// Database directory (db_bench's default: /tmp/rocksdbtest-<uid>/dbbench).
-    #[arg(long = "db", value_name = "DIR")]
-    pub db: Option<PathBuf>,
-    /// Percent of reads in readrandomwriterandom.
-    #[arg(long = "readwritepercent", value_name = "PERCENT", default_value_t = 90, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub readwritepercent: u32,
-    /// Seed base; 0 = derived from the current time.
-    #[arg(long = "seed", value_name = "N", default_value_t = 0)]
-    pub seed: u64,
-    /// Block cache bytes.
-    #[arg(long = "cache_size", value_name = "BYTES", default_value_t = 32 << 20)]
-    pub cache_size: u64,
-    /// Bloom filter bits per key; negative = no filter.
-    #[arg(long = "bloom_bits", value_name = "BITS", default_value_t = -1.0, allow_negative_numbers = true)]
-    pub bloom_bits: f64,
-    /// none, snappy, lz4, lz4hc, zstd, zlib, bzip2.
-    #[arg(
-        long = "compression_type",
-        value_name = "NAME",
-        default_value = "snappy"
-    )]
-    pub compression_type: String,
-    #[arg(long = "write_buffer_size", value_name = "BYTES", default_value_t = 64 << 20)]
-    pub write_buffer_size: u64,
-    #[arg(long = "max_background_jobs", value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_background_jobs: u32,
-    /// Sync every write.
-    #[arg(long = "sync", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
-    pub sync: bool,
-    /// Write without the WAL.
-    #[arg(long = "disable_wal", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
-    pub disable_wal: bool,
-    /// Print RocksDB's statistics at the end.
-    #[arg(long = "statistics", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
-    pub statistics: bool,
-    /// Print the latency percentile block after each result line.
-    #[arg(long = "histogram", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
-    pub histogram: bool,
-    /// Write `secs_elapsed,interval_qps` to --report_file every N seconds.
-    #[arg(
-        long = "report_interval_seconds",
-        value_name = "SECONDS",
-        default_value_t = 0
-    )]
-    pub report_interval_seconds: u64,
-    #[arg(
-        long = "report_file",
-        value_name = "FILE",
-        default_value = "report.csv"
-    )]
-    pub report_file: PathBuf,
-    /// Bytes per second for readwhilewriting's writer; 0 = unlimited.
-    #[arg(
-        long = "benchmark_write_rate_limit",
-        value_name = "BYTES",
-        default_value_t = 0
-    )]
-    pub benchmark_write_rate_limit: u64,
-    /// Next() calls after each Seek in seekrandom.
-    #[arg(long = "seek_nexts", value_name = "N", default_value_t = 0)]
-    pub seek_nexts: u64,
-    /// kvperf: sync and drop the page cache before each benchmark (needs root).
-    #[arg(long = "drop_caches", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
-    pub drop_caches: bool,
-    /// kvperf: engine (see `kvperf engines`).
-    #[arg(long = "engine", value_name = "NAME", default_value = "rocksdb")]
-    pub engine: String,
-    /// kvperf: also write every result and the full configuration as JSON to
-    /// FILE, rewritten atomically after each benchmark.
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// kvperf: never draw a progress bar.
-    #[arg(long = "no-progress")]
-    pub no_progress: bool,
-}
-
-fn parse_gflags_bool(text: &str) -> Result<bool, String> {
-    match text {
-        "1" | "true" | "t" | "yes" | "y" => Ok(true),
-        "0" | "false" | "f" | "no" | "n" => Ok(false),
-        other => Err(format!(
-            "'{other}' is not a boolean (use 1, 0, true or false)"
-        )),
-    }
 }
 
 /// YCSB spells multi-letter flags with one dash, and so may db_bench's
@@ -406,12 +166,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Plan(PlanCommand::Show(args)) => commands::plan::show(args),
         Command::Report(args) => commands::report::report(args),
         Command::Compare(args) => commands::report::compare(args),
-        Command::Engines => {
-            for spec in crate::engine::registry() {
-                println!("{:<10} {}", spec.name, spec.about);
-            }
-            Ok(())
-        }
+        Command::Engines => commands::engines::list(),
+        Command::Device(command) => commands::device::run(command),
+        Command::Server(command) => commands::server::run(command),
     }
 }
 
@@ -458,7 +215,7 @@ mod tests {
         };
         assert_eq!(
             (a.num, a.reads, a.histogram, a.sync),
-            (5000, -1, true, false)
+            (5000, -1, true, Some(false))
         );
         assert_eq!(a.value_size, 100, "db_bench's default");
     }

@@ -1,10 +1,17 @@
 //! Errors a user can fix: bad flags, bad properties, bad paths.
 //!
-//! Everything kvperf reports ends as one line on stderr and exit code 2
-//! (see `main.rs`); this type exists so library code can say *which*
+//! Everything kvperf reports ends as one line on stderr (see `main.rs`).
+//! Bad input exits with [`EXIT_INPUT`] (2); a run that failed (an engine or
+//! device error, a data-integrity failure, a step of a plan) exits with
+//! [`EXIT_RUN`] (3). This type exists so library code can say *which*
 //! input was wrong without formatting decisions leaking into it.
 
 use thiserror::Error;
+
+/// Exit code of bad input.
+pub const EXIT_INPUT: u8 = 2;
+/// Exit code of a run that failed.
+pub const EXIT_RUN: u8 = 3;
 
 #[derive(Debug, Error)]
 pub enum InputError {
@@ -20,6 +27,16 @@ impl InputError {
             name: name.to_string(),
             message: message.into(),
         }
+    }
+}
+
+/// [`EXIT_INPUT`] when bad input caused `err` (anywhere in its chain),
+/// else [`EXIT_RUN`].
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|e| e.is::<InputError>()) {
+        EXIT_INPUT
+    } else {
+        EXIT_RUN
     }
 }
 
@@ -53,11 +70,20 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anyhow::Context;
 
     #[test]
     fn suggests_one_typo_away() {
         let known = ["recordcount", "operationcount", "fieldcount"];
         assert_eq!(did_you_mean("recordcont", known), Some("recordcount"));
         assert_eq!(did_you_mean("zzz", known), None);
+    }
+
+    #[test]
+    fn input_errors_keep_their_code_under_context() {
+        let input: anyhow::Result<()> = Err(InputError::Invalid("bad".into()).into());
+        assert_eq!(exit_code(&input.context("step x").unwrap_err()), EXIT_INPUT);
+        let run: anyhow::Result<()> = Err(anyhow::anyhow!("disk on fire"));
+        assert_eq!(exit_code(&run.context("step x").unwrap_err()), EXIT_RUN);
     }
 }

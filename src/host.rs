@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct HostInfo {
     pub hostname: String,
     pub cpu_model: String,
@@ -16,7 +16,7 @@ pub struct HostInfo {
     pub data_dir: Option<DataDirInfo>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct DataDirInfo {
     pub path: String,
     pub filesystem: String,

@@ -5,13 +5,16 @@
 
 pub mod cli;
 mod commands;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod host;
 pub mod measure;
 pub mod output;
 pub mod plan;
+pub mod properties;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod server;
 pub mod workload;

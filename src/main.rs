@@ -1,12 +1,21 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Output piped into `head` ends quietly, as for other command-line
+    // tools (Rust ignores SIGPIPE by default, which turns it into a panic
+    // on the next print). Sockets are written with MSG_NOSIGNAL, so a
+    // server closing a connection is still an error, not a signal.
+    // SAFETY: setting a signal's disposition to its default at start-up,
+    // before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match kvperf::cli::run(std::env::args_os()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // One line, no backtrace: the chain of contexts joined by ": ".
             eprintln!("kvperf: {err:#}");
-            ExitCode::from(2)
+            ExitCode::from(kvperf::error::exit_code(&err))
         }
     }
 }

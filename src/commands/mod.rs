@@ -1,7 +1,12 @@
-//! One module per subcommand: glue from parsed arguments to the library.
+//! One module per subcommand: each owns its arguments (clap structs) and
+//! the glue from them to the library. `cli.rs` only dispatches.
 
 pub mod bench;
+pub mod device;
+pub mod engines;
 pub mod plan;
 pub mod report;
+pub mod server;
 pub mod settle;
+mod step;
 pub mod ycsb;

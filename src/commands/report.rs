@@ -1,8 +1,28 @@
 //! `kvperf report` and `kvperf compare`: results files -> the briefs' tables.
 
-use crate::cli::{CompareArgs, ReportArgs};
+use std::path::PathBuf;
+
+use clap::Args;
+
 use crate::error::InputError;
 use crate::report;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results files of `kvperf plan run`.
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+    /// Directory for report.md, report.csv and report.html.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// One results file with two or more configs, or several files.
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+}
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     let study = report::load(&args.results)?;

@@ -1,28 +1,47 @@
 //! `kvperf settle`: let a store finish its background work between phases.
 
-use crate::cli::SettleArgs;
-use crate::engine::{self, OpenOptions};
-use crate::error::InputError;
-use crate::workload::properties::Properties;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::step;
+use crate::engine::{self, Capability, OpenMode, OpenOptions};
+use crate::properties::Properties;
+
+#[derive(Debug, Args)]
+pub struct SettleArgs {
+    /// Engine of the store.
+    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
+    pub engine: String,
+    /// Data directory of an existing store (directory engines; default `kvperf-data`).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Engine option, as for `run` (e.g. -p rocksdb.compression=lz4); repeatable.
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+    /// Compact the whole store first (RocksDB: every key range to the
+    /// bottom level), so each measurement starts from the same shape.
+    /// Engines without compaction refuse it.
+    #[arg(long)]
+    pub compact: bool,
+}
 
 pub fn run(args: SettleArgs) -> anyhow::Result<()> {
     let spec = engine::find(&args.engine)?;
-    if spec.uses_data_dir && !engine::holds_store(&args.db) {
-        return Err(InputError::Invalid(format!(
-            "--db '{}' holds no store to settle",
-            args.db.display()
-        ))
-        .into());
+    if args.compact {
+        spec.require(Capability::Compact, "settle --compact")?;
     }
     let mut props = Properties::new();
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
+    let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     let engine = engine::open(
         spec,
         &OpenOptions {
-            db_dir: &args.db,
+            dir: db.as_deref(),
             properties: &props,
+            mode: OpenMode::Existing,
         },
     )?;
     if args.compact {

@@ -1,20 +1,97 @@
 //! `kvperf load` and `kvperf run`: properties -> workload -> engine ->
-//! runner -> report, in YCSB's shape.
+//! runner -> one typed [`StepOutput`], printed in YCSB's text format or
+//! written as JSON.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Format, YcsbArgs};
-use crate::engine::{self, OpenOptions};
+use clap::Args;
+
+use super::step::{self, Finished};
+use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
-use crate::measure::accounting::{self, Snapshot};
-use crate::measure::{OpKind, Outcome};
-use crate::output::{self, Integrity, Overall, Provenance, RunReport};
+use crate::measure::accounting::Snapshot;
+use crate::measure::{verdict, OpKind, Outcome};
+use crate::output::ycsb_text::{self, LatencyFrom};
+use crate::output::{self, Format};
+use crate::properties::Properties;
+use crate::results::step::{op_stats, Integrity, Measurement, StepOutput};
 use crate::runner::{self, RunSpec, StatusOptions};
-use crate::workload::properties::Properties;
 use crate::workload::ycsb::config::unknown_property_warnings;
 use crate::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
+
+#[derive(Debug, Args)]
+pub struct YcsbArgs {
+    /// Workload property file (Java properties syntax); repeatable, later files win.
+    /// Example: -P workloads/workloada
+    #[arg(short = 'P', value_name = "FILE")]
+    pub workload_files: Vec<PathBuf>,
+
+    /// Set a property, overriding the files; repeatable.
+    /// Example: -p recordcount=1000000 -p rocksdb.compression=lz4
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+
+    /// Client threads (also `-threads N`, or property `threadcount`). Default 1.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u64>,
+
+    /// Target total throughput in ops/s (also `-target N`, or property
+    /// `target`); 0 = as fast as possible. With `measurement.interval`
+    /// `intended` or `both`, latency is also measured from each operation's
+    /// intended start.
+    #[arg(long, value_name = "OPS")]
+    pub target: Option<u64>,
+
+    /// Print a status line every `status.interval` seconds (default 10) on stderr.
+    #[arg(short = 's')]
+    pub status: bool,
+
+    /// Label prefixed to status lines.
+    #[arg(short = 'l', value_name = "LABEL", default_value = "")]
+    pub label: String,
+
+    /// Engine to benchmark (see `kvperf engines`).
+    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
+    pub engine: String,
+
+    /// Data directory of a directory engine (default `kvperf-data`); created
+    /// and marked by kvperf if missing. kvperf refuses a non-empty directory
+    /// that is not a store it can use.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+
+    /// `load` only: start from an empty store. The engine removes its own
+    /// data first (only in a directory kvperf created; a server's table is
+    /// dropped and made again).
+    #[arg(long)]
+    pub fresh: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write the result to FILE (atomically) instead of stdout. With
+    /// `--format json` the file is written even when the run fails, with
+    /// the error and what was measured.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Never draw a progress bar (it is drawn only when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// The default data directory of a directory engine.
+pub const DEFAULT_DB: &str = "kvperf-data";
+
+/// kvperf's default `hdrhistogram.percentiles` (YCSB's is `95,99`).
+const DEFAULT_PERCENTILES: &str = "50,95,99,99.9,99.99";
+
+/// The longest duration a property may ask for: ten years.
+const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
 
 /// Everything the client (not the workload) reads from properties and flags.
 struct ClientSettings {
@@ -23,8 +100,7 @@ struct ClientSettings {
     max_execution: Option<Duration>,
     warmup: Duration,
     status_interval: Duration,
-    percentiles: Vec<f64>,
-    report_intended: bool,
+    latency_from: LatencyFrom,
     seed: u64,
 }
 
@@ -37,36 +113,35 @@ impl ClientSettings {
         if threads == 0 {
             return Err(InputError::property(
                 "threadcount",
-                "must be greater than 0",
+                "0 threads run nothing; give 1 or more",
             ));
         }
+        if threads > 1_000_000 {
+            return Err(InputError::property(
+                "threadcount",
+                format!("{threads} threads is more than kvperf starts (1000000)"),
+            ));
+        }
+        // YCSB: 0 (from -target or -p target) means no target.
         let target = match args.target {
             Some(t) => t,
             None => p.u64("target", 0)?,
         };
-        let max_execution = match p.u64("maxexecutiontime", 0)? {
-            0 => None,
-            s => Some(Duration::from_secs(s)),
+        let max_execution = match seconds(p, "maxexecutiontime", 0.0)? {
+            d if d.is_zero() => None,
+            d => Some(d),
         };
-        let warmup = p.f64("warmuptime", 0.0)?;
-        if warmup < 0.0 {
-            return Err(InputError::property("warmuptime", "is negative"));
-        }
-        let status_interval = p.u64("status.interval", 10)?.max(1);
-        let percentiles =
-            parse_percentiles(&p.string("hdrhistogram.percentiles", "50,95,99,99.9,99.99"))?;
-        // YCSB's measurement.interval: op, intended or both. kvperf reports
-        // both whenever a target is set, unless told "op".
-        let report_intended = match p.string("measurement.interval", "both").as_str() {
-            "op" => false,
-            "intended" | "both" => target > 0,
-            other => {
-                return Err(InputError::property(
-                    "measurement.interval",
-                    format!("'{other}' is not op, intended or both"),
-                ))
-            }
-        };
+        let warmup = seconds(p, "warmuptime", 0.0)?;
+        let status_interval = seconds(p, "status.interval", 10.0)?.max(Duration::from_secs(1));
+        // Checked now; the text output reads them from the settings.
+        parse_percentiles(&p.string("hdrhistogram.percentiles", DEFAULT_PERCENTILES))?;
+        let interval = p.string("measurement.interval", "op");
+        let latency_from = LatencyFrom::parse(&interval).ok_or_else(|| {
+            InputError::property(
+                "measurement.interval",
+                format!("'{interval}' is not op, intended or both"),
+            )
+        })?;
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
             None => SystemTime::now()
@@ -77,13 +152,30 @@ impl ClientSettings {
             threads: threads as usize,
             target,
             max_execution,
-            warmup: Duration::from_secs_f64(warmup),
-            status_interval: Duration::from_secs(status_interval),
-            percentiles,
-            report_intended,
+            warmup,
+            status_interval,
+            latency_from,
             seed,
         })
     }
+}
+
+/// A duration property in seconds (fractions allowed), at most ten years.
+fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, InputError> {
+    let s = p.f64(key, default)?;
+    if s < 0.0 {
+        return Err(InputError::property(key, format!("{s} is negative")));
+    }
+    if s > MAX_SECONDS {
+        return Err(InputError::property(
+            key,
+            format!(
+                "{} seconds is more than ten years",
+                p.get(key).unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(Duration::from_secs_f64(s))
 }
 
 fn parse_percentiles(text: &str) -> Result<Vec<f64>, InputError> {
@@ -103,6 +195,13 @@ fn parse_percentiles(text: &str) -> Result<Vec<f64>, InputError> {
 fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
     for file in &args.workload_files {
+        if file.is_dir() {
+            return Err(InputError::Invalid(format!(
+                "workload file '{}' is a directory; give a property file such as workloads/workloada",
+                file.display()
+            ))
+            .into());
+        }
         if !file.is_file() {
             return Err(InputError::Invalid(format!(
                 "workload file '{}' does not exist",
@@ -119,7 +218,48 @@ fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
 }
 
 pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
-    let props = load_properties(&args)?;
+    let mut out = StepOutput::begin(match phase {
+        Phase::Load => "load",
+        Phase::Run => "run",
+    });
+    let measured = measure(&args, phase, &mut out);
+    let finished = step::finish(&mut out, measured);
+    let rendered = match args.format {
+        Format::Json => Some(output::json::to_pretty(&out)),
+        // What was measured is printed even when a check failed after it
+        // (a data-integrity failure); nothing, when nothing was.
+        Format::Text => (!out.measurements.is_empty()).then(|| render_text(&out)),
+    };
+    if let Some(text) = rendered {
+        match &args.output {
+            Some(path) => output::write_atomically(path, text.as_bytes())?,
+            None => print!("{text}"),
+        }
+    }
+    finished.map(|Finished| ())
+}
+
+fn render_text(out: &StepOutput) -> String {
+    let percentiles = out
+        .settings
+        .get("hdrhistogram.percentiles")
+        .and_then(|p| parse_percentiles(p).ok())
+        .unwrap_or_else(|| parse_percentiles(DEFAULT_PERCENTILES).expect("valid default"));
+    let from = out
+        .settings
+        .get("measurement.interval")
+        .and_then(|i| LatencyFrom::parse(i))
+        .unwrap_or(LatencyFrom::Op);
+    out.measurements
+        .iter()
+        .map(|m| ycsb_text::render(m, &percentiles, from))
+        .collect()
+}
+
+/// Runs the phase and fills `out`; an error leaves what was measured in it.
+fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Result<()> {
+    let props = load_properties(args)?;
+    out.settings = props.redacted_map();
     let spec = engine::find(&args.engine)?;
     let prefixes: Vec<String> = engine::registry()
         .iter()
@@ -127,10 +267,17 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         .collect();
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
     for warning in unknown_property_warnings(&props, &prefixes) {
-        eprintln!("kvperf: warning: {warning}");
+        step::warn(out, warning);
+    }
+    if args.fresh && phase == Phase::Run {
+        return Err(InputError::Invalid(
+            "--fresh is for kvperf load: a run works on the loaded store".into(),
+        )
+        .into());
     }
     let cfg = CoreConfig::from_properties(&props, phase == Phase::Load)?;
-    let client = ClientSettings::from(&args, &props)?;
+    let client = ClientSettings::from(args, &props)?;
+    out.seed = client.seed;
     if phase == Phase::Run && cfg.operation_count == 0 && client.max_execution.is_none() {
         return Err(InputError::property(
             "operationcount",
@@ -148,50 +295,64 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         None => client.threads,
     };
 
+    let db = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB);
     let engine = engine::open(
         spec,
         &OpenOptions {
-            db_dir: &args.db,
+            dir: db.as_deref(),
             properties: &props,
+            mode: match (phase, args.fresh) {
+                (Phase::Load, true) => OpenMode::Fresh,
+                _ => OpenMode::Any,
+            },
         },
     )?;
-    let started_at_unix_ms = output::unix_ms();
+    out.engine = engine.info();
+    // A server's data directory, when it is local, is the device to account.
+    out.host = HostInfo::collect(db.or_else(|| engine.data_location()).as_deref());
     let run_spec = RunSpec {
         threads,
         operations,
         target_ops_per_sec: client.target as f64,
         warmup: client.warmup,
         max_execution: client.max_execution,
+        track_intended: client.latency_from.needs_intended(),
+        count_network: matches!(spec.store, engine::StoreKind::Server { .. }),
         status: StatusOptions {
             interval: args.status.then_some(client.status_interval),
             progress: !args.no_progress && std::io::stderr().is_terminal(),
             label: args.label.clone(),
             ops_log: None,
+            intended_groups: client.latency_from == LatencyFrom::Both,
         },
     };
-    let data_dir = spec.uses_data_dir.then_some(args.db.as_path());
-    let host = HostInfo::collect(data_dir);
-    let device = host.block_device();
-    let before = Snapshot::take(device);
+    let device = out.host.block_device().map(str::to_string);
+    let stats_before = engine.stats();
+    let server_pids = engine.server_pids();
+    let before = Snapshot::take(device.as_deref(), &server_pids);
     let outcome = runner::execute(&workload.bind(engine.as_ref()), &run_spec)?;
     // Closing (a flush for RocksDB) is outside the measured window; YCSB
     // counts it in RunTime, which makes short runs look slow. Its I/O and
     // CPU belong to this run, so accounting includes it.
     engine.close()?;
-    let accounting = before.until(
-        &Snapshot::take(device),
-        device,
+    let mut accounting = before.until(
+        &Snapshot::take(device.as_deref(), &server_pids),
+        device.as_deref(),
         outcome.operations,
         workload.logical_bytes(&outcome.histograms),
-        data_dir,
+        engine.footprint(),
     );
-    accounting::warn_unreadable(&accounting);
+    accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
+    accounting.network = outcome.network;
+    accounting.derived = accounting.derive();
+    let engine_stats = engine.stats();
+    let verdict = verdict::judge(
+        &accounting,
+        step::stall_seconds(&stats_before, &engine_stats),
+    );
+    step::warn_unreadable(out, &accounting);
+    step::warn_failures(out, &outcome.histograms);
 
-    let (groups, histograms) = output::summarize_groups(
-        &outcome.histograms,
-        &client.percentiles,
-        client.report_intended,
-    );
     let integrity = workload.config().data_integrity.then(|| {
         let verify = outcome.histograms.get(OpKind::Verify);
         let total = verify.map_or(0, |g| g.total_returns());
@@ -202,44 +363,30 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         }
     });
     let runtime_s = outcome.runtime.as_secs_f64();
-    let report = RunReport {
-        kvperf: Provenance::current(),
-        command: match phase {
-            Phase::Load => "load".into(),
-            Phase::Run => "run".into(),
-        },
-        started_at_unix_ms,
-        engine: engine.info(),
-        engine_stats: engine.stats(),
+    out.measurements.push(Measurement {
+        name: out.command.clone(),
         threads,
-        target_ops_per_sec: client.target,
-        seed: client.seed,
+        target_ops_per_sec: client.target as f64,
         warmup_s: client.warmup.as_secs_f64(),
-        properties: props.as_map().clone(),
-        host,
-        overall: Overall {
-            runtime_ms: runtime_s * 1000.0,
-            operations: outcome.operations,
-            throughput_ops_per_sec: if runtime_s > 0.0 {
-                outcome.operations as f64 / runtime_s
-            } else {
-                0.0
-            },
-            hit_time_limit: outcome.hit_time_limit,
+        start_unix_ms: outcome.start_unix_ms,
+        end_unix_ms: outcome.end_unix_ms,
+        runtime_s,
+        operations: outcome.operations,
+        ops_per_sec: if runtime_s > 0.0 {
+            outcome.operations as f64 / runtime_s
+        } else {
+            0.0
         },
-        groups,
-        integrity: integrity.clone(),
+        hit_time_limit: outcome.hit_time_limit,
+        ops: op_stats(&outcome.histograms),
+        intervals: outcome.intervals,
         accounting: Some(accounting),
-        histograms,
-    };
-    let rendered = match args.format {
-        Format::Text => output::ycsb_text::render(&report),
-        Format::Json => output::json::render(&report),
-    };
-    match &args.output {
-        Some(path) => output::write_atomically(path, rendered.as_bytes())?,
-        None => print!("{rendered}"),
-    }
+        engine_stats,
+        integrity: integrity.clone(),
+        db_bench: None,
+        verdict: Some(verdict),
+        device: None,
+    });
     if let Some(Integrity { verified, failed }) = integrity {
         if failed > 0 {
             anyhow::bail!(
@@ -262,5 +409,20 @@ mod tests {
         );
         assert!(parse_percentiles("50,100").is_err());
         assert!(parse_percentiles("x").is_err());
+    }
+
+    #[test]
+    fn durations_are_bounded_not_panicking() {
+        let mut p = Properties::new();
+        p.set("warmuptime", "1e300");
+        let err = seconds(&p, "warmuptime", 0.0).unwrap_err().to_string();
+        assert!(err.contains("more than ten years"), "{err}");
+        p.set("warmuptime", "-1");
+        assert!(seconds(&p, "warmuptime", 0.0).is_err());
+        p.set("warmuptime", "0.5");
+        assert_eq!(
+            seconds(&p, "warmuptime", 0.0).unwrap(),
+            Duration::from_millis(500)
+        );
     }
 }

@@ -12,10 +12,11 @@ use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+
+use crate::results::step::Measurement;
 
 /// db_bench's result line for one benchmark.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ResultLine {
     pub name: String,
     /// Sum of the threads' elapsed times per operation (db_bench's definition).
@@ -26,6 +27,21 @@ pub struct ResultLine {
     /// Key + value bytes moved per second, when any were.
     pub mb_per_sec: Option<f64>,
     pub message: String,
+}
+
+impl ResultLine {
+    pub fn of(m: &Measurement) -> Self {
+        let figures = m.db_bench.as_ref();
+        Self {
+            name: m.name.clone(),
+            micros_per_op: figures.map_or(0.0, |f| f.micros_per_op),
+            ops_per_sec: m.ops_per_sec,
+            seconds: m.runtime_s,
+            operations: m.operations,
+            mb_per_sec: figures.and_then(|f| f.mb_per_sec),
+            message: figures.map_or_else(String::new, |f| f.message.clone()),
+        }
+    }
 }
 
 pub fn render_result_line(r: &ResultLine) -> String {

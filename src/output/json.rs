@@ -1,14 +1,8 @@
-//! Reports as JSON documents.
+//! Outputs as JSON documents.
 
 use serde::Serialize;
 
-use super::RunReport;
-
-pub fn render(report: &RunReport) -> String {
-    to_pretty(report)
-}
-
-/// Any report as pretty JSON with a trailing newline.
+/// Any output as pretty JSON with a trailing newline.
 pub fn to_pretty(report: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(report).expect("a report always serializes");
     text.push('\n');

@@ -6,23 +6,86 @@
 
 use std::fmt::Write;
 
-use super::RunReport;
-use crate::measure::percentile_label;
+use crate::measure::{percentile_label, GroupSummary, Outcome};
+use crate::results::step::{Latency, Measurement};
 
-pub fn render(report: &RunReport) -> String {
+/// YCSB's `measurement.interval`: which latency each group holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyFrom {
+    /// From each operation's actual start (YCSB's default, `op`).
+    Op,
+    /// From its intended start only, under the plain group names (`intended`).
+    Intended,
+    /// Both: the intended ones as `Intended-<OP>` groups (`both`).
+    Both,
+}
+
+impl LatencyFrom {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "op" => Some(Self::Op),
+            "intended" => Some(Self::Intended),
+            "both" => Some(Self::Both),
+            _ => None,
+        }
+    }
+
+    /// Whether intended-start latency must be recorded at all.
+    pub fn needs_intended(self) -> bool {
+        self != Self::Op
+    }
+}
+
+/// The `[GROUP]` summaries of `m`, in YCSB's naming, with their return counts.
+pub fn groups(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> Vec<GroupSummary> {
+    let mut groups = Vec::new();
+    for (kind, op) in &m.ops {
+        let name = kind.ycsb_name();
+        let summary = |label: String, latency: &Latency| {
+            GroupSummary::from_histogram(&label, &latency.histogram.0, percentiles)
+        };
+        let (main, failed) = match from {
+            LatencyFrom::Intended => (op.intended.as_ref(), op.intended_failed.as_ref()),
+            _ => (Some(&op.latency), op.failed.as_ref()),
+        };
+        let mut first = main.map_or_else(
+            || GroupSummary::from_histogram(name, &crate::measure::new_histogram(), percentiles),
+            |l| summary(name.to_string(), l),
+        );
+        // In YCSB's Status order, OK first.
+        first.returns = Outcome::ALL
+            .iter()
+            .filter_map(|o| Some((o.ycsb_name().to_string(), *op.returns.get(o.ycsb_name())?)))
+            .collect();
+        groups.push(first);
+        if let Some(l) = failed {
+            groups.push(summary(format!("{name}-FAILED"), l));
+        }
+        if from == LatencyFrom::Both {
+            if let Some(l) = &op.intended {
+                groups.push(summary(format!("Intended-{name}"), l));
+            }
+            if let Some(l) = &op.intended_failed {
+                groups.push(summary(format!("Intended-{name}-FAILED"), l));
+            }
+        }
+    }
+    groups
+}
+
+pub fn render(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> String {
     let mut out = String::new();
-    let o = &report.overall;
     let _ = writeln!(
         out,
         "[OVERALL], RunTime(ms), {}",
-        o.runtime_ms.round() as u64
+        (m.runtime_s * 1000.0).round() as u64
     );
     let _ = writeln!(
         out,
         "[OVERALL], Throughput(ops/sec), {}",
-        java_double(o.throughput_ops_per_sec)
+        java_double(m.ops_per_sec)
     );
-    for g in &report.groups {
+    for g in groups(m, percentiles, from) {
         let name = &g.name;
         let _ = writeln!(out, "[{name}], Operations, {}", g.operations);
         let _ = writeln!(
@@ -48,7 +111,7 @@ pub fn render(report: &RunReport) -> String {
 }
 
 /// Java's `Double.toString` for ordinary magnitudes: always a decimal point.
-fn java_double(x: f64) -> String {
+pub fn java_double(x: f64) -> String {
     let text = format!("{x}");
     if text.contains('.') || text.contains('e') || !x.is_finite() {
         text
@@ -60,10 +123,72 @@ fn java_double(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::OpError;
+    use crate::measure::{OpHistograms, OpKind};
+    use crate::results::step::op_stats;
 
     #[test]
     fn doubles_print_like_java() {
         assert_eq!(java_double(7038.453417169134), "7038.453417169134");
         assert_eq!(java_double(2000.0), "2000.0");
+    }
+
+    fn measurement(h: &OpHistograms) -> Measurement {
+        Measurement {
+            name: "run".into(),
+            threads: 1,
+            target_ops_per_sec: 100.0,
+            warmup_s: 0.0,
+            start_unix_ms: 0,
+            end_unix_ms: 1000,
+            runtime_s: 1.0,
+            operations: 2,
+            ops_per_sec: 2.0,
+            hit_time_limit: false,
+            ops: op_stats(h),
+            intervals: vec![2],
+            accounting: None,
+            engine_stats: Default::default(),
+            integrity: None,
+            db_bench: None,
+            verdict: None,
+            device: None,
+        }
+    }
+
+    #[test]
+    fn groups_follow_ycsb_naming_for_each_interval_mode() {
+        let mut h = OpHistograms::new();
+        h.record(OpKind::Read, 2_000, Some(9_000), &Ok(()));
+        h.record(OpKind::Read, 3_000, Some(9_000), &Err(OpError::NotFound));
+        let m = measurement(&h);
+        let names = |from| -> Vec<String> {
+            groups(&m, &[99.0], from)
+                .into_iter()
+                .map(|g| g.name)
+                .collect()
+        };
+        assert_eq!(names(LatencyFrom::Op), ["READ", "READ-FAILED"]);
+        assert_eq!(names(LatencyFrom::Intended), ["READ", "READ-FAILED"]);
+        assert_eq!(
+            names(LatencyFrom::Both),
+            [
+                "READ",
+                "READ-FAILED",
+                "Intended-READ",
+                "Intended-READ-FAILED"
+            ]
+        );
+        let intended = &groups(&m, &[99.0], LatencyFrom::Intended)[0];
+        assert!(intended.max_us > 8.0, "holds the intended latency");
+        let read = &groups(&m, &[99.0], LatencyFrom::Op)[0];
+        assert_eq!(
+            read.returns,
+            vec![
+                ("OK".to_string(), 1),
+                ("NOT_FOUND".to_string(), 1),
+                ("ERROR".to_string(), 0)
+            ]
+        );
     }
 }

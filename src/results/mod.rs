@@ -4,6 +4,7 @@
 //! dropped (and reported) before the next append, never half-parsed.
 
 mod record;
+pub mod step;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,9 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-pub use record::{
-    measured, op_histograms, LatencySummary, PlanId, Record, StepId, Summary, FORMAT,
-};
+pub use record::{PlanId, Record, StepId, FORMAT};
+pub use step::{Measurement, StepOutput};
 
 use crate::error::InputError;
 
@@ -46,20 +46,33 @@ pub fn read(path: &Path) -> anyhow::Result<Loaded> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let record: Record = serde_json::from_slice(line).map_err(|e| {
-            InputError::Invalid(format!(
-                "results file '{}' line {}: not a kvperf result ({e})",
-                path.display(),
-                index + 1
-            ))
-        })?;
-        records.push(record);
+        let at = || format!("results file '{}' line {}", path.display(), index + 1);
+        records.push(parse_line(line).map_err(|e| InputError::Invalid(format!("{}: {e}", at())))?);
     }
     Ok(Loaded {
         records,
         torn_tail: bytes.len() - complete,
         complete_len: complete as u64,
     })
+}
+
+/// One line: its format version first, so an old file gets a clear line.
+fn parse_line(line: &[u8]) -> Result<Record, String> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        kvperf_results: Option<u32>,
+    }
+    let version: Version =
+        serde_json::from_slice(line).map_err(|e| format!("not a kvperf result ({e})"))?;
+    match version.kvperf_results {
+        Some(FORMAT) => serde_json::from_slice(line)
+            .map_err(|e| format!("a kvperf result that does not parse ({e})")),
+        Some(old) => Err(format!(
+            "written in results format {old} by an older kvperf; this kvperf reads format {FORMAT}: \
+             rerun the plan into a new results file"
+        )),
+        None => Err("not a kvperf result (no kvperf_results version)".into()),
+    }
 }
 
 /// An open results file that appends one durable line per record.
@@ -120,13 +133,31 @@ mod tests {
     use super::*;
 
     fn record(id: &str) -> Record {
-        serde_json::from_value(serde_json::json!({
-            "kvperf_results": 1,
-            "plan": { "name": "p", "fingerprint": "f", "scale": 1.0 },
-            "step": { "id": id, "config": "c", "kind": "run", "workload": "a", "threads": 4, "repeat": 1 },
-            "summary": { "operations": 10, "runtime_s": 1.0, "ops_per_sec": 10.0, "latency_us": {} },
-        }))
-        .unwrap()
+        Record {
+            kvperf_results: FORMAT,
+            plan: PlanId {
+                name: "p".into(),
+                fingerprint: "f".into(),
+                scale: 1.0,
+                file: String::new(),
+                ratios: false,
+            },
+            step: StepId {
+                id: id.into(),
+                config: "c".into(),
+                kind: "run".into(),
+                workload: "a".into(),
+                label: String::new(),
+                threads: 4,
+                repeat: 1,
+                db: String::new(),
+            },
+            started_at_unix_ms: 0,
+            finished_at_unix_ms: 0,
+            before: Vec::new(),
+            command: Vec::new(),
+            output: StepOutput::begin("run"),
+        }
     }
 
     #[test]
@@ -150,7 +181,7 @@ mod tests {
         out.append(&record("x")).unwrap();
         drop(out);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"{\"kvperf_results\":1,\"pl").unwrap();
+        f.write_all(b"{\"kvperf_results\":2,\"pl").unwrap();
         let loaded = read(&path).unwrap();
         assert_eq!(loaded.records.len(), 1);
         assert_eq!(loaded.torn_tail, 23);
@@ -171,10 +202,92 @@ mod tests {
     }
 
     #[test]
+    fn an_older_format_is_refused_with_its_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(&path, "{\"kvperf_results\":1,\"plan\":{}}\n").unwrap();
+        let err = read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("line 1") && err.contains("results format 1") && err.contains("format 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_full_disk_is_a_clear_error() {
         // /dev/full accepts the open and fails every write with ENOSPC.
         let mut out = Appender::open(Path::new("/dev/full"), &Loaded::default()).unwrap();
         let err = out.append(&record("x")).unwrap_err().to_string();
         assert!(err.contains("No space left on device"), "{err}");
+    }
+}
+
+/// Typed records for unit tests of readers (report, merge).
+#[cfg(test)]
+pub mod testing {
+    use super::step::{op_stats, Measurement, StepOutput};
+    use super::*;
+    use crate::measure::{OpHistograms, OpKind};
+
+    /// A run step of `config` at `threads`, measuring `ops_per_sec`, with
+    /// one successful operation of `op` per latency in `latencies_ns`.
+    pub fn record(
+        config: &str,
+        workload: &str,
+        threads: u64,
+        ops_per_sec: f64,
+        op: OpKind,
+        latencies_ns: &[u64],
+    ) -> Record {
+        let mut h = OpHistograms::new();
+        for &ns in latencies_ns {
+            h.record(op, ns, None, &Ok(()));
+        }
+        let mut output = StepOutput::begin("run");
+        output.measurements.push(Measurement {
+            name: "run".into(),
+            threads: threads as usize,
+            target_ops_per_sec: 0.0,
+            warmup_s: 0.0,
+            start_unix_ms: 0,
+            end_unix_ms: 1000,
+            runtime_s: 1.0,
+            operations: latencies_ns.len() as u64,
+            ops_per_sec,
+            hit_time_limit: false,
+            ops: op_stats(&h),
+            intervals: Vec::new(),
+            accounting: None,
+            engine_stats: Default::default(),
+            integrity: None,
+            db_bench: None,
+            verdict: None,
+            device: None,
+        });
+        Record {
+            kvperf_results: FORMAT,
+            plan: PlanId {
+                name: "p".into(),
+                fingerprint: "f".into(),
+                scale: 1.0,
+                file: String::new(),
+                ratios: false,
+            },
+            step: StepId {
+                id: format!("{config}/{workload}-t{threads}"),
+                config: config.into(),
+                kind: "run".into(),
+                workload: workload.into(),
+                label: String::new(),
+                threads,
+                repeat: 1,
+                db: String::new(),
+            },
+            started_at_unix_ms: 0,
+            finished_at_unix_ms: 0,
+            before: Vec::new(),
+            command: Vec::new(),
+            output,
+        }
     }
 }

@@ -3,24 +3,27 @@
 //! JSON file rewritten) as soon as it finishes, so an interrupted sequence
 //! keeps what it measured.
 
+mod args;
+
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+pub use args::BenchArgs;
 
-use crate::cli::BenchArgs;
-use crate::engine::{self, Engine, EngineInfo, EngineSpec, OpenOptions};
+use super::step::{self, Finished};
+use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
-use crate::measure::accounting::{self, Accounting, Snapshot};
-use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
+use crate::measure::accounting::Snapshot;
+use crate::measure::{verdict, OpHistograms, OpKind};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
-use crate::output::{self, Provenance};
+use crate::output::{self};
+use crate::properties::Properties;
+use crate::results::step::{op_stats, DbBenchFigures, Measurement, StepOutput};
 use crate::runner::{self, OpsLog, RunSpec, StatusOptions};
 use crate::workload::dbbench::{BenchConfig, BenchWorkload, Benchmark};
-use crate::workload::properties::Properties;
 
 /// db_bench's histogram order (its `OperationType` enum) and names.
 const HISTOGRAM_ORDER: [(OpKind, &str); 5] = [
@@ -31,47 +34,17 @@ const HISTOGRAM_ORDER: [(OpKind, &str); 5] = [
     (OpKind::Update, "update"),
 ];
 
-#[derive(Debug, Serialize)]
-struct BenchReport {
-    kvperf: Provenance,
-    command: &'static str,
-    started_at_unix_ms: u128,
-    engine: EngineInfo,
-    /// Every db_bench flag with its effective value.
-    flags: BTreeMap<String, String>,
-    seed_base: u64,
-    host: HostInfo,
-    results: Vec<BenchResult>,
-}
-
-#[derive(Debug, Serialize)]
-struct BenchResult {
-    #[serde(flatten)]
-    line: ResultLine,
-    threads: usize,
-    /// Reads, found keys, writes and bytes over all measured threads (the
-    /// text message shows the first thread's, as db_bench's does).
-    totals: BTreeMap<&'static str, u64>,
-    latency: BTreeMap<String, Latency>,
-    /// Device and process I/O, CPU and energy of this benchmark's window.
-    accounting: Accounting,
-}
-
-#[derive(Debug, Serialize)]
-struct Latency {
-    count: u64,
-    failed: u64,
-    average_us: f64,
-    /// Interpolated in db_bench's buckets, as db_bench prints them.
-    db_bench_percentiles_us: BTreeMap<String, f64>,
-    /// From the exact HdrHistogram.
-    exact_percentiles_us: BTreeMap<String, f64>,
-    max_us: f64,
-    /// Base64 HdrHistogram V2 (nanoseconds), all operations of this type.
-    hdr_histogram: String,
-}
-
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let mut out = StepOutput::begin("bench");
+    let measured = measure(&args, &mut out);
+    let finished = step::finish(&mut out, measured);
+    if let Some(path) = &args.json {
+        output::write_atomically(path, output::json::to_pretty(&out).as_bytes())?;
+    }
+    finished.map(|Finished| ())
+}
+
+fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     let benches = parse_benchmarks(&args.benchmarks)?;
     if !(args.compression_ratio > 0.0 && args.compression_ratio <= 1.0) {
         return Err(InputError::Invalid(format!(
@@ -95,81 +68,92 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         duration: (args.duration > 0).then(|| Duration::from_secs(args.duration)),
         write_rate_limit: args.benchmark_write_rate_limit,
     };
-    let props = engine_properties(&args);
     let spec = engine::find(&args.engine)?;
-    let db = args.db.clone().unwrap_or_else(default_db_dir);
-    if spec.uses_data_dir {
-        prepare_store(spec, &db, args.use_existing_db)?;
+    for bench in &benches {
+        if *bench != Benchmark::WaitForCompaction {
+            spec.require(
+                Capability::Kv(bench.kv_support()),
+                &format!("--benchmarks={}", bench.name()),
+            )?;
+        }
     }
+    let props = engine_properties(spec, args, out)?;
+    let db = step::data_dir(spec, args.db.as_deref(), &default_db_dir());
     let seed_base = match args.seed {
         0 => SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(1, |d| d.as_secs()),
         s => s,
     };
-    let open = || {
+    out.seed = seed_base;
+    out.settings = flag_map(args, db.as_deref());
+    let open = |mode| {
         engine::open(
             spec,
             &OpenOptions {
-                db_dir: &db,
+                dir: db.as_deref(),
                 properties: &props,
+                mode,
             },
         )
     };
-    let mut engine = open()?;
-    print_header(&args, &cfg, engine.as_ref(), &db);
+    // db_bench destroys the database first unless --use_existing_db.
+    let mut engine = open(if args.use_existing_db {
+        OpenMode::Existing
+    } else {
+        OpenMode::Fresh
+    })?;
+    out.engine = engine.info();
+    out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
+    print_header(args, &cfg, engine.as_ref(), db.as_deref());
 
-    let mut report = BenchReport {
-        kvperf: Provenance::current(),
-        command: "bench",
-        started_at_unix_ms: output::unix_ms(),
-        engine: engine.info(),
-        flags: flag_map(&args, &db),
-        seed_base,
-        host: HostInfo::collect(spec.uses_data_dir.then_some(db.as_path())),
-        results: Vec::new(),
-    };
     // db_bench seeds thread i of the run with seed_base + (threads started so far).
     let mut threads_started = 0u64;
+    let shown_db = db
+        .as_ref()
+        .map_or_else(|| spec.name.to_string(), |d| d.display().to_string());
     for (index, &bench) in benches.iter().enumerate() {
         if bench.needs_fresh_db() {
             if args.use_existing_db {
                 println!("{:<12} : skipped (--use_existing_db is true)", bench.name());
                 continue;
             }
-            if index > 0 && spec.uses_data_dir {
+            if index > 0 {
                 engine.close()?;
                 drop(engine);
-                engine::wipe_store(&db)?;
-                engine = open()?;
+                engine = open(OpenMode::Fresh)?;
             }
         }
         if bench == Benchmark::WaitForCompaction {
             // db_bench's two lines; nothing is measured.
-            println!("waitforcompaction({}): started", db.display());
+            println!("waitforcompaction({shown_db}): started");
             engine.settle(false)?;
-            println!(
-                "waitforcompaction({}): finished with status (OK)",
-                db.display()
-            );
+            println!("waitforcompaction({shown_db}): finished with status (OK)");
             continue;
         }
         if args.drop_caches {
             crate::host::drop_page_cache("--drop_caches")?;
         }
-        let result = run_one(
-            &args,
+        let device = out.host.block_device().map(str::to_string);
+        let measured = run_one(
+            args,
             &cfg,
             bench,
             engine.as_ref(),
             seed_base + threads_started,
-            Where {
-                device: report.host.block_device(),
-                data_dir: spec.uses_data_dir.then_some(db.as_path()),
-            },
+            device.as_deref(),
+            matches!(spec.store, engine::StoreKind::Server { .. }),
         )?;
-        threads_started += result.threads as u64;
-        print!("{}", render_result_line(&result.line));
+        threads_started += measured.measurement.threads as u64;
+        step::warn_unreadable(
+            out,
+            measured.measurement.accounting.as_ref().expect("measured"),
+        );
+        step::warn_failures(out, &measured.histograms);
+        print!(
+            "{}",
+            render_result_line(&ResultLine::of(&measured.measurement))
+        );
         if matches!(
             bench,
             Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom
@@ -178,12 +162,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             println!();
         }
         if args.histogram {
-            print_histograms(&result.histograms);
+            print_histograms(&measured.histograms);
         }
         std::io::stdout().flush()?;
-        report.results.push(result.into_json());
+        out.measurements.push(measured.measurement);
         if let Some(path) = &args.json {
-            output::write_atomically(path, output::json::to_pretty(&report).as_bytes())?;
+            output::write_atomically(path, output::json::to_pretty(&*out).as_bytes())?;
         }
     }
     if let Some(stats) = engine.statistics_text() {
@@ -193,39 +177,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 struct Measured {
-    line: ResultLine,
-    threads: usize,
-    totals: BTreeMap<&'static str, u64>,
+    measurement: Measurement,
+    /// Kept for the text block, which re-buckets them.
     histograms: OpHistograms,
-    accounting: Accounting,
-}
-
-impl Measured {
-    fn into_json(self) -> BenchResult {
-        let latency = HISTOGRAM_ORDER
-            .iter()
-            .filter_map(|&(kind, name)| {
-                Some((
-                    name.to_string(),
-                    latency_summary(self.histograms.get(kind)?),
-                ))
-            })
-            .collect();
-        BenchResult {
-            line: self.line,
-            threads: self.threads,
-            totals: self.totals,
-            latency,
-            accounting: self.accounting,
-        }
-    }
-}
-
-/// The data directory and its block device, for I/O accounting.
-#[derive(Clone, Copy)]
-struct Where<'a> {
-    device: Option<&'a str>,
-    data_dir: Option<&'a Path>,
 }
 
 fn run_one(
@@ -234,7 +188,8 @@ fn run_one(
     bench: Benchmark,
     engine: &dyn Engine,
     seed: u64,
-    at: Where,
+    device: Option<&str>,
+    count_network: bool,
 ) -> anyhow::Result<Measured> {
     let workload = BenchWorkload::new(bench, cfg, engine, seed);
     let foreground = args.threads as usize;
@@ -250,6 +205,8 @@ fn run_one(
         } else {
             None
         },
+        track_intended: false,
+        count_network,
         status: StatusOptions {
             interval: None,
             progress: !args.no_progress && std::io::stderr().is_terminal(),
@@ -258,44 +215,66 @@ fn run_one(
                 interval: Duration::from_secs(args.report_interval_seconds),
                 path: args.report_file.clone(),
             }),
+            intended_groups: false,
         },
     };
-    let before = Snapshot::take(at.device);
+    let stats_before = engine.stats();
+    let server_pids = engine.server_pids();
+    let before = Snapshot::take(device, &server_pids);
     let outcome = runner::execute(&workload, &spec)?;
-    let accounting = before.until(
-        &Snapshot::take(at.device),
-        at.device,
+    let mut accounting = before.until(
+        &Snapshot::take(device, &server_pids),
+        device,
         outcome.operations,
         workload.logical_bytes(),
-        at.data_dir,
+        engine.footprint(),
     );
-    accounting::warn_unreadable(&accounting);
+    accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
+    accounting.network = outcome.network;
+    accounting.derived = accounting.derive();
+    let engine_stats = engine.stats();
+    let verdict = verdict::judge(
+        &accounting,
+        step::stall_seconds(&stats_before, &engine_stats),
+    );
     let seconds = outcome.runtime.as_secs_f64().max(1e-9);
     let operations = outcome.operations.max(1); // db_bench: "at least one op"
     let tally = &workload.tally;
     let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
     let bytes = load(&tally.bytes);
     let totals = BTreeMap::from([
-        ("reads", load(&tally.reads)),
-        ("found", load(&tally.found)),
-        ("writes", load(&tally.writes)),
-        ("bytes", bytes),
+        ("reads".to_string(), load(&tally.reads)),
+        ("found".to_string(), load(&tally.found)),
+        ("writes".to_string(), load(&tally.writes)),
+        ("bytes".to_string(), bytes),
     ]);
-    report_failures(&outcome.histograms);
     Ok(Measured {
-        line: ResultLine {
+        measurement: Measurement {
             name: bench.name().to_string(),
-            micros_per_op: outcome.thread_seconds * 1e6 / operations as f64,
-            ops_per_sec: operations as f64 / seconds,
-            seconds,
+            threads,
+            target_ops_per_sec: 0.0,
+            warmup_s: 0.0,
+            start_unix_ms: outcome.start_unix_ms,
+            end_unix_ms: outcome.end_unix_ms,
+            runtime_s: seconds,
             operations,
-            mb_per_sec: (bytes > 0).then(|| bytes as f64 / 1_048_576.0 / seconds),
-            message: workload.message(),
+            ops_per_sec: operations as f64 / seconds,
+            hit_time_limit: outcome.hit_time_limit,
+            ops: op_stats(&outcome.histograms),
+            intervals: outcome.intervals,
+            accounting: Some(accounting),
+            engine_stats,
+            integrity: None,
+            verdict: Some(verdict),
+            device: None,
+            db_bench: Some(DbBenchFigures {
+                micros_per_op: outcome.thread_seconds * 1e6 / operations as f64,
+                mb_per_sec: (bytes > 0).then(|| bytes as f64 / 1_048_576.0 / seconds),
+                message: workload.message(),
+                totals,
+            }),
         },
-        threads,
-        totals,
         histograms: outcome.histograms,
-        accounting,
     })
 }
 
@@ -313,66 +292,36 @@ fn parse_benchmarks(list: &str) -> Result<Vec<Benchmark>, InputError> {
 }
 
 /// db_bench's default `--db`: /tmp/rocksdbtest-<uid>/dbbench.
-fn default_db_dir() -> PathBuf {
+fn default_db_dir() -> String {
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
-    PathBuf::from(format!("/tmp/rocksdbtest-{uid}/dbbench"))
+    format!("/tmp/rocksdbtest-{uid}/dbbench")
 }
 
-/// db_bench destroys the database first unless `--use_existing_db`; kvperf
-/// does so only for a store it created, and checks an existing one is there.
-fn prepare_store(spec: &EngineSpec, db: &Path, use_existing: bool) -> anyhow::Result<()> {
-    if use_existing {
-        if !engine::holds_store(db) {
-            return Err(InputError::Invalid(format!(
-                "--use_existing_db=1 but --db '{}' holds no database; run a fill benchmark first",
-                db.display()
-            ))
-            .into());
-        }
-        return engine::prepare_data_dir(db, spec.name);
-    }
-    engine::prepare_empty_store(db, spec.name)
-}
-
-/// RocksDB options db_bench sets to values other than RocksDB's defaults.
-const DB_BENCH_OPTIONS: &str =
-    "level_compaction_dynamic_level_bytes=false;enable_pipelined_write=true;\
-     delayed_write_rate=8388608;hard_pending_compaction_bytes_limit=137438953472;\
-     table_cache_numshardbits=4";
-
-/// The engine options db_bench's flags set, as kvperf engine properties.
-fn engine_properties(args: &BenchArgs) -> Properties {
+/// The engine's options from db_bench's flags (mapped by the engine) and
+/// `-p` options; each flag the engine cannot honour is named once.
+fn engine_properties(
+    spec: &EngineSpec,
+    args: &BenchArgs,
+    out: &mut StepOutput,
+) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
-    if args.engine != "rocksdb" {
-        return props;
+    for assignment in &args.properties {
+        props.set_override(assignment)?;
     }
-    let bloom_bits = if args.bloom_bits > 0.0 {
-        args.bloom_bits as u64
-    } else {
-        0
-    };
-    for (name, value) in [
-        ("block_cache_size", args.cache_size.to_string()),
-        ("bloom_bits", bloom_bits.to_string()),
-        ("compression", args.compression_type.clone()),
-        ("write_buffer_size", args.write_buffer_size.to_string()),
-        ("max_background_jobs", args.max_background_jobs.to_string()),
-        ("wal", (!args.disable_wal).to_string()),
-        ("sync", args.sync.to_string()),
-        ("statistics", args.statistics.to_string()),
-        // Where db_bench's defaults differ from RocksDB's own (db_bench_tool.cc
-        // InitializeOptionsFromFlags; see docs/semantics.md).
-        ("cache_type", "hyper_clock".to_string()),
-        ("auto_readahead_size", "false".to_string()),
-        ("options", DB_BENCH_OPTIONS.to_string()),
-    ] {
-        props.set(&format!("rocksdb.{name}"), &value);
+    for flag in (spec.db_bench)(&args.engine_flags(), &mut props) {
+        step::warn(
+            out,
+            format!(
+                "engine '{}' cannot honour --{flag}; it is ignored",
+                spec.name
+            ),
+        );
     }
-    props
+    Ok(props)
 }
 
-fn flag_map(args: &BenchArgs, db: &Path) -> BTreeMap<String, String> {
+fn flag_map(args: &BenchArgs, db: Option<&Path>) -> BTreeMap<String, String> {
     // Every flag, from the parsed arguments themselves, so none is forgotten.
     let serde_json::Value::Object(fields) =
         serde_json::to_value(args).expect("flags always serialize")
@@ -387,11 +336,19 @@ fn flag_map(args: &BenchArgs, db: &Path) -> BTreeMap<String, String> {
             other => (k, other.to_string()),
         })
         .collect();
-    flags.insert("db".into(), db.display().to_string());
+    if let Some(db) = db {
+        flags.insert("db".into(), db.display().to_string());
+    }
+    // Engine options, credentials redacted.
+    for assignment in &args.properties {
+        if let Some((k, v)) = assignment.split_once('=') {
+            flags.insert(format!("-p {k}"), crate::properties::redacted(k, v));
+        }
+    }
     flags
 }
 
-fn print_header(args: &BenchArgs, cfg: &BenchConfig, engine: &dyn Engine, db: &Path) {
+fn print_header(args: &BenchArgs, cfg: &BenchConfig, engine: &dyn Engine, db: Option<&Path>) {
     let info = engine.info();
     let compressed = (cfg.value_size as f64 * cfg.compression_ratio) as u64;
     let raw_mb = (cfg.key_size + cfg.value_size) as f64 * cfg.num as f64 / 1_048_576.0;
@@ -404,67 +361,23 @@ fn print_header(args: &BenchArgs, cfg: &BenchConfig, engine: &dyn Engine, db: &P
     );
     println!("Entries:    {}", cfg.num);
     println!("RawSize:    {raw_mb:.1} MB (estimated)");
-    println!("Compression: {}", args.compression_type);
-    println!("DB path: [{}]", db.display());
+    let compression = info.options.get("compression").cloned();
+    println!(
+        "Compression: {}",
+        compression.unwrap_or_else(|| args.compression_type.clone().unwrap_or_else(|| "-".into()))
+    );
+    if let Some(db) = db {
+        println!("DB path: [{}]", db.display());
+    }
 }
 
-fn all_operations(group: &OpGroup) -> hdrhistogram::Histogram<u64> {
-    let mut all = group.ok.clone();
-    let _ = all.add(&group.failed);
-    all
-}
-
+/// db_bench's percentile block per operation type, successful operations
+/// only (failures are counted apart, as in YCSB: docs/semantics.md).
 fn print_histograms(histograms: &OpHistograms) {
     for (kind, name) in HISTOGRAM_ORDER {
         if let Some(group) = histograms.get(kind) {
-            let h = DbBenchHistogram::from_nanos(&all_operations(group));
+            let h = DbBenchHistogram::from_nanos(&group.ok);
             println!("Microseconds per {name}:\n{}", h.render());
-        }
-    }
-}
-
-fn latency_summary(group: &OpGroup) -> Latency {
-    let all = &all_operations(group);
-    let buckets = DbBenchHistogram::from_nanos(all);
-    let points = [
-        ("p50", 50.0),
-        ("p75", 75.0),
-        ("p99", 99.0),
-        ("p99.9", 99.9),
-        ("p99.99", 99.99),
-    ];
-    Latency {
-        count: all.len(),
-        failed: group.count(Outcome::Error),
-        average_us: all.mean() / 1000.0,
-        db_bench_percentiles_us: points
-            .iter()
-            .map(|&(n, p)| (n.to_string(), buckets.percentile(p)))
-            .collect(),
-        exact_percentiles_us: points
-            .iter()
-            .map(|&(n, p)| {
-                (
-                    n.to_string(),
-                    all.value_at_quantile(p / 100.0) as f64 / 1000.0,
-                )
-            })
-            .collect(),
-        max_us: all.max() as f64 / 1000.0,
-        hdr_histogram: output::encode_histogram(all),
-    }
-}
-
-/// Engine errors are counted, not fatal; say how many on stderr.
-fn report_failures(histograms: &OpHistograms) {
-    for (kind, group) in histograms.iter() {
-        let failed = group.count(Outcome::Error);
-        if failed > 0 {
-            let why = group.first_error.as_deref().unwrap_or("unknown error");
-            eprintln!(
-                "kvperf: {failed} {} operations failed (first: {why})",
-                kind.ycsb_name()
-            );
         }
     }
 }

@@ -1,0 +1,58 @@
+//! `kvperf engines`: every engine compiled in, what it can do and its options.
+
+use crate::engine::{self, KvSupport, StoreKind};
+
+pub fn list() -> anyhow::Result<()> {
+    let compiled = engine::registry();
+    for spec in &compiled {
+        println!("{:<10} {}", spec.name, spec.about);
+        let store = match spec.store {
+            StoreKind::Directory { .. } => "a data directory (--db)",
+            StoreKind::Server { .. } => "a database server",
+            StoreKind::Nothing => "nothing",
+        };
+        let c = &spec.capabilities;
+        let mut can = vec!["read, scan, update, insert, delete"];
+        if c.background_work {
+            can.push("settle (waits for background work)");
+        }
+        if c.compact {
+            can.push("compact");
+        }
+        match c.kv {
+            KvSupport::Ordered => can.push("kvperf bench (ordered key-value)"),
+            KvSupport::Point => can.push("kvperf bench (point key-value; no readseq/seekrandom)"),
+            KvSupport::None => {}
+        }
+        if c.adopt {
+            can.push("adopt a store kvperf did not load");
+        }
+        println!(
+            "{:<10} keeps its data in {store}; can: {}",
+            "",
+            can.join(", ")
+        );
+        if spec.options.is_empty() {
+            println!("{:<10} no options", "");
+        } else {
+            println!("{:<10} options (-p {}.NAME=VALUE):", "", spec.name);
+            for o in spec.options {
+                let default = if o.default.is_empty() {
+                    "(not set)"
+                } else {
+                    o.default
+                };
+                println!("{:<12} {:<40} {default:<12} {}", "", o.name, o.help);
+            }
+        }
+    }
+    let missing: Vec<String> = engine::KNOWN_ENGINES
+        .iter()
+        .filter(|(name, _)| !compiled.iter().any(|s| s.name == *name))
+        .map(|(name, feature)| format!("{name} (Cargo feature {feature})"))
+        .collect();
+    if !missing.is_empty() {
+        println!("not compiled in: {}", missing.join(", "));
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! What `load`, `run` and `bench` share: filling the typed step output
+//! with warnings and the error that ended a step, and the data directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::engine::EngineSpec;
+use crate::error::{exit_code, EXIT_INPUT};
+use crate::measure::accounting::Accounting;
+use crate::measure::{OpHistograms, Outcome};
+use crate::results::step::{ErrorKind, StepError, StepOutput};
+
+/// Proof that a step ended without an error.
+pub struct Finished;
+
+/// Records how the step ended: its end time and, on failure, the error
+/// (what was measured before it stays in `out`).
+pub fn finish(out: &mut StepOutput, result: anyhow::Result<()>) -> anyhow::Result<Finished> {
+    out.finished_at_unix_ms = crate::output::unix_ms();
+    match result {
+        Ok(()) => Ok(Finished),
+        Err(err) => {
+            out.error = Some(StepError {
+                kind: if exit_code(&err) == EXIT_INPUT {
+                    ErrorKind::Input
+                } else {
+                    ErrorKind::Run
+                },
+                message: format!("{err:#}"),
+            });
+            Err(err)
+        }
+    }
+}
+
+/// A warning: on stderr now, and in the output for whoever reads it later.
+pub fn warn(out: &mut StepOutput, message: String) {
+    eprintln!("kvperf: warning: {message}");
+    out.warnings.push(message);
+}
+
+/// Counters that exist on Linux but could not be read (not tmpfs or a
+/// machine without RAPL, where absence is normal).
+pub fn warn_unreadable(out: &mut StepOutput, a: &Accounting) {
+    let unexpected = |w: &&String| w.contains("cannot read") || w.contains("failed");
+    for why in a.unavailable.iter().filter(unexpected) {
+        warn(out, format!("{why}; recorded as unavailable"));
+    }
+}
+
+/// Engine errors are counted per operation type, not fatal: say how many.
+pub fn warn_failures(out: &mut StepOutput, histograms: &OpHistograms) {
+    for (kind, group) in histograms.iter() {
+        let failed = group.count(Outcome::Error);
+        if failed > 0 {
+            let why = group.first_error.as_deref().unwrap_or("unknown error");
+            warn(
+                out,
+                format!(
+                    "{failed} {} operations failed (first: {why})",
+                    kind.ycsb_name()
+                ),
+            );
+        }
+    }
+}
+
+/// Seconds the engine spent in write stalls between two `stats()`
+/// readings, when it counts them (`stall-micros`).
+pub fn stall_seconds(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> Option<f64> {
+    let key = "stall-micros";
+    Some(after.get(key)?.saturating_sub(*before.get(key)?) as f64 / 1e6)
+}
+
+/// The data directory of a directory engine (`given` or the default);
+/// for other engines only what was given, which `engine::open` refuses.
+pub fn data_dir(spec: &EngineSpec, given: Option<&Path>, default: &str) -> Option<PathBuf> {
+    match given {
+        Some(dir) => Some(dir.to_path_buf()),
+        None if spec.uses_data_dir() => Some(PathBuf::from(default)),
+        None => None,
+    }
+}

@@ -1,0 +1,356 @@
+//! The typed contract between a step and everything that reads it: what
+//! `kvperf load|run --format json` and `kvperf bench --json` write, what
+//! the plan runner, `report`, `compare` and `merge` read, with one type.
+//! Errors and warnings travel inside it; nothing reads it by string keys.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::EngineInfo;
+use crate::error::InputError;
+use crate::host::HostInfo;
+use crate::measure::accounting::Accounting;
+use crate::measure::hdr::Hdr;
+use crate::measure::steady::Steadiness;
+use crate::measure::verdict::Verdict;
+use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
+
+/// Version of [`StepOutput`]; a reader refuses any other with a clear line.
+pub const STEP_FORMAT: u32 = 2;
+
+/// kvperf's own identity, recorded in every result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Provenance {
+    pub version: String,
+    pub commit: String,
+}
+
+impl Provenance {
+    pub fn current() -> Self {
+        Self {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: env!("KVPERF_GIT_COMMIT").to_string(),
+        }
+    }
+}
+
+/// Everything one `kvperf load`, `run` or `bench` measured and what makes
+/// it reproducible.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepOutput {
+    /// [`STEP_FORMAT`].
+    pub kvperf_step: u32,
+    pub kvperf: Provenance,
+    /// `load`, `run`, `bench` or `precondition`.
+    pub command: String,
+    pub started_at_unix_ms: u64,
+    pub finished_at_unix_ms: u64,
+    pub engine: EngineInfo,
+    pub host: HostInfo,
+    /// Seed of the random generators (db_bench: the seed base).
+    pub seed: u64,
+    /// YCSB: every property as resolved from `-P` files and `-p`
+    /// overrides; db_bench: every flag with its effective value.
+    pub settings: BTreeMap<String, String>,
+    /// One per measured phase: a YCSB load or run, or each db_bench
+    /// benchmark in order.
+    pub measurements: Vec<Measurement>,
+    pub warnings: Vec<String>,
+    /// Why the step stopped early; what was measured before stays above.
+    pub error: Option<StepError>,
+    /// A precondition's rounds: whether they reached steady state.
+    #[serde(default)]
+    pub steady: Option<Steadiness>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Bad input: exit code 2.
+    Input,
+    /// The run failed (an engine, a device, a data-integrity check): exit code 3.
+    Run,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// One measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Measurement {
+    /// `load`, `run`, or the db_bench benchmark.
+    pub name: String,
+    pub threads: usize,
+    /// Total target rate; 0 = as fast as possible.
+    pub target_ops_per_sec: f64,
+    pub warmup_s: f64,
+    /// Wall-clock bounds of the measured window (warmup excluded).
+    pub start_unix_ms: u64,
+    pub end_unix_ms: u64,
+    pub runtime_s: f64,
+    pub operations: u64,
+    pub ops_per_sec: f64,
+    /// True when a time limit ended the window before its operations.
+    pub hit_time_limit: bool,
+    /// Per operation type: return codes and latency histograms.
+    pub ops: BTreeMap<OpKind, OpStats>,
+    /// Operations completed in each second of the window, in order
+    /// (the last entry may cover less than a second).
+    pub intervals: Vec<u64>,
+    /// Device and process I/O, CPU and energy of the window.
+    pub accounting: Option<Accounting>,
+    /// The engine's own counters after the window.
+    pub engine_stats: BTreeMap<String, u64>,
+    pub integrity: Option<Integrity>,
+    /// db_bench's result-line figures (`kvperf bench` only).
+    pub db_bench: Option<DbBenchFigures>,
+    /// What bound the window: device, engine stalls, CPU, or unclear.
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
+    /// A device measurement (`kvperf device corners`): the I/O pattern and
+    /// its bandwidth, with fio's figures beside it when asked.
+    #[serde(default)]
+    pub device: Option<DeviceFigures>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceFigures {
+    pub block_bytes: u64,
+    pub queue_depth: u64,
+    pub random: bool,
+    pub write: bool,
+    /// 10^6 bytes per second, as fio prints MB/s.
+    pub mb_per_sec: f64,
+    pub fio: Option<FioFigures>,
+}
+
+/// fio's figures for the same corner, on the same target, in the same run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FioFigures {
+    pub version: String,
+    pub iops: f64,
+    pub mb_per_sec: f64,
+    pub mean_latency_us: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Integrity {
+    pub verified: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbBenchFigures {
+    /// The threads' summed elapsed time per operation.
+    pub micros_per_op: f64,
+    /// Key and value bytes per second, for benchmarks that move data.
+    pub mb_per_sec: Option<f64>,
+    /// db_bench's message, e.g. `(632 of 1000 found)`.
+    pub message: String,
+    /// Reads, found keys, writes and bytes over all measured threads.
+    pub totals: BTreeMap<String, u64>,
+}
+
+/// One operation type: YCSB's `Return=` counts and latency histograms.
+/// Only successful operations are in `latency` (both drivers); failed ones
+/// are counted in `returns` and timed apart in `failed`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpStats {
+    /// `OK`, `NOT_FOUND`, `ERROR`, `UNEXPECTED_STATE` -> count.
+    pub returns: BTreeMap<String, u64>,
+    /// The engine's words for the first failure.
+    pub first_error: Option<String>,
+    /// Successful operations, from their actual start.
+    pub latency: Latency,
+    pub failed: Option<Latency>,
+    /// From the intended start (with a target rate).
+    pub intended: Option<Latency>,
+    pub intended_failed: Option<Latency>,
+}
+
+impl OpStats {
+    pub fn of(group: &OpGroup) -> Self {
+        let optional = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| Latency::of(h));
+        Self {
+            returns: Outcome::ALL
+                .iter()
+                .map(|o| (o.ycsb_name().to_string(), group.count(*o)))
+                .filter(|(name, n)| *n > 0 || name == "OK" || name == "ERROR")
+                .collect(),
+            first_error: group.first_error.clone(),
+            latency: Latency::of(&group.ok),
+            failed: optional(&group.failed),
+            intended: optional(&group.intended),
+            intended_failed: optional(&group.intended_failed),
+        }
+    }
+
+    pub fn count(&self, outcome: Outcome) -> u64 {
+        self.returns.get(outcome.ycsb_name()).copied().unwrap_or(0)
+    }
+
+    /// Operations that did not succeed (not found included, as YCSB counts).
+    pub fn unsuccessful(&self) -> u64 {
+        self.returns
+            .iter()
+            .filter(|(name, _)| name.as_str() != "OK")
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// Latency figures in microseconds and the histogram they come from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub avg_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub p9999_us: f64,
+    /// Nanoseconds.
+    pub histogram: Hdr,
+}
+
+impl Latency {
+    /// From a histogram in nanoseconds.
+    pub fn of(h: &hdrhistogram::Histogram<u64>) -> Self {
+        let us = |ns: f64| ns / 1000.0;
+        let at = |q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                us(h.value_at_quantile(q) as f64)
+            }
+        };
+        Self {
+            count: h.len(),
+            avg_us: if h.is_empty() { 0.0 } else { us(h.mean()) },
+            min_us: if h.is_empty() {
+                0.0
+            } else {
+                us(h.min() as f64)
+            },
+            max_us: if h.is_empty() {
+                0.0
+            } else {
+                us(h.max() as f64)
+            },
+            p50_us: at(0.50),
+            p95_us: at(0.95),
+            p99_us: at(0.99),
+            p999_us: at(0.999),
+            p9999_us: at(0.9999),
+            histogram: Hdr(h.clone()),
+        }
+    }
+}
+
+/// Per-type figures of `h`, for a [`Measurement`].
+pub fn op_stats(h: &OpHistograms) -> BTreeMap<OpKind, OpStats> {
+    h.iter()
+        .filter(|(_, g)| g.total_returns() > 0)
+        .map(|(kind, group)| (kind, OpStats::of(group)))
+        .collect()
+}
+
+impl StepOutput {
+    /// An output with nothing measured yet, started now.
+    pub fn begin(command: &str) -> Self {
+        Self {
+            kvperf_step: STEP_FORMAT,
+            kvperf: Provenance::current(),
+            command: command.to_string(),
+            started_at_unix_ms: crate::output::unix_ms(),
+            finished_at_unix_ms: 0,
+            engine: EngineInfo::default(),
+            host: HostInfo::default(),
+            seed: 0,
+            settings: BTreeMap::new(),
+            measurements: Vec::new(),
+            warnings: Vec::new(),
+            error: None,
+            steady: None,
+        }
+    }
+
+    /// The measured part of a step: a YCSB phase, or the last db_bench
+    /// benchmark (a plan's run step measures one after `waitforcompaction`).
+    pub fn measured(&self) -> Option<&Measurement> {
+        self.measurements.last()
+    }
+
+    /// Reads a step's output, refusing another format version by name.
+    pub fn from_json(text: &str) -> Result<Self, InputError> {
+        #[derive(Deserialize)]
+        struct Version {
+            kvperf_step: Option<u32>,
+        }
+        let version: Version = serde_json::from_str(text)
+            .map_err(|e| InputError::Invalid(format!("not a kvperf step output ({e})")))?;
+        match version.kvperf_step {
+            Some(STEP_FORMAT) => serde_json::from_str(text).map_err(|e| {
+                InputError::Invalid(format!("kvperf step output does not parse ({e})"))
+            }),
+            Some(other) => Err(InputError::Invalid(format!(
+                "kvperf step output format {other}; this kvperf reads format {STEP_FORMAT}"
+            ))),
+            None => Err(InputError::Invalid(format!(
+                "not a kvperf step output (no kvperf_step version; written by kvperf 0.1 before format {STEP_FORMAT}?)"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::OpError;
+
+    #[test]
+    fn op_stats_keep_failures_apart_from_latency() {
+        let mut h = OpHistograms::new();
+        h.record(OpKind::Read, 2_000, None, &Ok(()));
+        h.record(
+            OpKind::Read,
+            9_000_000,
+            None,
+            &Err(OpError::Failed("io".into())),
+        );
+        h.record(OpKind::Read, 3_000, None, &Err(OpError::NotFound));
+        let stats = op_stats(&h);
+        let read = &stats[&OpKind::Read];
+        assert_eq!(read.latency.count, 1);
+        assert!(
+            read.latency.max_us < 3.0,
+            "failed ops are not in the latency"
+        );
+        assert_eq!(read.failed.as_ref().map(|l| l.count), Some(2));
+        assert_eq!(read.count(Outcome::Error), 1);
+        assert_eq!(read.count(Outcome::NotFound), 1);
+        assert_eq!(read.unsuccessful(), 2);
+        assert_eq!(read.first_error.as_deref(), Some("io"));
+    }
+
+    #[test]
+    fn another_format_is_refused_by_name() {
+        let err = StepOutput::from_json(r#"{"kvperf_step": 1}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("format 1") && err.contains("format 2"),
+            "{err}"
+        );
+        let err = StepOutput::from_json(r#"{"overall": {}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no kvperf_step version"), "{err}");
+    }
+}
