@@ -6,23 +6,28 @@
 //! status line asks for them (the thread hands them over at its next
 //! operation) and at the end, so there is no shared lock per operation.
 
+mod gate;
 mod pacing;
 mod status;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Barrier, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use pacing::Pacer;
 pub use status::{format_java_decimal, OpsLog, StatusOptions};
 
+use crate::engine::ThreadSlot;
+use crate::error::InputError;
+use crate::measure::net::{NetworkBytes, SocketBytes};
 use crate::measure::{Meter, OpHistograms};
+use gate::StartGate;
 
 /// What to run: shared state, and a per-thread handle with its own RNG and
 /// engine worker.
 pub trait Workload: Sync {
     /// Called on the thread that will use it, before the clock starts.
-    fn thread(&self, index: usize) -> anyhow::Result<Box<dyn WorkloadThread + '_>>;
+    fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>>;
 
     /// Operations thread `index` performs; `None` runs until the time limit.
     /// By default `total` is split YCSB-style.
@@ -40,8 +45,31 @@ pub trait Workload: Sync {
 pub trait WorkloadThread: Send {
     /// Performs one operation, timing its engine calls with `meter`.
     /// `intended` is when the operation was scheduled to start.
-    /// Returns false to stop this thread (YCSB stops a loader whose insert failed).
-    fn step(&mut self, meter: &mut Meter, intended: Instant) -> bool;
+    fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step;
+}
+
+/// What a thread's step did, and whether the thread goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// One operation done; go on.
+    Continue,
+    /// One operation done, and the thread stops (YCSB stops a loader whose
+    /// insert failed; db_bench a thread whose write failed).
+    Stop,
+    /// Nothing left to do (readseq past the last key): no operation is
+    /// counted and the thread stops.
+    Exhausted,
+}
+
+impl From<bool> for Step {
+    /// `true`: go on; `false`: stop after this operation.
+    fn from(keep_going: bool) -> Self {
+        if keep_going {
+            Step::Continue
+        } else {
+            Step::Stop
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +82,10 @@ pub struct RunSpec {
     /// Excluded from every figure; runs before the measured window.
     pub warmup: Duration,
     pub max_execution: Option<Duration>,
+    /// Record latency from each operation's intended start too (with a target).
+    pub track_intended: bool,
+    /// Count the bytes this process's TCP connections move (server engines).
+    pub count_network: bool,
     pub status: StatusOptions,
 }
 
@@ -67,6 +99,46 @@ pub struct RunOutcome {
     /// Sum over foreground threads of their time in the measured window
     /// (db_bench's `micros/op` divides this by the operations).
     pub thread_seconds: f64,
+    /// Wall-clock start and end of the measured window.
+    pub start_unix_ms: u64,
+    pub end_unix_ms: u64,
+    /// Operations completed in each second of the measured window.
+    pub intervals: Vec<u64>,
+    /// CPU seconds the runner's threads spent in the measured window
+    /// (driver work and an embedded engine's foreground calls).
+    pub client_cpu_s: f64,
+    /// Bytes this process's TCP connections sent and received between the
+    /// start and the end of the run (`RunSpec::count_network`).
+    pub network: Option<NetworkBytes>,
+}
+
+/// A worker's arrival at the finish line: once, explicitly after its
+/// operations, or when it is dropped (an error or a panic).
+struct Arrival<'a> {
+    gate: &'a StartGate,
+    arrived: bool,
+}
+
+impl<'a> Arrival<'a> {
+    fn new(gate: &'a StartGate) -> Self {
+        Self {
+            gate,
+            arrived: false,
+        }
+    }
+
+    fn arrive_now(mut self) {
+        self.arrived = true;
+        self.gate.arrive_and_wait();
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        if !self.arrived {
+            self.gate.arrive_and_wait();
+        }
+    }
 }
 
 /// Per-thread shared state, on its own cache lines.
@@ -108,8 +180,18 @@ pub fn ops_for_thread(total: u64, threads: usize, index: usize) -> u64 {
     total / threads + u64::from((index as u64) < total % threads)
 }
 
+/// The latest instant kvperf schedules: a window must end before it.
+const LONGEST_WINDOW: Duration = Duration::from_secs(100 * 365 * 86_400);
+
 pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOutcome> {
     let threads = spec.threads.max(1);
+    if spec.warmup + spec.max_execution.unwrap_or_default() > LONGEST_WINDOW {
+        return Err(InputError::Invalid(format!(
+            "warmup plus time limit ({:.0} s) exceed 100 years",
+            (spec.warmup + spec.max_execution.unwrap_or_default()).as_secs_f64()
+        ))
+        .into());
+    }
     let shared = Shared {
         slots: (0..threads).map(|_| Slot::new()).collect(),
         epoch: AtomicU64::new(0),
@@ -119,56 +201,85 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
             (0..threads).filter(|&i| !workload.is_background(i)).count() as u64,
         ),
     };
-    let ready = Barrier::new(threads + 1);
-    let go = Barrier::new(threads + 1);
+    let gate = StartGate::new(threads);
+    // Threads keep their engine handles (and connections) open until every
+    // thread is done, so the end of the window can still read them.
+    let finish = StartGate::new(threads);
     let per_thread_rate = spec.target_ops_per_sec / threads as f64;
-    let track_intended = per_thread_rate > 0.0;
+    let paced = per_thread_rate > 0.0;
 
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|index| {
-                let (shared, ready, go) = (&shared, &ready, &go);
-                std::thread::Builder::new()
-                    .name(format!("kvperf-{index}"))
-                    .spawn_scoped(scope, move || {
-                        // Open per-thread state before the clock starts; a
-                        // failure still reaches both barriers so nobody hangs.
-                        let setup = workload.thread(index);
-                        ready.wait();
-                        go.wait();
-                        let background = workload.is_background(index);
-                        let mut work = match setup {
-                            Ok(work) => work,
-                            Err(err) => {
-                                if !background {
-                                    shared.foreground_left.fetch_sub(1, Relaxed);
-                                }
-                                return Err(err.context(format!("thread {index} setup")));
+        let mut workers = Vec::with_capacity(threads);
+        for index in 0..threads {
+            let (shared, gate, finish) = (&shared, &gate, &finish);
+            let spawned = std::thread::Builder::new()
+                .name(format!("kvperf-{index}"))
+                .spawn_scoped(scope, move || {
+                    // Open per-thread state before the clock starts; a
+                    // failure (or a panic) still passes the gate so nobody
+                    // waits for it.
+                    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        workload.thread(ThreadSlot {
+                            index,
+                            count: threads,
+                        })
+                    }))
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")));
+                    if !gate.arrive_and_wait() {
+                        return Ok(None); // another thread could not start
+                    }
+                    // Arrives at the finish line however this thread ends.
+                    let arrival = Arrival::new(finish);
+                    let background = workload.is_background(index);
+                    let mut work = match setup {
+                        Ok(work) => work,
+                        Err(err) => {
+                            if !background {
+                                shared.foreground_left.fetch_sub(1, Relaxed);
                             }
-                        };
-                        let quota = if background {
-                            None
-                        } else {
-                            workload.thread_quota(spec.operations, threads, index)
-                        };
-                        let run = ThreadRun {
-                            slot: &shared.slots[index],
-                            shared,
-                            spec,
-                            pacer: Pacer::new(if background { 0.0 } else { per_thread_rate }),
-                            meter: Meter::new(track_intended),
-                            background,
-                        };
-                        Ok::<_, anyhow::Error>((background, run.run(work.as_mut(), quota)))
-                    })
-                    .expect("spawning a thread")
-            })
-            .collect();
+                            return Err(err.context(format!("thread {index} setup")));
+                        }
+                    };
+                    let quota = if background {
+                        None
+                    } else {
+                        workload.thread_quota(spec.operations, threads, index)
+                    };
+                    let run = ThreadRun {
+                        slot: &shared.slots[index],
+                        shared,
+                        spec,
+                        pacer: Pacer::new(if background { 0.0 } else { per_thread_rate }),
+                        meter: Meter::new(spec.track_intended && !background, paced && !background),
+                        background,
+                    };
+                    let done = run.run(work.as_mut(), quota);
+                    arrival.arrive_now();
+                    drop(work);
+                    Ok::<_, anyhow::Error>(Some((background, done)))
+                });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(err) => {
+                    gate.abort();
+                    for worker in workers {
+                        let _ = worker.join();
+                    }
+                    return Err(InputError::Invalid(format!(
+                        "cannot start thread {} of {threads} ({err}); use fewer threads",
+                        index + 1
+                    ))
+                    .into());
+                }
+            }
+        }
 
-        ready.wait();
+        gate.wait_until_all_arrived();
+        let sockets_at_start = spec.count_network.then(SocketBytes::read);
         let start = Instant::now();
+        let start_unix_ms = crate::output::unix_ms();
         shared.start.set(start).expect("set once");
-        go.wait();
+        gate.open();
         let measure_start = start + spec.warmup;
 
         let status = status::spawn(scope, &spec.status, &shared, spec, measure_start);
@@ -179,13 +290,22 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
             histograms: OpHistograms::new(),
             hit_time_limit: false,
             thread_seconds: 0.0,
+            start_unix_ms: start_unix_ms + spec.warmup.as_millis() as u64,
+            end_unix_ms: 0,
+            intervals: Vec::new(),
+            client_cpu_s: 0.0,
+            network: None,
         };
+        finish.wait_until_all_arrived();
+        outcome.network = sockets_at_start.map(|s0| SocketBytes::read().since(&s0));
+        finish.open();
         let mut first_error = None;
         let mut last_end = measure_start;
         for worker in workers {
-            match worker.join().expect("worker thread panicked") {
-                Ok((true, _background)) => {}
-                Ok((false, done)) => {
+            match worker.join() {
+                Ok(Ok(Some((true, done)))) => outcome.client_cpu_s += done.cpu_s,
+                Ok(Ok(Some((false, done)))) => {
+                    outcome.client_cpu_s += done.cpu_s;
                     outcome.operations += done.operations;
                     outcome.histograms.add(&done.histograms);
                     outcome.hit_time_limit |= done.hit_time_limit;
@@ -195,14 +315,17 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
                         .saturating_duration_since(measure_start)
                         .as_secs_f64();
                 }
-                Err(err) => first_error = first_error.or(Some(err)),
+                Ok(Ok(_)) => {}
+                Ok(Err(err)) => first_error = first_error.or(Some(err)),
+                Err(_) => {
+                    first_error = first_error.or(Some(anyhow::anyhow!("a worker thread panicked")))
+                }
             }
         }
         shared.all_done.store(true, Relaxed);
-        if let Some(status) = status {
-            let _ = status.join();
-        }
+        outcome.intervals = status.join().unwrap_or_default();
         outcome.runtime = last_end.saturating_duration_since(measure_start);
+        outcome.end_unix_ms = outcome.start_unix_ms + outcome.runtime.as_millis() as u64;
         match first_error {
             Some(err) => Err(err),
             None => Ok(outcome),
@@ -224,6 +347,20 @@ struct ThreadDone {
     histograms: OpHistograms,
     end: Instant,
     hit_time_limit: bool,
+    /// This thread's CPU seconds in the measured window.
+    cpu_s: f64,
+}
+
+/// CPU seconds the calling thread has used.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into `ts`; the thread CPU clock
+    // always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 impl ThreadRun<'_> {
@@ -235,7 +372,7 @@ impl ThreadRun<'_> {
             let mut k = 0;
             while Instant::now() < measure_start {
                 let intended = self.pacer.wait_for(start, k);
-                if !work.step(&mut self.meter, intended) {
+                if work.step(&mut self.meter, intended) != Step::Continue {
                     break;
                 }
                 k += 1;
@@ -243,6 +380,7 @@ impl ThreadRun<'_> {
             self.meter.recording = true;
         }
 
+        let cpu_at_start = thread_cpu_seconds();
         let deadline = self.spec.max_execution.map(|d| measure_start + d);
         let quota = quota.unwrap_or(u64::MAX);
         let mut total = OpHistograms::new();
@@ -251,7 +389,10 @@ impl ThreadRun<'_> {
         let mut hit_time_limit = false;
         while done < quota {
             let intended = self.pacer.wait_for(measure_start, done);
-            let keep_going = work.step(&mut self.meter, intended);
+            let step = work.step(&mut self.meter, intended);
+            if step == Step::Exhausted {
+                break;
+            }
             done += 1;
             if !self.background {
                 self.slot.ops_done.store(done, Relaxed);
@@ -261,7 +402,7 @@ impl ThreadRun<'_> {
                 seen_epoch = epoch;
                 self.hand_over(&mut total, epoch);
             }
-            if !keep_going {
+            if step == Step::Stop {
                 break;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -283,6 +424,7 @@ impl ThreadRun<'_> {
             histograms: total,
             end,
             hit_time_limit,
+            cpu_s: thread_cpu_seconds() - cpu_at_start,
         }
     }
 

@@ -11,10 +11,12 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
+use std::collections::BTreeSet;
+
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{RunSpec, Shared};
-use crate::measure::OpHistograms;
+use crate::measure::{OpHistograms, OpKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct StatusOptions {
@@ -26,6 +28,9 @@ pub struct StatusOptions {
     pub label: String,
     /// Operations per interval to a CSV file (db_bench's `--report_file`).
     pub ops_log: Option<OpsLog>,
+    /// Show the `Intended-<OP>` groups in status lines (YCSB's
+    /// `measurement.interval=both`).
+    pub intended_groups: bool,
 }
 
 /// db_bench's `--report_interval_seconds` file: a `secs_elapsed,interval_qps`
@@ -83,17 +88,49 @@ impl OpsLogWriter {
 
 const TICK: Duration = Duration::from_millis(100);
 
+/// Starts the thread that prints status lines, draws the progress bar,
+/// writes the ops log, and counts the operations of each second of the
+/// measured window (returned when the run is done).
 pub(super) fn spawn<'scope, 'env>(
     scope: &'scope Scope<'scope, 'env>,
     opts: &'env StatusOptions,
     shared: &'env Shared,
     spec: &'env RunSpec,
     measure_start: Instant,
-) -> Option<ScopedJoinHandle<'scope, ()>> {
-    if opts.interval.is_none() && !opts.progress && opts.ops_log.is_none() {
-        return None;
+) -> ScopedJoinHandle<'scope, Vec<u64>> {
+    scope.spawn(move || report_until_done(opts, shared, spec, measure_start))
+}
+
+/// Operations per second of the measured window, from the running total.
+struct PerSecond {
+    counts: Vec<u64>,
+    next: Instant,
+    at_last: u64,
+}
+
+impl PerSecond {
+    fn new(measure_start: Instant) -> Self {
+        Self {
+            counts: Vec::new(),
+            next: measure_start + Duration::from_secs(1),
+            at_last: 0,
+        }
     }
-    Some(scope.spawn(move || report_until_done(opts, shared, spec, measure_start)))
+
+    fn tick(&mut self, now: Instant, ops: u64) {
+        while now >= self.next {
+            self.counts.push(ops - self.at_last);
+            self.at_last = ops;
+            self.next += Duration::from_secs(1);
+        }
+    }
+
+    fn finish(mut self, ops: u64) -> Vec<u64> {
+        if ops > self.at_last {
+            self.counts.push(ops - self.at_last);
+        }
+        self.counts
+    }
 }
 
 fn report_until_done(
@@ -101,12 +138,15 @@ fn report_until_done(
     shared: &Shared,
     spec: &RunSpec,
     measure_start: Instant,
-) {
+) -> Vec<u64> {
     let start = *shared.start.get().expect("set before status starts");
     let bar = opts.progress.then(|| progress_bar(spec.operations));
-    let mut next_line = opts.interval.map(|i| start + i);
+    // YCSB prints its first status line at once.
+    let mut next_line = opts.interval.map(|_| start);
+    let mut seen = SeenGroups::default();
     let mut last_ops = 0;
     let mut last_time = start;
+    let mut per_second = PerSecond::new(measure_start);
     let mut ops_log = opts
         .ops_log
         .as_ref()
@@ -114,26 +154,27 @@ fn report_until_done(
     loop {
         let finished = shared.all_done.load(Relaxed);
         let ops = total_ops(shared);
+        let now = Instant::now();
+        per_second.tick(now, ops);
         if let Some(log) = ops_log.as_mut() {
-            log.tick(start, Instant::now(), ops);
+            log.tick(start, now, ops);
         }
         if let Some(bar) = &bar {
             bar.set_position(ops);
         }
-        let now = Instant::now();
         let due = next_line.is_some_and(|t| now >= t);
         if due || (finished && opts.interval.is_some()) {
             let interval = collect_interval(shared);
+            seen.note(&interval);
             let line = status_line(
                 opts,
                 spec,
                 start,
-                measure_start,
                 now,
                 ops,
                 last_ops,
                 last_time,
-                &interval,
+                &seen.summaries(&interval, opts.intended_groups),
             );
             match &bar {
                 Some(bar) => bar.println(line),
@@ -151,7 +192,7 @@ fn report_until_done(
             if let Some(bar) = bar {
                 bar.finish_and_clear();
             }
-            return;
+            return per_second.finish(ops);
         }
         std::thread::sleep(TICK);
     }
@@ -184,23 +225,94 @@ fn collect_interval(shared: &Shared) -> OpHistograms {
     merged
 }
 
+/// Groups that have appeared so far: YCSB shows each one in every later
+/// status line, with Count=0 for an interval without operations.
+#[derive(Default)]
+struct SeenGroups {
+    ok: BTreeSet<OpKind>,
+    failed: BTreeSet<OpKind>,
+}
+
+impl SeenGroups {
+    fn note(&mut self, interval: &OpHistograms) {
+        for (kind, group) in interval.iter() {
+            if group.total_returns() > 0 {
+                self.ok.insert(kind);
+            }
+            if !group.failed.is_empty() {
+                self.failed.insert(kind);
+            }
+        }
+    }
+
+    /// `[READ: Count=...]` for every group seen, in YCSB's order: the
+    /// operation groups, then (with `both`) the intended ones.
+    fn summaries(&self, interval: &OpHistograms, intended: bool) -> String {
+        let empty = crate::measure::new_histogram();
+        let mut text = String::new();
+        let mut pass = |intended_pass: bool| {
+            let prefix = if intended_pass { "Intended-" } else { "" };
+            for &kind in &self.ok {
+                let group = interval.get(kind);
+                let (main, failed) = match group {
+                    Some(g) if intended_pass => (&g.intended, &g.intended_failed),
+                    Some(g) => (&g.ok, &g.failed),
+                    None => (&empty, &empty),
+                };
+                let name = kind.ycsb_name();
+                text.push_str(&group_summary(&format!("{prefix}{name}"), main));
+                if self.failed.contains(&kind) {
+                    text.push_str(&group_summary(&format!("{prefix}{name}-FAILED"), failed));
+                }
+            }
+        };
+        pass(false);
+        if intended {
+            pass(true);
+        }
+        text
+    }
+}
+
+/// One bracket of a status line, as YCSB's HdrHistogram summary prints it
+/// (microseconds; an empty interval shows Java's Long.MAX_VALUE and NaN).
+fn group_summary(name: &str, h: &hdrhistogram::Histogram<u64>) -> String {
+    if h.is_empty() {
+        return format!(
+            "[{name}: Count=0, Max=0, Min=9223372036854775807, Avg=NaN, 90=0, 99=0, 99.9=0, 99.99=0] "
+        );
+    }
+    let us = |ns: u64| (ns as f64 / 1000.0).round() as u64;
+    format!(
+        "[{name}: Count={}, Max={}, Min={}, Avg={}, 90={}, 99={}, 99.9={}, 99.99={}] ",
+        h.len(),
+        us(h.max()),
+        us(h.min()),
+        format_java_decimal(h.mean() / 1000.0),
+        us(h.value_at_quantile(0.90)),
+        us(h.value_at_quantile(0.99)),
+        us(h.value_at_quantile(0.999)),
+        us(h.value_at_quantile(0.9999)),
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn status_line(
     opts: &StatusOptions,
     spec: &RunSpec,
     start: Instant,
-    measure_start: Instant,
     now: Instant,
     ops: u64,
     last_ops: u64,
     last_time: Instant,
-    interval: &OpHistograms,
+    groups: &str,
 ) -> String {
+    let elapsed = now.duration_since(start);
     let mut line = format!(
         "{}{} {} sec: {} operations; ",
         opts.label,
         local_timestamp(),
-        now.duration_since(start).as_secs(),
+        elapsed.as_secs(),
         ops
     );
     let span = now.duration_since(last_time).as_secs_f64();
@@ -211,36 +323,31 @@ fn status_line(
             format_java_decimal(current)
         ));
     }
-    let elapsed = now.saturating_duration_since(measure_start).as_secs_f64();
     if let Some(total) = spec.operations {
-        if ops < total && ops > 0 && elapsed > 0.0 {
-            let remaining = ((total - ops) as f64 / (ops as f64 / elapsed)) as u64;
+        if ops < total {
             line.push_str(&format!(
                 "est completion in {}",
-                format_remaining(remaining)
+                format_remaining(remaining_seconds(total - ops, ops, elapsed))
             ));
         }
     }
-    for (kind, group) in interval.iter() {
-        let h = &group.ok;
-        if h.is_empty() {
-            continue;
-        }
-        let us = |ns: u64| (ns as f64 / 1000.0).round() as u64;
-        line.push_str(&format!(
-            "[{}: Count={}, Max={}, Min={}, Avg={}, 90={}, 99={}, 99.9={}, 99.99={}] ",
-            kind.ycsb_name(),
-            h.len(),
-            us(h.max()),
-            us(h.min()),
-            format_java_decimal(h.mean() / 1000.0),
-            us(h.value_at_quantile(0.90)),
-            us(h.value_at_quantile(0.99)),
-            us(h.value_at_quantile(0.999)),
-            us(h.value_at_quantile(0.9999)),
-        ));
+    line.push_str(groups);
+    line
+}
+
+/// YCSB's `(long) Math.ceil(todo / throughput)` with the cumulative
+/// throughput since the start: NaN (nothing elapsed) is 0, and no progress
+/// yet is Long.MAX_VALUE.
+fn remaining_seconds(todo: u64, done: u64, elapsed: Duration) -> u64 {
+    let ms = elapsed.as_millis() as f64;
+    if ms == 0.0 {
+        return 0;
     }
-    line.trim_end().to_string()
+    let throughput = done as f64 / ms * 1000.0;
+    if throughput == 0.0 {
+        return i64::MAX as u64;
+    }
+    (todo as f64 / throughput).ceil() as u64
 }
 
 /// Java `DecimalFormat("#.##")`: at most two decimals, no trailing zeros.
@@ -250,6 +357,8 @@ pub fn format_java_decimal(x: f64) -> String {
 }
 
 /// YCSB `RemainingFormatter`: "1 day 2 hours", "3 minutes", "42 seconds".
+/// Seconds show only when nothing else does, and YCSB's own quirk is kept:
+/// it pluralises by the length of the text, so 1-9 seconds read "5 second".
 fn format_remaining(seconds: u64) -> String {
     let (days, hours, minutes) = (
         seconds / 86_400,
@@ -268,23 +377,34 @@ fn format_remaining(seconds: u64) -> String {
         text.push_str(&plural(minutes, "minute"));
     }
     if text.is_empty() {
-        text.push_str(&plural(seconds, "second"));
+        let digits = seconds.to_string();
+        let unit = if digits.len() == 1 {
+            "second"
+        } else {
+            "seconds"
+        };
+        text = format!("{digits} {unit} ");
     }
     text
 }
 
-/// Local time as YCSB prints it: `yyyy-MM-dd HH:mm:ss:SSS`.
+/// Local time as YCSB prints it: `yyyy-MM-dd HH:mm:ss:SSS`; if the local
+/// time cannot be had, the line says so instead of printing a made-up one.
 fn local_timestamp() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let secs = now.as_secs() as libc::time_t;
-    // SAFETY: localtime_r writes only into the `tm` we pass.
-    let tm = unsafe {
+    // SAFETY: localtime_r writes only into the `tm` we pass; it returns
+    // null on failure.
+    let (ok, tm) = unsafe {
         let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&secs, &mut tm);
-        tm
+        let ok = !libc::localtime_r(&secs, &mut tm).is_null();
+        (ok, tm)
     };
+    if !ok {
+        return "(local time unavailable: localtime_r failed)".into();
+    }
     format!(
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}:{:03}",
         tm.tm_year + 1900,
@@ -320,6 +440,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn per_second_counts_split_the_running_total() {
+        let start = Instant::now();
+        let mut s = PerSecond::new(start);
+        s.tick(start + Duration::from_millis(500), 40);
+        s.tick(start + Duration::from_millis(1100), 100);
+        s.tick(start + Duration::from_millis(3050), 250);
+        assert_eq!(s.finish(260), vec![100, 150, 0, 10]);
+    }
+
+    #[test]
     fn java_decimal_format() {
         assert_eq!(format_java_decimal(1234.5678), "1234.57");
         assert_eq!(format_java_decimal(10.0), "10");
@@ -328,10 +458,45 @@ mod tests {
 
     #[test]
     fn remaining_like_ycsb() {
+        assert_eq!(format_remaining(0), "0 second ");
+        assert_eq!(format_remaining(5), "5 second ");
+        assert_eq!(format_remaining(10), "10 seconds ");
         assert_eq!(format_remaining(42), "42 seconds ");
+        assert_eq!(format_remaining(119), "1 minute ");
+        assert_eq!(format_remaining(172_800), "2 days ");
         assert_eq!(format_remaining(61), "1 minute ");
         assert_eq!(format_remaining(7260), "2 hours 1 minute ");
         assert_eq!(format_remaining(90_000), "1 day 1 hour ");
+    }
+
+    #[test]
+    fn remaining_time_rounds_up_on_cumulative_throughput() {
+        // 10 done in 4 s = 2.5 ops/s; 11 to do: 4.4 s, rounded up.
+        assert_eq!(remaining_seconds(11, 10, Duration::from_secs(4)), 5);
+        assert_eq!(remaining_seconds(11, 0, Duration::ZERO), 0);
+        assert_eq!(
+            remaining_seconds(11, 0, Duration::from_secs(1)),
+            i64::MAX as u64
+        );
+        assert_eq!(
+            format_remaining(i64::MAX as u64),
+            "106751991167300 days 15 hours "
+        );
+    }
+
+    #[test]
+    fn empty_groups_print_like_ycsbs_empty_histogram() {
+        let mut seen = SeenGroups::default();
+        let mut h = OpHistograms::new();
+        h.record(OpKind::Read, 2_000, Some(3_000), &Ok(()));
+        seen.note(&h);
+        assert_eq!(
+            seen.summaries(&OpHistograms::new(), false),
+            "[READ: Count=0, Max=0, Min=9223372036854775807, Avg=NaN, 90=0, 99=0, 99.9=0, 99.99=0] "
+        );
+        let both = seen.summaries(&h, true);
+        assert!(both.starts_with("[READ: Count=1, Max=2,"), "{both}");
+        assert!(both.contains("[Intended-READ: Count=1, Max=3,"), "{both}");
     }
 
     #[test]

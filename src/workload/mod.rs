@@ -1,6 +1,5 @@
-//! What to do: YCSB's core workload, its generators and its properties.
+//! What to do: YCSB's core workload, db_bench's benchmarks and their generators.
 
 pub mod dbbench;
 pub mod generator;
-pub mod properties;
 pub mod ycsb;

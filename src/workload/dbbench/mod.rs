@@ -19,11 +19,11 @@ pub mod values;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use crate::engine::{Engine, KvWorker, OpError, OpResult};
+use crate::engine::{Engine, KvSupport, KvWorker, OpError, OpResult, ThreadSlot};
 use crate::error::InputError;
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpKind};
-use crate::runner::{Workload, WorkloadThread};
+use crate::runner::{Step, Workload, WorkloadThread};
 use crate::workload::generator::{rng_from_seed, Rng};
 
 use rand::Rng as _;
@@ -91,6 +91,14 @@ impl Benchmark {
                     names.join(", ")
                 ))
             })
+    }
+
+    /// What the benchmark needs of an engine's raw key-value access.
+    pub fn kv_support(self) -> KvSupport {
+        match self {
+            Benchmark::ReadSeq | Benchmark::SeekRandom => KvSupport::Ordered,
+            _ => KvSupport::Point,
+        }
     }
 
     /// db_bench starts these from an empty database (`fresh_db`).
@@ -218,12 +226,13 @@ impl<'a> BenchWorkload<'a> {
 }
 
 impl Workload for BenchWorkload<'_> {
-    fn thread(&self, index: usize) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+    fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+        let index = slot.index;
         let background = self.is_background(index);
         Ok(Box::new(BenchThread {
             wl: self,
             index,
-            kv: self.engine.kv_worker()?,
+            kv: self.engine.kv_worker(slot)?,
             rng: rng_from_seed(self.seed, index as u64),
             key: vec![0; self.cfg.key_size],
             values: ValueGenerator::new(self.cfg.value_size, self.cfg.compression_ratio),
@@ -285,8 +294,8 @@ struct BenchThread<'a> {
 }
 
 impl WorkloadThread for BenchThread<'_> {
-    fn step(&mut self, meter: &mut Meter, intended: Instant) -> bool {
-        match self.wl.bench {
+    fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step {
+        let keep_going = match self.wl.bench {
             Benchmark::FillSeq => {
                 let k = self.next_seq;
                 self.next_seq += 1;
@@ -306,10 +315,10 @@ impl WorkloadThread for BenchThread<'_> {
             }
             Benchmark::ReadWhileWriting => self.get(meter, intended),
             Benchmark::ReadRandomWriteRandom => self.read_write_mix(meter, intended),
-            Benchmark::ReadSeq => self.read_next(meter, intended),
+            Benchmark::ReadSeq => return self.read_next(meter, intended),
             Benchmark::SeekRandom => self.seek_random(meter, intended),
             Benchmark::UpdateRandom => self.update_random(meter, intended),
-            Benchmark::WaitForCompaction => false,
+            Benchmark::WaitForCompaction => return Step::Exhausted,
             Benchmark::DeleteRandom => {
                 let k = self.random_key();
                 keys::fill_key(k, &mut self.key);
@@ -318,7 +327,8 @@ impl WorkloadThread for BenchThread<'_> {
                     .time(OpKind::Delete, intended, || kv.delete(key))
                     .is_ok()
             }
-        }
+        };
+        keep_going.into()
     }
 }
 
@@ -335,7 +345,7 @@ impl BenchThread<'_> {
         let result = meter.time(OpKind::Write, intended, || kv.put(key, value));
         self.counts.writes += 1;
         self.counts.bytes += (key.len() + value.len()) as u64;
-        report_failure(&result, "put")
+        keeps_going(&result)
     }
 
     /// One point read; "not found" is a normal outcome, counted as db_bench does.
@@ -357,7 +367,7 @@ impl BenchThread<'_> {
             self.counts.found += 1;
             self.counts.bytes += (self.key.len() + len) as u64;
         }
-        report_failure(&result, "get")
+        keeps_going(&result)
     }
 
     fn read_write_mix(&mut self, meter: &mut Meter, intended: Instant) -> bool {
@@ -375,25 +385,29 @@ impl BenchThread<'_> {
         }
     }
 
-    /// readseq: one step of a single forward pass; stops at the end.
-    fn read_next(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+    /// readseq: one step of a single forward pass. As in db_bench, only
+    /// steps that land on an entry count: moving past the last key ends the
+    /// thread without an operation.
+    fn read_next(&mut self, meter: &mut Meter, intended: Instant) -> Step {
         let first = self.next_seq == 0;
         self.next_seq += 1;
-        let kv = &mut self.kv;
-        let mut valid = false;
-        let result = meter.time(OpKind::Read, intended, || {
-            valid = if first {
-                kv.seek(None, true)?
-            } else {
-                kv.next()?
-            };
-            Ok(())
-        });
+        let started = meter.start();
+        let moved = if first {
+            self.kv.seek(None, true)
+        } else {
+            self.kv.next()
+        };
+        let result = match moved {
+            Ok(false) => return Step::Exhausted,
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+        };
+        meter.finish(OpKind::Read, intended, started, &result);
         if let Some((k, v)) = self.kv.current() {
             self.counts.bytes += (k.len() + v.len()) as u64;
         }
         self.counts.reads += 1;
-        valid && report_failure(&result, "iterator")
+        keeps_going(&result).into()
     }
 
     fn seek_random(&mut self, meter: &mut Meter, intended: Instant) -> bool {
@@ -420,7 +434,7 @@ impl BenchThread<'_> {
         self.counts.reads += 1;
         self.counts.found += u64::from(found);
         self.counts.bytes += bytes;
-        report_failure(&result, "seek")
+        keeps_going(&result)
     }
 
     /// updaterandom: a read and a write of the same key, timed as one update.
@@ -440,7 +454,7 @@ impl BenchThread<'_> {
         });
         self.counts.found += u64::from(found.is_some());
         self.counts.bytes += (2 * self.key.len() + found.unwrap_or(0) + new_value.len()) as u64;
-        report_failure(&result, "update")
+        keeps_going(&result)
     }
 }
 
@@ -463,16 +477,10 @@ impl Drop for BenchThread<'_> {
 }
 
 /// db_bench stops a thread on an I/O error; kvperf records it (the runner
-/// counts it per operation type) and stops the thread too.
-fn report_failure(result: &OpResult, what: &str) -> bool {
-    match result {
-        Ok(()) => true,
-        Err(OpError::NotFound) => true,
-        Err(OpError::Failed(msg)) => {
-            eprintln!("kvperf: {what} failed: {msg}");
-            false
-        }
-    }
+/// counts it per operation type, and the step's warnings say how many
+/// failed and why) and stops the thread too.
+fn keeps_going(result: &OpResult) -> bool {
+    !matches!(result, Err(OpError::Failed(_)))
 }
 
 /// `--benchmark_write_rate_limit`: bytes per second for the writer, like

@@ -39,6 +39,12 @@ impl HistogramGen {
             }
             buckets[bucket] = parse(count, line_no)?;
         }
+        if block_size.saturating_mul(buckets.len() as u64) > 1 << 30 {
+            return Err(format!(
+                "values up to {} x {block_size} bytes: more than kvperf allows (1 GiB)",
+                buckets.len()
+            ));
+        }
         let area: u64 = buckets.iter().sum();
         if area == 0 {
             return Err("the histogram has no counts".into());

@@ -3,7 +3,7 @@
 //! validated, so a run never starts on input that cannot make sense.
 
 use crate::error::{did_you_mean, InputError};
-use crate::workload::properties::Properties;
+use crate::properties::Properties;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestDistribution {
@@ -28,6 +28,18 @@ pub enum FieldLength {
     },
     /// Path of a YCSB histogram file (`fieldlengthhistogram`).
     Histogram(String),
+}
+
+impl FieldLength {
+    /// The longest value this distribution can give (a histogram file's
+    /// are bounded when it is read).
+    pub fn max(&self) -> u64 {
+        match self {
+            FieldLength::Constant(n) => *n,
+            FieldLength::Uniform { max, .. } | FieldLength::Zipfian { max, .. } => *max,
+            FieldLength::Histogram(_) => 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +152,17 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
 
+/// Bounds on the properties that size an allocation (a key, a record, a
+/// scan's results per thread), so a typo is an error instead of a run that
+/// allocates until it is killed.
+const MAX_ZERO_PADDING: u64 = 1 << 16;
+const MAX_FIELD_COUNT: u64 = 1 << 20;
+const MAX_RECORD_BYTES: u64 = 1 << 30;
+const MAX_SCAN_LENGTH: u64 = 1 << 24;
+const MAX_SCAN_BYTES: u64 = 4 << 30;
+/// Ten years: longer waits are typos (and would overflow a clock).
+const MAX_RETRY_INTERVAL_S: u64 = 10 * 365 * 86_400;
+
 impl CoreConfig {
     /// `load` says whether this is the load phase, where `operationcount`
     /// is not needed.
@@ -154,8 +177,20 @@ impl CoreConfig {
         }
         let record_count = positive(p, "recordcount", 0)?;
         let operation_count = p.u64("operationcount", 0)?;
-        let field_count = positive(p, "fieldcount", 10)?;
+        let field_count = at_most(
+            p,
+            "fieldcount",
+            positive(p, "fieldcount", 10)?,
+            MAX_FIELD_COUNT,
+        )?;
         let field_length = field_length(p)?;
+        let record_bytes = field_count.saturating_mul(field_length.max());
+        if record_bytes > MAX_RECORD_BYTES {
+            return Err(InputError::Invalid(format!(
+                "fieldcount ({field_count}) x fieldlength ({}) is {record_bytes} bytes per record, more than kvperf allows ({MAX_RECORD_BYTES})",
+                field_length.max()
+            )));
+        }
         let proportions = Proportions {
             read: proportion(p, "readproportion", 0.95)?,
             update: proportion(p, "updateproportion", 0.05)?,
@@ -192,7 +227,17 @@ impl CoreConfig {
             ));
         }
         let min_scan_length = positive(p, "minscanlength", 1)?;
-        let max_scan_length = positive(p, "maxscanlength", 1000)?;
+        let max_scan_length = at_most(
+            p,
+            "maxscanlength",
+            positive(p, "maxscanlength", 1000)?,
+            MAX_SCAN_LENGTH,
+        )?;
+        if max_scan_length.saturating_mul(record_bytes) > MAX_SCAN_BYTES {
+            return Err(InputError::Invalid(format!(
+                "maxscanlength ({max_scan_length}) records of {record_bytes} bytes is more than one scan may hold ({MAX_SCAN_BYTES} bytes)"
+            )));
+        }
         if min_scan_length > max_scan_length {
             return Err(InputError::Invalid(format!(
                 "minscanlength ({min_scan_length}) exceeds maxscanlength ({max_scan_length})"
@@ -234,7 +279,8 @@ impl CoreConfig {
             hashed_inserts: p.string("insertorder", "hashed") == "hashed",
             insert_start,
             insert_count,
-            zero_padding: p.u64("zeropadding", 1)? as usize,
+            zero_padding: at_most(p, "zeropadding", p.u64("zeropadding", 1)?, MAX_ZERO_PADDING)?
+                as usize,
             hotspot_data_fraction,
             hotspot_opn_fraction,
             min_scan_length,
@@ -252,7 +298,12 @@ impl CoreConfig {
             exponential_percentile,
             exponential_frac,
             insertion_retry_limit: p.u64("core_workload_insertion_retry_limit", 0)?,
-            insertion_retry_interval_s: p.u64("core_workload_insertion_retry_interval", 3)?,
+            insertion_retry_interval_s: at_most(
+                p,
+                "core_workload_insertion_retry_interval",
+                p.u64("core_workload_insertion_retry_interval", 3)?,
+                MAX_RETRY_INTERVAL_S,
+            )?,
             data_integrity,
         })
     }
@@ -301,6 +352,18 @@ fn positive(p: &Properties, key: &str, default: u64) -> Result<u64, InputError> 
     Ok(v)
 }
 
+/// `value` of `key`, if it is at most `max`.
+fn at_most(p: &Properties, key: &str, value: u64, max: u64) -> Result<u64, InputError> {
+    if value > max {
+        let given = p.get(key).unwrap_or("");
+        return Err(InputError::property(
+            key,
+            format!("{given} is more than kvperf allows ({max})"),
+        ));
+    }
+    Ok(value)
+}
+
 fn proportion(p: &Properties, key: &str, default: f64) -> Result<f64, InputError> {
     let v = p.f64(key, default)?;
     if v < 0.0 {
@@ -321,8 +384,9 @@ fn fraction(p: &Properties, key: &str, default: f64) -> Result<f64, InputError> 
 }
 
 fn field_length(p: &Properties) -> Result<FieldLength, InputError> {
-    let max = positive(p, "fieldlength", 100)?;
-    let min = positive(p, "minfieldlength", 1)?;
+    // YCSB accepts fieldlength=0: every value is empty.
+    let max = p.u64("fieldlength", 100)?;
+    let min = p.u64("minfieldlength", 1.min(max))?;
     let dist = p.string("fieldlengthdistribution", "constant");
     let check_range = || {
         if min > max {
@@ -425,6 +489,26 @@ mod tests {
                 "not supported",
             ),
             ("recordcount=10\nfieldcount=0", "fieldcount"),
+            (
+                "recordcount=10\nzeropadding=100000000000",
+                "zeropadding: 100000000000 is more than",
+            ),
+            (
+                "recordcount=10\nfieldlength=10000000000",
+                "bytes per record",
+            ),
+            (
+                "recordcount=10\nmaxscanlength=100000000000",
+                "maxscanlength",
+            ),
+            (
+                "recordcount=10\nfieldlength=1000000\nmaxscanlength=100000",
+                "one scan may hold",
+            ),
+            (
+                "recordcount=10\ncore_workload_insertion_retry_interval=99999999999",
+                "core_workload_insertion_retry_interval",
+            ),
         ];
         for (text, expected) in cases {
             let err = CoreConfig::from_properties(&props(text), false)

@@ -18,10 +18,10 @@ use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
 use keys::build_key_name;
 use values::{append_deterministic_value, RandomValuePool};
 
-use crate::engine::{Engine, EngineWorker, OpResult, Record, ScanResults};
+use crate::engine::{Engine, EngineWorker, OpResult, Record, ScanResults, ThreadSlot};
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
-use crate::runner::{Workload, WorkloadThread};
+use crate::runner::{Step, Workload, WorkloadThread};
 use crate::workload::generator::{
     rng_from_seed, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot, Rng,
     ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian,
@@ -124,7 +124,9 @@ impl CoreWorkload {
 
     /// Logical record bytes (field values) this phase read and wrote, and
     /// the data set it left, from the successful operation counts: the
-    /// denominators of read, write and space amplification.
+    /// denominators of read, write and space amplification. A
+    /// read-modify-write's read and update are already counted in the READ
+    /// and UPDATE groups (as YCSB records them), so it adds nothing itself.
     pub fn logical_bytes(&self, h: &OpHistograms) -> LogicalBytes {
         let c = &self.cfg;
         let ok = |kind| h.get(kind).map_or(0, |g| g.count(Outcome::Ok));
@@ -142,11 +144,10 @@ impl CoreWorkload {
         let read_one = if c.read_all_fields { record } else { field };
         let write_one = if c.write_all_fields { record } else { field };
         let scan_mean = (c.min_scan_length + c.max_scan_length) as f64 / 2.0;
-        let rmw = ok(OpKind::ReadModifyWrite);
         let inserts = ok(OpKind::Insert);
-        let read = (ok(OpKind::Read) + rmw) as f64 * read_one
-            + ok(OpKind::Scan) as f64 * scan_mean * record;
-        let written = inserts as f64 * record + (ok(OpKind::Update) + rmw) as f64 * write_one;
+        let read =
+            ok(OpKind::Read) as f64 * read_one + ok(OpKind::Scan) as f64 * scan_mean * record;
+        let written = inserts as f64 * record + ok(OpKind::Update) as f64 * write_one;
         let records = match self.phase {
             Phase::Load => c.record_count.max(c.insert_start + inserts),
             Phase::Run => c.record_count + inserts,
@@ -224,13 +225,13 @@ pub struct BoundWorkload<'a> {
 }
 
 impl Workload for BoundWorkload<'_> {
-    fn thread(&self, index: usize) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+    fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
         let wl = self.workload;
         let c = &wl.cfg;
         Ok(Box::new(CoreThread {
-            db: self.engine.worker()?,
+            db: self.engine.worker(slot)?,
             wl,
-            rng: rng_from_seed(wl.seed, index as u64),
+            rng: rng_from_seed(wl.seed, slot.index as u64),
             keys: wl.key_chooser(),
             field_length: wl.field_length_gen(),
             field_chooser: UniformLong::new(0, c.field_count - 1),
@@ -286,7 +287,7 @@ enum ScanLength {
 }
 
 pub struct CoreThread<'a> {
-    db: Box<dyn EngineWorker>,
+    db: Box<dyn EngineWorker + 'a>,
     wl: &'a CoreWorkload,
     rng: Rng,
     keys: KeyChooser,
@@ -301,12 +302,12 @@ pub struct CoreThread<'a> {
 }
 
 impl WorkloadThread for CoreThread<'_> {
-    fn step(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+    fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step {
         match self.wl.phase {
-            Phase::Load => self.do_insert(meter, intended),
+            Phase::Load => self.do_insert(meter, intended).into(),
             Phase::Run => {
                 self.do_transaction(meter, intended);
-                true
+                Step::Continue
             }
         }
     }
