@@ -11,6 +11,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::net::NetworkBytes;
+use super::process::{ServerCost, TreeCounters};
+
 /// Bytes per sector in `/proc/diskstats`, whatever the device's own size.
 const SECTOR_BYTES: u64 = 512;
 const RAPL_DIR: &str = "/sys/class/powercap/intel-rapl:0";
@@ -20,7 +23,10 @@ pub struct Snapshot {
     at: Instant,
     device: Result<DeviceCounters, String>,
     process: Result<ProcessIo, String>,
-    cpu: CpuTimes,
+    cpu: Result<CpuTimes, String>,
+    machine: Result<MachineTicks, String>,
+    /// A server engine's processes, and their counters.
+    server: Option<(Vec<u32>, Result<TreeCounters, String>)>,
     energy_uj: Result<u64, String>,
 }
 
@@ -30,6 +36,28 @@ pub struct DeviceCounters {
     pub read_bytes: u64,
     pub write_ios: u64,
     pub write_bytes: u64,
+    /// Milliseconds with at least one I/O in flight (`io_ticks`).
+    #[serde(default)]
+    pub busy_ms: u64,
+    /// Milliseconds of I/O in flight, weighted by how many (`time_in_queue`).
+    #[serde(default)]
+    pub queue_ms: u64,
+}
+
+/// The machine's CPUs from `/proc/stat`: busy and total clock ticks per CPU.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MachineTicks {
+    per_cpu: Vec<(u64, u64)>,
+}
+
+/// How busy the machine's CPUs were over a window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineCpu {
+    pub cores: usize,
+    /// Busy cores on average over the window (0..=cores), every process.
+    pub busy_cores: f64,
+    /// Each CPU's busy share, in %.
+    pub per_core_busy_pct: Vec<f64>,
 }
 
 /// `/proc/self/io`: `rchar`/`wchar` count every read/write syscall's bytes
@@ -67,9 +95,25 @@ pub struct Accounting {
     pub device: Option<String>,
     pub device_io: Option<DeviceCounters>,
     pub process_io: Option<ProcessIo>,
-    pub cpu: CpuTimes,
+    /// CPU of this process, every thread (the engine's included when it
+    /// is embedded).
+    pub cpu: Option<CpuTimes>,
+    /// CPU seconds of kvperf's own client threads (the runner threads,
+    /// which also run an embedded engine's foreground calls).
+    #[serde(default)]
+    pub client_threads_cpu_s: Option<f64>,
+    /// Every CPU of the machine, all processes.
+    #[serde(default)]
+    pub machine_cpu: Option<MachineCpu>,
+    /// What this process's TCP connections sent and received (server engines).
+    #[serde(default)]
+    pub network: Option<NetworkBytes>,
+    /// A server engine's own CPU and I/O, from its processes.
+    #[serde(default)]
+    pub server: Option<ServerCost>,
     pub energy_joules: Option<f64>,
-    /// Size on disk of the data directory after the window (allocated blocks).
+    /// Size on disk of the engine's own data after the window (allocated
+    /// blocks of its files; nothing else in the data directory counts).
     pub data_dir_bytes: Option<u64>,
     pub logical: LogicalBytes,
     pub derived: Derived,
@@ -89,6 +133,18 @@ pub struct Derived {
     pub write_amplification: Option<f64>,
     /// Size on disk / logical data set size.
     pub space_amplification: Option<f64>,
+    /// Share of the window the device had I/O in flight, in %.
+    #[serde(default)]
+    pub device_busy_pct: Option<f64>,
+    /// Average number of I/Os in flight (iostat's aqu-sz).
+    #[serde(default)]
+    pub device_queue_depth: Option<f64>,
+    #[serde(default)]
+    pub network_sent_bytes_per_op: Option<f64>,
+    #[serde(default)]
+    pub network_received_bytes_per_op: Option<f64>,
+    #[serde(default)]
+    pub server_cpu_s_per_op: Option<f64>,
     pub cpu_s_per_op: Option<f64>,
     pub ops_per_cpu_s: Option<f64>,
     pub ops_per_joule: Option<f64>,
@@ -96,8 +152,9 @@ pub struct Derived {
 
 impl Snapshot {
     /// Reads every counter now; `device` is the data directory's
-    /// "major:minor" (None: no data directory, or no block device under it).
-    pub fn take(device: Option<&str>) -> Self {
+    /// "major:minor" (None: no data directory, or no block device under it);
+    /// `server_pids` a server engine's processes (empty: none).
+    pub fn take(device: Option<&str>, server_pids: &[u32]) -> Self {
         Self {
             at: Instant::now(),
             device: match device {
@@ -106,19 +163,23 @@ impl Snapshot {
             },
             process: ProcessIo::read(Path::new("/proc/self/io")),
             cpu: CpuTimes::now(),
+            machine: MachineTicks::read(Path::new("/proc/stat")),
+            server: (!server_pids.is_empty())
+                .then(|| (server_pids.to_vec(), TreeCounters::read(server_pids))),
             energy_uj: read_u64(&Path::new(RAPL_DIR).join("energy_uj"))
                 .map_err(|e| format!("energy: RAPL counters not readable here ({e})")),
         }
     }
 
-    /// The cost from `self` to `end`, for `operations` operations.
+    /// The cost from `self` to `end`, for `operations` operations;
+    /// `footprint` is the engine's size on disk, or why it is unknown.
     pub fn until(
         &self,
         end: &Snapshot,
         device: Option<&str>,
         operations: u64,
         logical: LogicalBytes,
-        data_dir: Option<&Path>,
+        footprint: Result<u64, String>,
     ) -> Accounting {
         let mut unavailable = Vec::new();
         let u = &mut unavailable;
@@ -130,22 +191,31 @@ impl Snapshot {
             }),
             u,
         );
-        let data_dir_bytes = data_dir.and_then(|d| {
-            let size =
-                size_on_disk(d).map_err(|e| format!("size on disk of '{}': {e}", d.display()));
-            available(size, u)
-        });
-        let cpu = CpuTimes {
-            user_s: (end.cpu.user_s - self.cpu.user_s).max(0.0),
-            system_s: (end.cpu.system_s - self.cpu.system_s).max(0.0),
+        let data_dir_bytes = available(footprint.map_err(|e| format!("space: {e}")), u);
+        let cpu = available(
+            delta(&self.cpu, &end.cpu, |a, b| CpuTimes {
+                user_s: (b.user_s - a.user_s).max(0.0),
+                system_s: (b.system_s - a.system_s).max(0.0),
+            }),
+            u,
+        );
+        let wall_s = end.at.duration_since(self.at).as_secs_f64();
+        let machine_cpu = available(delta(&self.machine, &end.machine, |a, b| b.since(a)), u);
+        let server = match (&self.server, &end.server) {
+            (Some((pids, a)), Some((_, b))) => available(delta(a, b, |a, b| b.since(a, pids)), u),
+            _ => None,
         };
         let mut accounting = Accounting {
-            wall_s: end.at.duration_since(self.at).as_secs_f64(),
+            wall_s,
             operations,
             device: device_io.and(device.map(str::to_string)),
             device_io,
             process_io,
             cpu,
+            client_threads_cpu_s: None,
+            machine_cpu,
+            network: None,
+            server,
             energy_joules,
             data_dir_bytes,
             logical,
@@ -158,9 +228,123 @@ impl Snapshot {
 }
 
 impl Accounting {
-    fn derive(&self) -> Derived {
+    /// Several windows (a cell's repeats) as one: counters added, the
+    /// data set and size on disk of the last, figures derived again.
+    pub fn combine(parts: &[Accounting]) -> Option<Accounting> {
+        let last = parts.last()?;
+        let sum_opt = |f: &dyn Fn(&Accounting) -> Option<f64>| -> Option<f64> {
+            parts.iter().map(f).sum::<Option<f64>>()
+        };
+        let mut all = last.clone();
+        all.wall_s = parts.iter().map(|a| a.wall_s).sum();
+        all.operations = parts.iter().map(|a| a.operations).sum();
+        all.device_io = parts
+            .iter()
+            .map(|a| a.device_io)
+            .collect::<Option<Vec<_>>>()
+            .map(|v| {
+                v.iter()
+                    .fold(DeviceCounters::default(), |t, d| DeviceCounters {
+                        read_ios: t.read_ios + d.read_ios,
+                        read_bytes: t.read_bytes + d.read_bytes,
+                        write_ios: t.write_ios + d.write_ios,
+                        write_bytes: t.write_bytes + d.write_bytes,
+                        busy_ms: t.busy_ms + d.busy_ms,
+                        queue_ms: t.queue_ms + d.queue_ms,
+                    })
+            });
+        all.process_io = parts
+            .iter()
+            .map(|a| a.process_io)
+            .collect::<Option<Vec<_>>>()
+            .map(|v| {
+                v.iter().fold(ProcessIo::default(), |t, p| ProcessIo {
+                    rchar: t.rchar + p.rchar,
+                    wchar: t.wchar + p.wchar,
+                    read_bytes: t.read_bytes + p.read_bytes,
+                    write_bytes: t.write_bytes + p.write_bytes,
+                })
+            });
+        all.cpu = parts
+            .iter()
+            .map(|a| a.cpu)
+            .collect::<Option<Vec<_>>>()
+            .map(|v| CpuTimes {
+                user_s: v.iter().map(|c| c.user_s).sum(),
+                system_s: v.iter().map(|c| c.system_s).sum(),
+            });
+        all.client_threads_cpu_s = sum_opt(&|a| a.client_threads_cpu_s);
+        all.energy_joules = sum_opt(&|a| a.energy_joules);
+        all.network = parts
+            .iter()
+            .map(|a| a.network)
+            .collect::<Option<Vec<_>>>()
+            .map(|v| {
+                v.iter().fold(NetworkBytes::default(), |t, n| NetworkBytes {
+                    sent: t.sent + n.sent,
+                    received: t.received + n.received,
+                    sockets: t.sockets.max(n.sockets),
+                })
+            });
+        all.server = parts
+            .iter()
+            .map(|a| a.server.clone())
+            .collect::<Option<Vec<_>>>()
+            .map(|v| {
+                v.iter().fold(
+                    ServerCost {
+                        pids: last
+                            .server
+                            .as_ref()
+                            .map_or_else(Vec::new, |s| s.pids.clone()),
+                        ..ServerCost::default()
+                    },
+                    |t, s| ServerCost {
+                        cpu_s: t.cpu_s + s.cpu_s,
+                        read_bytes: t.read_bytes + s.read_bytes,
+                        write_bytes: t.write_bytes + s.write_bytes,
+                        processes: t.processes.max(s.processes),
+                        pids: t.pids,
+                    },
+                )
+            });
+        all.machine_cpu = parts
+            .iter()
+            .map(|a| a.machine_cpu.clone())
+            .collect::<Option<Vec<_>>>()
+            .map(|v| {
+                // Busy cores weighted by each window's length.
+                let wall: f64 = parts.iter().map(|a| a.wall_s).sum::<f64>().max(1e-9);
+                let busy = v
+                    .iter()
+                    .zip(parts)
+                    .map(|(m, a)| m.busy_cores * a.wall_s)
+                    .sum::<f64>()
+                    / wall;
+                MachineCpu {
+                    cores: v[0].cores,
+                    busy_cores: busy,
+                    per_core_busy_pct: Vec::new(),
+                }
+            });
+        all.logical.read = parts.iter().map(|a| a.logical.read).sum();
+        all.logical.written = parts.iter().map(|a| a.logical.written).sum();
+        let mut unavailable: Vec<String> = Vec::new();
+        for why in parts.iter().flat_map(|a| &a.unavailable) {
+            if !unavailable.contains(why) {
+                unavailable.push(why.clone());
+            }
+        }
+        all.unavailable = unavailable;
+        all.derived = all.derive();
+        Some(all)
+    }
+
+    /// The derived figures of the raw counters (again, after a caller
+    /// added one, such as the network bytes).
+    pub fn derive(&self) -> Derived {
         let per_op = |bytes: u64| ratio(bytes as f64, self.operations as f64);
-        let cpu_s = self.cpu.user_s + self.cpu.system_s;
+        let cpu_s = self.cpu.map(|c| c.user_s + c.system_s);
         let dev = self.device_io;
         let proc_io = self.process_io;
         Derived {
@@ -175,8 +359,16 @@ impl Accounting {
             space_amplification: self
                 .data_dir_bytes
                 .and_then(|s| ratio(s as f64, self.logical.dataset as f64)),
-            cpu_s_per_op: ratio(cpu_s, self.operations as f64),
-            ops_per_cpu_s: ratio(self.operations as f64, cpu_s),
+            network_sent_bytes_per_op: self.network.and_then(|n| per_op(n.sent)),
+            network_received_bytes_per_op: self.network.and_then(|n| per_op(n.received)),
+            server_cpu_s_per_op: self
+                .server
+                .as_ref()
+                .and_then(|s| ratio(s.cpu_s, self.operations as f64)),
+            device_busy_pct: dev.and_then(|d| ratio(d.busy_ms as f64 / 10.0, self.wall_s)),
+            device_queue_depth: dev.and_then(|d| ratio(d.queue_ms as f64 / 1000.0, self.wall_s)),
+            cpu_s_per_op: cpu_s.and_then(|c| ratio(c, self.operations as f64)),
+            ops_per_cpu_s: cpu_s.and_then(|c| ratio(self.operations as f64, c)),
             ops_per_joule: self
                 .energy_joules
                 .and_then(|j| ratio(self.operations as f64, j)),
@@ -207,14 +399,6 @@ fn available<R>(figure: Result<R, String>, unavailable: &mut Vec<String>) -> Opt
         .ok()
 }
 
-/// One warning line per counter that exists on Linux but could not be read
-/// (not for tmpfs or RAPL-less machines, where absence is normal).
-pub fn warn_unreadable(a: &Accounting) {
-    for why in a.unavailable.iter().filter(|w| w.contains("cannot read")) {
-        eprintln!("kvperf: warning: {why}; recorded as unavailable");
-    }
-}
-
 /// `a / b`, or None when `b` is zero (a ratio over nothing is not a figure).
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
@@ -236,6 +420,8 @@ impl DeviceCounters {
                     read_bytes: n(5) * SECTOR_BYTES,
                     write_ios: n(7),
                     write_bytes: n(9) * SECTOR_BYTES,
+                    busy_ms: if f.len() > 12 { n(12) } else { 0 },
+                    queue_ms: if f.len() > 13 { n(13) } else { 0 },
                 }
             })
             .ok_or_else(|| {
@@ -252,6 +438,51 @@ impl DeviceCounters {
             read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
             write_ios: self.write_ios.saturating_sub(earlier.write_ios),
             write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+            busy_ms: self.busy_ms.saturating_sub(earlier.busy_ms),
+            queue_ms: self.queue_ms.saturating_sub(earlier.queue_ms),
+        }
+    }
+}
+
+impl MachineTicks {
+    /// The `cpuN` lines of `/proc/stat`: busy = everything but idle and iowait.
+    pub fn read(stat: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(stat)
+            .map_err(|e| format!("machine CPU: cannot read {} ({e})", stat.display()))?;
+        let per_cpu: Vec<(u64, u64)> = text
+            .lines()
+            .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+            .map(|l| {
+                let v: Vec<u64> = l
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                let total: u64 = v.iter().take(8).sum();
+                let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+                (total.saturating_sub(idle), total)
+            })
+            .collect();
+        if per_cpu.is_empty() {
+            return Err(format!("machine CPU: no cpuN lines in {}", stat.display()));
+        }
+        Ok(Self { per_cpu })
+    }
+
+    fn since(&self, earlier: &Self) -> MachineCpu {
+        let per_core_busy_pct: Vec<f64> = self
+            .per_cpu
+            .iter()
+            .zip(&earlier.per_cpu)
+            .map(|((b1, t1), (b0, t0))| {
+                let total = t1.saturating_sub(*t0);
+                ratio(b1.saturating_sub(*b0) as f64 * 100.0, total as f64).unwrap_or(0.0)
+            })
+            .collect();
+        MachineCpu {
+            cores: per_core_busy_pct.len(),
+            busy_cores: per_core_busy_pct.iter().sum::<f64>() / 100.0,
+            per_core_busy_pct,
         }
     }
 }
@@ -286,18 +517,24 @@ impl ProcessIo {
 
 impl CpuTimes {
     /// User and system CPU of the whole process (every thread).
-    pub fn now() -> Self {
+    pub fn now() -> Result<Self, String> {
         // SAFETY: getrusage writes into the zeroed struct we pass.
-        let usage = unsafe {
+        let (rc, usage) = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
-            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-            usage
+            let rc = libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            (rc, usage)
         };
+        if rc != 0 {
+            return Err(format!(
+                "CPU time: getrusage failed ({})",
+                std::io::Error::last_os_error()
+            ));
+        }
         let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        Self {
+        Ok(Self {
             user_s: secs(usage.ru_utime),
             system_s: secs(usage.ru_stime),
-        }
+        })
     }
 }
 
@@ -358,7 +595,9 @@ mod tests {
                 read_ios: 100,
                 read_bytes: 2048 * 512,
                 write_ios: 40,
-                write_bytes: 8192 * 512
+                write_bytes: 8192 * 512,
+                busy_ms: 60,
+                queue_ms: 80,
             }
         );
         let missing = DeviceCounters::read(&path, "0:45").unwrap_err();
@@ -369,12 +608,20 @@ mod tests {
     fn unreadable_diskstats_is_unavailable_not_zero() {
         let err = DeviceCounters::read(Path::new("/nonexistent/diskstats"), "8:0").unwrap_err();
         assert!(err.contains("cannot read /nonexistent/diskstats"), "{err}");
-        let before = Snapshot::take(None);
-        let after = Snapshot::take(None);
-        let a = before.until(&after, None, 10, LogicalBytes::default(), None);
+        let before = Snapshot::take(None, &[]);
+        let after = Snapshot::take(None, &[]);
+        let a = before.until(
+            &after,
+            None,
+            10,
+            LogicalBytes::default(),
+            Err("no store".into()),
+        );
         assert_eq!(a.device_io, None);
         assert_eq!(a.derived.write_amplification, None);
         assert!(a.unavailable.iter().any(|u| u.starts_with("device I/O")));
+        assert!(a.unavailable.iter().any(|u| u == "space: no store"));
+        assert_eq!(a.data_dir_bytes, None);
     }
 
     #[test]
@@ -398,12 +645,18 @@ mod tests {
                 read_bytes: 40_000,
                 write_ios: 20,
                 write_bytes: 300_000,
+                busy_ms: 1_500,
+                queue_ms: 6_000,
             }),
             process_io: None,
-            cpu: CpuTimes {
+            cpu: Some(CpuTimes {
                 user_s: 1.5,
                 system_s: 0.5,
-            },
+            }),
+            client_threads_cpu_s: None,
+            machine_cpu: None,
+            network: None,
+            server: None,
             energy_joules: None,
             data_dir_bytes: Some(3_000_000),
             logical: LogicalBytes {
@@ -422,19 +675,100 @@ mod tests {
         assert_eq!(d.space_amplification, Some(3.0));
         assert_eq!(d.ops_per_cpu_s, Some(500.0));
         assert_eq!(d.ops_per_joule, None);
+        assert_eq!(d.device_busy_pct, Some(75.0), "1.5 s busy in 2 s");
+        assert_eq!(d.device_queue_depth, Some(3.0), "6 s of queued I/O in 2 s");
+    }
+
+    #[test]
+    fn repeats_combine_by_adding_counters() {
+        let one = |ops: u64, written: u64| {
+            let mut a = Accounting {
+                wall_s: 1.0,
+                operations: ops,
+                device: Some("8:0".into()),
+                device_io: Some(DeviceCounters {
+                    write_bytes: written,
+                    busy_ms: 500,
+                    ..Default::default()
+                }),
+                process_io: None,
+                cpu: Some(CpuTimes {
+                    user_s: 0.5,
+                    system_s: 0.0,
+                }),
+                client_threads_cpu_s: None,
+                machine_cpu: None,
+                network: None,
+                server: None,
+                energy_joules: None,
+                data_dir_bytes: Some(1000),
+                logical: LogicalBytes {
+                    read: 0,
+                    written: ops * 10,
+                    dataset: 100,
+                },
+                derived: Derived::default(),
+                unavailable: vec![],
+            };
+            a.derived = a.derive();
+            a
+        };
+        // Write amplification 1 and 3: together 4000 device bytes over 2000 logical.
+        let all = Accounting::combine(&[one(100, 1000), one(100, 3000)]).unwrap();
+        assert_eq!(all.operations, 200);
+        assert_eq!(all.derived.write_amplification, Some(2.0));
+        assert_eq!(all.derived.device_busy_pct, Some(50.0));
+        assert_eq!(all.derived.ops_per_cpu_s, Some(200.0));
+        assert!(Accounting::combine(&[]).is_none());
+    }
+
+    #[test]
+    fn machine_cpu_comes_from_proc_stat() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stat");
+        let write = |lines: &str| std::fs::write(&path, lines).unwrap();
+        // user nice system idle iowait irq softirq steal
+        write("cpu  0 0 0 0 0 0 0 0\ncpu0 100 0 0 100 0 0 0 0\ncpu1 0 0 0 200 0 0 0 0\nintr 5\n");
+        let before = MachineTicks::read(&path).unwrap();
+        write(
+            "cpu  0 0 0 0 0 0 0 0\ncpu0 190 0 10 100 0 0 0 0\ncpu1 25 0 25 250 0 0 0 0\nintr 9\n",
+        );
+        let after = MachineTicks::read(&path).unwrap();
+        let m = after.since(&before);
+        assert_eq!(m.cores, 2);
+        assert_eq!(m.per_core_busy_pct, vec![100.0, 50.0]);
+        assert!((m.busy_cores - 1.5).abs() < 1e-9);
+        assert!(!MachineTicks::read(Path::new("/proc/stat"))
+            .unwrap()
+            .per_cpu
+            .is_empty());
     }
 
     #[test]
     fn cpu_time_grows_with_work() {
-        let before = CpuTimes::now();
+        // This thread's own CPU clock is the reference, so a busy machine
+        // (less CPU per wall second) cannot fail the test.
+        let thread_cpu = || {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: clock_gettime writes only into `ts`.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+        };
+        let before = CpuTimes::now().unwrap();
+        let spun_from = thread_cpu();
         let mut x = 0u64;
-        let start = Instant::now();
-        while start.elapsed().as_millis() < 50 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        while thread_cpu() - spun_from < 0.05 {
+            for _ in 0..1000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
         }
         std::hint::black_box(x);
-        let after = CpuTimes::now();
-        assert!(after.user_s + after.system_s > before.user_s + before.system_s + 0.02);
+        let after = CpuTimes::now().unwrap();
+        let grew = (after.user_s + after.system_s) - (before.user_s + before.system_s);
+        assert!(grew >= 0.04, "50 ms of CPU spun, getrusage grew {grew} s");
     }
 
     #[test]
