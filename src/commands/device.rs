@@ -1,0 +1,292 @@
+//! `kvperf device corners`: the 4 corners of the device under a data
+//! directory (or of a raw device), fio's way, with fio beside it if asked.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::step::{self, Finished};
+use crate::device::corners::{self, CornersConfig};
+use crate::device::precondition::{self, PreconditionConfig};
+use crate::device::{fio, target};
+use crate::engine::store::PRECONDITION_FILE;
+use crate::error::InputError;
+use crate::host::HostInfo;
+use crate::measure::steady::SteadyCriterion;
+use crate::output::{self, Format};
+use crate::plan::parse_size;
+use crate::results::step::StepOutput;
+
+#[derive(Debug, Subcommand)]
+pub enum DeviceCommand {
+    /// 128 KiB sequential read/write MB/s and 4 KiB random read/write IOPS.
+    #[command(
+        long_about = "Measure the 4 corners of a device as fio's scripts do: 128 KiB\n\
+        sequential read and write (MB/s) and 4 KiB random read and write (IOPS), direct\n\
+        I/O through io_uring at queue depth 32, a ramp that is not counted and a fixed\n\
+        runtime. TARGET is a directory (kvperf writes its own test file there and removes\n\
+        it afterwards), a new file name, or a raw block device (its data is destroyed:\n\
+        it must be named again with --destroy-data-on, and must not be mounted).\n\n\
+        Example:\n  kvperf device corners /mnt/nvme --size 64GiB --runtime 60 --with-fio"
+    )]
+    Corners(CornersArgs),
+    /// Fill a data directory's device (sequential passes), then write 4 KiB
+    /// random rounds until steady state (SNIA PTS), keeping the fill file.
+    #[command(
+        long_about = "Precondition the device under a data directory as SSD studies do:\n\
+        write kvperf's fill file (kvperf-precondition.fill, kept, owned by no engine) of\n\
+        --size bytes sequentially --passes times, then, with --steady, run rounds of\n\
+        4 KiB random writes at queue depth 32 until the rounds' IOPS are steady over a\n\
+        window (SNIA: 5 rounds, range within 20%, slope within 10%) or --max-rounds.\n\n\
+        Example:\n  kvperf device precondition /mnt/nvme/kv --size 900GB --passes 2 --steady iops:20%"
+    )]
+    Precondition(PreconditionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PreconditionArgs {
+    /// The data directory (created and marked by kvperf if missing).
+    pub dir: PathBuf,
+    /// Bytes of the fill file.
+    #[arg(long, value_name = "BYTES")]
+    pub size: String,
+    /// Sequential passes over the fill file (workload-independent).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub passes: u32,
+    /// Then random-write rounds until steady: METRIC:RANGE% with optional
+    /// `,slope:N%` and `,window:N` (fio's steadystate form), e.g. iops:20%.
+    #[arg(long, value_name = "CRITERION")]
+    pub steady: Option<String>,
+    /// Seconds per round.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub round_seconds: u64,
+    /// Rounds at most (SNIA: 25).
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_rounds: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the result to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CornersArgs {
+    /// A directory, a new file, or a block device.
+    pub target: PathBuf,
+    /// Bytes of the test file or device to use (default: twice the
+    /// machine's memory for a file, the whole device for a device).
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<String>,
+    /// Seconds measured per corner.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub runtime: u64,
+    /// Seconds run before each corner's measurement starts (not counted).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=3_600))]
+    pub ramp: u64,
+    /// Queue depth of the sequential corners.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub seq_depth: u64,
+    /// Queue depth of the random corners.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub rand_depth: u64,
+    /// Also run fio on the same target and print its figures beside kvperf's.
+    #[arg(long)]
+    pub with_fio: bool,
+    /// Confirms that TARGET, a raw block device, may be overwritten.
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_data_on: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the result to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
+    let (mut out, measured, format, output) = match &command {
+        DeviceCommand::Corners(args) => {
+            let mut out = StepOutput::begin("corners");
+            let measured = corners_into(args, &mut out);
+            (out, measured, args.format, &args.output)
+        }
+        DeviceCommand::Precondition(args) => {
+            let mut out = StepOutput::begin("precondition");
+            let measured = precondition_into(args, &mut out);
+            (out, measured, args.format, &args.output)
+        }
+    };
+    let finished = step::finish(&mut out, measured);
+    let text = match format {
+        Format::Json => Some(output::json::to_pretty(&out)),
+        Format::Text => finished.is_ok().then(|| render(&out)),
+    };
+    if let Some(text) = text {
+        match output {
+            Some(path) => output::write_atomically(path, text.as_bytes())?,
+            None => print!("{text}"),
+        }
+    }
+    finished.map(|Finished| ())
+}
+
+fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+    let size = parse_size(&args.size).map_err(|e| InputError::Invalid(format!("--size {e}")))?;
+    let steady = match &args.steady {
+        Some(text) => Some(
+            SteadyCriterion::parse(text)
+                .map_err(|e| InputError::Invalid(format!("--steady {e}")))?
+                .1,
+        ),
+        None => None,
+    };
+    let cfg = PreconditionConfig {
+        passes: args.passes,
+        steady,
+        round: Duration::from_secs(args.round_seconds),
+        max_rounds: args.max_rounds as usize,
+    };
+    if !args.dir.is_dir() {
+        std::fs::create_dir_all(&args.dir).map_err(|e| {
+            InputError::Invalid(format!("cannot create '{}': {e}", args.dir.display()))
+        })?;
+    }
+    let target = target::open_fill(&args.dir, PRECONDITION_FILE, size)?;
+    out.host = HostInfo::collect(Some(&args.dir));
+    out.engine.name = "io_uring".into();
+    out.engine.version = kernel_release();
+    out.settings = [
+        ("target".to_string(), target.path.display().to_string()),
+        ("size".to_string(), size.to_string()),
+        ("passes".to_string(), args.passes.to_string()),
+        (
+            "steady".to_string(),
+            args.steady.clone().unwrap_or_default(),
+        ),
+        ("round_seconds".to_string(), args.round_seconds.to_string()),
+    ]
+    .into();
+    let (measurements, steadiness) = precondition::run(&target, &cfg)
+        .map_err(|e| anyhow::anyhow!("precondition of '{}': {e}", target.path.display()))?;
+    out.measurements = measurements;
+    out.steady = steadiness;
+    Ok(())
+}
+
+fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+    let size = match &args.size {
+        Some(s) => Some(parse_size(s).map_err(|e| InputError::Invalid(format!("--size {e}")))?),
+        None => None,
+    };
+    let cfg = CornersConfig {
+        seq_depth: args.seq_depth as usize,
+        rand_depth: args.rand_depth as usize,
+        ramp: Duration::from_secs(args.ramp),
+        runtime: Duration::from_secs(args.runtime),
+        ..CornersConfig::default()
+    };
+    let target = target::open(&args.target, size, args.destroy_data_on.as_deref())?;
+    out.host = HostInfo::collect(target.path.parent().filter(|_| !target.is_device));
+    out.settings = [
+        ("target".to_string(), target.path.display().to_string()),
+        ("size".to_string(), target.size.to_string()),
+        ("runtime_s".to_string(), args.runtime.to_string()),
+        ("ramp_s".to_string(), args.ramp.to_string()),
+        ("engine".to_string(), "io_uring, O_DIRECT".to_string()),
+    ]
+    .into();
+    out.engine.name = "io_uring".into();
+    out.engine.version = kernel_release();
+    let shown = target.path.display().to_string();
+    eprintln!("kvperf: laying out {shown} ({} bytes)...", target.size);
+    corners::layout(&target).map_err(|e| anyhow::anyhow!("cannot write '{shown}': {e}"))?;
+    for corner in cfg.corners() {
+        eprintln!("kvperf: {} ...", corner.name);
+        let mut m = corners::measure(&target, &corner, &cfg)
+            .map_err(|e| anyhow::anyhow!("{} on '{shown}': {e}", corner.name))?;
+        if args.with_fio {
+            let figures = fio::run(&target.path, target.size, &corner, &cfg)?;
+            if let Some(d) = m.device.as_mut() {
+                d.fio = Some(figures);
+            }
+        }
+        out.measurements.push(m);
+    }
+    Ok(())
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|r| format!("Linux {}", r.trim()))
+        .unwrap_or_default()
+}
+
+/// The table a reader sets beside application results.
+pub fn render(out: &StepOutput) -> String {
+    if out.command == "precondition" {
+        let mut text = out
+            .measurements
+            .iter()
+            .map(|m| format!("{}: {}\n", m.name, corners::headline(m)))
+            .collect::<String>();
+        if let Some(s) = &out.steady {
+            text.push_str(&format!("{}\n", s.describe()));
+        }
+        return text;
+    }
+    let mut text = format!(
+        "4 corners of {} ({} bytes), direct I/O via io_uring, ramp {} s, runtime {} s\n\n",
+        out.settings.get("target").map_or("?", String::as_str),
+        out.settings.get("size").map_or("?", String::as_str),
+        out.settings.get("ramp_s").map_or("?", String::as_str),
+        out.settings.get("runtime_s").map_or("?", String::as_str),
+    );
+    let with_fio = out
+        .measurements
+        .iter()
+        .any(|m| m.device.as_ref().is_some_and(|d| d.fio.is_some()));
+    text.push_str(
+        "| corner | block | queue depth | kvperf | MB/s | IOPS | mean latency us | p99 us |",
+    );
+    text.push_str(if with_fio {
+        " fio | kvperf / fio |\n"
+    } else {
+        "\n"
+    });
+    text.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    text.push_str(if with_fio { " ---: | ---: |\n" } else { "\n" });
+    for m in &out.measurements {
+        let Some(d) = &m.device else { continue };
+        let latency = m.ops.values().next().map(|s| &s.latency);
+        text.push_str(&format!(
+            "| {} | {} KiB | {} | {} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            m.name,
+            d.block_bytes / 1024,
+            d.queue_depth,
+            corners::headline(m),
+            d.mb_per_sec,
+            m.ops_per_sec,
+            latency.map_or(0.0, |l| l.avg_us),
+            latency.map_or(0.0, |l| l.p99_us),
+        ));
+        if with_fio {
+            match &d.fio {
+                Some(f) if d.random => text.push_str(&format!(
+                    " {:.0} IOPS | {:.2} |\n",
+                    f.iops,
+                    m.ops_per_sec / f.iops.max(1e-9)
+                )),
+                Some(f) => text.push_str(&format!(
+                    " {:.0} MB/s | {:.2} |\n",
+                    f.mb_per_sec,
+                    d.mb_per_sec / f.mb_per_sec.max(1e-9)
+                )),
+                None => text.push_str(" - | - |\n"),
+            }
+        } else {
+            text.push('\n');
+        }
+    }
+    text
+}

@@ -1,0 +1,8 @@
+//! The device under the engine: `kvperf device corners` measures a file or
+//! raw device the way fio's "4 corners" do, with io_uring and direct I/O.
+
+pub mod corners;
+pub mod fio;
+pub mod precondition;
+pub mod target;
+mod uring;

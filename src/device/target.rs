@@ -1,0 +1,257 @@
+//! What `kvperf device` may write to, and the checks that keep it from
+//! destroying anything by mistake: a raw block device needs
+//! `--destroy-data-on DEVICE` spelled out and must not be mounted; in a
+//! directory kvperf makes its own test file and removes only that; an
+//! existing file is never overwritten.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::InputError;
+
+/// Where the I/O goes.
+#[derive(Debug)]
+pub struct Target {
+    pub path: PathBuf,
+    pub file: File,
+    /// Bytes the corners use.
+    pub size: u64,
+    /// A raw block device (its data is destroyed).
+    pub is_device: bool,
+    /// The test file kvperf created, removed when the target is dropped.
+    created: Option<PathBuf>,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if let Some(path) = &self.created {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The name of kvperf's test file in a directory.
+pub const TEST_FILE: &str = "kvperf-device-test.dat";
+
+/// Resolves `given` (a directory, a new file, or a block device) into an
+/// open target of `size` bytes (`None`: twice the machine's memory, or the
+/// whole device).
+pub fn open(
+    given: &Path,
+    size: Option<u64>,
+    destroy_data_on: Option<&Path>,
+) -> anyhow::Result<Target> {
+    let meta = std::fs::metadata(given).ok();
+    if meta
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_block_device())
+    {
+        return open_device(given, size, destroy_data_on);
+    }
+    if let Some(d) = destroy_data_on {
+        return Err(InputError::Invalid(format!(
+            "--destroy-data-on '{}' is for a block device, and '{}' is not one",
+            d.display(),
+            given.display()
+        ))
+        .into());
+    }
+    let path = match &meta {
+        Some(m) if m.is_dir() => given.join(TEST_FILE),
+        Some(_) => {
+            return Err(InputError::Invalid(format!(
+                "'{}' exists; kvperf will not overwrite a file it did not create (give a directory or a new file name)",
+                given.display()
+            ))
+            .into())
+        }
+        None => given.to_path_buf(),
+    };
+    if path.exists() {
+        return Err(InputError::Invalid(format!(
+            "'{}' exists (a test file left by an interrupted run?); remove it or give another directory",
+            path.display()
+        ))
+        .into());
+    }
+    let size = match size {
+        Some(s) => s,
+        None => 2 * crate::host::HostInfo::collect(None).memory_bytes,
+    };
+    check_room(&path, size)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .map_err(|e| {
+            let hint = if e.raw_os_error() == Some(libc::EINVAL) {
+                " (the filesystem does not support direct I/O: tmpfs?)"
+            } else {
+                ""
+            };
+            InputError::Invalid(format!("cannot create '{}': {e}{hint}", path.display()))
+        })?;
+    file.set_len(size)
+        .map_err(|e| anyhow::anyhow!("cannot size '{}' to {size} bytes: {e}", path.display()))?;
+    Ok(Target {
+        path: path.clone(),
+        file,
+        size,
+        is_device: false,
+        created: Some(path),
+    })
+}
+
+/// The precondition fill file in the data directory `dir`: kvperf's own
+/// (made, or found from an earlier run) and kept afterwards, since filling
+/// the device is its purpose. Owned by no engine, it never counts as a store.
+pub fn open_fill(dir: &Path, name: &str, size: u64) -> anyhow::Result<Target> {
+    let path = dir.join(name);
+    let existing = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    check_room(&path, size.saturating_sub(existing))?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .map_err(|e| InputError::Invalid(format!("cannot open '{}': {e}", path.display())))?;
+    file.set_len(size)
+        .map_err(|e| anyhow::anyhow!("cannot size '{}' to {size} bytes: {e}", path.display()))?;
+    Ok(Target {
+        path,
+        file,
+        size,
+        is_device: false,
+        created: None,
+    })
+}
+
+fn check_room(path: &Path, size: u64) -> Result<(), InputError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // SAFETY: statvfs writes only into the struct we pass; the path is NUL-terminated.
+    let free = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .ok()
+        .and_then(|c| unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            (libc::statvfs(c.as_ptr(), &mut st) == 0).then(|| st.f_bavail * st.f_frsize)
+        });
+    match free {
+        Some(free) if free < size + size / 10 => Err(InputError::Invalid(format!(
+            "'{}' has {free} bytes free, and the test file needs {size} (plus 10%); give a smaller --size",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn open_device(device: &Path, size: Option<u64>, destroy: Option<&Path>) -> anyhow::Result<Target> {
+    let canonical = std::fs::canonicalize(device)?;
+    let confirmed = destroy.and_then(|d| std::fs::canonicalize(d).ok());
+    if confirmed.as_deref() != Some(canonical.as_path()) {
+        return Err(InputError::Invalid(format!(
+            "'{}' is a block device: writing to it destroys its data; give --destroy-data-on {} to confirm",
+            device.display(),
+            canonical.display()
+        ))
+        .into());
+    }
+    if let Some(mount) = mounted_on(&canonical) {
+        return Err(InputError::Invalid(format!(
+            "'{}' (or a partition of it) is mounted on '{mount}'; kvperf does not write to a mounted device",
+            canonical.display()
+        ))
+        .into());
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT | libc::O_EXCL)
+        .open(&canonical)
+        .map_err(|e| InputError::Invalid(format!("cannot open '{}': {e}", canonical.display())))?;
+    let whole = device_size(&canonical)?;
+    Ok(Target {
+        path: canonical,
+        file,
+        size: size.map_or(whole, |s| s.min(whole)),
+        is_device: true,
+        created: None,
+    })
+}
+
+/// The mount point of `device` or of a partition of it, if any.
+fn mounted_on(device: &Path) -> Option<String> {
+    let rdev = std::fs::metadata(device).ok()?.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let name = device.file_name()?.to_string_lossy().into_owned();
+    // The device and its partitions (/sys/class/block/NAME/NAMEp1...).
+    let mut numbers = vec![format!("{major}:{minor}")];
+    if let Ok(entries) = std::fs::read_dir(format!("/sys/class/block/{name}")) {
+        for e in entries.flatten() {
+            if let Ok(dev) = std::fs::read_to_string(e.path().join("dev")) {
+                numbers.push(dev.trim().to_string());
+            }
+        }
+    }
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mountinfo.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let dev = *fields.get(2)?;
+        numbers
+            .iter()
+            .any(|n| n == dev)
+            .then(|| fields.get(4).unwrap_or(&"?").to_string())
+    })
+}
+
+fn device_size(device: &Path) -> anyhow::Result<u64> {
+    let name = device
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size"))?
+        .trim()
+        .parse()?;
+    Ok(sectors * 512)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_gets_kvperfs_own_file_removed_afterwards() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let target = open(dir.path(), Some(1 << 20), None).unwrap();
+        let path = dir.path().join(TEST_FILE);
+        assert!(path.exists() && !target.is_device);
+        assert_eq!(target.size, 1 << 20);
+        drop(target);
+        assert!(!path.exists(), "kvperf removes the file it created");
+    }
+
+    #[test]
+    fn existing_files_and_devices_without_confirmation_are_refused() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mine = dir.path().join("thesis.pdf");
+        std::fs::write(&mine, "precious").unwrap();
+        let err = open(&mine, Some(1 << 20), None).unwrap_err().to_string();
+        assert!(err.contains("will not overwrite"), "{err}");
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "precious");
+        let err = open(dir.path(), Some(1 << 20), Some(&mine))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is for a block device"), "{err}");
+        let err = open(dir.path(), Some(u64::MAX / 4), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("give a smaller --size"), "{err}");
+    }
+}
