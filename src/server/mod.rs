@@ -1,0 +1,371 @@
+//! Database servers that kvperf starts itself: installed from the package
+//! registries if missing (Debian packages for Redis and PostgreSQL,
+//! Cassandra's jars from Maven Central, FerretDB built from the Go module
+//! proxy), run on 127.0.0.1 only, in a data directory kvperf owns, and
+//! stopped cleanly. Each server's steps live in a small shell script
+//! (`scripts/*.sh`, embedded in the binary); this module runs them with a
+//! time limit and turns their one-line answers into results or errors.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::error::InputError;
+
+/// A server kvperf can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Server {
+    pub name: &'static str,
+    /// The engine that talks to it.
+    pub engine: &'static str,
+    pub default_port: u16,
+    /// Seconds an action may take at most (an install builds or downloads).
+    pub install_timeout_s: u64,
+    pub start_timeout_s: u64,
+    script: &'static str,
+}
+
+pub const SERVERS: [Server; 4] = [
+    Server {
+        name: "redis",
+        engine: "redis",
+        default_port: 6379,
+        install_timeout_s: 600,
+        start_timeout_s: 60,
+        script: include_str!("scripts/redis.sh"),
+    },
+    Server {
+        name: "postgres",
+        engine: "postgres",
+        default_port: 5432,
+        install_timeout_s: 900,
+        start_timeout_s: 120,
+        script: include_str!("scripts/postgres.sh"),
+    },
+    Server {
+        name: "cassandra",
+        engine: "cassandra",
+        default_port: 9042,
+        install_timeout_s: 900,
+        start_timeout_s: 900,
+        script: include_str!("scripts/cassandra.sh"),
+    },
+    Server {
+        name: "ferretdb",
+        engine: "mongodb",
+        default_port: 27017,
+        install_timeout_s: 1200,
+        start_timeout_s: 120,
+        script: include_str!("scripts/ferretdb.sh"),
+    },
+];
+
+pub fn find(name: &str) -> Result<&'static Server, InputError> {
+    SERVERS.iter().find(|s| s.name == name).ok_or_else(|| {
+        let names: Vec<&str> = SERVERS.iter().map(|s| s.name).collect();
+        let hint = crate::error::did_you_mean(name, names.iter().copied())
+            .map(|n| format!(" (did you mean '{n}'?)"))
+            .unwrap_or_default();
+        InputError::Invalid(format!(
+            "unknown server '{name}'{hint}; kvperf starts: {}",
+            names.join(", ")
+        ))
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Install,
+    Start,
+    Stop,
+    Status,
+}
+
+impl Action {
+    fn word(self) -> &'static str {
+        match self {
+            Action::Install => "install",
+            Action::Start => "start",
+            Action::Stop => "stop",
+            Action::Status => "status",
+        }
+    }
+}
+
+/// Where and how a server runs.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub server: &'static Server,
+    pub dir: PathBuf,
+    pub port: u16,
+    pub nodes: u32,
+    /// Server settings as the scripts' KVPERF_* variables (e.g.
+    /// `KVPERF_PG_SYNC_COMMIT=off`).
+    pub settings: BTreeMap<String, String>,
+}
+
+/// What a script said: `running` is false only for `status` of a stopped server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub running: bool,
+    /// The `key=value` words of its summary line (pid, addr, version...).
+    pub facts: BTreeMap<String, String>,
+    pub line: String,
+}
+
+/// The default data directory of a server: outside /root when root (the
+/// PostgreSQL server runs as its own user and must reach it).
+pub fn default_dir(server: &Server) -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let base = if root {
+        PathBuf::from("/var/lib/kvperf/servers")
+    } else {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".local/share/kvperf/servers")
+    };
+    base.join(server.name)
+}
+
+/// The marker kvperf leaves in a server directory it made.
+const MARKER: &str = ".kvperf-server";
+
+impl Instance {
+    /// Runs `action`, installing first for `start`; bounded in time.
+    pub fn run(&self, action: Action) -> anyhow::Result<Answer> {
+        if action == Action::Start {
+            self.claim_dir()?;
+            self.script(Action::Install, self.server.install_timeout_s)?;
+            let started = self.script(
+                Action::Start,
+                self.server.start_timeout_s * u64::from(self.nodes.max(1)),
+            );
+            if started.is_err() {
+                // Nodes that did come up are not left running.
+                let _ = self.script(Action::Stop, 120);
+            }
+            return started;
+        }
+        if !self.dir.join(MARKER).exists() && action != Action::Install {
+            return Ok(Answer {
+                running: false,
+                facts: BTreeMap::new(),
+                line: format!(
+                    "{}: not running (no kvperf server in '{}')",
+                    self.server.name,
+                    self.dir.display()
+                ),
+            });
+        }
+        let limit = match action {
+            Action::Install => self.server.install_timeout_s,
+            _ => 180,
+        };
+        self.script(action, limit)
+    }
+
+    /// A server directory is kvperf's: made (and marked) here, or marked
+    /// before; anything else that is not empty is refused.
+    fn claim_dir(&self) -> anyhow::Result<()> {
+        let shown = self.dir.display();
+        if self.dir.join(MARKER).exists() {
+            return Ok(());
+        }
+        if self.dir.exists() {
+            let empty = std::fs::read_dir(&self.dir)
+                .with_context(|| format!("cannot list '{shown}'"))?
+                .next()
+                .is_none();
+            if !empty {
+                return Err(InputError::Invalid(format!(
+                    "--dir '{shown}' is not empty and not a kvperf server directory; use a new or empty directory"
+                ))
+                .into());
+            }
+        }
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create server directory '{shown}'"))?;
+        std::fs::write(
+            self.dir.join(MARKER),
+            format!(
+                "{}\ncreated by kvperf {}\n",
+                self.server.name,
+                env!("CARGO_PKG_VERSION")
+            ),
+        )
+        .with_context(|| format!("cannot write to '{shown}'"))
+    }
+
+    fn script(&self, action: Action, limit_s: u64) -> anyhow::Result<Answer> {
+        let name = self.server.name;
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(self.server.script)
+            .arg(format!("{name}.sh"))
+            .arg(action.word())
+            .env("KVPERF_DIR", &self.dir)
+            .env("KVPERF_PORT", self.port.to_string())
+            .env("KVPERF_NODES", self.nodes.to_string())
+            .env(
+                "KVPERF_START_TIMEOUT",
+                self.server.start_timeout_s.to_string(),
+            )
+            .envs(&self.settings)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .context("cannot run bash for the server script")?;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let read_all = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_string(&mut text);
+                }
+                text
+            })
+        };
+        let out = read_all(stdout.map(|p| Box::new(p) as Box<dyn Read + Send>));
+        let err = read_all(stderr.map(|p| Box::new(p) as Box<dyn Read + Send>));
+        let deadline = Instant::now() + Duration::from_secs(limit_s);
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                anyhow::bail!(
+                    "kvperf server {} {name}: no answer within {limit_s} s; see the logs in '{}'",
+                    action.word(),
+                    self.dir.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let (stdout, stderr) = (
+            out.join().unwrap_or_default(),
+            err.join().unwrap_or_default(),
+        );
+        for note in stderr.lines().filter(|l| !l.contains(": error: ")) {
+            eprintln!("kvperf: {}", note.trim_start_matches("kvperf-server "));
+        }
+        let line = stdout.lines().last().unwrap_or("").trim().to_string();
+        match status.code() {
+            Some(0) => Ok(Answer {
+                running: true,
+                facts: facts(&line),
+                line,
+            }),
+            Some(3) if action == Action::Status => Ok(Answer {
+                running: false,
+                facts: facts(&line),
+                line,
+            }),
+            _ => {
+                let why = stderr
+                    .lines()
+                    .rev()
+                    .find(|l| l.contains(": error: "))
+                    .map(|l| l.split(": error: ").nth(1).unwrap_or(l).to_string())
+                    .unwrap_or_else(|| format!("the {} script failed ({status})", action.word()));
+                anyhow::bail!("kvperf server {} {name}: {why}", action.word())
+            }
+        }
+    }
+}
+
+/// `redis: started pid=9135 addr=127.0.0.1:6379 version=7.0.15` -> the pairs.
+fn facts(line: &str) -> BTreeMap<String, String> {
+    line.split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The process IDs of a kvperf server in `dir`, from its pid files, for
+/// accounting of the server's CPU and I/O.
+pub fn pids_in(dir: &Path) -> Vec<u32> {
+    let mut pids = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if path.is_dir() && !name.starts_with('.') && pending.len() < 64 {
+                pending.push(path);
+            } else if name.ends_with(".pid") || name == "postmaster.pid" {
+                if let Some(pid) = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok())
+                {
+                    pids.push(pid);
+                }
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_lines_become_facts() {
+        let f = facts(
+            "redis: started pid=9135 addr=127.0.0.1:6379 persist=0 version=7.0.15 elapsed=0.1s",
+        );
+        assert_eq!(f["pid"], "9135");
+        assert_eq!(f["addr"], "127.0.0.1:6379");
+        assert_eq!(f.len(), 5);
+    }
+
+    #[test]
+    fn unknown_servers_get_a_hint() {
+        let err = find("postgress").unwrap_err().to_string();
+        assert!(err.contains("did you mean 'postgres'"), "{err}");
+        assert_eq!(find("ferretdb").unwrap().engine, "mongodb");
+    }
+
+    #[test]
+    fn a_foreign_directory_is_not_taken() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("photo.jpg"), "x").unwrap();
+        let i = Instance {
+            server: find("redis").unwrap(),
+            dir: tmp.path().to_path_buf(),
+            port: 1,
+            nodes: 1,
+            settings: BTreeMap::new(),
+        };
+        let err = i.run(Action::Start).unwrap_err().to_string();
+        assert!(err.contains("not a kvperf server directory"), "{err}");
+        assert!(!tmp.path().join(MARKER).exists());
+        let status = i.run(Action::Status).unwrap();
+        assert!(!status.running);
+    }
+
+    #[test]
+    fn pid_files_are_found_under_the_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("node2")).unwrap();
+        std::fs::write(tmp.path().join("redis.pid"), "42\n").unwrap();
+        std::fs::write(tmp.path().join("node2/cassandra.pid"), "7").unwrap();
+        std::fs::write(tmp.path().join("notes.txt"), "99").unwrap();
+        assert_eq!(pids_in(tmp.path()), vec![7, 42]);
+    }
+}

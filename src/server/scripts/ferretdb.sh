@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# kvperf server script: FerretDB (MongoDB wire protocol) on 127.0.0.1.
+# Usage: bash ferretdb.sh install|start|stop|status
+# Environment (all optional unless marked):
+#   KVPERF_DIR          data dir (required for start/stop/status); pid, log, state, sqlite files go inside
+#   KVPERF_PORT         MongoDB wire port (default 27017)
+#   KVPERF_CACHE        install cache root (default $HOME/.cache/kvperf)
+#   KVPERF_FERRETDB_VERSION   Go module version (default v1.24.0)
+#   KVPERF_FERRETDB_HANDLER   sqlite (default) | postgresql
+#   KVPERF_FERRETDB_PG_URL    PostgreSQL URL, required for HANDLER=postgresql
+#                             (e.g. postgres://postgres@127.0.0.1:5432/kvperf)
+#   KVPERF_FERRETDB_DEBUG_PORT  port of the debug/metrics HTTP listener on 127.0.0.1 (default: disabled)
+#   KVPERF_START_TIMEOUT  seconds to wait for readiness (default 60)
+# Exit codes: 0 ok; 1 error; status: 0 running+answering, 3 not running.
+# shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
+set -eEu
+name=ferretdb
+trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
+die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+action=${1:-}
+VERSION=${KVPERF_FERRETDB_VERSION:-v1.24.0}
+CACHE=${KVPERF_CACHE:-${HOME:-/root}/.cache/kvperf}
+INST=$CACHE/servers/ferretdb-$VERSION
+BIN=$INST/bin/ferretdb
+PORT=${KVPERF_PORT:-27017}
+HOST=127.0.0.1
+TIMEOUT=${KVPERF_START_TIMEOUT:-60}
+
+installed() { [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | grep -q "version: $VERSION"; }
+
+do_install() {
+    if installed; then echo "$name: installed version=$VERSION bin=$BIN (cached)"; return 0; fi
+    command -v go >/dev/null 2>&1 || die "the Go toolchain (go) is not on PATH; it is needed to build FerretDB $VERSION"
+    mkdir -p "$CACHE/servers"
+    exec 9>"$CACHE/servers/.ferretdb-$VERSION.lock"
+    flock 9
+    if installed; then echo "$name: installed version=$VERSION bin=$BIN (built concurrently)"; exec 9>&-; return 0; fi
+    local t0 tmp log
+    t0=$(now)
+    tmp=$(mktemp -d "$CACHE/servers/.build-ferretdb-$VERSION.XXXXXX")
+    log=$CACHE/servers/ferretdb-$VERSION-build.log
+    # `go install ...@VERSION` is refused by the module proxy (403 on the version list), so build
+    # through a wrapper module; `go mod vendor` lets us supply build/version/version.txt, without
+    # which the binary panics at start.
+    if ! (
+        set -e
+        cd "$tmp"
+        export GOFLAGS=-buildvcs=false GOWORK=off GO111MODULE=on
+        go mod init kvperf.local/ferretdb-build
+        printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/FerretDB/FerretDB/cmd/ferretdb"\n' > tools.go
+        go get "github.com/FerretDB/FerretDB@$VERSION"
+        go mod tidy
+        go mod vendor
+        echo "$VERSION" > vendor/github.com/FerretDB/FerretDB/build/version/version.txt
+        go build -mod=vendor -trimpath -o "$tmp/ferretdb" github.com/FerretDB/FerretDB/cmd/ferretdb
+        "$tmp/ferretdb" --version | grep -q "version: $VERSION"
+    ) >"$log" 2>&1; then
+        rm -rf "$tmp"
+        die "build of FerretDB $VERSION failed, see $log"
+    fi
+    mkdir -p "$INST/bin"
+    mv -f "$tmp/ferretdb" "$BIN.tmp" && mv -f "$BIN.tmp" "$BIN"
+    rm -rf "$tmp"
+    exec 9>&-   # release the lock (a server started by this shell must not inherit it)
+    echo "$name: installed version=$VERSION bin=$BIN elapsed=$(since "$t0")s"
+}
+
+need_dir() { [ -n "${KVPERF_DIR:-}" ] || die "KVPERF_DIR (the server data dir) is not set"; DIR=$KVPERF_DIR; PIDF=$DIR/ferretdb.pid; LOG=$DIR/ferretdb.log; }
+
+# pid from the pid file if that process is alive and is ferretdb
+running_pid() {
+    local p
+    [ -f "$PIDF" ] || return 1
+    p=$(cat "$PIDF" 2>/dev/null) || return 1
+    [ -n "$p" ] && [ -r "/proc/$p/cmdline" ] || return 1
+    tr '\0' ' ' < "/proc/$p/cmdline" | grep -q ferretdb || return 1
+    echo "$p"
+}
+
+# alive PID: the process exists and is not a zombie (exited servers are reaped by pid 1, sometimes late)
+alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+
+port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
+
+# Send an OP_MSG {hello: 1, $db: "admin"} and check that the reply header carries opcode 2013 (OP_MSG).
+answers() {
+    local reply
+    reply=$(timeout 5 bash -c '
+        exec 3<>"/dev/tcp/$0/$1" || exit 1
+        printf "\x34\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xdd\x07\x00\x00\x00\x00\x00\x00\x00\x1f\x00\x00\x00\x10hello\x00\x01\x00\x00\x00\x02\$db\x00\x06\x00\x00\x00admin\x00\x00" >&3
+        head -c 16 <&3 | od -An -tx1' "$HOST" "$PORT" 2>/dev/null) || return 1
+    # shellcheck disable=SC2116,SC2086 # squeeze whitespace
+    reply=$(echo $reply)
+    [ "${reply##* dd 07 00 00}" = "" ] && [ "${#reply}" -eq 47 ]
+}
+
+do_start() {
+    need_dir
+    local p t0 handler dbg args
+    if p=$(running_pid); then
+        answers || die "already running (pid $p) but not answering on $HOST:$PORT, see $LOG"
+        echo "$name: already running pid=$p addr=$HOST:$PORT"; return 0
+    fi
+    installed || do_install >/dev/null
+    port_open "$HOST" "$PORT" && die "port $HOST:$PORT is already in use by another process"
+    handler=${KVPERF_FERRETDB_HANDLER:-sqlite}
+    mkdir -p "$DIR/state"
+    args=(--listen-addr="$HOST:$PORT" --state-dir="$DIR/state" --telemetry=disable --log-level=info)
+    case $handler in
+        sqlite) mkdir -p "$DIR/sqlite"; args+=(--handler=sqlite --sqlite-url="file:$DIR/sqlite/") ;;
+        postgresql)
+            [ -n "${KVPERF_FERRETDB_PG_URL:-}" ] || die "KVPERF_FERRETDB_HANDLER=postgresql needs KVPERF_FERRETDB_PG_URL"
+            # FerretDB starts even when PostgreSQL is down (then every request fails): check it first
+            local hp h pp
+            hp=$(echo "$KVPERF_FERRETDB_PG_URL" | sed -n 's|^postgres[a-z]*://\([^@/]*@\)\{0,1\}\([^/?]*\).*|\2|p')
+            h=${hp%:*}; pp=${hp##*:}; [ "$pp" != "$hp" ] || pp=5432
+            if [ -n "$h" ] && ! port_open "$h" "$pp"; then die "PostgreSQL at $h:$pp (KVPERF_FERRETDB_PG_URL) is not reachable"; fi
+            args+=(--handler=postgresql --postgresql-url="$KVPERF_FERRETDB_PG_URL") ;;
+        *) die "unknown KVPERF_FERRETDB_HANDLER '$handler' (sqlite|postgresql)" ;;
+    esac
+    dbg=${KVPERF_FERRETDB_DEBUG_PORT:-}
+    if [ -n "$dbg" ]; then args+=(--debug-addr="$HOST:$dbg"); else args+=(--debug-addr=-); fi
+    t0=$(now)
+    : > "$LOG"
+    # setsid: detach from the caller's session; the inner bash writes its own pid then execs ferretdb,
+    # so the pid file holds the server pid. stdio go to the log so the caller's pipes are released.
+    setsid bash -c 'echo $$ > "$0"; exec "$@"' "$PIDF" "$BIN" "${args[@]}" >>"$LOG" 2>&1 </dev/null &
+    while :; do
+        sleep 0.2
+        if ! p=$(running_pid); then
+            [ -s "$PIDF" ] || continue
+            sleep 0.5; running_pid >/dev/null || die "exited during start, see $LOG: $(tail -n 1 "$LOG")"
+        fi
+        answers && break
+        [ "$(since "$t0" | cut -d. -f1)" -lt "$TIMEOUT" ] || die "not answering on $HOST:$PORT after ${TIMEOUT}s, see $LOG"
+    done
+    echo "$name: started pid=$p addr=$HOST:$PORT handler=$handler version=$VERSION elapsed=$(since "$t0")s"
+}
+
+do_stop() {
+    need_dir
+    local p t0
+    if ! p=$(running_pid); then rm -f "$PIDF"; echo "$name: not running"; return 0; fi
+    t0=$(now)
+    kill -TERM "$p" 2>/dev/null || true
+    for _ in $(seq 1 300); do alive "$p" || break; sleep 0.1; done
+    if alive "$p"; then kill -KILL "$p" 2>/dev/null || true; sleep 0.5; fi
+    alive "$p" && die "pid $p did not exit"
+    rm -f "$PIDF"
+    echo "$name: stopped pid=$p elapsed=$(since "$t0")s"
+}
+
+do_status() {
+    need_dir
+    local p
+    if p=$(running_pid); then
+        if answers; then echo "$name: running pid=$p addr=$HOST:$PORT"; return 0; fi
+        echo "$name: running pid=$p but not answering on $HOST:$PORT"; trap - ERR; exit 1
+    fi
+    echo "$name: not running"; trap - ERR; exit 3
+}
+
+case $action in
+    install) do_install ;;
+    start) do_start ;;
+    stop) do_stop ;;
+    status) do_status ;;
+    *) die "usage: ferretdb.sh install|start|stop|status" ;;
+esac

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# kvperf server script: PostgreSQL on 127.0.0.1 (Debian package postgresql).
+# Usage: bash postgres.sh install|start|stop|status
+# Environment (all optional unless marked):
+#   KVPERF_DIR          data dir (required for start/stop/status). Layout:
+#                         DIR/pgdata    the cluster (owned by the server user, mode 700; postmaster.pid inside)
+#                         DIR/pgsocket  unix socket directory;  DIR/postgres.log  server log
+#   KVPERF_PORT         TCP port (default 5432)
+#   KVPERF_CACHE        install cache root (default $HOME/.cache/kvperf; only holds the apt log here)
+#   KVPERF_PG_BIN       PostgreSQL bin dir (default: newest /usr/lib/postgresql/*/bin)
+#   KVPERF_PG_OS_USER   OS user that runs the server when we are root (default postgres, else kvperf-pg is created)
+#   KVPERF_PG_SHARED_BUFFERS   (default 128MB)     KVPERF_PG_MAX_CONNECTIONS (default 100)
+#   KVPERF_PG_SYNC_COMMIT      on|off|local|remote_write|remote_apply (default on)
+#   KVPERF_PG_FSYNC            on|off (default on)
+#   KVPERF_PG_EXTRA_CONF       extra postgresql.conf lines (newline separated), applied at each start
+#   KVPERF_START_TIMEOUT  seconds to wait for readiness (default 60)
+# Superuser `postgres`, database `kvperf`, trust auth from 127.0.0.1/32 (and the unix socket) only.
+# Exit codes: 0 ok; 1 error; status: 0 running+answering, 3 not running.
+# shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
+set -eEu
+name=postgres
+trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
+die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
+note() { echo "kvperf-server $name: note: $*" >&2; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+action=${1:-}
+CACHE=${KVPERF_CACHE:-${HOME:-/root}/.cache/kvperf}
+PORT=${KVPERF_PORT:-5432}
+HOST=127.0.0.1
+TIMEOUT=${KVPERF_START_TIMEOUT:-60}
+DB=kvperf
+
+find_bin() {
+    if [ -n "${KVPERF_PG_BIN:-}" ]; then PGBIN=$KVPERF_PG_BIN; [ -x "$PGBIN/initdb" ]; return; fi
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ]
+}
+version() { "$PGBIN/postgres" --version | awk '{ print $3 }'; }
+
+apt_install() { # apt_install LOG PKG...
+    local log=$1; shift
+    [ "$(id -u)" = 0 ] || die "$* missing and not root: run 'apt-get install -y $*' as root"
+    command -v apt-get >/dev/null 2>&1 || die "$* missing and apt-get not found"
+    mkdir -p "$(dirname "$log")"
+    local opt=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)
+    export DEBIAN_FRONTEND=noninteractive
+    # policy-rc.d may block the package's service start (wanted: kvperf starts the server itself)
+    if ! apt-get install "${opt[@]}" "$@" >"$log" 2>&1; then
+        apt-get update -q >>"$log" 2>&1 || true
+        apt-get install "${opt[@]}" "$@" >>"$log" 2>&1 || die "apt-get install $* failed, see $log"
+    fi
+}
+
+do_install() {
+    if find_bin && command -v psql >/dev/null 2>&1; then
+        echo "$name: installed version=$(version) bin=$PGBIN (already present)"; return 0
+    fi
+    [ -n "${KVPERF_PG_BIN:-}" ] && die "KVPERF_PG_BIN=$KVPERF_PG_BIN has no initdb"
+    local t0; t0=$(now)
+    apt_install "$CACHE/servers/postgres-apt.log" postgresql postgresql-client
+    find_bin || die "no /usr/lib/postgresql/*/bin/initdb after apt-get install postgresql"
+    echo "$name: installed version=$(version) bin=$PGBIN elapsed=$(since "$t0")s"
+}
+
+# as_user CMD...: run CMD as the server's OS user (root may not run initdb/postgres)
+as_user() { if [ -n "$OSUSER" ]; then runuser -u "$OSUSER" -- "$@"; else "$@"; fi; }
+
+setup_user() {
+    OSUSER=
+    [ "$(id -u)" = 0 ] || return 0
+    OSUSER=${KVPERF_PG_OS_USER:-postgres}
+    if ! id "$OSUSER" >/dev/null 2>&1; then
+        [ -z "${KVPERF_PG_OS_USER:-}" ] || die "OS user $OSUSER does not exist"
+        OSUSER=kvperf-pg
+        id "$OSUSER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$OSUSER" \
+            || die "cannot create the unprivileged OS user $OSUSER"
+    fi
+}
+
+# The server user must be able to traverse every ancestor of DIR. Grant search (x) permission only
+# where it is missing: with an ACL for that user if setfacl exists, else o+x (no read/list permission).
+ensure_traversable() {
+    [ -n "$OSUSER" ] || return 0
+    local d=/ comp rest=${DIR#/}
+    while :; do
+        if ! runuser -u "$OSUSER" -- test -x "$d"; then
+            if command -v setfacl >/dev/null 2>&1; then setfacl -m "u:$OSUSER:x" "$d"; note "granted ACL u:$OSUSER:x on $d"
+            else chmod o+x "$d"; note "chmod o+x $d (so that $OSUSER can reach $DIR)"; fi
+        fi
+        [ -n "$rest" ] || break
+        comp=${rest%%/*}; rest=${rest#"$comp"}; rest=${rest#/}
+        d=${d%/}/$comp
+    done
+}
+
+need_dir() {
+    [ -n "${KVPERF_DIR:-}" ] || die "KVPERF_DIR (the server data dir) is not set"
+    DIR=$KVPERF_DIR; PGDATA_DIR=$DIR/pgdata; SOCK=$DIR/pgsocket; LOG=$DIR/postgres.log
+}
+
+running_pid() {
+    local p
+    [ -f "$PGDATA_DIR/postmaster.pid" ] || return 1
+    p=$(head -n 1 "$PGDATA_DIR/postmaster.pid" 2>/dev/null) || return 1
+    [ -n "$p" ] && alive "$p" || return 1
+    tr '\0' ' ' < "/proc/$p/cmdline" | grep -q postgres || return 1
+    echo "$p"
+}
+alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
+answers() { PGCONNECT_TIMEOUT=5 "$PGBIN/pg_isready" -q -h "$HOST" -p "$PORT" -d postgres -U postgres; }
+psql_() { PGCONNECT_TIMEOUT=5 psql -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PORT" -U postgres "$@"; }
+
+write_conf() {
+    local sockdir=$SOCK
+    # unix socket paths are limited to 107 bytes; go TCP-only if DIR is too deep
+    if [ $(( ${#SOCK} + 18 )) -gt 107 ]; then sockdir=; note "DIR too long for a unix socket; TCP only"; fi
+    {
+        echo "# written by kvperf at each start; overrides postgresql.conf"
+        echo "listen_addresses = '$HOST'"
+        echo "port = $PORT"
+        echo "unix_socket_directories = '$sockdir'"
+        echo "shared_buffers = '${KVPERF_PG_SHARED_BUFFERS:-128MB}'"
+        echo "max_connections = ${KVPERF_PG_MAX_CONNECTIONS:-100}"
+        echo "synchronous_commit = '${KVPERF_PG_SYNC_COMMIT:-on}'"
+        echo "fsync = '${KVPERF_PG_FSYNC:-on}'"
+        [ -z "${KVPERF_PG_EXTRA_CONF:-}" ] || printf '%s\n' "$KVPERF_PG_EXTRA_CONF"
+    } > "$PGDATA_DIR/kvperf.conf"
+    [ -z "$OSUSER" ] || chown "$OSUSER" "$PGDATA_DIR/kvperf.conf"
+}
+
+init_cluster() {
+    if [ -f "$PGDATA_DIR/PG_VERSION" ]; then
+        local have want
+        have=$(cat "$PGDATA_DIR/PG_VERSION"); want=$(version | cut -d. -f1)
+        [ "$have" = "$want" ] || die "$PGDATA_DIR is a PostgreSQL $have cluster but the server is $want; remove $DIR to re-create it"
+        return 0
+    fi
+    if [ -d "$PGDATA_DIR" ] && [ -n "$(ls -A "$PGDATA_DIR")" ]; then
+        die "$PGDATA_DIR exists and is not a cluster (failed initdb?); remove it"
+    fi
+    mkdir -p "$PGDATA_DIR"
+    [ -z "$OSUSER" ] || chown "$OSUSER:" "$PGDATA_DIR"
+    chmod 700 "$PGDATA_DIR"
+    as_user "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+        >"$DIR/initdb.log" 2>&1 || die "initdb failed, see $DIR/initdb.log"
+    printf '# written by kvperf: trust, local socket and 127.0.0.1 only\nlocal all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n' \
+        > "$PGDATA_DIR/pg_hba.conf"
+    echo "include_if_exists = 'kvperf.conf'" >> "$PGDATA_DIR/postgresql.conf"
+    [ -z "$OSUSER" ] || chown "$OSUSER:" "$PGDATA_DIR/pg_hba.conf"
+}
+
+do_start() {
+    need_dir
+    local p t0 t1 inited=no
+    find_bin || do_install >/dev/null
+    find_bin || die "PostgreSQL binaries not found"
+    if p=$(running_pid); then
+        answers || die "already running (pid $p) but not answering on $HOST:$PORT, see $LOG"
+        echo "$name: already running pid=$p addr=$HOST:$PORT db=$DB"; return 0
+    fi
+    port_open "$HOST" "$PORT" && die "port $HOST:$PORT is already in use by another process"
+    setup_user
+    mkdir -p "$DIR"
+    DIR=$(cd "$DIR" && pwd); PGDATA_DIR=$DIR/pgdata; SOCK=$DIR/pgsocket; LOG=$DIR/postgres.log
+    ensure_traversable
+    t0=$(now)
+    [ -f "$PGDATA_DIR/PG_VERSION" ] || inited=yes
+    init_cluster
+    mkdir -p "$SOCK"; touch "$LOG"
+    [ -z "$OSUSER" ] || chown "$OSUSER:" "$SOCK" "$LOG"
+    write_conf
+    t1=$(now)
+    as_user "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$LOG" -w -t "$TIMEOUT" start >/dev/null 2>&1 \
+        || die "pg_ctl start failed, see $LOG: $(tail -n 1 "$LOG")"
+    while ! answers; do
+        sleep 0.2
+        [ "$(since "$t1" | cut -d. -f1)" -lt "$TIMEOUT" ] || die "not answering on $HOST:$PORT after ${TIMEOUT}s, see $LOG"
+    done
+    if [ -z "$(psql_ -d postgres -tAc "select 1 from pg_database where datname = '$DB'")" ]; then
+        psql_ -d postgres -c "CREATE DATABASE $DB" >/dev/null || die "CREATE DATABASE $DB failed"
+    fi
+    p=$(running_pid) || die "server answers but $PGDATA_DIR/postmaster.pid names no live postgres"
+    echo "$name: started pid=$p addr=$HOST:$PORT db=$DB user=postgres initdb=$inited version=$(version) elapsed=$(since "$t0")s"
+}
+
+do_stop() {
+    need_dir
+    local p t0
+    if ! p=$(running_pid); then echo "$name: not running"; return 0; fi
+    find_bin || die "PostgreSQL binaries not found"
+    setup_user
+    t0=$(now)
+    # pg_ctl returns once postmaster.pid is gone, a moment before the process itself exits
+    as_user "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null 2>&1 || kill -INT "$p" 2>/dev/null || true   # SIGINT = fast shutdown
+    for _ in $(seq 1 300); do alive "$p" || break; sleep 0.1; done
+    alive "$p" && die "postmaster pid $p did not exit, see $LOG"
+    echo "$name: stopped pid=$p elapsed=$(since "$t0")s"
+}
+
+do_status() {
+    need_dir
+    local p
+    if p=$(running_pid); then
+        find_bin || die "PostgreSQL binaries not found"
+        if answers; then echo "$name: running pid=$p addr=$HOST:$PORT db=$DB"; return 0; fi
+        echo "$name: running pid=$p but not answering on $HOST:$PORT"; trap - ERR; exit 1
+    fi
+    echo "$name: not running"; trap - ERR; exit 3
+}
+
+case $action in
+    install) do_install ;;
+    start) do_start ;;
+    stop) do_stop ;;
+    status) do_status ;;
+    *) die "usage: postgres.sh install|start|stop|status" ;;
+esac
