@@ -1,5 +1,8 @@
 //! Records what makes a result reproducible: the git commit kvperf was built
-//! from and the version of the bundled RocksDB.
+//! from, the version of the bundled RocksDB, and the versions of the
+//! engines' crates. With the `wiredtiger` feature, also compiles the
+//! WiredTiger C shim (csrc/wt_shim.c) and links Debian's libwiredtiger
+//! (package libwiredtiger-dev).
 
 use std::process::Command;
 
@@ -31,5 +34,77 @@ fn main() {
         .unwrap_or("unknown")
         .to_string();
     println!("cargo:rustc-env=KVPERF_ROCKSDB_VERSION={rocksdb}");
+    // The embedded engines' crate versions, for their `info().version`.
+    for (krate, var) in [
+        ("heed", "KVPERF_HEED_VERSION"),
+        ("rusqlite", "KVPERF_RUSQLITE_VERSION"),
+        ("fjall", "KVPERF_FJALL_VERSION"),
+        ("lsm-tree", "KVPERF_LSM_TREE_VERSION"),
+        ("redb", "KVPERF_REDB_VERSION"),
+        ("redis", "KVPERF_REDIS_CRATE_VERSION"),
+        ("postgres", "KVPERF_POSTGRES_CRATE_VERSION"),
+    ] {
+        let version = lock
+            .split("[[package]]")
+            .find(|p| p.contains(&format!("name = \"{krate}\"\n")))
+            .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+            .map(|v| v.trim_end_matches('"'))
+            .unwrap_or("unknown");
+        println!("cargo:rustc-env={var}={version}");
+    }
     println!("cargo:rerun-if-changed=Cargo.lock");
+
+    #[cfg(feature = "wiredtiger")]
+    wiredtiger();
+}
+
+/// Compiles the shim against wiredtiger.h and links libwiredtiger, found
+/// with pkg-config (Debian's wiredtiger.pc), else in the usual places.
+#[cfg(feature = "wiredtiger")]
+fn wiredtiger() {
+    use std::path::{Path, PathBuf};
+
+    println!("cargo:rerun-if-changed=csrc/wt_shim.c");
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    let pkg_config = |what: &str| {
+        Command::new("pkg-config")
+            .args([what, "wiredtiger"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let include = pkg_config("--variable=includedir")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/include"));
+    let libdir = pkg_config("--variable=libdir").unwrap_or_else(|| {
+        [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/local/lib",
+            "/usr/lib",
+        ]
+        .into_iter()
+        .find(|d| Path::new(d).join("libwiredtiger.so").exists())
+        .unwrap_or("/usr/lib/x86_64-linux-gnu")
+        .to_string()
+    });
+    if !include.join("wiredtiger.h").exists() {
+        panic!(
+            "the wiredtiger feature needs WiredTiger's header and library: \
+             apt-get install libwiredtiger-dev (or run scripts/ensure-deps.sh); \
+             no wiredtiger.h in {}",
+            include.display()
+        );
+    }
+    cc::Build::new()
+        .file("csrc/wt_shim.c")
+        .include(&include)
+        .opt_level(2)
+        .warnings(true)
+        .compile("kvperf_wt_shim");
+    println!("cargo:rustc-link-search=native={libdir}");
+    println!("cargo:rustc-link-lib=dylib=wiredtiger");
+    // Where the compressor extensions (libwiredtiger_snappy.so...) are.
+    println!("cargo:rustc-env=KVPERF_WT_LIBDIR={libdir}");
 }

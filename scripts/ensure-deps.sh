@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building kvperf needs beyond Rust: clang and libclang for
-# bindgen (the rocksdb crate), and a C++ compiler. Debian/Ubuntu only.
+# bindgen (the rocksdb crate), a C++ compiler, and WiredTiger's header and
+# library for the wiredtiger engine (libwiredtiger-dev, which brings
+# libwiredtiger0 with its snappy and zlib extensions). Debian/Ubuntu only.
 # With --with-chromium, also Debian's Chromium, which the test suite uses to
 # check that HTML reports render.
 set -euo pipefail
@@ -13,6 +15,8 @@ command -v clang >/dev/null 2>&1 || missing+=(clang)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
+[ -e /usr/include/wiredtiger.h ] || missing+=(libwiredtiger-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,31 +1,44 @@
 //! Where to do it: the engine seam.
 //!
 //! An engine is opened once per run ([`Engine`]) and hands each runner
-//! thread its own [`EngineWorker`]. Engines only store and fetch; the runner
-//! owns threads, pacing, timing and histograms (like fio's ioengine ops or
-//! go-ycsb's `DB`). An operation returns [`OpResult`]; the runner counts
-//! errors per operation type and never stops on one.
+//! thread its own [`EngineWorker`], made with the thread's index and the
+//! thread count (go-ycsb's `InitThread`). Engines only store and fetch; the
+//! runner owns threads, pacing, timing and histograms (like fio's ioengine
+//! ops or go-ycsb's `DB`). An operation returns [`OpResult`]; the runner
+//! counts errors per operation type and never stops on one.
+//!
+//! Three rules keep the seam fit for every kind of engine:
+//! - **Location-neutral**: an engine keeps its data in a directory, on a
+//!   server, or nowhere ([`StoreKind`]); nothing outside this module assumes
+//!   a directory.
+//! - **Capabilities, not silent no-ops**: what an engine can do beyond the
+//!   five operations is declared in [`Capabilities`]; asking for what it
+//!   lacks is one clear error ([`EngineSpec::require`]).
+//! - **Engine-owned lifecycle**: a fresh store, adopting an existing one,
+//!   and mapping db_bench's flags are the engine's calls ([`OpenMode`],
+//!   [`EngineSpec::db_bench`]).
+//!
+//! Adding an engine is one file and one line in [`registry`].
 
-mod data_dir;
+pub mod db_bench_flags;
 pub mod kv;
 pub mod null;
+pub mod options;
 pub mod record;
-#[cfg(feature = "rocksdb")]
-pub mod rocksdb;
+pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-pub use data_dir::{
-    holds_store, prepare_data_dir, prepare_empty_store, wipe_store, PRECONDITION_FILE,
-};
+pub use db_bench_flags::DbBenchFlags;
 pub use kv::KvWorker;
+pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 
 use crate::error::{did_you_mean, InputError};
-use crate::workload::properties::Properties;
+use crate::properties::Properties;
 
 /// Why an operation did not succeed. YCSB's `Status`, reduced to what the
 /// report distinguishes: `NOT_FOUND` and `ERROR` (with the engine's words).
@@ -37,6 +50,13 @@ pub enum OpError {
 
 pub type OpResult = Result<(), OpError>;
 
+/// Which runner thread a worker serves, and how many there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadSlot {
+    pub index: usize,
+    pub count: usize,
+}
+
 /// Per-thread handle; all record operations of YCSB's `DB` interface.
 /// `fields: None` means all fields, as YCSB's `null` field set does.
 pub trait EngineWorker: Send {
@@ -47,6 +67,7 @@ pub trait EngineWorker: Send {
         fields: Option<&[&str]>,
         out: &mut Record,
     ) -> OpResult;
+    /// Up to `count` records from `start_key` on, in key order.
     fn scan(
         &mut self,
         table: &str,
@@ -55,32 +76,37 @@ pub trait EngineWorker: Send {
         fields: Option<&[&str]>,
         out: &mut ScanResults,
     ) -> OpResult;
+    /// Replaces or adds the given fields of an existing record.
     fn update(&mut self, table: &str, key: &[u8], values: &Record) -> OpResult;
     fn insert(&mut self, table: &str, key: &[u8], values: &Record) -> OpResult;
     fn delete(&mut self, table: &str, key: &[u8]) -> OpResult;
 }
 
 /// What a result file records about the engine.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EngineInfo {
     pub name: String,
+    /// The library or server version actually in use.
     pub version: String,
     /// Effective options, defaults included, so a run can be repeated.
     pub options: BTreeMap<String, String>,
 }
 
+/// An open engine. Optional abilities return an error naming what is
+/// missing by default; callers check [`Capabilities`] first so that the
+/// user gets the message before any work is done.
 pub trait Engine: Send + Sync {
     fn info(&self) -> EngineInfo;
-    fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>>;
-    /// A raw key-value handle for `kvperf bench`; engines without one say so.
-    fn kv_worker(&self) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Err(InputError::Invalid(format!(
-            "engine '{}' does not support kvperf bench",
-            self.info().name
+    fn worker(&self, thread: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>>;
+    /// A raw key-value handle for `kvperf bench` ([`Capabilities::kv`]).
+    fn kv_worker(&self, _thread: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        Err(unsupported(
+            &self.info().name,
+            "raw key-value access (kvperf bench)",
         ))
-        .into())
     }
-    /// Engine-reported counters (bytes written, SST size...), read after a run.
+    /// Engine-reported counters (bytes written, SST size...), read after a
+    /// run; empty when the engine has none.
     fn stats(&self) -> BTreeMap<String, u64> {
         BTreeMap::new()
     }
@@ -88,48 +114,218 @@ pub trait Engine: Send + Sync {
     fn statistics_text(&self) -> Option<String> {
         None
     }
-    /// Waits until the engine's background work (flushes, compactions) is
-    /// done, so a following measurement starts from a quiet store; with
-    /// `flush`, memtables are flushed first.
-    fn settle(&self, _flush: bool) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// Compacts the whole store (a manual full compaction), so that a
-    /// following measurement does not depend on how many small files the
-    /// steps before it left behind.
+    /// Waits until the engine's background work (compactions, checkpoints)
+    /// is done, so a following measurement starts from a quiet store; with
+    /// `flush`, buffered writes (memtables) are written out first and made
+    /// durable. Every engine says what this means for it; one without
+    /// background work only syncs.
+    fn settle(&self, flush: bool) -> anyhow::Result<()>;
+    /// Compacts the whole store ([`Capabilities::compact`]).
     fn compact(&self) -> anyhow::Result<()> {
-        Ok(())
+        Err(unsupported(&self.info().name, "compaction"))
     }
+    /// Bytes of the engine's own data (its files, or a server's data
+    /// directory): the numerator of space amplification. `Err` says why
+    /// it is unknown.
+    fn footprint(&self) -> Result<u64, String>;
     /// Flushes and releases the store; called once, after the measured window.
-    fn close(&self) -> anyhow::Result<()> {
-        Ok(())
+    fn close(&self) -> anyhow::Result<()>;
+    /// Where the store's files are (a directory engine's directory, a local
+    /// server's data directory): the device kvperf accounts I/O for.
+    fn data_location(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+    /// A local server's process IDs, for its CPU and I/O (server engines).
+    fn server_pids(&self) -> Vec<u32> {
+        Vec::new()
     }
 }
 
-/// How to open an engine: its data directory and all properties (an engine
-/// reads its own `<name>.` prefixed options and rejects unknown ones).
+/// Where an engine keeps its data.
+#[derive(Debug, Clone, Copy)]
+pub enum StoreKind {
+    /// Files in a data directory (`--db`); `owns` tells the engine's own
+    /// top-level entries apart from anything else in the directory.
+    Directory { owns: fn(&str) -> bool },
+    /// A database server, reached at an address from the engine's options
+    /// (`<engine>.host`, `<engine>.port`); `kvperf server start SERVER`
+    /// runs one locally. `namespace` is the option that keeps two stores
+    /// apart on one server (a keyspace, a database, a key prefix).
+    Server {
+        server: &'static str,
+        namespace: &'static str,
+    },
+    /// Nowhere: the null engine.
+    Nothing,
+}
+
+/// Raw key-value access for db_bench's benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KvSupport {
+    None,
+    /// get, put and delete.
+    Point,
+    /// Also seek and next in key order (readseq, seekrandom).
+    Ordered,
+}
+
+/// What an engine can do besides the five record operations (which every
+/// engine supports).
+#[derive(Debug, Clone, Copy)]
+pub struct Capabilities {
+    /// Background work (flushes, compactions, checkpoints) that `settle`
+    /// waits out; without it settle only makes writes durable.
+    pub background_work: bool,
+    /// A full compaction of the store (`settle --compact`).
+    pub compact: bool,
+    pub kv: KvSupport,
+    /// Opening a store that kvperf did not load (`--use_existing_db`, a
+    /// directory holding the engine's files without kvperf's marker).
+    pub adopt: bool,
+    /// YCSB scans return records in key order; false for engines that
+    /// scan in another order (Cassandra: token order, as YCSB's binding).
+    pub ordered_scans: bool,
+}
+
+/// What a caller may ask of an engine beyond the record operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    Compact,
+    Kv(KvSupport),
+    Adopt,
+}
+
+/// How `open` treats what is already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Start from an empty store: the engine removes its own data first
+    /// (a YCSB load, a db_bench fill).
+    Fresh,
+    /// The store must exist already (`--use_existing_db`, settle).
+    Existing,
+    /// Use what is there, creating an empty store if there is none (a YCSB run).
+    Any,
+}
+
+/// How to open an engine.
 pub struct OpenOptions<'a> {
-    pub db_dir: &'a Path,
+    /// The data directory, for [`StoreKind::Directory`] engines only.
+    pub dir: Option<&'a Path>,
+    /// Every property: an engine reads its own `<name>.` options.
     pub properties: &'a Properties,
+    pub mode: OpenMode,
+}
+
+impl OpenOptions<'_> {
+    /// The data directory of a directory engine (checked by [`open`]).
+    pub fn dir(&self) -> anyhow::Result<&Path> {
+        self.dir
+            .ok_or_else(|| anyhow::anyhow!("internal: a directory engine opened without --db"))
+    }
 }
 
 pub struct EngineSpec {
     pub name: &'static str,
     pub about: &'static str,
-    /// Whether the engine keeps data in `--db` (the null engine does not).
-    pub uses_data_dir: bool,
-    /// The `-p <prefix>.<option>` names this engine understands.
-    pub option_names: &'static [&'static str],
+    /// The Cargo feature that compiles the engine in.
+    pub feature: &'static str,
+    pub store: StoreKind,
+    pub capabilities: Capabilities,
+    /// The `-p <name>.<option>` options, with defaults and meaning.
+    pub options: &'static [EngineOption],
     pub open: fn(&OpenOptions) -> anyhow::Result<Box<dyn Engine>>,
+    /// Maps db_bench's engine flags (`--cache_size`, `--sync`...) onto the
+    /// engine's options; returns the flags it cannot honour.
+    pub db_bench: fn(&DbBenchFlags, &mut Properties) -> Vec<&'static str>,
 }
 
-/// Every engine compiled into this binary.
-pub fn registry() -> Vec<&'static EngineSpec> {
-    #[allow(unused_mut)]
-    let mut specs = vec![&null::SPEC];
-    #[cfg(feature = "rocksdb")]
-    specs.push(&rocksdb::SPEC);
-    specs
+impl EngineSpec {
+    pub fn uses_data_dir(&self) -> bool {
+        matches!(self.store, StoreKind::Directory { .. })
+    }
+
+    pub fn has(&self, capability: Capability) -> bool {
+        let c = &self.capabilities;
+        match capability {
+            Capability::Compact => c.compact,
+            Capability::Kv(level) => c.kv >= level,
+            Capability::Adopt => c.adopt,
+        }
+    }
+
+    /// One clear error when the engine lacks `capability`; `asked_by` says
+    /// which flag or plan setting asked for it.
+    pub fn require(&self, capability: Capability, asked_by: &str) -> Result<(), InputError> {
+        if self.has(capability) {
+            return Ok(());
+        }
+        let what = match capability {
+            Capability::Compact => "cannot compact its store",
+            Capability::Kv(KvSupport::Ordered) => "cannot iterate keys in order",
+            Capability::Kv(_) => "has no raw key-value access",
+            Capability::Adopt => "cannot adopt a store kvperf did not load",
+        };
+        let able: Vec<&str> = registry()
+            .into_iter()
+            .filter(|s| s.has(capability))
+            .map(|s| s.name)
+            .collect();
+        Err(InputError::Invalid(format!(
+            "engine '{}' {what} ({asked_by}); engines that can: {}",
+            self.name,
+            if able.is_empty() {
+                "none in this build".into()
+            } else {
+                able.join(", ")
+            }
+        )))
+    }
+
+    /// Whether `dir` holds this engine's files (a directory engine).
+    pub fn recognizes(&self, dir: &Path) -> bool {
+        match self.store {
+            StoreKind::Directory { owns } => store::holds_owned(dir, owns),
+            _ => false,
+        }
+    }
+}
+
+/// Declares the engines: for each, its module (compiled in with the Cargo
+/// feature of the same name), its place in [`registry`] and in
+/// [`KNOWN_ENGINES`]. Adding an engine is its file and one line below.
+macro_rules! engines {
+    ($($name:literal => $module:ident),* $(,)?) => {
+        $(
+            #[cfg(feature = $name)]
+            pub mod $module;
+        )*
+
+        /// Every engine this kvperf knows, compiled in or not, with the Cargo
+        /// feature that enables it: for "not compiled in" errors.
+        pub const KNOWN_ENGINES: &[(&str, &str)] = &[("null", ""), $(($name, $name)),*];
+
+        /// Every engine compiled into this binary.
+        pub fn registry() -> Vec<&'static EngineSpec> {
+            #[allow(unused_mut)]
+            let mut specs = vec![&null::SPEC];
+            $(
+                #[cfg(feature = $name)]
+                specs.push(&$module::SPEC);
+            )*
+            specs
+        }
+    };
+}
+
+engines! {
+    "rocksdb" => rocksdb,
+    "wiredtiger" => wiredtiger,
+    "lmdb" => lmdb,
+    "sqlite" => sqlite,
+    "fjall" => fjall,
+    "redb" => redb,
+    "redis" => redis,
+    "postgres" => postgres,
 }
 
 pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
@@ -138,7 +334,14 @@ pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
         return Ok(spec);
     }
     let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
-    let hint = did_you_mean(name, names.iter().copied())
+    if let Some((_, feature)) = KNOWN_ENGINES.iter().find(|(n, _)| *n == name) {
+        return Err(InputError::Invalid(format!(
+            "engine '{name}' is not compiled into this kvperf; rebuild with `cargo build --release --features {feature}` (compiled in: {})",
+            names.join(", ")
+        )));
+    }
+    let known = KNOWN_ENGINES.iter().map(|(n, _)| *n);
+    let hint = did_you_mean(name, known)
         .map(|n| format!(" (did you mean '{n}'?)"))
         .unwrap_or_default();
     Err(InputError::Invalid(format!(
@@ -147,30 +350,67 @@ pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
     )))
 }
 
-/// Opens `spec`, preparing (and marking) its data directory first.
+/// Opens `spec` after checking its options and, for a directory engine,
+/// preparing (and marking) its data directory: a fresh store is only ever
+/// made in a directory kvperf created, and only the engine's own files
+/// are removed.
 pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
-    check_option_names(spec, opts.properties)?;
-    if spec.uses_data_dir {
-        prepare_data_dir(opts.db_dir, spec.name)?;
+    options::check_names(spec, opts.properties)?;
+    match (spec.store, opts.dir) {
+        (StoreKind::Directory { .. }, None) => {
+            return Err(InputError::Invalid(format!(
+                "engine '{}' keeps its data in a directory: give --db DIR",
+                spec.name
+            ))
+            .into())
+        }
+        (StoreKind::Directory { .. }, Some(dir)) => store::prepare(spec, dir, opts.mode)?,
+        (_, Some(dir)) => {
+            return Err(InputError::Invalid(format!(
+                "engine '{}' keeps no data directory, so --db '{}' has no use; drop it{}",
+                spec.name,
+                dir.display(),
+                if matches!(spec.store, StoreKind::Server { .. }) {
+                    format!(
+                        " (the server's address comes from -p {}.host and {}.port)",
+                        spec.name, spec.name
+                    )
+                } else {
+                    String::new()
+                }
+            ))
+            .into())
+        }
+        (_, None) => {}
     }
     (spec.open)(opts)
 }
 
-/// An engine's own options are kvperf's, so a typo there is an error, not
-/// a pass-through (unlike unknown YCSB properties).
-fn check_option_names(spec: &EngineSpec, props: &Properties) -> Result<(), InputError> {
-    let prefix = format!("{}.", spec.name);
-    for (name, _) in props.with_prefix(&prefix) {
-        if !spec.option_names.contains(&name) {
-            let hint = did_you_mean(name, spec.option_names.iter().copied())
-                .map(|n| format!(" (did you mean '{prefix}{n}'?)"))
-                .unwrap_or_default();
-            return Err(InputError::Invalid(format!(
-                "unknown {} option '{prefix}{name}'{hint}; known: {}",
-                spec.name,
-                spec.option_names.join(", ")
-            )));
-        }
+/// The error of a default method: the engine lacks `what`.
+pub fn unsupported(engine: &str, what: &str) -> anyhow::Error {
+    InputError::Invalid(format!("engine '{engine}' has no {what}")).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_capability_names_the_engines_that_have_it() {
+        let err = null::SPEC
+            .require(Capability::Compact, "settle = \"compact\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("engine 'null' cannot compact"), "{err}");
+        assert!(err.contains("settle = \"compact\""), "{err}");
+        assert!(null::SPEC
+            .require(Capability::Kv(KvSupport::Point), "x")
+            .is_ok());
     }
-    Ok(())
+
+    #[test]
+    fn unknown_engines_get_a_hint_and_known_ones_their_feature() {
+        let err = find("rocksbd").err().expect("unknown").to_string();
+        assert!(err.contains("did you mean 'rocksdb'"), "{err}");
+    }
 }

@@ -2,16 +2,26 @@
 //! `basicdb.verbose=false`. It exists only to measure the driver's own cost.
 
 use super::{
-    Engine, EngineInfo, EngineSpec, EngineWorker, KvWorker, OpError, OpResult, OpenOptions, Record,
-    ScanResults,
+    Capabilities, Engine, EngineInfo, EngineSpec, EngineWorker, KvSupport, KvWorker, OpError,
+    OpResult, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
 };
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "null",
     about: "does nothing and returns OK; measures kvperf's own overhead",
-    uses_data_dir: false,
-    option_names: &[],
+    feature: "",
+    store: StoreKind::Nothing,
+    capabilities: Capabilities {
+        background_work: false,
+        compact: false,
+        kv: KvSupport::Point,
+        adopt: false,
+        ordered_scans: true,
+    },
+    options: &[],
     open,
+    // Nothing to configure: every engine flag is one it cannot honour.
+    db_bench: |flags, _| flags.given(),
 };
 
 fn open(_: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
@@ -29,12 +39,25 @@ impl Engine for NullEngine {
         }
     }
 
-    fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>> {
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
         Ok(Box::new(NullWorker))
     }
 
-    fn kv_worker(&self) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
         Ok(Box::new(NullWorker))
+    }
+
+    /// Nothing runs in the background and nothing is stored.
+    fn settle(&self, _flush: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn footprint(&self) -> Result<u64, String> {
+        Err("the null engine stores nothing".into())
+    }
+
+    fn close(&self) -> anyhow::Result<()> {
+        Ok(())
     }
 }
 
@@ -65,8 +88,9 @@ impl EngineWorker for NullWorker {
     }
 }
 
-/// Every key "exists" with an empty value and the cursor never moves, so
-/// `kvperf bench --engine null` measures only the benchmark loop.
+/// Every key "exists" with an empty value, so `kvperf bench --engine null`
+/// measures only the benchmark loop. It has no order to iterate in
+/// ([`KvSupport::Point`]), so seek finds nothing.
 impl KvWorker for NullWorker {
     fn get(&mut self, _: &[u8]) -> Result<usize, OpError> {
         Ok(0)

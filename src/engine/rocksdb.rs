@@ -6,6 +6,7 @@
 //! comparable with YCSB's. All tables share the default column family.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -14,37 +15,61 @@ use rocksdb::{
     WaitForCompactOptions, WriteOptions, DB,
 };
 
+use super::options::OptionValues;
 use super::record::codec;
 use super::{
-    Engine, EngineInfo, EngineSpec, EngineWorker, KvWorker, OpError, OpResult, OpenOptions, Record,
-    ScanResults,
+    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
+    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults,
+    StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
-use crate::workload::properties::Properties;
+use crate::properties::Properties;
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "rocksdb",
     about: "embedded RocksDB (LSM tree) via the rocksdb crate",
-    uses_data_dir: true,
-    option_names: &[
-        "block_cache_size",
-        "block_size",
-        "bloom_bits",
-        "compression",
-        "write_buffer_size",
-        "max_write_buffer_number",
-        "max_background_jobs",
-        "max_open_files",
-        "optimize_level_style_compaction",
-        "wal",
-        "sync",
-        "statistics",
-        "cache_type",
-        "auto_readahead_size",
-        "options",
+    feature: "rocksdb",
+    store: StoreKind::Directory { owns },
+    capabilities: Capabilities {
+        background_work: true,
+        compact: true,
+        kv: KvSupport::Ordered,
+        adopt: true,
+        ordered_scans: true,
+    },
+    options: &[
+        EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes" },
+        EngineOption { name: "block_size", default: "4096", help: "data block bytes" },
+        EngineOption { name: "bloom_bits", default: "0", help: "bloom filter bits per key; 0 = no filter" },
+        EngineOption { name: "compression", default: "snappy", help: "none, snappy, lz4, lz4hc, zstd, zlib or bzip2" },
+        EngineOption { name: "write_buffer_size", default: "67108864", help: "memtable bytes" },
+        EngineOption { name: "max_write_buffer_number", default: "2", help: "memtables before writes stall" },
+        EngineOption { name: "max_background_jobs", default: "2", help: "flush and compaction threads" },
+        EngineOption { name: "max_open_files", default: "-1", help: "table files kept open; -1 = all" },
+        EngineOption { name: "optimize_level_style_compaction", default: "0", help: "memtable budget for OptimizeLevelStyleCompaction; 0 = not called (YCSB's binding uses 536870912)" },
+        EngineOption { name: "wal", default: "true", help: "write the write-ahead log" },
+        EngineOption { name: "sync", default: "false", help: "fsync the WAL on every write" },
+        EngineOption { name: "statistics", default: "false", help: "collect RocksDB statistics (kvperf bench prints them)" },
+        EngineOption { name: "cache_type", default: "lru", help: "lru or hyper_clock" },
+        EngineOption { name: "auto_readahead_size", default: "true", help: "iterator auto readahead" },
+        EngineOption { name: "use_direct_reads", default: "false", help: "O_DIRECT reads" },
+        EngineOption { name: "use_direct_io_for_flush_and_compaction", default: "false", help: "O_DIRECT flushes and compactions" },
+        EngineOption { name: "format_version", default: "7", help: "block-based table format; 6 or lower for readers older than RocksDB 10.4 (YCSB's binding, rocksdbjni 10.2.1)" },
+        EngineOption { name: "options", default: "", help: "any other options as a RocksDB options string, applied first" },
     ],
     open,
+    db_bench: map_db_bench_flags,
 };
+
+/// RocksDB's own files in a data directory (what `DestroyDB` removes).
+fn owns(name: &str) -> bool {
+    const EXACT: [&str; 4] = ["CURRENT", "IDENTITY", "LOCK", "LOG"];
+    const PREFIXES: [&str; 4] = ["MANIFEST-", "OPTIONS-", "LOG.old.", "METADB-"];
+    const SUFFIXES: [&str; 5] = [".sst", ".log", ".blob", ".dbtmp", ".ldb"];
+    EXACT.contains(&name)
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
+}
 
 /// The version of the bundled C++ library, read from Cargo.lock at build time.
 pub const ROCKSDB_VERSION: &str = env!("KVPERF_ROCKSDB_VERSION");
@@ -75,73 +100,60 @@ pub struct RocksOptions {
     pub cache_type: String,
     /// ReadOptions.auto_readahead_size for iterators (RocksDB: true; db_bench: false).
     pub auto_readahead_size: bool,
+    pub use_direct_reads: bool,
+    pub use_direct_io_for_flush_and_compaction: bool,
+    pub format_version: u64,
     /// Any other option as a RocksDB options string
     /// (`delayed_write_rate=8388608;enable_pipelined_write=true`), applied
     /// before the options above.
     pub options: String,
+    /// Every option's effective text, for the results.
+    pub effective: BTreeMap<String, String>,
 }
+
+/// Sizes that allocate memory up front are bounded, so a typo is an error
+/// and not an allocation that kills the machine.
+const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
 impl RocksOptions {
     pub fn from_properties(props: &Properties) -> Result<Self, InputError> {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get() as u64);
-        let compression = props.string("rocksdb.compression", "snappy");
+        let v = OptionValues::new(&SPEC, props);
+        let compression = v.text("compression");
         compression_type(&compression)?;
-        let max_open_files = match props.get("rocksdb.max_open_files") {
-            None | Some("-1") => -1,
-            Some(_) => props.u64("rocksdb.max_open_files", 0)? as i64,
+        let max_open_files = match v.text("max_open_files").as_str() {
+            "-1" => -1,
+            _ => v.u64_at_most("max_open_files", i32::MAX as u64)? as i64,
         };
+        let format_version = v.u64("format_version")?;
+        if !(2..=7).contains(&format_version) {
+            return Err(InputError::property(
+                "rocksdb.format_version",
+                format!("{format_version} is not a format RocksDB {ROCKSDB_VERSION} writes (2 to 7)"),
+            ));
+        }
         Ok(Self {
-            block_cache_size: props.u64("rocksdb.block_cache_size", 32 << 20)?,
-            block_size: props.u64("rocksdb.block_size", 4096)?,
-            bloom_bits: props.u64("rocksdb.bloom_bits", 0)?,
+            block_cache_size: v.u64_at_most("block_cache_size", MAX_MEMORY_OPTION)?,
+            block_size: v.u64_at_most("block_size", 1 << 30)?,
+            bloom_bits: v.u64_at_most("bloom_bits", 1000)?,
             compression,
-            write_buffer_size: props.u64("rocksdb.write_buffer_size", 64 << 20)?,
-            max_write_buffer_number: props.u64("rocksdb.max_write_buffer_number", 2)?,
-            max_background_jobs: props.u64("rocksdb.max_background_jobs", cores.max(2))?,
+            write_buffer_size: v.u64_at_most("write_buffer_size", MAX_MEMORY_OPTION)?,
+            max_write_buffer_number: v.u64_at_most("max_write_buffer_number", 1000)?,
+            max_background_jobs: v.u64_at_most("max_background_jobs", 1024)?,
             max_open_files,
-            optimize_level_style_compaction: props
-                .u64("rocksdb.optimize_level_style_compaction", 0)?,
-            wal: props.bool("rocksdb.wal", true)?,
-            sync: props.bool("rocksdb.sync", false)?,
-            statistics: props.bool("rocksdb.statistics", false)?,
-            cache_type: match props.string("rocksdb.cache_type", "lru").as_str() {
-                t @ ("lru" | "hyper_clock") => t.to_string(),
-                other => {
-                    return Err(InputError::Invalid(format!(
-                        "unknown rocksdb.cache_type '{other}'; use lru or hyper_clock"
-                    )))
-                }
-            },
-            auto_readahead_size: props.bool("rocksdb.auto_readahead_size", true)?,
-            options: props.string("rocksdb.options", ""),
+            optimize_level_style_compaction: v
+                .u64_at_most("optimize_level_style_compaction", MAX_MEMORY_OPTION)?,
+            wal: v.bool("wal")?,
+            sync: v.bool("sync")?,
+            statistics: v.bool("statistics")?,
+            cache_type: v.choice("cache_type", &["lru", "hyper_clock"])?,
+            auto_readahead_size: v.bool("auto_readahead_size")?,
+            use_direct_reads: v.bool("use_direct_reads")?,
+            use_direct_io_for_flush_and_compaction: v
+                .bool("use_direct_io_for_flush_and_compaction")?,
+            format_version,
+            options: v.text("options"),
+            effective: v.effective(),
         })
-    }
-
-    pub fn to_map(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        let mut put = |k: &str, v: String| m.insert(k.to_string(), v);
-        put("block_cache_size", self.block_cache_size.to_string());
-        put("block_size", self.block_size.to_string());
-        put("bloom_bits", self.bloom_bits.to_string());
-        put("compression", self.compression.clone());
-        put("write_buffer_size", self.write_buffer_size.to_string());
-        put(
-            "max_write_buffer_number",
-            self.max_write_buffer_number.to_string(),
-        );
-        put("max_background_jobs", self.max_background_jobs.to_string());
-        put("max_open_files", self.max_open_files.to_string());
-        put(
-            "optimize_level_style_compaction",
-            self.optimize_level_style_compaction.to_string(),
-        );
-        put("wal", self.wal.to_string());
-        put("sync", self.sync.to_string());
-        put("statistics", self.statistics.to_string());
-        put("cache_type", self.cache_type.clone());
-        put("auto_readahead_size", self.auto_readahead_size.to_string());
-        put("options", self.options.clone());
-        m
     }
 
     /// RocksDB `Options` for these settings (create_if_missing on).
@@ -169,6 +181,13 @@ impl RocksOptions {
         if self.statistics {
             opts.enable_statistics();
         }
+        // Only set when asked, so `rocksdb.options` can turn them on too.
+        if self.use_direct_reads {
+            opts.set_use_direct_reads(true);
+        }
+        if self.use_direct_io_for_flush_and_compaction {
+            opts.set_use_direct_io_for_flush_and_compaction(true);
+        }
 
         let mut table = BlockBasedOptions::default();
         let capacity = self.block_cache_size as usize;
@@ -179,6 +198,7 @@ impl RocksOptions {
         };
         table.set_block_cache(&cache);
         table.set_block_size(self.block_size as usize);
+        table.set_format_version(self.format_version as i32);
         if self.bloom_bits > 0 {
             table.set_bloom_filter(self.bloom_bits as f64, false);
         }
@@ -192,6 +212,45 @@ impl RocksOptions {
         wo.disable_wal(!self.wal);
         wo
     }
+}
+
+/// RocksDB options db_bench sets to values other than RocksDB's defaults
+/// (db_bench_tool.cc `InitializeOptionsFromFlags`; docs/semantics.md).
+const DB_BENCH_OPTIONS: &str =
+    "level_compaction_dynamic_level_bytes=false;enable_pipelined_write=true;\
+     delayed_write_rate=8388608;hard_pending_compaction_bytes_limit=137438953472;\
+     table_cache_numshardbits=4";
+
+/// db_bench's flags as RocksDB options, with db_bench's defaults for the
+/// flags not given. RocksDB honours every one of them.
+fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
+    let bloom_bits = flags.bloom_bits.filter(|b| *b > 0.0).map_or(0, |b| b as u64);
+    let settings = [
+        ("block_cache_size", flags.cache_size.unwrap_or(32 << 20).to_string()),
+        ("bloom_bits", bloom_bits.to_string()),
+        ("compression", flags.compression_type.clone().unwrap_or_else(|| "snappy".into())),
+        ("write_buffer_size", flags.write_buffer_size.unwrap_or(64 << 20).to_string()),
+        ("max_background_jobs", flags.max_background_jobs.unwrap_or(2).to_string()),
+        ("wal", (!flags.disable_wal.unwrap_or(false)).to_string()),
+        ("sync", flags.sync.unwrap_or(false).to_string()),
+        ("statistics", flags.statistics.unwrap_or(false).to_string()),
+        ("use_direct_reads", flags.use_direct_reads.unwrap_or(false).to_string()),
+        (
+            "use_direct_io_for_flush_and_compaction",
+            flags.use_direct_io_for_flush_and_compaction.unwrap_or(false).to_string(),
+        ),
+        ("cache_type", "hyper_clock".to_string()),
+        ("auto_readahead_size", "false".to_string()),
+        ("options", DB_BENCH_OPTIONS.to_string()),
+    ];
+    for (name, value) in settings {
+        let key = format!("rocksdb.{name}");
+        // A `-p rocksdb.x` given beside the flags wins.
+        if !props.contains(&key) {
+            props.set(&key, &value);
+        }
+    }
+    Vec::new()
 }
 
 pub fn compression_type(name: &str) -> Result<DBCompressionType, InputError> {
@@ -212,12 +271,19 @@ pub fn compression_type(name: &str) -> Result<DBCompressionType, InputError> {
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    let dir = opts.dir()?;
     let options = RocksOptions::from_properties(opts.properties)?;
     let db_options = options.db_options()?;
-    let db = DB::open(&db_options, opts.db_dir)
-        .with_context(|| format!("cannot open RocksDB in '{}'", opts.db_dir.display()))?;
+    if opts.mode == OpenMode::Fresh {
+        // RocksDB's DestroyDB: removes RocksDB's own files only.
+        DB::destroy(&db_options, dir)
+            .with_context(|| format!("cannot remove the RocksDB store in '{}'", dir.display()))?;
+    }
+    let db = DB::open(&db_options, dir)
+        .with_context(|| format!("cannot open RocksDB in '{}'", dir.display()))?;
     Ok(Box::new(RocksEngine {
         db: Arc::new(db),
+        dir: dir.to_path_buf(),
         options,
         db_options,
     }))
@@ -225,6 +291,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 
 pub struct RocksEngine {
     db: Arc<DB>,
+    dir: std::path::PathBuf,
     options: RocksOptions,
     /// Kept for its statistics object.
     db_options: Options,
@@ -234,6 +301,10 @@ impl RocksEngine {
     pub fn db(&self) -> &Arc<DB> {
         &self.db
     }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
 }
 
 impl Engine for RocksEngine {
@@ -241,13 +312,13 @@ impl Engine for RocksEngine {
         EngineInfo {
             name: "rocksdb".into(),
             version: ROCKSDB_VERSION.into(),
-            options: self.options.to_map(),
+            options: self.options.effective.clone(),
         }
     }
 
-    fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>> {
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
         Ok(Box::new(RocksWorker {
-            db: Arc::clone(&self.db),
+            db: &self.db,
             write: self.options.write_options(),
             read: ReadOptions::default(),
             encoded: Vec::new(),
@@ -255,7 +326,7 @@ impl Engine for RocksEngine {
         }))
     }
 
-    fn kv_worker(&self) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
         Ok(Box::new(RocksKvWorker {
             db: &self.db,
             write: self.options.write_options(),
@@ -279,9 +350,19 @@ impl Engine for RocksEngine {
                 stats.insert(name.trim_start_matches("rocksdb.").to_string(), v);
             }
         }
+        if let Some(micros) = self
+            .db
+            .property_value("rocksdb.dbstats")
+            .ok()
+            .flatten()
+            .and_then(|text| cumulative_stall_micros(&text))
+        {
+            stats.insert("stall-micros".into(), micros);
+        }
         stats
     }
 
+    /// Waits out every compaction (after flushing the memtables with `flush`).
     fn settle(&self, flush: bool) -> anyhow::Result<()> {
         let mut wait = WaitForCompactOptions::default();
         wait.set_flush(flush);
@@ -296,6 +377,10 @@ impl Engine for RocksEngine {
         Ok(())
     }
 
+    fn footprint(&self) -> Result<u64, String> {
+        super::store::owned_size(&self.dir, owns)
+    }
+
     fn statistics_text(&self) -> Option<String> {
         self.db_options.get_statistics()
     }
@@ -308,8 +393,21 @@ impl Engine for RocksEngine {
     }
 }
 
-pub struct RocksWorker {
-    db: Arc<DB>,
+/// Write-stall time since the store was opened, from RocksDB's DB stats:
+/// `Cumulative stall: 00:01:2.345 H:M:S, 12.3 percent`.
+fn cumulative_stall_micros(dbstats: &str) -> Option<u64> {
+    let line = dbstats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Cumulative stall:"))?;
+    let hms = line.split_whitespace().next()?;
+    let mut parts = hms.split(':');
+    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
+    let seconds = h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
+    Some((seconds * 1e6).round() as u64)
+}
+
+pub struct RocksWorker<'a> {
+    db: &'a DB,
     write: WriteOptions,
     /// Reused: the crate's `get_pinned` allocates a `ReadOptions` per call.
     read: ReadOptions,
@@ -323,7 +421,7 @@ fn failed(err: rocksdb::Error) -> OpError {
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
 
-impl EngineWorker for RocksWorker {
+impl EngineWorker for RocksWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -441,5 +539,29 @@ impl KvWorker for RocksKvWorker<'_> {
     fn current(&self) -> Option<(&[u8], &[u8])> {
         let cursor = self.cursor.as_ref()?;
         Some((cursor.key()?, cursor.value()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stall_time_is_read_from_the_db_stats() {
+        let text = "** DB Stats **\nUptime(secs): 12.0 total, 12.0 interval\n\
+                    Cumulative stall: 00:01:02.500 H:M:S, 8.7 percent\n\
+                    Interval stall: 00:00:0.000 H:M:S, 0.0 percent\n";
+        assert_eq!(cumulative_stall_micros(text), Some(62_500_000));
+        assert_eq!(cumulative_stall_micros("no stats"), None);
+    }
+
+    #[test]
+    fn rocksdbs_own_files_are_told_apart() {
+        for own in ["CURRENT", "IDENTITY", "LOCK", "LOG", "LOG.old.1700000000", "MANIFEST-000005", "OPTIONS-000007", "000012.sst", "000011.log"] {
+            assert!(owns(own), "{own}");
+        }
+        for foreign in [".kvperf-data", "kvperf-precondition.fill", "notes.txt", "photos"] {
+            assert!(!owns(foreign), "{foreign}");
+        }
     }
 }

@@ -1,0 +1,75 @@
+//! db_bench's flags that configure the engine rather than the benchmark.
+//! Each engine maps them onto its own options ([`super::EngineSpec::db_bench`]);
+//! a flag the user set that an engine cannot honour is named in a warning,
+//! never dropped silently. `None` means the flag was not given.
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DbBenchFlags {
+    /// Block cache bytes (`--cache_size`).
+    pub cache_size: Option<u64>,
+    /// Bloom filter bits per key; negative = none (`--bloom_bits`).
+    pub bloom_bits: Option<f64>,
+    pub compression_type: Option<String>,
+    pub write_buffer_size: Option<u64>,
+    pub max_background_jobs: Option<u32>,
+    /// Sync every write (`--sync`).
+    pub sync: Option<bool>,
+    /// Write without the write-ahead log (`--disable_wal`).
+    pub disable_wal: Option<bool>,
+    /// Collect and print the engine's statistics (`--statistics`).
+    pub statistics: Option<bool>,
+    /// O_DIRECT for reads (`--use_direct_reads`).
+    pub use_direct_reads: Option<bool>,
+    /// O_DIRECT for flushes and compactions (`--use_direct_io_for_flush_and_compaction`).
+    pub use_direct_io_for_flush_and_compaction: Option<bool>,
+}
+
+impl DbBenchFlags {
+    /// The flags that were given, by db_bench name.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        let mut note = |set: bool, name| {
+            if set {
+                names.push(name);
+            }
+        };
+        note(self.cache_size.is_some(), "cache_size");
+        note(self.bloom_bits.is_some(), "bloom_bits");
+        note(self.compression_type.is_some(), "compression_type");
+        note(self.write_buffer_size.is_some(), "write_buffer_size");
+        note(self.max_background_jobs.is_some(), "max_background_jobs");
+        note(self.sync.is_some(), "sync");
+        note(self.disable_wal.is_some(), "disable_wal");
+        note(self.statistics.is_some(), "statistics");
+        note(self.use_direct_reads.is_some(), "use_direct_reads");
+        note(
+            self.use_direct_io_for_flush_and_compaction.is_some(),
+            "use_direct_io_for_flush_and_compaction",
+        );
+        names
+    }
+
+    /// The given flags except `honoured`: what a mapping must warn about.
+    pub fn not_honoured(&self, honoured: &[&str]) -> Vec<&'static str> {
+        self.given()
+            .into_iter()
+            .filter(|f| !honoured.contains(f))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_given_flags_can_be_left_unhonoured() {
+        let flags = DbBenchFlags {
+            cache_size: Some(1 << 20),
+            bloom_bits: Some(10.0),
+            ..Default::default()
+        };
+        assert_eq!(flags.given(), ["cache_size", "bloom_bits"]);
+        assert_eq!(flags.not_honoured(&["cache_size", "sync"]), ["bloom_bits"]);
+    }
+}

@@ -1,0 +1,136 @@
+//! Engine options: `-p <engine>.<name>=value`, declared once per engine
+//! with their default and meaning. The declaration serves `kvperf engines`,
+//! the did-you-mean check of unknown names, typed reading, and the
+//! effective values recorded in every result.
+
+use std::collections::BTreeMap;
+
+use super::EngineSpec;
+use crate::error::{did_you_mean, InputError};
+use crate::properties::{parse_u64, redacted, Properties};
+
+/// One option an engine understands.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineOption {
+    pub name: &'static str,
+    /// Text of the default value; "" for "not set".
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// An engine's options as given, over the declared defaults.
+pub struct OptionValues<'a> {
+    engine: &'static str,
+    declared: &'static [EngineOption],
+    props: &'a Properties,
+}
+
+impl<'a> OptionValues<'a> {
+    pub fn new(spec: &'static EngineSpec, props: &'a Properties) -> Self {
+        Self {
+            engine: spec.name,
+            declared: spec.options,
+            props,
+        }
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}.{name}", self.engine)
+    }
+
+    /// The given text, else the declared default.
+    pub fn text(&self, name: &str) -> String {
+        let declared = self.declared.iter().find(|o| o.name == name);
+        debug_assert!(declared.is_some(), "option {name} is not declared");
+        self.props
+            .get(&self.key(name))
+            .map(str::to_string)
+            .unwrap_or_else(|| declared.map_or("", |o| o.default).to_string())
+    }
+
+    pub fn u64(&self, name: &str) -> Result<u64, InputError> {
+        parse_u64(&self.key(name), &self.text(name))
+    }
+
+    /// A whole number no larger than `max` (sizes that allocate).
+    pub fn u64_at_most(&self, name: &str, max: u64) -> Result<u64, InputError> {
+        let v = self.u64(name)?;
+        if v > max {
+            return Err(InputError::property(
+                &self.key(name),
+                format!("{v} is more than the largest allowed value, {max}"),
+            ));
+        }
+        Ok(v)
+    }
+
+    pub fn f64(&self, name: &str) -> Result<f64, InputError> {
+        let text = self.text(name);
+        match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(InputError::property(
+                &self.key(name),
+                format!("'{text}' is not a number"),
+            )),
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> Result<bool, InputError> {
+        match self.text(name).as_str() {
+            t if t.eq_ignore_ascii_case("true") => Ok(true),
+            t if t.eq_ignore_ascii_case("false") => Ok(false),
+            t => Err(InputError::property(
+                &self.key(name),
+                format!("'{t}' is not true or false"),
+            )),
+        }
+    }
+
+    /// One of `choices`.
+    pub fn choice(&self, name: &str, choices: &[&str]) -> Result<String, InputError> {
+        let text = self.text(name);
+        if choices.contains(&text.as_str()) {
+            return Ok(text);
+        }
+        let hint = did_you_mean(&text, choices.iter().copied())
+            .map(|c| format!(" (did you mean '{c}'?)"))
+            .unwrap_or_default();
+        Err(InputError::property(
+            &self.key(name),
+            format!("'{text}' is not one of {}{hint}", choices.join(", ")),
+        ))
+    }
+
+    /// Every declared option with its effective text: what a result
+    /// records (credentials redacted).
+    pub fn effective(&self) -> BTreeMap<String, String> {
+        self.declared
+            .iter()
+            .map(|o| (o.name.to_string(), redacted(o.name, &self.text(o.name))))
+            .collect()
+    }
+}
+
+/// An engine's own options are kvperf's, so a typo there is an error, not
+/// a pass-through (unlike unknown YCSB properties).
+pub fn check_names(spec: &EngineSpec, props: &Properties) -> Result<(), InputError> {
+    let prefix = format!("{}.", spec.name);
+    let names: Vec<&str> = spec.options.iter().map(|o| o.name).collect();
+    for (name, _) in props.with_prefix(&prefix) {
+        if !names.contains(&name) {
+            let hint = did_you_mean(name, names.iter().copied())
+                .map(|n| format!(" (did you mean '{prefix}{n}'?)"))
+                .unwrap_or_default();
+            let known = if names.is_empty() {
+                format!("{} takes no options", spec.name)
+            } else {
+                format!("known: {}", names.join(", "))
+            };
+            return Err(InputError::Invalid(format!(
+                "unknown {} option '{prefix}{name}'{hint}; {known}",
+                spec.name
+            )));
+        }
+    }
+    Ok(())
+}

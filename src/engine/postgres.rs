@@ -1,0 +1,1017 @@
+//! A PostgreSQL server through the synchronous `postgres` crate, with the
+//! schema and statements of YCSB 0.17.0's JDBC binding.
+//!
+//! **Schema.** One table per store, named by `postgres.table` (the store's
+//! namespace; `usertable` by default):
+//! `CREATE TABLE usertable (YCSB_KEY VARCHAR(255) COLLATE "C" PRIMARY KEY,
+//! "field0" TEXT, ... "field9" TEXT)`, one column per field, named
+//! `{fieldnameprefix}{i}` for `i` below `fieldcount` (YCSB's own properties,
+//! which the workload uses too). Columns are TEXT as in YCSB's schema:
+//! kvperf's values are printable ASCII (YCSB's `RandomByteIterator`
+//! characters, or the `key:field:hash` strings of `dataintegrity`), so they
+//! are valid text; a value that is not UTF-8 (or holds a NUL) fails its
+//! operation with that reason rather than being stored altered. Two choices
+//! differ from YCSB's DDL: the key column sorts by bytes (`COLLATE "C"`), so
+//! scans are in the same key order as every other kvperf engine whatever
+//! the database's collation; and field columns are quoted, so a record's
+//! field names come back exactly as written (with the default prefix the
+//! columns are `field0`..., as YCSB's unquoted `FIELD0` fold to). All YCSB
+//! tables of a run share the store's table: the `table` argument is ignored.
+//!
+//! **Statements** (prepared once per worker, per field set where the SQL
+//! names fields): read `SELECT * FROM t WHERE YCSB_KEY = $1`, or `SELECT
+//! "f", ...` for given fields; scan `SELECT * FROM t WHERE YCSB_KEY >= $1
+//! ORDER BY YCSB_KEY LIMIT $2`; update `UPDATE t SET "f" = $2, ... WHERE
+//! YCSB_KEY = $1`; delete `DELETE FROM t WHERE YCSB_KEY = $1`. Each is its
+//! own autocommit transaction, as YCSB's `jdbc.autocommit=true`. Results
+//! follow kvperf's rules, not the JDBC binding's: an update of a missing
+//! key is `NotFound` (YCSB: `UNEXPECTED_STATE`), a delete of a missing key
+//! is Ok (YCSB: `UNEXPECTED_STATE`), and an insert of an existing key
+//! replaces the given fields (`INSERT ... ON CONFLICT (YCSB_KEY) DO UPDATE`,
+//! like every kvperf engine's insert; YCSB: a duplicate-key `ERROR`). NULL
+//! columns (fields a record never had) are left out of what a read returns.
+//!
+//! **Raw key-values** (`kvperf bench`): a second table `{table}_kv (k BYTEA
+//! PRIMARY KEY, v BYTEA)` (BYTEA compares as bytes, so the cursor runs in
+//! db_bench's key order). The cursor copies entries out in growing batches
+//! (1, then 16 up to 1024 rows per query), so no statement stays open
+//! between calls.
+//!
+//! **Stores.** A fresh store drops and re-creates both tables and nothing
+//! else; `Any` creates them if missing; `Existing` needs one of them (a
+//! table made by YCSB's own JDBC binding is adopted: its columns are
+//! `ycsb_key`, `field0`...). Durability is the server's
+//! `synchronous_commit` unless `postgres.synchronous_commit` sets it per
+//! session (db_bench's `--sync` does). `settle` waits for autovacuum on the
+//! store's tables and then runs `CHECKPOINT`, which writes every dirty page
+//! to the data files and fsyncs them; `compact` is `VACUUM FULL`. The
+//! footprint is `pg_total_relation_size` of both tables: their heap, TOAST,
+//! indexes, free-space and visibility maps.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Statement};
+
+use super::options::OptionValues;
+use super::{
+    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
+    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
+    ThreadSlot,
+};
+use crate::error::InputError;
+use crate::properties::{redacted, Properties};
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "postgres",
+    about: "PostgreSQL server (YCSB's JDBC schema: a column per field) via the postgres crate",
+    feature: "postgres",
+    store: StoreKind::Server {
+        server: "postgres",
+        namespace: "postgres.table",
+    },
+    capabilities: Capabilities {
+        // Autovacuum and the checkpointer.
+        background_work: true,
+        // VACUUM FULL.
+        compact: true,
+        kv: KvSupport::Ordered,
+        adopt: true,
+        ordered_scans: true,
+    },
+    options: &[
+        EngineOption { name: "host", default: "127.0.0.1", help: "server address" },
+        EngineOption { name: "port", default: "5432", help: "server port" },
+        EngineOption { name: "user", default: "postgres", help: "user to connect as" },
+        EngineOption { name: "password", default: "", help: "password (else env KVPERF_POSTGRES_PASSWORD); never recorded" },
+        EngineOption { name: "database", default: "kvperf", help: "database (`kvperf server start postgres` creates kvperf)" },
+        EngineOption { name: "table", default: "usertable", help: "the store's table (and {table}_kv for kvperf bench): keeps two stores apart in one database" },
+        EngineOption { name: "synchronous_commit", default: "", help: "on, off, local, remote_write or remote_apply for kvperf's sessions; empty = the server's setting" },
+    ],
+    open,
+    db_bench: map_db_bench_flags,
+};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `settle` waits for autovacuum of the store's tables.
+const SETTLE_LIMIT: Duration = Duration::from_secs(600);
+const KEY_COLUMN: &str = "ycsb_key";
+const SYNC_CHOICES: [&str; 5] = ["on", "off", "local", "remote_write", "remote_apply"];
+
+/// `--sync` sets `synchronous_commit` (on, or off) for kvperf's sessions;
+/// the other flags configure nothing PostgreSQL has per session.
+fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
+    let mut honoured = Vec::new();
+    if let Some(sync) = flags.sync {
+        if !props.contains("postgres.synchronous_commit") {
+            props.set(
+                "postgres.synchronous_commit",
+                if sync { "on" } else { "off" },
+            );
+        }
+        honoured.push("sync");
+    }
+    flags.not_honoured(&honoured)
+}
+
+/// Where the server is and which store on it; `Debug` hides the password.
+#[derive(Clone)]
+struct PgOptions {
+    host: String,
+    port: u16,
+    user: String,
+    password: Option<String>,
+    database: String,
+    table: String,
+    kv_table: String,
+    synchronous_commit: Option<String>,
+    /// Columns of a fresh table: `{fieldnameprefix}{i}`.
+    fields: Vec<String>,
+    effective: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for PgOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgOptions")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "(redacted)"))
+            .field("database", &self.database)
+            .field("table", &self.table)
+            .field("synchronous_commit", &self.synchronous_commit)
+            .field("fields", &self.fields.len())
+            .finish()
+    }
+}
+
+/// A plain SQL identifier (used unquoted, so it folds to lower case as
+/// YCSB's `usertable` does), leaving room for the `_kv` suffix.
+fn check_table(name: &str) -> Result<(), InputError> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') && name.len() <= 60 {
+        return Ok(());
+    }
+    Err(InputError::property(
+        "postgres.table",
+        format!("'{name}' is not a plain SQL name (letters, digits and _, not starting with a digit, at most 60 characters)"),
+    ))
+}
+
+/// A quoted identifier.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+impl PgOptions {
+    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+        let v = OptionValues::new(&SPEC, props);
+        let port_text = v.text("port");
+        let port = port_text
+            .trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| {
+                InputError::property("postgres.port", format!("'{port_text}' is not a TCP port"))
+            })?;
+        let password = if props.contains("postgres.password") {
+            v.text("password")
+        } else {
+            std::env::var("KVPERF_POSTGRES_PASSWORD").unwrap_or_default()
+        };
+        let password = Some(password).filter(|p| !p.is_empty());
+        let table = v.text("table");
+        check_table(&table)?;
+        let synchronous_commit = match v.text("synchronous_commit").as_str() {
+            "" => None,
+            _ => Some(v.choice("synchronous_commit", &SYNC_CHOICES)?),
+        };
+        let count = props.u64("fieldcount", 10)?;
+        if count == 0 || count > 1599 {
+            return Err(InputError::property(
+                "fieldcount",
+                format!("{count}: a PostgreSQL table holds 1 to 1599 fields besides its key"),
+            ));
+        }
+        let prefix = props.string("fieldnameprefix", "field");
+        let fields = (0..count).map(|i| format!("{prefix}{i}")).collect();
+        let mut effective = v.effective();
+        effective.insert(
+            "password".into(),
+            redacted("password", password.as_deref().unwrap_or("")),
+        );
+        Ok(Self {
+            host: v.text("host"),
+            port,
+            user: v.text("user"),
+            password,
+            database: v.text("database"),
+            kv_table: format!("{table}_kv"),
+            table,
+            synchronous_commit,
+            fields,
+            effective,
+        })
+    }
+
+    fn addr(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    fn is_local(&self) -> bool {
+        matches!(self.host.as_str(), "localhost" | "::1") || self.host.starts_with("127.")
+    }
+
+    /// A new session, with `synchronous_commit` set if asked.
+    fn connect(&self) -> anyhow::Result<Client> {
+        let mut config = postgres::Config::new();
+        config
+            .host(&self.host)
+            .port(self.port)
+            .user(&self.user)
+            .dbname(&self.database)
+            .application_name("kvperf")
+            .connect_timeout(CONNECT_TIMEOUT);
+        if let Some(password) = &self.password {
+            config.password(password);
+        }
+        let mut client = config.connect(NoTls).map_err(|e| self.refused(&e))?;
+        if let Some(mode) = &self.synchronous_commit {
+            client
+                .batch_execute(&format!("SET synchronous_commit = {mode}"))
+                .map_err(|e| anyhow::anyhow!("PostgreSQL at {}: {}", self.addr(), self.say(&e)))?;
+        }
+        Ok(client)
+    }
+
+    /// The error of a connection that failed: unreachable (with how to
+    /// start a server) or refused by the server (its words).
+    fn refused(&self, err: &postgres::Error) -> anyhow::Error {
+        let addr = self.addr();
+        match err.as_db_error() {
+            None => InputError::Invalid(format!(
+                "cannot reach PostgreSQL at {addr} ({}); `kvperf server start postgres --port {}` starts one, or set -p postgres.host and postgres.port",
+                self.say(err),
+                self.port
+            ))
+            .into(),
+            Some(db) => {
+                let hint = if db.code() == &postgres::error::SqlState::INVALID_CATALOG_NAME {
+                    " (`kvperf server start postgres` creates database kvperf; or set -p postgres.database)"
+                } else {
+                    ""
+                };
+                InputError::Invalid(format!(
+                    "PostgreSQL at {addr} refused the connection as user '{}' to database '{}': {}{hint}",
+                    self.user,
+                    self.database,
+                    self.say(err)
+                ))
+                .into()
+            }
+        }
+    }
+
+    /// An error's words, never with the password in them.
+    fn say(&self, err: &postgres::Error) -> String {
+        let text = words(err);
+        match &self.password {
+            Some(p) => text.replace(p.as_str(), "(redacted)"),
+            None => text,
+        }
+    }
+
+    fn create_sql(&self, if_not_exists: bool) -> [String; 2] {
+        let ine = if if_not_exists { "IF NOT EXISTS " } else { "" };
+        let columns: Vec<String> = self
+            .fields
+            .iter()
+            .map(|f| format!("{} TEXT", quoted(f)))
+            .collect();
+        [
+            format!(
+                "CREATE TABLE {ine}{} ({KEY_COLUMN} VARCHAR(255) COLLATE \"C\" PRIMARY KEY, {})",
+                self.table,
+                columns.join(", ")
+            ),
+            format!(
+                "CREATE TABLE {ine}{} (k BYTEA PRIMARY KEY, v BYTEA NOT NULL)",
+                self.kv_table
+            ),
+        ]
+    }
+}
+
+fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    let options = PgOptions::from_properties(opts.properties)?;
+    let mut client = options.connect()?;
+    let addr = options.addr();
+    let sql_error =
+        |e: postgres::Error| anyhow::anyhow!("PostgreSQL at {addr}: {}", options.say(&e));
+    let (t, kv) = (&options.table, &options.kv_table);
+    match opts.mode {
+        OpenMode::Fresh => {
+            client
+                .batch_execute(&format!("DROP TABLE IF EXISTS {t}, {kv}"))
+                .map_err(sql_error)?;
+            for sql in options.create_sql(false) {
+                client.batch_execute(&sql).map_err(sql_error)?;
+            }
+        }
+        OpenMode::Existing | OpenMode::Any => {
+            if opts.mode == OpenMode::Existing {
+                let row = client
+                    .query_one(
+                        "SELECT to_regclass($1::text) IS NOT NULL OR to_regclass($2::text) IS NOT NULL",
+                        &[t, kv],
+                    )
+                    .map_err(sql_error)?;
+                if !row.get::<_, bool>(0) {
+                    return Err(InputError::Invalid(format!(
+                        "PostgreSQL at {addr}, database '{}', holds no postgres store named '{t}' (no table {t} or {kv}); load one first, or set -p postgres.table",
+                        options.database
+                    ))
+                    .into());
+                }
+            }
+            for sql in options.create_sql(true) {
+                client.batch_execute(&sql).map_err(sql_error)?;
+            }
+        }
+    }
+    // An adopted table must have YCSB's key column.
+    let has_key = client
+        .query_opt(
+            "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1::text) AND attname = $2 AND NOT attisdropped",
+            &[t, &KEY_COLUMN],
+        )
+        .map_err(sql_error)?
+        .is_some();
+    if !has_key {
+        return Err(InputError::Invalid(format!(
+            "table {t} in database '{}' on PostgreSQL at {addr} has no {KEY_COLUMN} column, so it is not a YCSB table; use another -p postgres.table",
+            options.database
+        ))
+        .into());
+    }
+    let server_version: String = client
+        .query_one("SHOW server_version", &[])
+        .map_err(sql_error)?
+        .get(0);
+    let mut version = format!("PostgreSQL {server_version}");
+    if let Some(krate) = option_env!("KVPERF_POSTGRES_CRATE_VERSION") {
+        version.push_str(&format!(" (postgres crate {krate})"));
+    }
+    Ok(Box::new(PgEngine {
+        options,
+        control: Mutex::new(client),
+        version,
+    }))
+}
+
+pub struct PgEngine {
+    options: PgOptions,
+    /// The engine's own session (settle, compact, footprint).
+    control: Mutex<Client>,
+    version: String,
+}
+
+impl PgEngine {
+    fn with_control<T>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> anyhow::Result<T> {
+        let mut client = self
+            .control
+            .lock()
+            .map_err(|_| anyhow::anyhow!("PostgreSQL: a thread panicked holding the session"))?;
+        f(&mut client).map_err(|e| {
+            anyhow::anyhow!(
+                "PostgreSQL at {}: {}",
+                self.options.addr(),
+                self.options.say(&e)
+            )
+        })
+    }
+}
+
+impl Engine for PgEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "postgres".into(),
+            version: self.version.clone(),
+            options: self.options.effective.clone(),
+        }
+    }
+
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
+        let mut client = self.options.connect()?;
+        let t = &self.options.table;
+        let prepare = |client: &mut Client, sql: String| {
+            client.prepare(&sql).map_err(|e| {
+                anyhow::anyhow!(
+                    "PostgreSQL at {}: {}",
+                    self.options.addr(),
+                    self.options.say(&e)
+                )
+            })
+        };
+        let read_all = prepare(
+            &mut client,
+            format!("SELECT * FROM {t} WHERE {KEY_COLUMN} = $1"),
+        )?;
+        let scan = prepare(
+            &mut client,
+            format!("SELECT * FROM {t} WHERE {KEY_COLUMN} >= $1 ORDER BY {KEY_COLUMN} LIMIT $2"),
+        )?;
+        let delete = prepare(
+            &mut client,
+            format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"),
+        )?;
+        Ok(Box::new(PgWorker {
+            client,
+            options: &self.options,
+            read_all,
+            scan,
+            delete,
+            by_fields: HashMap::new(),
+            cache_key: String::new(),
+        }))
+    }
+
+    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        let mut client = self.options.connect()?;
+        let kv = &self.options.kv_table;
+        let sql = [
+            format!("SELECT v FROM {kv} WHERE k = $1"),
+            format!(
+                "INSERT INTO {kv} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+            ),
+            format!("DELETE FROM {kv} WHERE k = $1"),
+            format!("SELECT k, v FROM {kv} ORDER BY k LIMIT $1"),
+            format!("SELECT k, v FROM {kv} WHERE k >= $1 ORDER BY k LIMIT $2"),
+            format!("SELECT k, v FROM {kv} WHERE k > $1 ORDER BY k LIMIT $2"),
+        ];
+        let mut prepared = Vec::with_capacity(sql.len());
+        for s in &sql {
+            prepared.push(client.prepare(s).map_err(|e| {
+                anyhow::anyhow!(
+                    "PostgreSQL at {}: {}",
+                    self.options.addr(),
+                    self.options.say(&e)
+                )
+            })?);
+        }
+        let [get, put, delete, first, from, after]: [Statement; 6] = prepared
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("internal: six statements expected"))?;
+        Ok(Box::new(PgKvWorker {
+            client,
+            get,
+            put,
+            delete,
+            first,
+            from,
+            after,
+            cursor: Batch::default(),
+        }))
+    }
+
+    fn stats(&self) -> BTreeMap<String, u64> {
+        let mut stats = BTreeMap::new();
+        let (t, kv) = (&self.options.table, &self.options.kv_table);
+        let _ = self.with_control(|c| {
+            let row = c.query_one(
+                "SELECT COALESCE(sum(n_live_tup), 0)::bigint, COALESCE(sum(n_dead_tup), 0)::bigint, \
+                        COALESCE(sum(autovacuum_count), 0)::bigint \
+                 FROM pg_stat_user_tables WHERE relid IN (to_regclass($1::text), to_regclass($2::text))",
+                &[t, kv],
+            )?;
+            for (i, name) in ["live_rows", "dead_rows", "autovacuums"].iter().enumerate() {
+                stats.insert(name.to_string(), row.get::<_, i64>(i).max(0) as u64);
+            }
+            Ok(())
+        });
+        stats
+    }
+
+    /// Waits (up to 10 minutes) while autovacuum works on the store's
+    /// tables, then `CHECKPOINT`: every dirty buffer is written to the data
+    /// files and fsynced, the work the checkpointer would otherwise do
+    /// later. Commits are durable in the WAL already (unless
+    /// `synchronous_commit=off`, whose last commits the checkpoint also
+    /// makes durable), so `flush` changes nothing.
+    fn settle(&self, _flush: bool) -> anyhow::Result<()> {
+        let (t, kv) = (&self.options.table, &self.options.kv_table);
+        let start = Instant::now();
+        loop {
+            let busy: i64 = self.with_control(|c| {
+                Ok(c.query_one(
+                    "SELECT count(*) FROM pg_stat_progress_vacuum WHERE relid IN (to_regclass($1::text), to_regclass($2::text))",
+                    &[t, kv],
+                )?
+                .get(0))
+            })?;
+            if busy == 0 {
+                break;
+            }
+            if start.elapsed() > SETTLE_LIMIT {
+                anyhow::bail!(
+                    "PostgreSQL: autovacuum of {t} still running after {} s",
+                    SETTLE_LIMIT.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        self.with_control(|c| c.batch_execute("CHECKPOINT"))
+    }
+
+    /// `VACUUM FULL` of both tables: rewrites them without dead rows and
+    /// returns the space to the file system.
+    fn compact(&self) -> anyhow::Result<()> {
+        let (t, kv) = (&self.options.table, &self.options.kv_table);
+        self.with_control(|c| {
+            c.batch_execute(&format!("VACUUM FULL {t}"))?;
+            c.batch_execute(&format!("VACUUM FULL {kv}"))
+        })
+    }
+
+    /// `pg_total_relation_size` of the store's two tables: heap, TOAST,
+    /// indexes and the free-space and visibility maps.
+    fn footprint(&self) -> Result<u64, String> {
+        let (t, kv) = (&self.options.table, &self.options.kv_table);
+        self.with_control(|c| {
+            Ok(c.query_one(
+                "SELECT (COALESCE(pg_total_relation_size(to_regclass($1::text)), 0) + \
+                         COALESCE(pg_total_relation_size(to_regclass($2::text)), 0))::bigint",
+                &[t, kv],
+            )?
+            .get::<_, i64>(0))
+        })
+        .map(|b| b.max(0) as u64)
+        .map_err(|e| format!("{e:#}"))
+    }
+
+    /// Commits are the server's to keep; the sessions close when the
+    /// workers and the engine are dropped.
+    fn close(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// The postmaster's working directory: its data directory.
+    fn data_location(&self) -> Option<std::path::PathBuf> {
+        let pid = *self.server_pids().first()?;
+        crate::measure::process::cwd_of(pid)
+    }
+
+    /// The postmaster (its backends are its children, which the accounting
+    /// finds as descendants).
+    fn server_pids(&self) -> Vec<u32> {
+        if self.options.is_local() {
+            crate::measure::process::listeners_on(self.options.port)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// What went wrong: the server's message, or the client's with its cause
+/// (`error connecting to server: Connection refused`).
+fn words(err: &postgres::Error) -> String {
+    if let Some(db) = err.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
+    }
+    let text = err.to_string();
+    match std::error::Error::source(err) {
+        Some(cause) if !text.contains(&cause.to_string()) => format!("{text}: {cause}"),
+        _ => text,
+    }
+}
+
+fn failed(err: postgres::Error) -> OpError {
+    OpError::Failed(format!("PostgreSQL: {}", words(&err)))
+}
+
+fn text<'b>(what: &str, bytes: &'b [u8]) -> Result<&'b str, OpError> {
+    std::str::from_utf8(bytes).map_err(|_| {
+        OpError::Failed(format!(
+            "PostgreSQL: the {what} is not UTF-8 text, which the YCSB schema's text columns hold"
+        ))
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Insert,
+    Update,
+}
+
+/// Adds a row's non-NULL columns (but the key) to `out`, only `wanted` if given.
+fn push_row(row: &postgres::Row, wanted: Option<&[&str]>, out: &mut Record) -> OpResult {
+    for (i, column) in row.columns().iter().enumerate() {
+        let name = column.name();
+        if name == KEY_COLUMN || wanted.is_some_and(|w| !w.contains(&name)) {
+            continue;
+        }
+        let value: Option<&str> = row.try_get(i).map_err(failed)?;
+        if let Some(v) = value {
+            out.push(name.as_bytes(), v.as_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// One runner thread's session.
+pub struct PgWorker<'e> {
+    client: Client,
+    options: &'e PgOptions,
+    read_all: Statement,
+    scan: Statement,
+    delete: Statement,
+    /// Statements that name fields, by kind and field names.
+    by_fields: HashMap<String, Statement>,
+    cache_key: String,
+}
+
+impl PgWorker<'_> {
+    /// The prepared statement of `kind` for these field names.
+    fn statement<'n>(
+        &mut self,
+        kind: Kind,
+        names: impl Iterator<Item = &'n str> + Clone,
+    ) -> Result<Statement, OpError> {
+        self.cache_key.clear();
+        self.cache_key.push(match kind {
+            Kind::Read => 'r',
+            Kind::Insert => 'i',
+            Kind::Update => 'u',
+        });
+        for n in names.clone() {
+            self.cache_key.push('\0');
+            self.cache_key.push_str(n);
+        }
+        if let Some(stmt) = self.by_fields.get(&self.cache_key) {
+            return Ok(stmt.clone());
+        }
+        let t = &self.options.table;
+        let columns: Vec<String> = names.map(quoted).collect();
+        let sql = match kind {
+            Kind::Read => format!(
+                "SELECT {} FROM {t} WHERE {KEY_COLUMN} = $1",
+                columns.join(", ")
+            ),
+            Kind::Insert => {
+                let params: Vec<String> = (2..columns.len() + 2).map(|i| format!("${i}")).collect();
+                let set: Vec<String> = columns
+                    .iter()
+                    .map(|c| format!("{c} = excluded.{c}"))
+                    .collect();
+                format!(
+                    "INSERT INTO {t} ({KEY_COLUMN}, {}) VALUES ($1, {}) ON CONFLICT ({KEY_COLUMN}) DO UPDATE SET {}",
+                    columns.join(", "),
+                    params.join(", "),
+                    set.join(", ")
+                )
+            }
+            Kind::Update => {
+                let set: Vec<String> = columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("{c} = ${}", i + 2))
+                    .collect();
+                format!("UPDATE {t} SET {} WHERE {KEY_COLUMN} = $1", set.join(", "))
+            }
+        };
+        let stmt = self.client.prepare(&sql).map_err(failed)?;
+        self.by_fields.insert(self.cache_key.clone(), stmt.clone());
+        Ok(stmt)
+    }
+
+    /// Runs an insert or update of `values` for `key`; the rows it changed.
+    fn write(&mut self, kind: Kind, key: &[u8], values: &Record) -> Result<u64, OpError> {
+        let key = text("key", key)?;
+        let mut names = Vec::with_capacity(values.len());
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
+        params.push(&key);
+        let mut texts: Vec<&str> = Vec::with_capacity(values.len());
+        for (name, value) in values.fields() {
+            names.push(text("field name", name)?);
+            texts.push(text("value", value)?);
+        }
+        if names.is_empty() {
+            return Err(OpError::Failed("PostgreSQL: a write without fields".into()));
+        }
+        let stmt = self.statement(kind, names.iter().copied())?;
+        for t in &texts {
+            params.push(t);
+        }
+        self.client.execute(&stmt, &params).map_err(failed)
+    }
+}
+
+impl EngineWorker for PgWorker<'_> {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
+        let key = text("key", key)?;
+        let stmt = match fields {
+            None => self.read_all.clone(),
+            Some([]) => self.read_all.clone(),
+            Some(f) => self.statement(Kind::Read, f.iter().copied())?,
+        };
+        let row = self.client.query_opt(&stmt, &[&key]).map_err(failed)?;
+        match row {
+            None => Err(OpError::NotFound),
+            Some(row) => push_row(&row, fields.filter(|f| !f.is_empty()), out),
+        }
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        let start = text("key", start_key)?;
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let rows = self
+            .client
+            .query(&self.scan, &[&start, &limit])
+            .map_err(failed)?;
+        for row in &rows {
+            push_row(row, fields, out.next_slot())?;
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        match self.write(Kind::Update, key, values)? {
+            0 => Err(OpError::NotFound),
+            _ => Ok(()),
+        }
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.write(Kind::Insert, key, values).map(|_| ())
+    }
+
+    /// Deleting a missing key is Ok (RocksDB's behaviour).
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        let key = text("key", key)?;
+        self.client
+            .execute(&self.delete, &[&key])
+            .map_err(failed)
+            .map(|_| ())
+    }
+}
+
+/// Entries copied out of one query: the db_bench cursor.
+struct Batch {
+    data: Vec<u8>,
+    /// Per entry: where its key starts, where its value starts, where it ends.
+    spans: Vec<(usize, usize, usize)>,
+    pos: usize,
+    /// The last fill found fewer entries than it asked for: the end.
+    at_end: bool,
+    /// Entries the next fill asks for.
+    next_fill: usize,
+    /// The key the next fill starts after.
+    resume: Vec<u8>,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Self {
+            data: Vec::new(),
+            spans: Vec::new(),
+            pos: 0,
+            at_end: true,
+            next_fill: 1,
+            resume: Vec::new(),
+        }
+    }
+}
+
+impl Batch {
+    const LARGEST_FILL: usize = 1024;
+
+    /// Forgets the entries (keeping the buffers) for a new seek.
+    fn reset(&mut self) {
+        self.data.clear();
+        self.spans.clear();
+        self.resume.clear();
+        self.pos = 0;
+        self.at_end = true;
+        self.next_fill = 1;
+    }
+
+    fn start_fill(&mut self) -> usize {
+        self.data.clear();
+        self.spans.clear();
+        self.pos = 0;
+        let n = self.next_fill;
+        self.next_fill = (n * 2).clamp(16, Self::LARGEST_FILL);
+        n
+    }
+
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(key);
+        let value_start = self.data.len();
+        self.data.extend_from_slice(value);
+        self.spans.push((start, value_start, self.data.len()));
+    }
+
+    fn end_fill(&mut self, asked: usize) {
+        self.at_end = self.spans.len() < asked;
+        if let Some(&(start, value_start, _)) = self.spans.last() {
+            self.resume.clear();
+            self.resume
+                .extend_from_slice(&self.data[start..value_start]);
+        }
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        let &(start, value_start, end) = self.spans.get(self.pos)?;
+        Some((&self.data[start..value_start], &self.data[value_start..end]))
+    }
+
+    /// Steps within the batch; false when it is used up.
+    fn step(&mut self) -> bool {
+        if self.pos < self.spans.len() {
+            self.pos += 1;
+        }
+        self.pos < self.spans.len()
+    }
+}
+
+/// Where a batch starts.
+enum Start<'k> {
+    First,
+    AtOrAfter(&'k [u8]),
+    After(&'k [u8]),
+}
+
+/// Raw keys and values for `kvperf bench`, in the `{table}_kv` table.
+pub struct PgKvWorker {
+    client: Client,
+    get: Statement,
+    put: Statement,
+    delete: Statement,
+    first: Statement,
+    from: Statement,
+    after: Statement,
+    cursor: Batch,
+}
+
+impl PgKvWorker {
+    fn fill(&mut self, from: Start) -> Result<bool, OpError> {
+        let asked = self.cursor.start_fill();
+        let limit = asked as i64;
+        let rows = match from {
+            Start::First => self.client.query(&self.first, &[&limit]),
+            Start::AtOrAfter(k) => self.client.query(&self.from, &[&k, &limit]),
+            Start::After(k) => self.client.query(&self.after, &[&k, &limit]),
+        }
+        .map_err(failed)?;
+        for row in &rows {
+            let key: &[u8] = row.try_get(0).map_err(failed)?;
+            let value: &[u8] = row.try_get(1).map_err(failed)?;
+            self.cursor.push(key, value);
+        }
+        self.cursor.end_fill(asked);
+        Ok(self.cursor.current().is_some())
+    }
+}
+
+impl KvWorker for PgKvWorker {
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+        let row = self.client.query_opt(&self.get, &[&key]).map_err(failed)?;
+        match row {
+            Some(row) => Ok(row.try_get::<_, &[u8]>(0).map_err(failed)?.len()),
+            None => Err(OpError::NotFound),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        self.client
+            .execute(&self.put, &[&key, &value])
+            .map_err(failed)
+            .map(|_| ())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> OpResult {
+        self.client
+            .execute(&self.delete, &[&key])
+            .map_err(failed)
+            .map(|_| ())
+    }
+
+    /// Every seek queries afresh (no statement stays open), so `fresh`
+    /// changes nothing.
+    fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
+        self.cursor.reset();
+        self.fill(target.map_or(Start::First, Start::AtOrAfter))
+    }
+
+    fn next(&mut self) -> Result<bool, OpError> {
+        if self.cursor.step() {
+            return Ok(true);
+        }
+        if self.cursor.at_end {
+            return Ok(false);
+        }
+        let resume = std::mem::take(&mut self.cursor.resume);
+        let found = self.fill(Start::After(&resume));
+        if self.cursor.resume.is_empty() {
+            self.cursor.resume = resume;
+        }
+        found
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        self.cursor.current()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cret-Pw-xyz";
+
+    fn props(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(k, v);
+        }
+        p
+    }
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let p = props(&[("postgres.password", SECRET), ("postgres.port", "1")]);
+        let o = PgOptions::from_properties(&p).unwrap();
+        assert_eq!(o.password.as_deref(), Some(SECRET));
+        assert!(!format!("{o:?}").contains(SECRET));
+        assert_eq!(o.effective["password"], "(redacted)");
+        assert!(!format!("{:?}", o.effective).contains(SECRET));
+        let err = format!("{:#}", o.connect().err().expect("no server on port 1"));
+        assert!(err.contains("127.0.0.1:1"), "{err}");
+        assert!(err.contains("kvperf server start postgres"), "{err}");
+        assert!(!err.contains(SECRET), "{err}");
+    }
+
+    #[test]
+    fn tables_are_plain_names_and_fields_follow_ycsb() {
+        let err = PgOptions::from_properties(&props(&[("postgres.table", "t; DROP TABLE x")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("postgres.table"), "{err}");
+        let o =
+            PgOptions::from_properties(&props(&[("fieldcount", "3"), ("fieldnameprefix", "Col")]))
+                .unwrap();
+        let [table, kv] = o.create_sql(false);
+        assert_eq!(
+            table,
+            "CREATE TABLE usertable (ycsb_key VARCHAR(255) COLLATE \"C\" PRIMARY KEY, \"Col0\" TEXT, \"Col1\" TEXT, \"Col2\" TEXT)"
+        );
+        assert!(
+            kv.starts_with("CREATE TABLE usertable_kv (k BYTEA PRIMARY KEY"),
+            "{kv}"
+        );
+        let err = PgOptions::from_properties(&props(&[("postgres.synchronous_commit", "offf")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did you mean 'off'"), "{err}");
+    }
+
+    #[test]
+    fn sync_maps_to_synchronous_commit() {
+        let flags = DbBenchFlags {
+            sync: Some(false),
+            cache_size: Some(1),
+            ..Default::default()
+        };
+        let mut p = Properties::new();
+        assert_eq!(map_db_bench_flags(&flags, &mut p), ["cache_size"]);
+        assert_eq!(p.get("postgres.synchronous_commit"), Some("off"));
+    }
+}

@@ -1,0 +1,913 @@
+//! A Redis server through the `redis` crate's synchronous API, storing
+//! records as YCSB 0.17.0's Redis binding does, with one deliberate
+//! difference in the scan index.
+//!
+//! **Layout.** A record is one hash at `{keyprefix}{key}` (`HSET key field
+//! value ...`), its fields the hash's fields. The scan index is one sorted
+//! set, `{keyprefix}_indices`, holding every record key. All YCSB tables
+//! share it: the `table` argument is ignored, as in YCSB's binding
+//! (`// XXX jedis.select(int index) to switch to table`). `keyprefix`
+//! (the store's namespace) keeps two stores apart on one server; the
+//! `database` option picks Redis' numbered database (`SELECT`).
+//!
+//! **Scan order, differing from YCSB on purpose.** YCSB scores each member
+//! by Java's `String.hashCode` of the key and scans with `ZRANGEBYSCORE`
+//! from the start key's hash, so its scans return keys in hash order (not
+//! key order) and keys whose hashes collide are skipped or repeated. kvperf
+//! adds every member with score 0 and scans with `ZRANGEBYLEX [start + LIMIT
+//! 0 count`: Redis orders members of equal score by their bytes, so scans
+//! return records in key order like every other kvperf engine
+//! (`ordered_scans`), at the same cost (one `O(log n + count)` range query
+//! and then one `HGETALL`/`HMGET` per key, pipelined).
+//!
+//! **Results, differing from YCSB.** A read of a missing key is `NotFound`
+//! (YCSB: `ERROR` with `HGETALL`, `OK` with `HMGET`); an update of a missing
+//! key is `NotFound` and creates nothing (YCSB's `HMSET` creates the record
+//! without indexing it); a delete removes the key and its index entry
+//! together (YCSB leaves the index entry). Insert is `HSET` + `ZADD`, and
+//! delete `DEL` + `ZREM`, each in one `MULTI`/`EXEC`; update is a small Lua
+//! script (`EXISTS`, then `HSET`), so it is atomic too.
+//!
+//! **Raw key-values** (`kvperf bench`): `{keyprefix}kv:{key}` holds the value
+//! as a plain string (`GET`/`SET`/`DEL`). Redis cannot iterate keys in order,
+//! so only point access is offered.
+//!
+//! **Stores.** A fresh store removes this store's data only: the keys its
+//! index lists, the index, kvperf's marker key `{keyprefix}_kvperf`, and the
+//! raw key-values (found with `SCAN MATCH {keyprefix}kv:*`; a store whose
+//! prefix is this prefix followed by `kv:` would lose keys to it, so do not
+//! nest prefixes that way). An existing store is one with the index or the
+//! marker. A store indexed by YCSB's own binding (scores not all 0) is
+//! refused, because lexicographic scans over it would be wrong.
+//!
+//! **Durability and size.** Redis keeps its data in memory; persistence
+//! (RDB snapshots, the AOF and its fsync policy) is the server's setting
+//! (`kvperf server start redis` runs it without persistence unless
+//! `KVPERF_PERSIST=1`), so `settle` has nothing to wait for. The footprint is
+//! the memory Redis reports for this store's keys (`MEMORY USAGE ... SAMPLES
+//! 0`): every record up to 100,000 records, else an even sample of 10,000
+//! ranks of the index scaled up; raw key-values likewise (the first 100,000
+//! found, then every 100th).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use redis::io::tcp::TcpSettings;
+use redis::{
+    cmd, pipe, Connection, IntoConnectionInfo, RedisConnectionInfo, RedisError, Script, Value,
+};
+
+use super::options::OptionValues;
+use super::{
+    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
+    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
+    ThreadSlot,
+};
+use crate::error::InputError;
+use crate::properties::{redacted, Properties};
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "redis",
+    about: "Redis server (a hash per record, a sorted-set index) via the redis crate",
+    feature: "redis",
+    store: StoreKind::Server {
+        server: "redis",
+        namespace: "redis.keyprefix",
+    },
+    capabilities: Capabilities {
+        // Persistence runs in the server as it is configured; nothing for kvperf to wait for.
+        background_work: false,
+        compact: false,
+        // GET/SET/DEL; Redis has no ordered iteration over keys.
+        kv: KvSupport::Point,
+        adopt: true,
+        // ZRANGEBYLEX over an index of equal scores (YCSB's binding: hash order).
+        ordered_scans: true,
+    },
+    options: &[
+        EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },
+        EngineOption { name: "port", default: "6379", help: "server port (else env KVPERF_REDIS_PORT)" },
+        EngineOption { name: "password", default: "", help: "AUTH password (else env KVPERF_REDIS_PASSWORD); never recorded" },
+        EngineOption { name: "database", default: "0", help: "Redis database number (SELECT)" },
+        EngineOption { name: "keyprefix", default: "", help: "prefix of every key of the store, its index included: keeps two stores apart on one server" },
+    ],
+    open,
+    // Redis' durability is the server's configuration, and it has no cache,
+    // compression, filters or background jobs for kvperf to set.
+    db_bench: |flags: &DbBenchFlags, _: &mut Properties| flags.given(),
+};
+
+/// How long connecting, and then any one command, may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// Keys per command or pipeline when kvperf walks a whole store.
+const BATCH: usize = 1000;
+
+const UPDATE_IF_EXISTS: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
+     redis.call('HSET', KEYS[1], unpack(ARGV)) return 1";
+
+/// Where the server is and which store on it; `Debug` hides the password.
+#[derive(Clone)]
+struct RedisOptions {
+    host: String,
+    port: u16,
+    password: Option<String>,
+    database: i64,
+    prefix: Vec<u8>,
+    effective: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for RedisOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisOptions")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("password", &self.password.as_ref().map(|_| "(redacted)"))
+            .field("database", &self.database)
+            .field("prefix", &String::from_utf8_lossy(&self.prefix))
+            .finish()
+    }
+}
+
+/// An option's text: `-p redis.NAME` if given, else the environment
+/// variable if set, else the declared default.
+fn given_or_env(v: &OptionValues, props: &Properties, name: &str, env: &str) -> String {
+    if props.contains(&format!("redis.{name}")) {
+        return v.text(name);
+    }
+    match std::env::var(env) {
+        Ok(value) if !value.is_empty() => value,
+        _ => v.text(name),
+    }
+}
+
+impl RedisOptions {
+    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+        let v = OptionValues::new(&SPEC, props);
+        let host = given_or_env(&v, props, "host", "KVPERF_REDIS_HOST");
+        let port_text = given_or_env(&v, props, "port", "KVPERF_REDIS_PORT");
+        let port = port_text
+            .trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| {
+                InputError::property("redis.port", format!("'{port_text}' is not a TCP port"))
+            })?;
+        let password = Some(given_or_env(&v, props, "password", "KVPERF_REDIS_PASSWORD"))
+            .filter(|p| !p.is_empty());
+        let database = v.u64_at_most("database", i32::MAX as u64)? as i64;
+        let mut effective = v.effective();
+        effective.insert("host".into(), host.clone());
+        effective.insert("port".into(), port.to_string());
+        effective.insert(
+            "password".into(),
+            redacted("password", password.as_deref().unwrap_or("")),
+        );
+        Ok(Self {
+            host,
+            port,
+            password,
+            database,
+            prefix: v.text("keyprefix").into_bytes(),
+            effective,
+        })
+    }
+
+    fn addr(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// A new connection, with the database selected and timeouts set.
+    fn connect(&self) -> anyhow::Result<Connection> {
+        let mut settings = RedisConnectionInfo::default().set_db(self.database);
+        if let Some(password) = &self.password {
+            settings = settings.set_password(password);
+        }
+        let info = (self.host.clone(), self.port)
+            .into_connection_info()
+            .map_err(|e| self.unreachable(&e))?
+            .set_redis_settings(settings)
+            .set_tcp_settings(TcpSettings::default().set_nodelay(true));
+        let con = redis::Client::open(info)
+            .and_then(|client| client.get_connection_with_timeout(TIMEOUT))
+            .and_then(|con| {
+                con.set_read_timeout(Some(TIMEOUT))?;
+                con.set_write_timeout(Some(TIMEOUT))?;
+                Ok(con)
+            })
+            .and_then(|mut con| cmd("PING").query::<()>(&mut con).map(|()| con))
+            .map_err(|e| self.unreachable(&e))?;
+        Ok(con)
+    }
+
+    /// The error of a connection that failed: unreachable (with how to start
+    /// a server) or refused by the server (its words: never the password).
+    fn unreachable(&self, err: &RedisError) -> anyhow::Error {
+        let addr = self.addr();
+        if err.is_io_error() || err.is_connection_refusal() || err.is_timeout() {
+            InputError::Invalid(format!(
+                "cannot reach Redis at {addr} ({err}); `kvperf server start redis --port {}` starts one, or set -p redis.host and redis.port",
+                self.port
+            ))
+            .into()
+        } else if err.code() == Some("NOAUTH") {
+            InputError::Invalid(format!(
+                "Redis at {addr} wants a password: set -p redis.password or the environment variable KVPERF_REDIS_PASSWORD"
+            ))
+            .into()
+        } else {
+            InputError::Invalid(format!(
+                "Redis at {addr} refused the connection: {}",
+                scrub(&err.to_string(), self.password.as_deref())
+            ))
+            .into()
+        }
+    }
+
+    fn key(&self, suffix: &[u8]) -> Vec<u8> {
+        [&self.prefix[..], suffix].concat()
+    }
+
+    fn index_key(&self) -> Vec<u8> {
+        self.key(b"_indices")
+    }
+
+    fn marker_key(&self) -> Vec<u8> {
+        self.key(b"_kvperf")
+    }
+
+    /// `SCAN MATCH` pattern of the raw key-values (the prefix glob-escaped).
+    fn kv_pattern(&self) -> Vec<u8> {
+        let mut pattern = Vec::with_capacity(self.prefix.len() + 4);
+        for &b in &self.prefix {
+            if matches!(b, b'*' | b'?' | b'[' | b']' | b'\\') {
+                pattern.push(b'\\');
+            }
+            pattern.push(b);
+        }
+        pattern.extend_from_slice(b"kv:*");
+        pattern
+    }
+
+    fn is_local(&self) -> bool {
+        matches!(self.host.as_str(), "localhost" | "::1") || self.host.starts_with("127.")
+    }
+
+    fn shown_prefix(&self) -> String {
+        String::from_utf8_lossy(&self.prefix).into_owned()
+    }
+}
+
+/// `text` with the password (if any) cut out: a server's words are shown
+/// as they are, but never with a credential in them.
+fn scrub(text: &str, password: Option<&str>) -> String {
+    match password {
+        Some(p) if !p.is_empty() => text.replace(p, "(redacted)"),
+        _ => text.to_string(),
+    }
+}
+
+fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    let options = RedisOptions::from_properties(opts.properties)?;
+    let mut con = options.connect()?;
+    let addr = options.addr();
+    let context = |e: RedisError| anyhow::anyhow!("Redis at {addr}: {e}");
+    let info: String = cmd("INFO").arg("server").query(&mut con).map_err(context)?;
+    let server_version = info
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+
+    let index = options.index_key();
+    let marker = options.marker_key();
+    match opts.mode {
+        OpenMode::Fresh => remove_store(&mut con, &options).map_err(context)?,
+        OpenMode::Existing => {
+            let found: i64 = cmd("EXISTS")
+                .arg(&index)
+                .arg(&marker)
+                .query(&mut con)
+                .map_err(context)?;
+            if found == 0 {
+                return Err(InputError::Invalid(format!(
+                    "Redis at {addr} (database {}) holds no redis store under prefix '{}' (no key '{}'); load one first, or set -p redis.keyprefix",
+                    options.database,
+                    options.shown_prefix(),
+                    String::from_utf8_lossy(&index)
+                ))
+                .into());
+            }
+        }
+        OpenMode::Any => {}
+    }
+    check_index_scores(&mut con, &options).map_err(|e| match e {
+        IndexError::Redis(e) => context(e),
+        IndexError::Scored => InputError::Invalid(format!(
+            "the index '{}' on Redis at {addr} scores its members (as YCSB's own Redis binding does), so kvperf's key-order scans over it would be wrong; load the store with kvperf (`kvperf load --fresh`) or use another -p redis.keyprefix",
+            String::from_utf8_lossy(&index)
+        ))
+        .into(),
+    })?;
+    let _: () = cmd("SET")
+        .arg(&marker)
+        .arg("kvperf redis store")
+        .query(&mut con)
+        .map_err(context)?;
+
+    let mut version = format!("Redis {server_version}");
+    if let Some(krate) = option_env!("KVPERF_REDIS_CRATE_VERSION") {
+        version.push_str(&format!(" (redis crate {krate})"));
+    }
+    Ok(Box::new(RedisEngine {
+        options,
+        control: Mutex::new(con),
+        version,
+    }))
+}
+
+enum IndexError {
+    Redis(RedisError),
+    Scored,
+}
+
+/// The index's lowest and highest scores are both 0 (or there is no index).
+fn check_index_scores(con: &mut Connection, options: &RedisOptions) -> Result<(), IndexError> {
+    let index = options.index_key();
+    for rank in [0i64, -1] {
+        let reply: Vec<(Vec<u8>, f64)> = cmd("ZRANGE")
+            .arg(&index)
+            .arg(rank)
+            .arg(rank)
+            .arg("WITHSCORES")
+            .query(con)
+            .map_err(IndexError::Redis)?;
+        if reply.iter().any(|(_, score)| *score != 0.0) {
+            return Err(IndexError::Scored);
+        }
+    }
+    Ok(())
+}
+
+/// Removes this store's data, and nothing else on the server.
+fn remove_store(con: &mut Connection, options: &RedisOptions) -> Result<(), RedisError> {
+    let index = options.index_key();
+    // Ranks stay put while the records go: the index is removed last.
+    let mut start = 0usize;
+    loop {
+        let members: Vec<Vec<u8>> = cmd("ZRANGE")
+            .arg(&index)
+            .arg(start)
+            .arg(start + BATCH - 1)
+            .query(con)?;
+        if members.is_empty() {
+            break;
+        }
+        let keys: Vec<Vec<u8>> = members.iter().map(|m| options.key(m)).collect();
+        let _: () = cmd("DEL").arg(&keys).query(con)?;
+        start += members.len();
+    }
+    let _: () = cmd("DEL")
+        .arg(&index)
+        .arg(options.marker_key())
+        .query(con)?;
+    let mut found = Vec::new();
+    scan_kv_keys(con, options, |batch| found.extend_from_slice(batch))?;
+    for keys in found.chunks(BATCH) {
+        let _: () = cmd("DEL").arg(keys).query(con)?;
+    }
+    Ok(())
+}
+
+/// Calls `each` with every batch of raw key-value keys of the store.
+fn scan_kv_keys(
+    con: &mut Connection,
+    options: &RedisOptions,
+    mut each: impl FnMut(&[Vec<u8>]),
+) -> Result<(), RedisError> {
+    let pattern = options.kv_pattern();
+    let mut cursor = 0u64;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) = cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(BATCH)
+            .query(con)?;
+        if !keys.is_empty() {
+            each(&keys);
+        }
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
+    }
+}
+
+/// `MEMORY USAGE key SAMPLES 0` of each key (0 for a key that is gone).
+fn memory_usage(con: &mut Connection, keys: &[Vec<u8>]) -> Result<u64, RedisError> {
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    let mut p = pipe();
+    for k in keys {
+        p.cmd("MEMORY").arg("USAGE").arg(k).arg("SAMPLES").arg(0);
+    }
+    let sizes: Vec<Option<u64>> = p.query(con)?;
+    Ok(sizes.into_iter().flatten().sum())
+}
+
+pub struct RedisEngine {
+    options: RedisOptions,
+    /// The engine's own connection (footprint).
+    control: Mutex<Connection>,
+    version: String,
+}
+
+impl RedisEngine {
+    /// Bytes of the YCSB records (exact up to [`EXACT_RECORDS`], else a
+    /// scaled sample of evenly spaced ranks) and of the raw key-values.
+    fn measure(&self, con: &mut Connection) -> Result<u64, RedisError> {
+        const EXACT_RECORDS: u64 = 100_000;
+        const SAMPLE: u64 = 10_000;
+        let o = &self.options;
+        let index = o.index_key();
+        let mut total = memory_usage(con, &[index.clone(), o.marker_key()])?;
+        let records: u64 = cmd("ZCARD").arg(&index).query(con)?;
+        if records <= EXACT_RECORDS {
+            let mut start = 0u64;
+            while start < records {
+                let members: Vec<Vec<u8>> = cmd("ZRANGE")
+                    .arg(&index)
+                    .arg(start)
+                    .arg(start + BATCH as u64 - 1)
+                    .query(con)?;
+                if members.is_empty() {
+                    break;
+                }
+                let keys: Vec<Vec<u8>> = members.iter().map(|m| o.key(m)).collect();
+                total += memory_usage(con, &keys)?;
+                start += members.len() as u64;
+            }
+        } else {
+            let ranks: Vec<u64> = (0..SAMPLE).map(|i| i * records / SAMPLE).collect();
+            let (mut bytes, mut seen) = (0u64, 0u64);
+            for chunk in ranks.chunks(BATCH) {
+                let mut p = pipe();
+                for r in chunk {
+                    p.cmd("ZRANGE").arg(&index).arg(r).arg(r);
+                }
+                let found: Vec<Vec<Vec<u8>>> = p.query(con)?;
+                let keys: Vec<Vec<u8>> = found.iter().flatten().map(|m| o.key(m)).collect();
+                seen += keys.len() as u64;
+                bytes += memory_usage(con, &keys)?;
+            }
+            if seen > 0 {
+                total += (bytes as f64 * records as f64 / seen as f64) as u64;
+            }
+        }
+
+        // Raw key-values: the first 100,000 found, then every 100th.
+        let mut found = Vec::new();
+        scan_kv_keys(con, o, |batch| found.extend_from_slice(batch))?;
+        let measured: Vec<Vec<u8>> = found
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i < EXACT_RECORDS as usize || i % 100 == 0)
+            .map(|(_, k)| k.clone())
+            .collect();
+        let mut bytes = 0u64;
+        for chunk in measured.chunks(BATCH) {
+            bytes += memory_usage(con, chunk)?;
+        }
+        if !measured.is_empty() {
+            total += (bytes as f64 * found.len() as f64 / measured.len() as f64) as u64;
+        }
+        Ok(total)
+    }
+}
+
+impl Engine for RedisEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "redis".into(),
+            version: self.version.clone(),
+            options: self.options.effective.clone(),
+        }
+    }
+
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
+        Ok(Box::new(RedisWorker {
+            con: self.options.connect()?,
+            options: &self.options,
+            index: self.options.index_key(),
+            key: Vec::new(),
+            update: Script::new(UPDATE_IF_EXISTS),
+        }))
+    }
+
+    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        Ok(Box::new(RedisKvWorker {
+            con: self.options.connect()?,
+            options: &self.options,
+            key: Vec::new(),
+        }))
+    }
+
+    /// Redis keeps its data in memory and runs nothing kvperf must wait
+    /// for; whether and when it writes snapshots or its append-only file is
+    /// the server's persistence setting, which kvperf leaves alone.
+    fn settle(&self, _flush: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// The memory Redis reports for this store's keys (see the module
+    /// comment), not the whole server's.
+    fn footprint(&self) -> Result<u64, String> {
+        let mut con = self
+            .control
+            .lock()
+            .map_err(|_| "a thread panicked holding the Redis connection".to_string())?;
+        self.measure(&mut con)
+            .map_err(|e| format!("Redis at {} did not answer: {e}", self.options.addr()))
+    }
+
+    fn close(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Redis' `--dir`, its working directory (a local server only).
+    fn data_location(&self) -> Option<std::path::PathBuf> {
+        let pid = *self.server_pids().first()?;
+        crate::measure::process::cwd_of(pid)
+    }
+
+    fn server_pids(&self) -> Vec<u32> {
+        if self.options.is_local() {
+            crate::measure::process::listeners_on(self.options.port)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+fn failed(err: RedisError) -> OpError {
+    OpError::Failed(format!("Redis: {err}"))
+}
+
+fn unexpected(what: &str, reply: &Value) -> OpError {
+    OpError::Failed(format!("Redis: unexpected reply to {what}: {reply:?}"))
+}
+
+fn bytes_of(v: &Value) -> Option<&[u8]> {
+    match v {
+        Value::BulkString(b) => Some(b),
+        Value::SimpleString(s) => Some(s.as_bytes()),
+        Value::VerbatimString { text, .. } => Some(text.as_bytes()),
+        _ => None,
+    }
+}
+
+/// Whether an `HGETALL` reply holds any field.
+fn hash_is_empty(reply: &Value) -> bool {
+    match reply {
+        Value::Array(items) | Value::Set(items) => items.is_empty(),
+        Value::Map(pairs) => pairs.is_empty(),
+        _ => true,
+    }
+}
+
+/// Adds the fields of an `HGETALL` reply (RESP2 flat array or RESP3 map).
+fn push_hash(reply: &Value, out: &mut Record) -> OpResult {
+    let mut push = |name: &Value, value: &Value| match (bytes_of(name), bytes_of(value)) {
+        (Some(n), Some(v)) => {
+            out.push(n, v);
+            Ok(())
+        }
+        _ => Err(unexpected("HGETALL", reply)),
+    };
+    match reply {
+        Value::Array(items) => items.chunks(2).try_for_each(|pair| match pair {
+            [n, v] => push(n, v),
+            _ => Err(unexpected("HGETALL", reply)),
+        }),
+        Value::Map(pairs) => pairs.iter().try_for_each(|(n, v)| push(n, v)),
+        Value::Nil => Ok(()),
+        other => Err(unexpected("HGETALL", other)),
+    }
+}
+
+/// Whether an `HMGET` reply holds any value.
+fn values_are_empty(reply: &Value) -> bool {
+    match reply {
+        Value::Array(items) => items.iter().all(|v| matches!(v, Value::Nil)),
+        _ => true,
+    }
+}
+
+/// Adds the present fields of an `HMGET` reply for `fields`.
+fn push_fields(reply: &Value, fields: &[&str], out: &mut Record) -> OpResult {
+    let Value::Array(items) = reply else {
+        return Err(unexpected("HMGET", reply));
+    };
+    for (name, value) in fields.iter().zip(items) {
+        match value {
+            Value::Nil => {}
+            v => out.push(
+                name.as_bytes(),
+                bytes_of(v).ok_or_else(|| unexpected("HMGET", reply))?,
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// One runner thread's connection.
+pub struct RedisWorker<'e> {
+    con: Connection,
+    options: &'e RedisOptions,
+    index: Vec<u8>,
+    /// The prefixed key of the current operation.
+    key: Vec<u8>,
+    update: Script,
+}
+
+impl RedisWorker<'_> {
+    fn set_key(&mut self, key: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(&self.options.prefix);
+        self.key.extend_from_slice(key);
+    }
+
+    fn exists(&mut self) -> Result<bool, OpError> {
+        let n: i64 = cmd("EXISTS")
+            .arg(&self.key)
+            .query(&mut self.con)
+            .map_err(failed)?;
+        Ok(n > 0)
+    }
+}
+
+impl EngineWorker for RedisWorker<'_> {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
+        self.set_key(key);
+        match fields {
+            None => {
+                let reply: Value = cmd("HGETALL")
+                    .arg(&self.key)
+                    .query(&mut self.con)
+                    .map_err(failed)?;
+                if hash_is_empty(&reply) {
+                    return Err(OpError::NotFound);
+                }
+                push_hash(&reply, out)
+            }
+            Some(fields) => {
+                let reply: Value = cmd("HMGET")
+                    .arg(&self.key)
+                    .arg(fields)
+                    .query(&mut self.con)
+                    .map_err(failed)?;
+                // A record without the asked fields is found; a missing one is not.
+                if values_are_empty(&reply) && !self.exists()? {
+                    return Err(OpError::NotFound);
+                }
+                push_fields(&reply, fields, out)
+            }
+        }
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        if count == 0 {
+            return Ok(());
+        }
+        let start = [&b"["[..], start_key].concat();
+        let members: Vec<Vec<u8>> = cmd("ZRANGEBYLEX")
+            .arg(&self.index)
+            .arg(&start)
+            .arg("+")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(count)
+            .query(&mut self.con)
+            .map_err(failed)?;
+        if members.is_empty() {
+            return Ok(());
+        }
+        let mut p = pipe();
+        for m in &members {
+            self.set_key(m);
+            match fields {
+                None => p.cmd("HGETALL").arg(&self.key),
+                Some(f) => p.cmd("HMGET").arg(&self.key).arg(f),
+            };
+        }
+        let replies: Vec<Value> = p.query(&mut self.con).map_err(failed)?;
+        for reply in &replies {
+            // A record deleted between the two round trips is left out.
+            match fields {
+                None if !hash_is_empty(reply) => push_hash(reply, out.next_slot())?,
+                Some(f) if !values_are_empty(reply) => push_fields(reply, f, out.next_slot())?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.set_key(key);
+        let mut call = self.update.key(&self.key);
+        for (name, value) in values.fields() {
+            call.arg(name).arg(value);
+        }
+        let updated: i64 = call.invoke(&mut self.con).map_err(failed)?;
+        if updated == 0 {
+            Err(OpError::NotFound)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.set_key(key);
+        let mut p = pipe();
+        p.atomic().cmd("HSET").arg(&self.key);
+        for (name, value) in values.fields() {
+            p.arg(name).arg(value);
+        }
+        p.ignore()
+            .cmd("ZADD")
+            .arg(&self.index)
+            .arg(0)
+            .arg(key)
+            .ignore();
+        p.query::<()>(&mut self.con).map_err(failed)
+    }
+
+    /// Deleting a missing key is Ok (RocksDB's behaviour).
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        self.set_key(key);
+        pipe()
+            .atomic()
+            .cmd("DEL")
+            .arg(&self.key)
+            .ignore()
+            .cmd("ZREM")
+            .arg(&self.index)
+            .arg(key)
+            .ignore()
+            .query::<()>(&mut self.con)
+            .map_err(failed)
+    }
+}
+
+/// Raw keys and values for `kvperf bench`, as plain Redis strings.
+pub struct RedisKvWorker<'e> {
+    con: Connection,
+    options: &'e RedisOptions,
+    key: Vec<u8>,
+}
+
+impl RedisKvWorker<'_> {
+    fn set_key(&mut self, key: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(&self.options.prefix);
+        self.key.extend_from_slice(b"kv:");
+        self.key.extend_from_slice(key);
+    }
+}
+
+const NO_ORDER: &str = "Redis: the redis engine cannot iterate keys in order";
+
+impl KvWorker for RedisKvWorker<'_> {
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+        self.set_key(key);
+        let value: Value = cmd("GET")
+            .arg(&self.key)
+            .query(&mut self.con)
+            .map_err(failed)?;
+        match value {
+            Value::Nil => Err(OpError::NotFound),
+            v => bytes_of(&v)
+                .map(<[u8]>::len)
+                .ok_or_else(|| unexpected("GET", &v)),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        self.set_key(key);
+        cmd("SET")
+            .arg(&self.key)
+            .arg(value)
+            .query::<()>(&mut self.con)
+            .map_err(failed)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> OpResult {
+        self.set_key(key);
+        cmd("DEL")
+            .arg(&self.key)
+            .query::<()>(&mut self.con)
+            .map_err(failed)
+    }
+
+    fn seek(&mut self, _target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
+        Err(OpError::Failed(NO_ORDER.into()))
+    }
+
+    fn next(&mut self) -> Result<bool, OpError> {
+        Err(OpError::Failed(NO_ORDER.into()))
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cret-Pw-xyz";
+
+    fn props(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(k, v);
+        }
+        p
+    }
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let p = props(&[("redis.password", SECRET), ("redis.port", "1")]);
+        let o = RedisOptions::from_properties(&p).unwrap();
+        assert_eq!(o.password.as_deref(), Some(SECRET));
+        assert!(!format!("{o:?}").contains(SECRET));
+        assert_eq!(o.effective["password"], "(redacted)");
+        assert!(!format!("{:?}", o.effective).contains(SECRET));
+        // Nothing listens on port 1: the error names the address, not the password.
+        let err = format!("{:#}", o.connect().err().expect("no server on port 1"));
+        assert!(err.contains("127.0.0.1:1"), "{err}");
+        assert!(err.contains("kvperf server start redis"), "{err}");
+        assert!(!err.contains(SECRET), "{err}");
+        assert_eq!(
+            scrub(&format!("bad {SECRET}!"), Some(SECRET)),
+            "bad (redacted)!"
+        );
+    }
+
+    #[test]
+    fn options_win_over_the_environment_and_ports_are_checked() {
+        let o = RedisOptions::from_properties(&props(&[("redis.host", "10.1.2.3")])).unwrap();
+        assert_eq!(o.host, "10.1.2.3");
+        assert!(!o.is_local());
+        let err = RedisOptions::from_properties(&props(&[("redis.port", "70000")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("redis.port"), "{err}");
+    }
+
+    #[test]
+    fn keys_carry_the_prefix_and_the_kv_pattern_is_escaped() {
+        let o = RedisOptions::from_properties(&props(&[("redis.keyprefix", "a*b:")])).unwrap();
+        assert_eq!(o.index_key(), b"a*b:_indices");
+        assert_eq!(o.kv_pattern(), b"a\\*b:kv:*");
+    }
+
+    #[test]
+    fn replies_become_records() {
+        let reply = Value::Array(vec![
+            Value::BulkString(b"field0".to_vec()),
+            Value::BulkString(b"v0".to_vec()),
+        ]);
+        let mut r = Record::new();
+        push_hash(&reply, &mut r).unwrap();
+        assert_eq!(r.get(b"field0"), Some(&b"v0"[..]));
+        let reply = Value::Array(vec![Value::Nil, Value::BulkString(b"v1".to_vec())]);
+        let mut r = Record::new();
+        push_fields(&reply, &["field0", "field1"], &mut r).unwrap();
+        assert_eq!(r.len(), 1);
+        assert!(values_are_empty(&Value::Array(vec![Value::Nil])));
+        assert!(hash_is_empty(&Value::Array(vec![])));
+    }
+}

@@ -1,0 +1,1087 @@
+//! WiredTiger (MongoDB's storage engine, a B-tree with snapshot isolation)
+//! through Debian's `libwiredtiger` and a flat C shim (`csrc/wt_shim.c`).
+//!
+//! One `WT_CONNECTION` per engine; every worker (runner thread) has its own
+//! `WT_SESSION` and cursors, since sessions are single-threaded and the
+//! connection is not. All YCSB tables share `table:usertable`
+//! (`key_format=u,value_format=u`); a record is one value in the encoding of
+//! YCSB's RocksDB binding ([`super::record::codec`]), as in the RocksDB
+//! engine, so sizes compare. `update` reads, merges and writes the record
+//! back inside one transaction, retried when WiredTiger reports a conflict.
+//!
+//! Durability: with the log on (the default), a commit is in the log; with
+//! `sync`, the log is fsynced at every commit. Without the log only a
+//! checkpoint makes writes durable: `settle` and `close` take one.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::ptr::null_mut;
+use std::sync::Mutex;
+
+use anyhow::Context;
+
+use super::options::OptionValues;
+use super::record::codec;
+use super::{
+    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
+    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
+    ThreadSlot,
+};
+use crate::error::InputError;
+use crate::properties::Properties;
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "wiredtiger",
+    about: "embedded WiredTiger (B-tree, MongoDB's engine) via Debian's libwiredtiger",
+    feature: "wiredtiger",
+    store: StoreKind::Directory { owns },
+    capabilities: Capabilities {
+        // Eviction threads write dirty pages out of the cache, a checkpoint
+        // server thread runs every `checkpoint` seconds and a log server
+        // thread writes and removes log files; settle takes a checkpoint,
+        // which waits for a running one and leaves the cache clean.
+        background_work: true,
+        compact: true,
+        kv: KvSupport::Ordered,
+        adopt: true,
+        ordered_scans: true,
+    },
+    options: &[
+        EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },
+        EngineOption { name: "checkpoint", default: "60", help: "seconds between checkpoints (checkpoint=(wait=N), MongoDB's 60); 0 = no periodic checkpoints" },
+        EngineOption { name: "log", default: "true", help: "write-ahead log (log=(enabled=...)); without it only checkpoints make writes durable" },
+        EngineOption { name: "sync", default: "false", help: "fsync the log at every commit (transaction_sync=(enabled=true,method=fsync)); needs log=true" },
+        EngineOption { name: "block_compressor", default: "snappy", help: "none, snappy or zlib: the compressors Debian's libwiredtiger0 ships, loaded as extensions (no lz4 or zstd there); MongoDB's default is snappy" },
+        EngineOption { name: "leaf_page_size", default: "32768", help: "leaf page bytes (table leaf_page_max), a multiple of 4096 up to 512 MiB" },
+        EngineOption { name: "config", default: "", help: "more wiredtiger_open configuration, appended last (so it wins), e.g. eviction=(threads_max=4)" },
+    ],
+    open,
+    db_bench: map_db_bench_flags,
+};
+
+/// WiredTiger's own entries in its home directory: its metadata and lock
+/// files (`WiredTiger`, `WiredTiger.basecfg`, `.lock`, `.turtle`, `.wt`,
+/// `.backup`, `.turtle.set`...), the history or lookaside file
+/// (`WiredTigerHS.wt`, `WiredTigerLAS.wt`), statistics logs, log files
+/// (`WiredTigerLog.*`, `WiredTigerPreplog.*`, `WiredTigerTmplog.*`), the
+/// tables (`*.wt`) and MongoDB's `journal` log directory
+/// (`config=log=(path=journal)`).
+fn owns(name: &str) -> bool {
+    const PREFIXES: [&str; 6] = [
+        "WiredTiger.",
+        "WiredTigerLog.",
+        "WiredTigerPreplog.",
+        "WiredTigerTmplog.",
+        "WiredTigerStat.",
+        "WiredTigerHS.",
+    ];
+    name == "WiredTiger"
+        || name == "WiredTigerLAS.wt"
+        || name == "journal"
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || (name.len() > 3 && name.ends_with(".wt"))
+}
+
+const URI: &CStr = c"table:usertable";
+/// Snapshot isolation, as MongoDB opens its sessions: WiredTiger 3.2's
+/// default, read-committed, takes a new snapshot for each operation of a
+/// transaction, so update's read-modify-write could lose a concurrent
+/// update instead of getting WT_ROLLBACK.
+const SESSION_CONFIG: &CStr = c"isolation=snapshot";
+/// Where the compressor extensions are (`pkg-config --variable=libdir
+/// wiredtiger` at build time).
+const EXTENSION_DIR: &str = env!("KVPERF_WT_LIBDIR");
+/// Attempts of an operation that WiredTiger rolls back on a write conflict.
+const MAX_ATTEMPTS: usize = 100;
+const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
+/// Sizes that allocate memory up front are bounded, so a typo is an error
+/// and not an allocation that kills the machine.
+const MAX_MEMORY_OPTION: u64 = 1 << 40;
+
+// WiredTiger's return codes (wiredtiger.h).
+const WT_ROLLBACK: c_int = -31800;
+const WT_NOTFOUND: c_int = -31803;
+const WT_PREPARE_CONFLICT: c_int = -31808;
+
+mod ffi {
+    use std::ffi::{c_char, c_int, c_void};
+
+    extern "C" {
+        pub fn kvperf_wt_last_error() -> *const c_char;
+        pub fn kvperf_wt_strerror(r: c_int) -> *const c_char;
+        pub fn kvperf_wt_version() -> *const c_char;
+        pub fn kvperf_wt_open(
+            home: *const c_char,
+            config: *const c_char,
+            conn: *mut *mut c_void,
+        ) -> c_int;
+        pub fn kvperf_wt_close(conn: *mut c_void, config: *const c_char) -> c_int;
+        pub fn kvperf_wt_open_session(
+            conn: *mut c_void,
+            config: *const c_char,
+            session: *mut *mut c_void,
+        ) -> c_int;
+        pub fn kvperf_wt_session_close(session: *mut c_void) -> c_int;
+        pub fn kvperf_wt_create(
+            session: *mut c_void,
+            uri: *const c_char,
+            config: *const c_char,
+        ) -> c_int;
+        pub fn kvperf_wt_checkpoint(session: *mut c_void, config: *const c_char) -> c_int;
+        pub fn kvperf_wt_compact(
+            session: *mut c_void,
+            uri: *const c_char,
+            config: *const c_char,
+        ) -> c_int;
+        pub fn kvperf_wt_begin(session: *mut c_void, config: *const c_char) -> c_int;
+        pub fn kvperf_wt_commit(session: *mut c_void, config: *const c_char) -> c_int;
+        pub fn kvperf_wt_rollback(session: *mut c_void) -> c_int;
+        pub fn kvperf_wt_open_cursor(
+            session: *mut c_void,
+            uri: *const c_char,
+            config: *const c_char,
+            cursor: *mut *mut c_void,
+        ) -> c_int;
+        pub fn kvperf_wt_reset(cursor: *mut c_void) -> c_int;
+        pub fn kvperf_wt_value(cursor: *mut c_void, v: *mut *const u8, vl: *mut usize) -> c_int;
+        pub fn kvperf_wt_entry(
+            cursor: *mut c_void,
+            k: *mut *const u8,
+            kl: *mut usize,
+            v: *mut *const u8,
+            vl: *mut usize,
+        ) -> c_int;
+        pub fn kvperf_wt_search(
+            cursor: *mut c_void,
+            k: *const u8,
+            kl: usize,
+            v: *mut *const u8,
+            vl: *mut usize,
+        ) -> c_int;
+        pub fn kvperf_wt_seek(cursor: *mut c_void, k: *const u8, kl: usize) -> c_int;
+        pub fn kvperf_wt_first(cursor: *mut c_void) -> c_int;
+        pub fn kvperf_wt_next(cursor: *mut c_void) -> c_int;
+        pub fn kvperf_wt_insert(
+            cursor: *mut c_void,
+            k: *const u8,
+            kl: usize,
+            v: *const u8,
+            vl: usize,
+        ) -> c_int;
+        pub fn kvperf_wt_update_here(cursor: *mut c_void, v: *const u8, vl: usize) -> c_int;
+        pub fn kvperf_wt_remove(cursor: *mut c_void, k: *const u8, kl: usize) -> c_int;
+    }
+}
+
+/// WiredTiger's words for a failed call on this thread: the message its
+/// event handler reported, else the code's `wiredtiger_strerror` text.
+fn message(code: c_int) -> String {
+    // SAFETY: both return NUL-terminated strings: the shim's thread-local
+    // buffer (read on the thread that made the call) or a static string.
+    let text = unsafe {
+        let last = CStr::from_ptr(ffi::kvperf_wt_last_error());
+        if last.is_empty() {
+            CStr::from_ptr(ffi::kvperf_wt_strerror(code))
+        } else {
+            last
+        }
+    };
+    text.to_string_lossy().replace('\n', " ")
+}
+
+fn check(code: c_int) -> Result<(), String> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(message(code))
+    }
+}
+
+fn failed(code: c_int) -> OpError {
+    OpError::Failed(message(code))
+}
+
+/// The library's version line, e.g. "WiredTiger 3.2.1: (August 27, 2019)".
+pub fn library_version() -> String {
+    // SAFETY: wiredtiger_version returns a static NUL-terminated string.
+    unsafe { CStr::from_ptr(ffi::kvperf_wt_version()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Options kvperf sets, each settable with `-p wiredtiger.<name>=`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WtOptions {
+    pub cache_size: u64,
+    pub checkpoint: u64,
+    pub log: bool,
+    pub sync: bool,
+    pub block_compressor: String,
+    pub leaf_page_size: u64,
+    pub config: String,
+    pub effective: BTreeMap<String, String>,
+}
+
+impl WtOptions {
+    pub fn from_properties(props: &Properties) -> Result<Self, InputError> {
+        let v = OptionValues::new(&SPEC, props);
+        let cache_size = v.u64_at_most("cache_size", MAX_MEMORY_OPTION)?;
+        if cache_size < 1 << 20 {
+            return Err(InputError::property(
+                "wiredtiger.cache_size",
+                format!("{cache_size} is less than WiredTiger's smallest cache, 1048576 (1 MiB)"),
+            ));
+        }
+        let leaf_page_size = v.u64_at_most("leaf_page_size", 512 << 20)?;
+        if leaf_page_size == 0 || leaf_page_size % 4096 != 0 {
+            return Err(InputError::property(
+                "wiredtiger.leaf_page_size",
+                format!(
+                    "{leaf_page_size} is not a multiple of 4096 (WiredTiger's allocation size)"
+                ),
+            ));
+        }
+        let log = v.bool("log")?;
+        let sync = v.bool("sync")?;
+        if sync && !log {
+            return Err(InputError::Invalid(
+                "wiredtiger.sync=true needs wiredtiger.log=true: without the log, only a checkpoint makes a write durable"
+                    .into(),
+            ));
+        }
+        let block_compressor = v.choice("block_compressor", &["none", "snappy", "zlib"])?;
+        if block_compressor != "none" && !extension(&block_compressor).exists() {
+            return Err(InputError::property(
+                "wiredtiger.block_compressor",
+                format!(
+                    "'{block_compressor}' needs {}, which is not installed (apt-get install libwiredtiger0); use none",
+                    extension(&block_compressor).display()
+                ),
+            ));
+        }
+        let config = v.text("config");
+        if config.contains('\0') {
+            return Err(InputError::property(
+                "wiredtiger.config",
+                "contains a NUL byte",
+            ));
+        }
+        Ok(Self {
+            cache_size,
+            checkpoint: v.u64_at_most("checkpoint", 100_000)?,
+            log,
+            sync,
+            block_compressor,
+            leaf_page_size,
+            config,
+            effective: v.effective(),
+        })
+    }
+
+    /// The `wiredtiger_open` configuration string.
+    pub fn open_config(&self, create: bool) -> String {
+        let mut c = String::new();
+        if create {
+            c.push_str("create,");
+        }
+        c.push_str(&format!(
+            "cache_size={},checkpoint=(wait={}),log=(enabled={}),\
+             transaction_sync=(enabled={},method=fsync),session_max=1024",
+            self.cache_size, self.checkpoint, self.log, self.sync
+        ));
+        if self.block_compressor != "none" {
+            c.push_str(&format!(
+                ",extensions=[\"{}\"]",
+                extension(&self.block_compressor).display()
+            ));
+        }
+        if !self.config.is_empty() {
+            c.push(',');
+            c.push_str(&self.config);
+        }
+        c
+    }
+
+    /// The configuration `table:usertable` is created with.
+    pub fn table_config(&self) -> String {
+        format!(
+            "key_format=u,value_format=u,block_compressor={},leaf_page_max={}",
+            self.block_compressor, self.leaf_page_size
+        )
+    }
+}
+
+/// The shared object of a compressor extension.
+fn extension(name: &str) -> PathBuf {
+    Path::new(EXTENSION_DIR).join(format!("libwiredtiger_{name}.so"))
+}
+
+/// db_bench's engine flags as WiredTiger options. db_bench's `--cache_size`
+/// is a block cache of compressed blocks beside the memtables, WiredTiger's
+/// cache holds every page; it is still the nearest meaning.
+fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
+    let mut honoured = vec![];
+    let mut settings = vec![];
+    if let Some(bytes) = flags.cache_size {
+        settings.push(("cache_size", bytes.max(1 << 20).to_string()));
+        honoured.push("cache_size");
+    }
+    let wal = !flags.disable_wal.unwrap_or(false);
+    if flags.disable_wal.is_some() {
+        settings.push(("log", wal.to_string()));
+        honoured.push("disable_wal");
+    }
+    if let Some(sync) = flags.sync {
+        // Without the log there is nothing to sync at a commit.
+        if wal || !sync {
+            settings.push(("sync", sync.to_string()));
+            honoured.push("sync");
+        }
+    }
+    if let Some(name) = &flags.compression_type {
+        let name = match name.as_str() {
+            "no" => "none",
+            other => other,
+        };
+        if ["none", "snappy", "zlib"].contains(&name) {
+            settings.push(("block_compressor", name.to_string()));
+            honoured.push("compression_type");
+        }
+    }
+    for (name, value) in settings {
+        let key = format!("wiredtiger.{name}");
+        // A `-p wiredtiger.x` given beside the flags wins.
+        if !props.contains(&key) {
+            props.set(&key, &value);
+        }
+    }
+    flags.not_honoured(&honoured)
+}
+
+fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    let dir = opts.dir()?;
+    let options = WtOptions::from_properties(opts.properties)?;
+    if opts.mode == OpenMode::Fresh {
+        super::store::remove_owned(dir, owns).with_context(|| {
+            format!("cannot remove the WiredTiger store in '{}'", dir.display())
+        })?;
+    }
+    let open_config = options.open_config(opts.mode != OpenMode::Existing);
+    let home = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| {
+        InputError::Invalid(format!("--db '{}' contains a NUL byte", dir.display()))
+    })?;
+    let config = CString::new(open_config.as_str()).expect("checked for NUL bytes");
+    let mut conn = null_mut();
+    // SAFETY: home and config are NUL-terminated; conn receives the handle.
+    let code = unsafe { ffi::kvperf_wt_open(home.as_ptr(), config.as_ptr(), &mut conn) };
+    if code != 0 {
+        let why = message(code);
+        if code == libc::EINVAL {
+            // A configuration WiredTiger refuses: options or wiredtiger.config.
+            return Err(InputError::Invalid(format!(
+                "WiredTiger refused its configuration ({why}); configuration: {open_config}"
+            ))
+            .into());
+        }
+        anyhow::bail!("cannot open WiredTiger in '{}': {why}", dir.display());
+    }
+    let engine = WtEngine {
+        state: Mutex::new(State {
+            conn: Some(Connection(conn)),
+            sessions: 0,
+        }),
+        dir: dir.to_path_buf(),
+        version: library_version(),
+        open_config,
+        options,
+    };
+    {
+        let session = engine.session()?;
+        let table = CString::new(engine.options.table_config()).expect("no NUL");
+        // SAFETY: a live session of this engine; NUL-terminated strings.
+        let code = unsafe { ffi::kvperf_wt_create(session.session, URI.as_ptr(), table.as_ptr()) };
+        if code != 0 {
+            let why = message(code);
+            drop(session);
+            let _ = engine.close();
+            anyhow::bail!("cannot create {}: {why}", URI.to_string_lossy());
+        }
+    }
+    Ok(Box::new(engine))
+}
+
+/// An open `WT_CONNECTION`.
+struct Connection(*mut c_void);
+
+// SAFETY: a WT_CONNECTION is thread-safe: WiredTiger allows its methods
+// (open_session, close) from any thread. kvperf calls close exactly once,
+// under the engine's mutex, after every session of it has been closed.
+unsafe impl Send for Connection {}
+
+struct State {
+    /// None once closed.
+    conn: Option<Connection>,
+    /// Sessions open on `conn` (workers and settle's): close waits for none.
+    sessions: usize,
+}
+
+pub struct WtEngine {
+    state: Mutex<State>,
+    dir: PathBuf,
+    version: String,
+    open_config: String,
+    options: WtOptions,
+}
+
+impl WtEngine {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new session with its cursors, counted until it is dropped.
+    fn session(&self) -> anyhow::Result<Session<'_>> {
+        let mut state = self.lock();
+        let Some(conn) = &state.conn else {
+            anyhow::bail!("the WiredTiger connection is closed");
+        };
+        let mut session = null_mut();
+        // SAFETY: conn is open (we hold the lock, so close cannot run).
+        let code =
+            unsafe { ffi::kvperf_wt_open_session(conn.0, SESSION_CONFIG.as_ptr(), &mut session) };
+        check(code).map_err(|why| anyhow::anyhow!("cannot open a WiredTiger session: {why}"))?;
+        state.sessions += 1;
+        Ok(Session {
+            engine: self,
+            session,
+            cursor: null_mut(),
+            remover: null_mut(),
+            iter: null_mut(),
+        })
+    }
+
+    fn checkpoint(&self) -> anyhow::Result<()> {
+        let session = self.session()?;
+        // SAFETY: a live session of this engine.
+        let code = unsafe { ffi::kvperf_wt_checkpoint(session.session, std::ptr::null()) };
+        check(code).map_err(|why| anyhow::anyhow!("WiredTiger checkpoint failed: {why}"))
+    }
+}
+
+impl Engine for WtEngine {
+    fn info(&self) -> EngineInfo {
+        let mut options = self.options.effective.clone();
+        options.insert("wiredtiger_open".into(), self.open_config.clone());
+        options.insert("table".into(), self.options.table_config());
+        EngineInfo {
+            name: "wiredtiger".into(),
+            version: self.version.clone(),
+            options,
+        }
+    }
+
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
+        Ok(Box::new(WtWorker {
+            session: self.session()?,
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        Ok(Box::new(WtKvWorker {
+            session: self.session()?,
+            entry: None,
+        }))
+    }
+
+    /// A checkpoint, with or without `flush`: it writes every dirty page
+    /// and syncs the files (what makes writes durable in WiredTiger; the
+    /// log is then archived), and it first waits for a checkpoint the
+    /// checkpoint server may be running. Eviction threads have nothing
+    /// left to write after it.
+    fn settle(&self, _flush: bool) -> anyhow::Result<()> {
+        self.checkpoint()
+    }
+
+    /// `WT_SESSION::compact` on the table (it returns free space at the end
+    /// of the file to the file system), then a checkpoint.
+    fn compact(&self) -> anyhow::Result<()> {
+        {
+            let session = self.session()?;
+            // SAFETY: a live session of this engine; URI is NUL-terminated.
+            let code =
+                unsafe { ffi::kvperf_wt_compact(session.session, URI.as_ptr(), std::ptr::null()) };
+            check(code).map_err(|why| anyhow::anyhow!("WiredTiger compact failed: {why}"))?;
+        }
+        self.checkpoint()
+    }
+
+    fn footprint(&self) -> Result<u64, String> {
+        super::store::owned_size(&self.dir, owns)
+    }
+
+    /// Closes the connection, which takes a final checkpoint. Only once:
+    /// later calls do nothing.
+    fn close(&self) -> anyhow::Result<()> {
+        let mut state = self.lock();
+        if state.sessions > 0 {
+            anyhow::bail!(
+                "internal: WiredTiger closed with {} session(s) still open",
+                state.sessions
+            );
+        }
+        let Some(conn) = state.conn.take() else {
+            return Ok(());
+        };
+        // SAFETY: the connection is open and no session of it is left.
+        let code = unsafe { ffi::kvperf_wt_close(conn.0, std::ptr::null()) };
+        check(code).map_err(|why| anyhow::anyhow!("closing WiredTiger failed: {why}"))
+    }
+}
+
+impl Drop for WtEngine {
+    fn drop(&mut self) {
+        // Workers borrow the engine, so every session is closed by now.
+        if let Err(e) = self.close() {
+            eprintln!("kvperf: {e:#}");
+        }
+    }
+}
+
+/// One thread's session and its cursors (opened on first use).
+struct Session<'a> {
+    engine: &'a WtEngine,
+    session: *mut c_void,
+    /// overwrite=true: insert, search, update, scan.
+    cursor: *mut c_void,
+    /// overwrite=false, so remove reports a missing key.
+    remover: *mut c_void,
+    /// kvperf bench's ordered cursor.
+    iter: *mut c_void,
+}
+
+// SAFETY: a WT_SESSION and its cursors may be used by one thread at a time,
+// not necessarily the thread that opened them. A Session is owned by one
+// worker, whose methods take &mut self, and it is never shared (not Sync).
+unsafe impl Send for Session<'_> {}
+
+impl Session<'_> {
+    fn open_cursor(&self, config: &CStr) -> Result<*mut c_void, OpError> {
+        let mut cursor = null_mut();
+        // SAFETY: a live session; URI and config are NUL-terminated.
+        let code = unsafe {
+            ffi::kvperf_wt_open_cursor(self.session, URI.as_ptr(), config.as_ptr(), &mut cursor)
+        };
+        if code != 0 {
+            return Err(failed(code));
+        }
+        Ok(cursor)
+    }
+
+    fn cursor(&mut self) -> Result<*mut c_void, OpError> {
+        if self.cursor.is_null() {
+            self.cursor = self.open_cursor(c"overwrite=true")?;
+        }
+        Ok(self.cursor)
+    }
+
+    fn remover(&mut self) -> Result<*mut c_void, OpError> {
+        if self.remover.is_null() {
+            self.remover = self.open_cursor(c"overwrite=false")?;
+        }
+        Ok(self.remover)
+    }
+
+    fn iter(&mut self) -> Result<*mut c_void, OpError> {
+        if self.iter.is_null() {
+            self.iter = self.open_cursor(c"")?;
+        }
+        Ok(self.iter)
+    }
+
+    /// Runs `op` again while WiredTiger rolls it back on a write conflict.
+    fn retry(&mut self, mut op: impl FnMut() -> c_int) -> OpResult {
+        let mut code = 0;
+        for attempt in 0..MAX_ATTEMPTS {
+            code = op();
+            match code {
+                0 => return Ok(()),
+                WT_NOTFOUND => return Err(OpError::NotFound),
+                WT_ROLLBACK | WT_PREPARE_CONFLICT => back_off(attempt),
+                _ => return Err(failed(code)),
+            }
+        }
+        Err(OpError::Failed(format!(
+            "{} ({MAX_ATTEMPTS} attempts)",
+            message(code)
+        )))
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        let cursor = self.cursor()?;
+        self.retry(|| {
+            // SAFETY: a cursor of this session; the slices outlive the call.
+            let code = unsafe {
+                ffi::kvperf_wt_insert(cursor, key.as_ptr(), key.len(), value.as_ptr(), value.len())
+            };
+            // SAFETY: as above; a reset releases the cursor's position.
+            unsafe { ffi::kvperf_wt_reset(cursor) };
+            code
+        })
+    }
+
+    /// Calls `found` with the value of `key`, then releases the cursor.
+    fn get<T>(&mut self, key: &[u8], found: impl FnOnce(&[u8]) -> T) -> Result<T, OpError> {
+        let cursor = self.cursor()?;
+        let (mut v, mut vl) = (std::ptr::null(), 0);
+        // SAFETY: a cursor of this session; v/vl receive the value, valid
+        // until the cursor moves; `found` runs before the reset.
+        unsafe {
+            let code = ffi::kvperf_wt_search(cursor, key.as_ptr(), key.len(), &mut v, &mut vl);
+            let result = match code {
+                0 => Ok(found(raw_slice(v, vl))),
+                WT_NOTFOUND => Err(OpError::NotFound),
+                _ => Err(failed(code)),
+            };
+            ffi::kvperf_wt_reset(cursor);
+            result
+        }
+    }
+}
+
+/// Waits before attempt `attempt + 1` of an operation rolled back on a
+/// conflict, as MongoDB does on a write conflict: at once a few times, then
+/// sleeps doubling from 10 µs to 1 ms, so that two threads that keep
+/// colliding on a hot key fall out of step (at most about 0.1 s in all).
+fn back_off(attempt: usize) {
+    if attempt < 3 {
+        std::thread::yield_now();
+    } else {
+        let micros = (10u64 << (attempt - 3).min(7)).min(1000);
+        std::thread::sleep(std::time::Duration::from_micros(micros));
+    }
+}
+
+/// A slice over WiredTiger memory.
+///
+/// # Safety
+/// `ptr` must point to `len` bytes that stay valid for the returned lifetime.
+unsafe fn raw_slice<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's guarantee.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        let mut state = self.engine.lock();
+        // SAFETY: the session is open (the connection cannot close while
+        // it is counted); closing it closes its cursors.
+        let code = unsafe { ffi::kvperf_wt_session_close(self.session) };
+        if code != 0 {
+            eprintln!(
+                "kvperf: closing a WiredTiger session failed: {}",
+                message(code)
+            );
+        }
+        state.sessions -= 1;
+    }
+}
+
+pub struct WtWorker<'a> {
+    session: Session<'a>,
+    encoded: Vec<u8>,
+    scratch: Record,
+}
+
+impl WtWorker<'_> {
+    /// One attempt of update's read-modify-write transaction; `None` when
+    /// WiredTiger rolled it back on a conflict (try again).
+    fn try_update(&mut self, cursor: *mut c_void, key: &[u8], values: &Record) -> Option<OpResult> {
+        let session = self.session.session;
+        // SAFETY: session and cursor are this worker's; the stored value is
+        // merged into `encoded` before the cursor moves.
+        unsafe {
+            let code = ffi::kvperf_wt_begin(session, std::ptr::null());
+            if code != 0 {
+                return Some(Err(failed(code)));
+            }
+            let (mut v, mut vl) = (std::ptr::null(), 0);
+            let mut code = ffi::kvperf_wt_search(cursor, key.as_ptr(), key.len(), &mut v, &mut vl);
+            if code == 0 {
+                if !codec::merge(
+                    raw_slice(v, vl),
+                    values,
+                    &mut self.scratch,
+                    &mut self.encoded,
+                ) {
+                    ffi::kvperf_wt_rollback(session);
+                    return Some(Err(OpError::Failed(CORRUPT.into())));
+                }
+                code =
+                    ffi::kvperf_wt_update_here(cursor, self.encoded.as_ptr(), self.encoded.len());
+            }
+            if code != 0 {
+                // Taken before the rollback, which clears the call's message.
+                let outcome = match code {
+                    WT_ROLLBACK | WT_PREPARE_CONFLICT => None,
+                    WT_NOTFOUND => Some(Err(OpError::NotFound)),
+                    _ => Some(Err(failed(code))),
+                };
+                ffi::kvperf_wt_rollback(session);
+                return outcome;
+            }
+            // A failed commit rolls the transaction back.
+            match ffi::kvperf_wt_commit(session, std::ptr::null()) {
+                0 => Some(Ok(())),
+                WT_ROLLBACK | WT_PREPARE_CONFLICT => None,
+                code => Some(Err(failed(code))),
+            }
+        }
+    }
+}
+
+impl EngineWorker for WtWorker<'_> {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
+        if self
+            .session
+            .get(key, |value| codec::decode(value, fields, out))?
+        {
+            Ok(())
+        } else {
+            Err(OpError::Failed(CORRUPT.into()))
+        }
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        let cursor = self.session.cursor()?;
+        // SAFETY: this worker's cursor; each value is decoded before the
+        // cursor moves on, and the cursor is reset before returning.
+        unsafe {
+            let mut code = ffi::kvperf_wt_seek(cursor, start_key.as_ptr(), start_key.len());
+            let mut result = Ok(());
+            while code == 0 && out.len() < count {
+                let (mut v, mut vl) = (std::ptr::null(), 0);
+                code = ffi::kvperf_wt_value(cursor, &mut v, &mut vl);
+                if code != 0 {
+                    break;
+                }
+                if !codec::decode(raw_slice(v, vl), fields, out.next_slot()) {
+                    result = Err(OpError::Failed(CORRUPT.into()));
+                    break;
+                }
+                if out.len() < count {
+                    code = ffi::kvperf_wt_next(cursor);
+                }
+            }
+            if code != 0 && code != WT_NOTFOUND {
+                result = Err(failed(code));
+            }
+            ffi::kvperf_wt_reset(cursor);
+            result
+        }
+    }
+
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        let cursor = self.session.cursor()?;
+        for attempt in 0..MAX_ATTEMPTS {
+            match self.try_update(cursor, key, values) {
+                Some(result) => return result,
+                None => back_off(attempt),
+            }
+        }
+        Err(OpError::Failed(format!(
+            "{} ({MAX_ATTEMPTS} attempts)",
+            message(WT_ROLLBACK)
+        )))
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        let mut encoded = std::mem::take(&mut self.encoded);
+        codec::encode(values, &mut encoded);
+        let result = self.session.put(key, &encoded);
+        self.encoded = encoded;
+        result
+    }
+
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        let remover = self.session.remover()?;
+        self.session.retry(|| {
+            // SAFETY: this worker's cursor; the key outlives the call.
+            unsafe {
+                let code = ffi::kvperf_wt_remove(remover, key.as_ptr(), key.len());
+                ffi::kvperf_wt_reset(remover);
+                code
+            }
+        })
+    }
+}
+
+/// Raw keys and values for `kvperf bench`, as db_bench stores them.
+pub struct WtKvWorker<'a> {
+    session: Session<'a>,
+    /// The entry under the ordered cursor: WiredTiger memory, valid until
+    /// that cursor moves, which only `seek`, `next` and drop (&mut self) do.
+    entry: Option<(*const u8, usize, *const u8, usize)>,
+}
+
+impl WtKvWorker<'_> {
+    /// Reads the entry under the ordered cursor after a move with `code`.
+    fn landed(&mut self, code: c_int) -> Result<bool, OpError> {
+        self.entry = None;
+        match code {
+            0 => {}
+            WT_NOTFOUND => return Ok(false),
+            _ => return Err(failed(code)),
+        }
+        let (mut k, mut kl, mut v, mut vl) = (std::ptr::null(), 0, std::ptr::null(), 0);
+        // SAFETY: the ordered cursor is positioned (code 0).
+        let code =
+            unsafe { ffi::kvperf_wt_entry(self.session.iter, &mut k, &mut kl, &mut v, &mut vl) };
+        if code != 0 {
+            return Err(failed(code));
+        }
+        self.entry = Some((k, kl, v, vl));
+        Ok(true)
+    }
+}
+
+impl KvWorker for WtKvWorker<'_> {
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+        self.session.get(key, <[u8]>::len)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        self.session.put(key, value)
+    }
+
+    /// Like RocksDB's (and db_bench's deleterandom): deleting a missing key
+    /// succeeds, through the overwrite=true cursor.
+    fn delete(&mut self, key: &[u8]) -> OpResult {
+        let cursor = self.session.cursor()?;
+        self.session.retry(|| {
+            // SAFETY: this worker's cursor; the key outlives the call.
+            unsafe {
+                let code = ffi::kvperf_wt_remove(cursor, key.as_ptr(), key.len());
+                ffi::kvperf_wt_reset(cursor);
+                code
+            }
+        })
+    }
+
+    fn seek(&mut self, target: Option<&[u8]>, fresh: bool) -> Result<bool, OpError> {
+        self.entry = None;
+        let iter = self.session.iter()?;
+        // SAFETY: this worker's ordered cursor; the key outlives the call.
+        let code = unsafe {
+            if fresh {
+                // Releases the cursor's snapshot, so it sees the latest writes.
+                ffi::kvperf_wt_reset(iter);
+            }
+            match target {
+                Some(key) => ffi::kvperf_wt_seek(iter, key.as_ptr(), key.len()),
+                None => ffi::kvperf_wt_first(iter),
+            }
+        };
+        self.landed(code)
+    }
+
+    fn next(&mut self) -> Result<bool, OpError> {
+        if self.entry.is_none() {
+            return Ok(false);
+        }
+        // SAFETY: the ordered cursor is open and positioned.
+        let code = unsafe { ffi::kvperf_wt_next(self.session.iter) };
+        self.landed(code)
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        let (k, kl, v, vl) = self.entry?;
+        // SAFETY: the entry's memory is valid until the ordered cursor
+        // moves, which takes &mut self (see `entry`).
+        unsafe { Some((raw_slice(k, kl), raw_slice(v, vl))) }
+    }
+}
+
+// SAFETY: `entry` points into memory of the worker's own session (Send, see
+// Session); the worker is used by one thread at a time.
+unsafe impl Send for WtKvWorker<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owns_exactly_wiredtigers_files() {
+        for name in [
+            "WiredTiger",
+            "WiredTiger.basecfg",
+            "WiredTiger.lock",
+            "WiredTiger.turtle",
+            "WiredTiger.wt",
+            "WiredTigerHS.wt",
+            "WiredTigerLAS.wt",
+            "usertable.wt",
+            "WiredTigerLog.0000000001",
+            "WiredTigerPreplog.0000000002",
+            "WiredTigerTmplog.0000000003",
+            "journal",
+        ] {
+            assert!(owns(name), "{name}");
+        }
+        for name in [
+            ".kvperf-data",
+            "notes.txt",
+            "CURRENT",
+            "wt",
+            ".wt",
+            "WiredTigerX",
+            "my-folder",
+        ] {
+            assert!(!owns(name), "{name}");
+        }
+    }
+
+    fn open_in(dir: &Path, mode: OpenMode) -> Box<dyn Engine> {
+        crate::engine::open(
+            &SPEC,
+            &OpenOptions {
+                dir: Some(dir),
+                properties: &Properties::new(),
+                mode,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn close_waits_for_sessions_and_happens_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        let engine = open_in(&db, OpenMode::Fresh);
+        assert!(engine.info().version.starts_with("WiredTiger "));
+        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut rec = Record::new();
+        rec.push(b"field0", b"x");
+        w.insert("usertable", b"k", &rec).unwrap();
+        let err = engine.close().unwrap_err().to_string();
+        assert!(err.contains("1 session(s) still open"), "{err}");
+        assert_eq!(w.delete("usertable", b"missing"), Err(OpError::NotFound));
+        drop(w);
+        engine.settle(true).unwrap();
+        engine.compact().unwrap();
+        engine.close().unwrap();
+        engine.close().unwrap();
+        assert!(engine.worker(ThreadSlot { index: 0, count: 1 }).is_err());
+        drop(engine);
+        // Dropped without close: Drop closes the connection (else the
+        // next open would find WiredTiger.lock held).
+        let engine = open_in(&db, OpenMode::Existing);
+        drop(engine);
+        let engine = open_in(&db, OpenMode::Existing);
+        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut out = Record::new();
+        w.read("usertable", b"k", None, &mut out).unwrap();
+        assert_eq!(out.get(b"field0"), Some(&b"x"[..]));
+    }
+
+    /// Two threads read-modify-write one record, each its own field: with
+    /// snapshot isolation a stale read ends in WT_ROLLBACK and a retry, so
+    /// no thread's write is lost (read-committed lost some).
+    #[test]
+    fn conflicting_updates_are_retried_not_lost() {
+        let tmp = tempfile::tempdir().unwrap();
+        let engine = open_in(&tmp.path().join("db"), OpenMode::Fresh);
+        let engine = engine.as_ref();
+        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut rec = Record::new();
+        rec.push(b"start", b"0");
+        w.insert("usertable", b"hot", &rec).unwrap();
+        drop(w);
+        const UPDATES: usize = 3000;
+        std::thread::scope(|s| {
+            for t in 0..2usize {
+                s.spawn(move || {
+                    let mut w = engine.worker(ThreadSlot { index: t, count: 2 }).unwrap();
+                    for i in 1..=UPDATES {
+                        let mut rec = Record::new();
+                        rec.push(format!("field{t}").as_bytes(), i.to_string().as_bytes());
+                        w.update("usertable", b"hot", &rec).unwrap();
+                    }
+                });
+            }
+        });
+        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut out = Record::new();
+        w.read("usertable", b"hot", None, &mut out).unwrap();
+        let last = UPDATES.to_string();
+        assert_eq!(out.get(b"field0"), Some(last.as_bytes()), "{out:?}");
+        assert_eq!(out.get(b"field1"), Some(last.as_bytes()), "{out:?}");
+    }
+
+    #[test]
+    fn options_are_checked_and_mapped() {
+        let defaults = WtOptions::from_properties(&Properties::new()).unwrap();
+        let config = defaults.open_config(true);
+        assert!(
+            config
+                .starts_with("create,cache_size=104857600,checkpoint=(wait=60),log=(enabled=true)"),
+            "{config}"
+        );
+        assert!(config.contains("libwiredtiger_snappy.so"), "{config}");
+        assert!(!defaults.open_config(false).contains("create"));
+
+        let mut props = Properties::new();
+        props.set("wiredtiger.sync", "true");
+        props.set("wiredtiger.log", "false");
+        let err = WtOptions::from_properties(&props).unwrap_err().to_string();
+        assert!(
+            err.contains("needs wiredtiger.log=true") && !err.contains('\n'),
+            "{err}"
+        );
+
+        let mut props = Properties::new();
+        props.set("wiredtiger.block_compressor", "zstd");
+        let err = WtOptions::from_properties(&props).unwrap_err().to_string();
+        assert!(
+            err.contains("'zstd' is not one of none, snappy, zlib"),
+            "{err}"
+        );
+
+        let mut props = Properties::new();
+        props.set("wiredtiger.leaf_page_size", "1000");
+        assert!(WtOptions::from_properties(&props).is_err());
+
+        let flags = DbBenchFlags {
+            cache_size: Some(8 << 20),
+            compression_type: Some("zstd".into()),
+            disable_wal: Some(true),
+            sync: Some(true),
+            bloom_bits: Some(10.0),
+            ..Default::default()
+        };
+        let mut props = Properties::new();
+        let not = map_db_bench_flags(&flags, &mut props);
+        assert_eq!(not, ["bloom_bits", "compression_type", "sync"]);
+        assert_eq!(props.get("wiredtiger.cache_size"), Some("8388608"));
+        assert_eq!(props.get("wiredtiger.log"), Some("false"));
+        assert_eq!(props.get("wiredtiger.block_compressor"), None);
+    }
+}
