@@ -1,25 +1,93 @@
 //! `kvperf plan run|show`: a study from a plan file.
 
-use crate::cli::{PlanRunArgs, PlanShowArgs};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
 use crate::plan::runner::{self, RunOptions};
-use crate::plan::{LoadedPlan, StepKind};
+use crate::plan::LoadedPlan;
+use crate::report;
+
+#[derive(Debug, Args)]
+pub struct PlanShowArgs {
+    /// Plan file (TOML).
+    pub plan: PathBuf,
+    /// Multiply record and operation counts and durations by F (e.g. 0.001).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// Use DIR as config NAME's data directory; repeatable.
+    #[arg(long = "db", value_name = "NAME=DIR", value_parser = parse_db_override)]
+    pub db: Vec<(String, PathBuf)>,
+    /// Change a plan value without editing the file; repeatable. KEY is a
+    /// dotted path: `recordcount=1000` (a property), `threads=[1,2]` (every
+    /// measured step), `steps.1.operations=5000`, `configs.disk.db=/mnt/kv`,
+    /// `drop_caches=true`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanRunArgs {
+    #[command(flatten)]
+    pub plan: PlanShowArgs,
+    /// Results file (JSON lines): appended to, and read to skip finished steps.
+    #[arg(long, value_name = "FILE")]
+    pub results: PathBuf,
+    /// Where the report (report.md, report.csv, report.html) is written when
+    /// the plan finishes; default: the results file's name without
+    /// `.jsonl`, plus `-report`.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+}
+
+fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(dir)))
+        }
+        _ => Err(format!(
+            "'{text}' is not NAME=DIR (e.g. --db disk=/mnt/nvme/kv)"
+        )),
+    }
+}
 
 fn prepare(
     args: &PlanShowArgs,
-    results: std::path::PathBuf,
+    results: PathBuf,
 ) -> anyhow::Result<(runner::Prepared, RunOptions)> {
     let opts = RunOptions {
         results,
         scale: args.scale,
         db_overrides: args.db.clone(),
     };
-    let loaded = LoadedPlan::from_file(&args.plan)?;
+    let loaded = LoadedPlan::from_file_with(&args.plan, &args.set)?;
     Ok((runner::prepare(loaded, &opts)?, opts))
 }
 
 pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
+    let report_dir = args
+        .report
+        .clone()
+        .unwrap_or_else(|| default_report_dir(&args.results));
     let (prepared, opts) = prepare(&args.plan, args.results)?;
-    runner::run(&prepared, &opts)
+    runner::run(&prepared, &opts)?;
+    let study = report::load(std::slice::from_ref(&opts.results))?;
+    report::write(&study, &report_dir)?;
+    eprintln!(
+        "report: {}",
+        ["report.md", "report.csv", "report.html"]
+            .map(|f| report_dir.join(f).display().to_string())
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// `results/seed-000.jsonl` -> `results/seed-000-report`.
+fn default_report_dir(results: &Path) -> PathBuf {
+    let stem = results
+        .file_stem()
+        .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+    results.with_file_name(format!("{stem}-report"))
 }
 
 pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
@@ -40,24 +108,18 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
         println!("cannot run here: {e}");
     }
     for (i, step) in p.steps.iter().enumerate() {
-        let command = match step.kind {
-            StepKind::Precondition => format!(
-                "(kvperf writes {} bytes of random data into {})",
-                step.fill_bytes,
-                step.db.join(crate::engine::PRECONDITION_FILE).display()
-            ),
-            _ => {
-                let args = runner::child_args(
-                    plan.driver,
-                    plan.settle,
-                    plan.drop_caches,
-                    step,
-                    "STEP.json".as_ref(),
-                );
-                let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
-                format!("kvperf {}", quoted.join(" "))
-            }
-        };
+        let args = runner::child_args(
+            plan.driver,
+            plan.settle,
+            plan.drop_caches,
+            step,
+            "STEP.json".as_ref(),
+        );
+        let quoted: Vec<String> = runner::redacted_args(&args)
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect();
+        let command = format!("kvperf {}", quoted.join(" "));
         println!("{:>4}  {}\n      {command}", i + 1, step.id);
     }
     Ok(())

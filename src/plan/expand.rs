@@ -8,12 +8,14 @@ use serde::Serialize;
 
 use super::{Driver, LoadedPlan, Plan, CORE_WORKLOADS};
 use crate::error::did_you_mean;
+use crate::properties::Properties;
 use crate::workload::dbbench::Benchmark;
-use crate::workload::properties::Properties;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
+    /// The 4 corners of the config's device (`kvperf device corners`).
+    Corners,
     Precondition,
     Load,
     Run,
@@ -25,7 +27,10 @@ pub struct Step {
     /// Stable within a plan: what a rerun matches finished results by.
     pub id: String,
     pub config: String,
-    pub db: PathBuf,
+    /// The data directory, for engines that keep one.
+    pub db: Option<PathBuf>,
+    /// The server the config needs, started around its steps.
+    pub server: Option<super::ServerConfig>,
     pub engine: String,
     pub kind: StepKind,
     /// `a`..`f` or a workload file (YCSB), a benchmark (db_bench).
@@ -34,10 +39,9 @@ pub struct Step {
     pub label: String,
     pub threads: u64,
     pub repeat: u32,
-    /// Merged and scaled: YCSB properties or db_bench flags.
+    /// Merged and scaled: YCSB properties, db_bench flags, or the flags of
+    /// `kvperf device corners|precondition`.
     pub properties: Vec<(String, String)>,
-    /// Bytes a precondition step writes.
-    pub fill_bytes: u64,
 }
 
 /// Counts `--scale` multiplies, per driver; durations are scaled too, so a
@@ -90,51 +94,62 @@ pub fn steps(
         let db = db_overrides
             .iter()
             .find(|(name, _)| *name == config.name)
-            .map_or_else(|| config.db.clone(), |(_, dir)| dir.clone());
+            .map_or_else(|| config.db.clone(), |(_, dir)| Some(dir.clone()));
         let engine = config.engine.clone().unwrap_or_else(|| plan.engine.clone());
-        let mut push = |kind: StepKind,
-                        workload: &str,
-                        label: &str,
-                        threads,
-                        repeat,
-                        properties,
-                        fill_bytes| {
-            let index = out.len();
-            let tag = if label.is_empty() {
-                String::new()
-            } else {
-                format!("-{label}")
+        let mut push =
+            |kind: StepKind, workload: &str, label: &str, threads, repeat, properties| {
+                let index = out.len();
+                let tag = if label.is_empty() {
+                    String::new()
+                } else {
+                    format!("-{label}")
+                };
+                out.push(Step {
+                    id: format!(
+                        "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
+                        config.name,
+                        kind.name()
+                    ),
+                    label: label.to_string(),
+                    config: config.name.clone(),
+                    db: db.clone(),
+                    server: config.server.clone(),
+                    engine: engine.clone(),
+                    kind,
+                    workload: workload.to_string(),
+                    threads,
+                    repeat,
+                    properties,
+                });
             };
-            out.push(Step {
-                id: format!(
-                    "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
-                    config.name,
-                    kind.name()
-                ),
-                label: label.to_string(),
-                config: config.name.clone(),
-                db: db.clone(),
-                engine: engine.clone(),
-                kind,
-                workload: workload.to_string(),
-                threads,
-                repeat,
-                properties,
-                fill_bytes,
-            });
+        let size = |text: &crate::plan::PropertyValue, what: &str| {
+            super::parse_size(&text.to_string())
+                .map(|b| scaled(b, scale).to_string())
+                .map_err(|e| anyhow::anyhow!("{what}: {e}"))
         };
+        let flag = |k: &str, v: String| (k.to_string(), v);
+        if let Some(d) = plan.device.as_ref().filter(|d| d.corners) {
+            let props = vec![
+                flag("size", size(&d.size, "device.size")?),
+                flag("runtime", scaled(d.runtime, scale).to_string()),
+                flag("ramp", ((d.ramp as f64 * scale).round() as u64).to_string()),
+            ];
+            push(StepKind::Corners, "corners", "", 1, 1, props);
+        }
         if let Some(pre) = &plan.precondition {
-            let bytes = super::parse_size(&pre.fill.to_string())
-                .map_err(|e| anyhow::anyhow!("precondition.fill: {e}"))?;
-            push(
-                StepKind::Precondition,
-                "fill",
-                "",
-                1,
-                1,
-                Vec::new(),
-                scaled(bytes, scale),
-            );
+            let mut props = vec![
+                flag("size", size(&pre.fill, "precondition.fill")?),
+                flag("passes", pre.passes.to_string()),
+            ];
+            if let Some(s) = &pre.steady {
+                props.push(flag("steady", s.clone()));
+                props.push(flag(
+                    "round-seconds",
+                    scaled(pre.round_seconds, scale).to_string(),
+                ));
+                props.push(flag("max-rounds", pre.max_rounds.to_string()));
+            }
+            push(StepKind::Precondition, "fill", "", 1, 1, props);
         }
         for def in &plan.steps {
             let kind = if def.load {
@@ -148,6 +163,10 @@ pub fn steps(
                     for (k, v) in layer {
                         set(&mut props, k, &v.to_string());
                     }
+                }
+                // A config's own server port reaches its engine.
+                if let Some(port) = config.server.as_ref().and_then(|s| s.port) {
+                    set(&mut props, &format!("{engine}.port"), &port.to_string());
                 }
                 let (ops_key, duration_key) = match plan.driver {
                     Driver::Ycsb => ("operationcount", "maxexecutiontime"),
@@ -169,7 +188,6 @@ pub fn steps(
                             threads as u64,
                             repeat,
                             props.clone(),
-                            0,
                         );
                     }
                 }
@@ -183,6 +201,7 @@ impl StepKind {
     /// The name in step ids and results lines (as serialized).
     pub fn name(self) -> &'static str {
         match self {
+            StepKind::Corners => "corners",
             StepKind::Precondition => "precondition",
             StepKind::Load => "load",
             StepKind::Run => "run",
@@ -372,7 +391,10 @@ duration = 600
         assert_eq!(get(&steps[2], "maxexecutiontime"), "1");
         assert_eq!(get(&steps[2], "fieldcount"), "4");
         assert_eq!(steps[2].threads, 4);
-        assert_eq!(steps[0].fill_bytes, 1_000_000);
+        assert_eq!(
+            steps[0].properties[0],
+            ("size".to_string(), "1000000".to_string())
+        );
     }
 
     #[test]
@@ -392,7 +414,7 @@ duration = 600
     fn db_override_needs_a_known_config() {
         let p = load(PLAN);
         let s = steps(&p, 1.0, &[("slow".into(), "/c".into())]).unwrap();
-        assert_eq!(s.last().unwrap().db, Path::new("/c"));
+        assert_eq!(s.last().unwrap().db.as_deref(), Some(Path::new("/c")));
         assert!(check_config_name(&p.plan, "slwo")
             .unwrap_err()
             .contains("did you mean 'slow'"));

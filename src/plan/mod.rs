@@ -7,6 +7,7 @@
 //! unknown workloads or benchmarks, duplicate configuration names.
 
 mod expand;
+mod overrides;
 pub mod runner;
 mod size;
 
@@ -51,30 +52,95 @@ pub struct Plan {
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
     pub precondition: Option<Precondition>,
+    /// Measure each config's device first (`kvperf device corners`).
+    pub device: Option<DeviceCorners>,
+    /// How the report writes comparisons.
+    pub report: Option<ReportConfig>,
     #[serde(rename = "configs")]
     pub configs: Vec<Config>,
     pub steps: Vec<StepDef>,
 }
 
-/// Fill the data directory's filesystem before the load, as SSD studies
-/// precondition a drive: a file of incompressible data, written and synced.
+/// Precondition each config's device before its load, as SSD studies do
+/// (SNIA PTS): a fill file written sequentially `passes` times, then, with
+/// `steady`, 4 KiB random-write rounds until steady state
+/// (`kvperf device precondition`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Precondition {
-    /// Bytes to write, e.g. 1000000000 or "1TiB" (scaled by `--scale`).
+    /// Bytes of the fill file, e.g. 1000000000 or "1TiB" (scaled by `--scale`).
     pub fill: PropertyValue,
+    #[serde(default = "one")]
+    pub passes: u32,
+    /// fio-style criterion for the rounds, e.g. "iops:20%" (SNIA's range).
+    pub steady: Option<String>,
+    /// Seconds per round (scaled by `--scale`).
+    #[serde(default = "sixty")]
+    pub round_seconds: u64,
+    #[serde(default = "twenty_five")]
+    pub max_rounds: u64,
 }
 
-/// One of the configurations compared: a data directory, and optionally
-/// its own engine and properties.
+/// `[report]`: `improvements = "percent"` ("+44%", "51% lower", as most
+/// briefs) or `"ratio"` ("3.0x", as seed 004).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    #[serde(default)]
+    pub improvements: Improvements,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Improvements {
+    #[default]
+    Percent,
+    Ratio,
+}
+
+/// `[device]`: the 4 corners of each config's device, measured before
+/// anything else is written (seed 004 sets them beside its results).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceCorners {
+    pub corners: bool,
+    /// Bytes of the test file (scaled by `--scale`); "well past RAM" at full scale.
+    pub size: PropertyValue,
+    /// Seconds per corner (scaled by `--scale`).
+    #[serde(default = "thirty")]
+    pub runtime: u64,
+    /// Seconds before each corner is counted (scaled by `--scale`).
+    #[serde(default = "five")]
+    pub ramp: u64,
+}
+
+/// One of the configurations compared: a data directory (for engines that
+/// keep one), and optionally its own engine and properties.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub name: String,
-    pub db: PathBuf,
+    pub db: Option<PathBuf>,
     pub engine: Option<String>,
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
+    /// A server the runner starts before this config's steps and stops
+    /// after them (`kvperf server start|stop`).
+    pub server: Option<ServerConfig>,
+}
+
+/// `server = { name = "ferretdb", settings = { ferretdb_handler = "sqlite" } }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// redis, postgres, cassandra or ferretdb.
+    pub name: String,
+    #[serde(default = "one")]
+    pub nodes: u32,
+    pub port: Option<u16>,
+    /// The server's settings (`kvperf server start -p KEY=VALUE`).
+    #[serde(default)]
+    pub settings: BTreeMap<String, PropertyValue>,
 }
 
 /// One entry of `[[steps]]`: workloads x threads x repeats.
@@ -158,6 +224,18 @@ fn default_engine() -> String {
 fn one() -> u32 {
     1
 }
+fn five() -> u64 {
+    5
+}
+fn thirty() -> u64 {
+    30
+}
+fn sixty() -> u64 {
+    60
+}
+fn twenty_five() -> u64 {
+    25
+}
 
 /// The shipped YCSB core workloads, so plans run from any directory.
 pub const CORE_WORKLOADS: [(&str, &str); 6] = [
@@ -178,11 +256,27 @@ pub struct LoadedPlan {
 
 impl LoadedPlan {
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
+        Self::from_file_with(path, &[])
+    }
+
+    /// The plan in `path` with `--set KEY=VALUE` changes applied.
+    pub fn from_file_with(path: &Path, sets: &[String]) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             InputError::Invalid(format!("cannot read plan '{}': {e}", path.display()))
         })?;
-        let plan = parse(&text)
-            .map_err(|e| InputError::Invalid(format!("plan '{}': {}", path.display(), e)))?;
+        let in_plan = |e: String| InputError::Invalid(format!("plan '{}': {e}", path.display()));
+        // Parsed as written first, so its own mistakes are named by line.
+        let mut plan = parse(&text).map_err(in_plan)?;
+        if !sets.is_empty() {
+            let mut tree: toml::Value =
+                toml::from_str(&text).map_err(|e| in_plan(e.to_string()))?;
+            for assignment in sets {
+                overrides::apply(&mut tree, assignment).map_err(in_plan)?;
+            }
+            plan = Plan::deserialize(tree)
+                .map_err(|e| in_plan(format!("after --set: {}", e.message().trim())))?;
+            validate(&plan).map_err(|e| in_plan(format!("after --set: {e}")))?;
+        }
         Ok(Self {
             plan,
             path: path.to_path_buf(),
@@ -236,7 +330,7 @@ fn validate(plan: &Plan) -> Result<(), String> {
         if plan.configs[..i].iter().any(|c| c.name == config.name) {
             return Err(format!("config name '{}' is used twice", config.name));
         }
-        if config.db.as_os_str().is_empty() {
+        if config.db.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
             return Err(format!("config '{}': db is empty", config.name));
         }
     }
@@ -268,8 +362,24 @@ fn validate(plan: &Plan) -> Result<(), String> {
             expand::check_workload(plan.driver, step.load, w).map_err(|e| format!("{at}: {e}"))?;
         }
     }
+    if let Some(d) = &plan.device {
+        size::parse_size(&d.size.to_string()).map_err(|e| format!("device.size: {e}"))?;
+        if d.runtime == 0 {
+            return Err("device.runtime must be at least 1 second".into());
+        }
+    }
     if let Some(p) = &plan.precondition {
         size::parse_size(&p.fill.to_string()).map_err(|e| format!("precondition.fill: {e}"))?;
+        if p.passes == 0 {
+            return Err("precondition.passes must be at least 1".into());
+        }
+        if let Some(s) = &p.steady {
+            crate::measure::steady::SteadyCriterion::parse(s)
+                .map_err(|e| format!("precondition.steady: {e}"))?;
+        }
+        if p.round_seconds == 0 || p.max_rounds == 0 {
+            return Err("precondition.round_seconds and max_rounds must be at least 1".into());
+        }
     }
     Ok(())
 }

@@ -4,7 +4,6 @@
 //! command line is recorded for reproduction. Each finished step becomes one
 //! durable line in the results file; a rerun skips the steps already there.
 
-use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,11 +13,11 @@ use anyhow::Context;
 
 use super::expand::{self, Step, StepKind};
 use super::{Driver, LoadedPlan, Settle};
-use crate::engine;
-use crate::error::InputError;
-use crate::host::HostInfo;
-use crate::output::{decode_histogram, unix_ms, Provenance};
-use crate::results::{self, Appender, LatencySummary, PlanId, Record, StepId, Summary};
+use crate::engine::{self, Capability, OpenMode};
+use crate::error::{InputError, EXIT_INPUT};
+use crate::output::unix_ms;
+use crate::results::step::{ErrorKind, Measurement, StepError, StepOutput};
+use crate::results::{self, Appender, PlanId, Record, StepId};
 
 pub struct RunOptions {
     pub results: PathBuf,
@@ -50,21 +49,72 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
         fingerprint: expand::fingerprint(&loaded.plan, opts.scale, &steps),
         scale: opts.scale,
         file: loaded.path.display().to_string(),
+        ratios: loaded
+            .plan
+            .report
+            .is_some_and(|r| r.improvements == super::Improvements::Ratio),
     };
     Ok(Prepared { loaded, steps, id })
 }
 
-/// Engines the plan names that this binary lacks: one clear error.
+/// Engines the plan names that this binary lacks, and what the plan asks
+/// of an engine that it cannot do: one clear error before anything runs.
 pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
-    let available: Vec<&str> = engine::registry().iter().map(|s| s.name).collect();
+    let plan = &p.loaded.plan;
     for step in &p.steps {
-        if !available.contains(&step.engine.as_str()) {
+        let spec = engine::find(&step.engine).map_err(|e| {
+            InputError::Invalid(format!(
+                "plan '{}' config '{}': {e}",
+                p.id.name, step.config
+            ))
+        })?;
+        if plan.settle.compacts() {
+            spec.require(Capability::Compact, "the plan's settle = \"compact\"")?;
+        }
+        if let Some(server) = &step.server {
+            let known = crate::server::find(&server.name).map_err(|e| {
+                InputError::Invalid(format!(
+                    "plan '{}' config '{}': {e}",
+                    p.id.name, step.config
+                ))
+            })?;
+            if !matches!(spec.store, engine::StoreKind::Server { server, .. } if server == known.name)
+            {
+                return Err(InputError::Invalid(format!(
+                    "plan '{}' config '{}': engine '{}' does not talk to a {} server",
+                    p.id.name, step.config, spec.name, known.name
+                )));
+            }
+        }
+        if plan.driver == Driver::DbBench && matches!(step.kind, StepKind::Load | StepKind::Run) {
+            let bench = crate::workload::dbbench::Benchmark::parse(&step.workload)?;
+            spec.require(
+                Capability::Kv(bench.kv_support()),
+                &format!("the plan's db_bench benchmark {}", step.workload),
+            )?;
+        }
+        match (&step.db, spec.uses_data_dir()) {
+            (None, true) => {
+                return Err(InputError::Invalid(format!(
+                    "plan '{}' config '{}': engine '{}' keeps its data in a directory; give the config a db",
+                    p.id.name, step.config, spec.name
+                )))
+            }
+            (Some(_), false) => {
+                return Err(InputError::Invalid(format!(
+                    "plan '{}' config '{}': engine '{}' keeps no data directory; remove the config's db",
+                    p.id.name, step.config, spec.name
+                )))
+            }
+            _ => {}
+        }
+        if matches!(step.kind, StepKind::Precondition | StepKind::Corners) && !spec.uses_data_dir()
+        {
             return Err(InputError::Invalid(format!(
-                "plan '{}' needs engine '{}' (config '{}'), which this kvperf does not have yet; available: {}",
+                "plan '{}': a {} measures the data directory's device, and engine '{}' has none",
                 p.id.name,
-                step.engine,
-                step.config,
-                available.join(", ")
+                step.kind.name(),
+                spec.name
             )));
         }
     }
@@ -105,16 +155,27 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         // Fail now, not after the load.
         crate::host::drop_page_cache("plan drop_caches")?;
     }
+    if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            InputError::Invalid(format!(
+                "cannot create the directory of --results '{}': {e}",
+                opts.results.display()
+            ))
+        })?;
+    }
     let mut out = Appender::open(&opts.results, &loaded)?;
     let total = p.steps.len();
     let started = Instant::now();
     let mut ran = 0u32;
     let mut ran_time = Duration::ZERO;
+    let mut servers = Servers::new(&opts.results);
     for (index, step) in p.steps.iter().enumerate() {
         if done.contains(&step.id) {
             eprintln!("[{}/{total}] {}: done earlier, skipped", index + 1, step.id);
             continue;
         }
+        // A config's server runs while its steps do.
+        servers.serve(step)?;
         let remaining = p.steps[index..]
             .iter()
             .filter(|s| !done.contains(&s.id))
@@ -137,18 +198,26 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             )
         })?;
         out.append(&record)?;
-        eprintln!("        {}", one_line(&record.summary));
+        for warning in &record.output.warnings {
+            eprintln!("        warning: {warning}");
+        }
+        if let Some(m) = record.measured() {
+            eprintln!("        {}", one_line(m));
+            if let Some(v) = &m.verdict {
+                eprintln!("        {}", v.text);
+            }
+        }
         ran += 1;
         ran_time += step_started.elapsed();
     }
+    servers.stop()?;
     eprintln!(
-        "plan '{}' complete: {} steps in '{}' ({} run now, in {}); next: kvperf report {} --out DIR",
+        "plan '{}' complete: {} steps in '{}' ({} run now, in {})",
         p.id.name,
         total,
         opts.results.display(),
         ran,
         clock(started.elapsed()),
-        opts.results.display()
     );
     Ok(())
 }
@@ -156,45 +225,47 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
 fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record> {
     let started_at = unix_ms();
     let plan = &p.loaded.plan;
-    let (summary, command, result) = match step.kind {
-        StepKind::Precondition => (precondition(step)?, Vec::new(), serde_json::Value::Null),
+    let spec = engine::find(&step.engine)?;
+    let mut before = Vec::new();
+    let (command, output) = match step.kind {
+        StepKind::Precondition | StepKind::Corners => {
+            // The data directory is kvperf's before anything is written to it.
+            let dir = step
+                .db
+                .as_deref()
+                .context("a device step needs a data directory")?;
+            engine::store::prepare(spec, dir, OpenMode::Any)?;
+            let json_path = step_output_path(results);
+            let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
+            let output = run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
+            (args, output)
+        }
         StepKind::Load | StepKind::Run => {
             if step.kind == StepKind::Run && plan.driver == Driver::Ycsb {
-                if !engine::holds_store(&step.db) {
-                    return Err(InputError::Invalid(format!(
-                        "the store in '{}' is gone (a tmpfs after a reboot?); its load is already recorded, so start over with a new --results file",
-                        step.db.display()
-                    ))
-                    .into());
+                if let Some(db) = &step.db {
+                    if !spec.recognizes(db) {
+                        return Err(InputError::Invalid(format!(
+                            "the store in '{}' is gone (a tmpfs after a reboot?); its load is already recorded, so start over with a new --results file",
+                            db.display()
+                        ))
+                        .into());
+                    }
                 }
                 if plan.settle.waits() {
-                    run_child(&settle_args(step, plan.settle.compacts()))?;
+                    let settle = settle_args(step, plan.settle.compacts());
+                    run_child(&settle, None)?;
+                    before.push(settle);
                 }
                 if plan.drop_caches {
                     crate::host::drop_page_cache("plan drop_caches")?;
+                    before.push(vec!["drop_caches".to_string()]);
                 }
-            }
-            if step.kind == StepKind::Load && plan.driver == Driver::Ycsb {
-                fresh_store(step)?;
             }
             let json_path = step_output_path(results);
             let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
-            run_child(&args)?;
-            let text = std::fs::read_to_string(&json_path).with_context(|| {
-                format!("the step wrote no result to '{}'", json_path.display())
-            })?;
-            let _ = std::fs::remove_file(&json_path);
-            let result: serde_json::Value =
-                serde_json::from_str(&text).context("the step's JSON result does not parse")?;
-            (summarize(plan.driver, &result)?, args, result)
+            let output = run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
+            (args, output)
         }
-    };
-    let accounting = results::measured(&result)
-        .and_then(|m| m.get("accounting"))
-        .and_then(|a| serde_json::from_value(a.clone()).ok());
-    let host = match result.get("host") {
-        Some(h) => h.clone(),
-        None => serde_json::to_value(HostInfo::collect(Some(&step.db)))?,
     };
     Ok(Record {
         kvperf_results: results::FORMAT,
@@ -207,17 +278,16 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             label: step.label.clone(),
             threads: step.threads,
             repeat: step.repeat,
-            db: step.db.display().to_string(),
+            db: step
+                .db
+                .as_ref()
+                .map_or_else(String::new, |d| d.display().to_string()),
         },
         started_at_unix_ms: started_at,
         finished_at_unix_ms: unix_ms(),
-        kvperf: serde_json::to_value(Provenance::current())?,
-        command,
-        summary,
-        accounting,
-        host,
-        engine: result.get("engine").cloned().unwrap_or_default(),
-        result,
+        before: before.iter().map(|c| redacted_args(c)).collect(),
+        command: redacted_args(&command),
+        output,
     })
 }
 
@@ -230,6 +300,18 @@ pub fn child_args(
     json: &Path,
 ) -> Vec<String> {
     let mut args = Vec::new();
+    if matches!(step.kind, StepKind::Corners | StepKind::Precondition) {
+        args.extend(["device".to_string(), step.kind.name().to_string()]);
+        if let Some(db) = &step.db {
+            args.push(db.display().to_string());
+        }
+        for (k, v) in &step.properties {
+            args.extend([format!("--{k}"), v.clone()]);
+        }
+        args.extend(["--format".into(), "json".into()]);
+        args.extend(["--output".into(), json.display().to_string()]);
+        return args;
+    }
     match driver {
         Driver::Ycsb => {
             args.push(
@@ -241,7 +323,12 @@ pub fn child_args(
                 .to_string(),
             );
             args.extend(["--engine".into(), step.engine.clone()]);
-            args.extend(["--db".into(), step.db.display().to_string()]);
+            if let Some(db) = &step.db {
+                args.extend(["--db".into(), db.display().to_string()]);
+            }
+            if step.kind == StepKind::Load {
+                args.push("--fresh".into());
+            }
             args.extend(["--threads".into(), step.threads.to_string()]);
             for (k, v) in &step.properties {
                 args.extend(["-p".into(), format!("{k}={v}")]);
@@ -258,7 +345,9 @@ pub fn child_args(
             };
             args.push("bench".into());
             args.push(format!("--engine={}", step.engine));
-            args.push(format!("--db={}", step.db.display()));
+            if let Some(db) = &step.db {
+                args.push(format!("--db={}", db.display()));
+            }
             args.push(format!("--benchmarks={benchmarks}"));
             args.push(format!("--threads={}", step.threads));
             args.push(format!("--use_existing_db={}", u8::from(!load)));
@@ -279,7 +368,9 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
     if compact {
         args.push("--compact".into());
     }
-    args.extend(["--db".into(), step.db.display().to_string()]);
+    if let Some(db) = &step.db {
+        args.extend(["--db".into(), db.display().to_string()]);
+    }
     let prefix = format!("{}.", step.engine);
     for (k, v) in step
         .properties
@@ -292,10 +383,11 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
 }
 
 /// Runs `kvperf ARGS`; it dies with this process (so `kill -9` of a plan
-/// leaves no orphan writing to the store). Its warnings are passed on; its
-/// error line becomes this step's error.
-fn run_child(args: &[String]) -> anyhow::Result<()> {
-    use std::io::BufRead;
+/// leaves no orphan writing to the store). The step reports through its
+/// typed output in `json` (warnings and its error included); its stderr is
+/// only shown when it ended without saying why (a crash).
+fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<StepOutput>> {
+    use std::io::Read;
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
     let mut cmd = Command::new(exe);
     cmd.args(args)
@@ -309,39 +401,51 @@ fn run_child(args: &[String]) -> anyhow::Result<()> {
             Ok(())
         });
     }
+    if let Some(path) = json {
+        let _ = std::fs::remove_file(path);
+    }
     let mut child = cmd.spawn().context("cannot start kvperf for the step")?;
-    let mut error = None;
-    if let Some(stderr) = child.stderr.take() {
-        for line in std::io::BufReader::new(stderr).lines() {
-            let line = line.unwrap_or_default();
-            match line.strip_prefix("kvperf: ") {
-                Some(msg) if !msg.starts_with("warning:") => error = Some(msg.to_string()),
-                _ => eprintln!("{line}"),
-            }
-        }
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = pipe.read_to_string(&mut stderr);
     }
     let status = child.wait().context("lost the step's kvperf process")?;
-    if status.success() {
-        return Ok(());
-    }
-    Err(anyhow::anyhow!(error.unwrap_or_else(|| format!(
-        "`kvperf {}` {}",
-        args.first().map_or("", String::as_str),
-        match status.code() {
-            Some(c) => format!("exited with {c}"),
-            None => "was killed".into(),
+    let output = match json {
+        Some(path) if path.exists() => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the step's result '{}'", path.display()))?;
+            let _ = std::fs::remove_file(path);
+            Some(StepOutput::from_json(&text).context("the step's result")?)
         }
-    ))))
-}
-
-/// A load starts from an empty store: kvperf empties a directory it created,
-/// and refuses any other (never deleting what it did not make).
-fn fresh_store(step: &Step) -> anyhow::Result<()> {
-    let spec = engine::find(&step.engine)?;
-    if spec.uses_data_dir {
-        engine::prepare_empty_store(&step.db, spec.name)?;
+        _ => None,
+    };
+    if let Some(StepError { kind, message }) = output.as_ref().and_then(|o| o.error.clone()) {
+        return Err(match kind {
+            ErrorKind::Input => InputError::Invalid(message).into(),
+            ErrorKind::Run => anyhow::anyhow!(message),
+        });
     }
-    Ok(())
+    if status.success() {
+        return Ok(output);
+    }
+    // No typed error: the child died or failed before it could say why.
+    let command = args.first().map_or("", String::as_str);
+    let how = match status.code() {
+        Some(c) => format!("exited with {c}"),
+        None => "was killed".into(),
+    };
+    let message = match stderr.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(line) => format!(
+            "{} (`kvperf {command}` {how})",
+            line.trim_start_matches("kvperf: ")
+        ),
+        None => format!("`kvperf {command}` {how}"),
+    };
+    Err(if status.code() == Some(i32::from(EXIT_INPUT)) {
+        InputError::Invalid(message).into()
+    } else {
+        anyhow::anyhow!(message)
+    })
 }
 
 fn step_output_path(results: &Path) -> PathBuf {
@@ -351,85 +455,112 @@ fn step_output_path(results: &Path) -> PathBuf {
     results.with_file_name(format!(".{name}.step-{}.json", std::process::id()))
 }
 
-/// Throughput and latency, from a YCSB or db_bench JSON result.
-pub fn summarize(driver: Driver, result: &serde_json::Value) -> anyhow::Result<Summary> {
-    let num = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
-    let part = results::measured(result).context("no measured result in the step's output")?;
-    let (operations, runtime_s, ops_per_sec) = match driver {
-        Driver::Ycsb => {
-            let overall = part.get("overall").context("no 'overall' in the result")?;
-            (
-                num(overall, "operations"),
-                num(overall, "runtime_ms") / 1000.0,
-                num(overall, "throughput_ops_per_sec"),
-            )
-        }
-        Driver::DbBench => (
-            num(part, "operations"),
-            num(part, "seconds"),
-            num(part, "ops_per_sec"),
-        ),
-    };
-    let mut latency_us = std::collections::BTreeMap::new();
-    for (op, encoded) in results::op_histograms(result) {
-        let h = decode_histogram(encoded)?;
-        if !h.is_empty() {
-            latency_us.insert(op, LatencySummary::of(&h));
+/// The server the current config needs, started by `kvperf server start`
+/// in a directory beside the results file, and stopped when the runner
+/// moves on to a config that needs another one (or none), or finishes.
+struct Servers {
+    base: PathBuf,
+    running: Option<(String, Vec<String>)>,
+}
+
+impl Servers {
+    fn new(results: &Path) -> Self {
+        let stem = results
+            .file_stem()
+            .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+        Self {
+            base: results.with_file_name(format!("{stem}-servers")),
+            running: None,
         }
     }
-    Ok(Summary {
-        operations: operations as u64,
-        runtime_s,
-        ops_per_sec,
-        latency_us,
-    })
-}
 
-/// Writes `fill_bytes` of incompressible data next to the store and syncs
-/// it, as SSD studies precondition a drive before measuring.
-fn precondition(step: &Step) -> anyhow::Result<Summary> {
-    use rand::{RngCore, SeedableRng};
-    let spec = engine::find(&step.engine)?;
-    engine::prepare_data_dir(&step.db, spec.name)?;
-    let path = step.db.join(engine::PRECONDITION_FILE);
-    let started = Instant::now();
-    let write = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&path)?;
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(0x5eed);
-        let mut block = vec![0u8; 1 << 20];
-        let mut left = step.fill_bytes;
-        while left > 0 {
-            rng.fill_bytes(&mut block);
-            let n = left.min(block.len() as u64) as usize;
-            file.write_all(&block[..n])?;
-            left -= n as u64;
+    /// Makes sure the server `step` needs (if any) runs, and only that one.
+    fn serve(&mut self, step: &Step) -> anyhow::Result<()> {
+        let wanted = step.server.as_ref().map(|s| {
+            let dir = self.base.join(&step.config);
+            let mut args = vec![s.name.clone(), "--dir".into(), dir.display().to_string()];
+            args.extend(["--nodes".into(), s.nodes.to_string()]);
+            if let Some(port) = s.port {
+                args.extend(["--port".into(), port.to_string()]);
+            }
+            for (k, v) in &s.settings {
+                args.extend(["-p".into(), format!("{k}={v}")]);
+            }
+            (step.config.clone(), args)
+        });
+        if self.running.as_ref().map(|r| &r.0) == wanted.as_ref().map(|w| &w.0) {
+            return Ok(());
         }
-        file.sync_all()
-    };
-    write().with_context(|| {
-        format!(
-            "precondition: cannot write {} bytes to '{}'",
-            step.fill_bytes,
-            path.display()
-        )
-    })?;
-    let secs = started.elapsed().as_secs_f64();
-    let mib = step.fill_bytes as f64 / 1_048_576.0;
-    Ok(Summary {
-        operations: mib.ceil() as u64,
-        runtime_s: secs,
-        ops_per_sec: if secs > 0.0 { mib / secs } else { 0.0 },
-        latency_us: Default::default(),
-    })
+        self.stop()?;
+        if let Some((config, args)) = wanted {
+            eprintln!(
+                "        starting server: kvperf server start {}",
+                args.join(" ")
+            );
+            let mut start = vec!["server".to_string(), "start".into()];
+            start.extend(args.iter().cloned());
+            run_child(&start, None).with_context(|| format!("config {config}'s server"))?;
+            self.running = Some((config, args));
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self) -> anyhow::Result<()> {
+        if let Some((config, args)) = self.running.take() {
+            // The name and --dir are the first three arguments.
+            let mut stop = vec!["server".to_string(), "stop".into()];
+            stop.extend(args.iter().take(3).cloned());
+            run_child(&stop, None).with_context(|| format!("stopping config {config}'s server"))?;
+        }
+        Ok(())
+    }
 }
 
-fn one_line(s: &Summary) -> String {
+impl Drop for Servers {
+    /// A failed step still stops the server it started.
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// A command line as results may show it: `KEY=VALUE` arguments (`-p
+/// postgres.password=...`, `--flag=...`) with credentials redacted.
+pub fn redacted_args(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| match a.trim_start_matches('-').split_once('=') {
+            Some((k, v)) => {
+                let shown = crate::properties::redacted(k, v);
+                if shown == v {
+                    a.clone()
+                } else {
+                    format!(
+                        "{}{k}={shown}",
+                        &a[..a.len() - a.trim_start_matches('-').len()]
+                    )
+                }
+            }
+            None => a.clone(),
+        })
+        .collect()
+}
+
+fn one_line(m: &Measurement) -> String {
     let mut line = format!(
         "{:.0} ops/s, {} ops in {:.1} s",
-        s.ops_per_sec, s.operations, s.runtime_s
+        m.ops_per_sec, m.operations, m.runtime_s
     );
-    for (op, l) in &s.latency_us {
-        line.push_str(&format!("; {op} avg {:.0} us p99 {:.0} us", l.avg, l.p99));
+    for (op, stats) in &m.ops {
+        let l = &stats.latency;
+        line.push_str(&format!(
+            "; {} avg {:.0} us p99 {:.0} us",
+            op.name(),
+            l.avg_us,
+            l.p99_us
+        ));
+        let failed = stats.unsuccessful();
+        if failed > 0 {
+            line.push_str(&format!(" ({failed} not OK)"));
+        }
     }
     line
 }
@@ -440,55 +571,5 @@ fn clock(d: Duration) -> String {
         format!("{}h{:02}m", s / 3600, s % 3600 / 60)
     } else {
         format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::output::encode_histogram;
-
-    fn encoded(values: &[u64]) -> String {
-        let mut h = crate::measure::new_histogram();
-        for &v in values {
-            h.record(v).unwrap();
-        }
-        encode_histogram(&h)
-    }
-
-    #[test]
-    fn summarizes_both_drivers_outputs() {
-        let ycsb = serde_json::json!({
-            "overall": { "operations": 200, "runtime_ms": 2000.0, "throughput_ops_per_sec": 100.0 },
-            "histograms": {
-                "READ": encoded(&[10_000, 20_000]),
-                "READ-FAILED": encoded(&[5_000_000]),
-                "Intended-READ": encoded(&[9_000_000]),
-            },
-        });
-        let s = summarize(Driver::Ycsb, &ycsb).unwrap();
-        assert_eq!(
-            (s.operations, s.runtime_s, s.ops_per_sec),
-            (200, 2.0, 100.0)
-        );
-        assert_eq!(s.latency_us.keys().collect::<Vec<_>>(), ["read"]);
-        assert!(
-            s.latency_us["read"].max < 21.0,
-            "failed and intended groups left out"
-        );
-
-        let db_bench = serde_json::json!({ "results": [
-            { "operations": 1, "seconds": 9.0, "ops_per_sec": 1.0, "latency": {} },
-            { "operations": 500, "seconds": 5.0, "ops_per_sec": 100.0,
-              "latency": { "read": { "hdr_histogram": encoded(&[3_000]) },
-                           "write": { "hdr_histogram": encoded(&[7_000]) } } },
-        ]});
-        let s = summarize(Driver::DbBench, &db_bench).unwrap();
-        assert_eq!(
-            (s.operations, s.runtime_s, s.ops_per_sec),
-            (500, 5.0, 100.0)
-        );
-        assert_eq!(s.latency_us.keys().collect::<Vec<_>>(), ["read", "write"]);
-        assert!(summarize(Driver::DbBench, &serde_json::json!({ "results": [] })).is_err());
     }
 }
