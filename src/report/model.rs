@@ -1,26 +1,79 @@
 //! Results files -> the figures a comparison prints: per series (a config,
 //! or a config of one file among several), per workload and thread count,
-//! the mean over repeats; and the briefs' comparison arithmetic.
+//! every repeat; the device's corners and preconditioning; and the briefs'
+//! comparison arithmetic.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::measure::accounting::Accounting;
-use crate::output::decode_histogram;
-use crate::results::{self, LatencySummary, Record};
+use crate::measure::steady::{Steadiness, SteadyCriterion};
+use crate::measure::OpKind;
+use crate::results::step::{Latency, Measurement};
+use crate::results::{self, Record};
 
-/// One (series, workload, threads) cell, averaged over its repeats.
+/// One (series, workload, threads) cell and its repeats.
 #[derive(Debug, Clone)]
 pub struct Point {
     pub threads: u64,
     pub repeats: u32,
+    /// The mean over repeats (the briefs average passes).
     pub ops_per_sec: f64,
+    /// Every repeat's ops/s, in order.
+    pub ops_each: Vec<f64>,
+    /// Latency of every operation type, from the repeats' histograms
+    /// added together (never averaged percentiles).
+    pub latency: BTreeMap<OpKind, Latency>,
     /// Latency of the workload's primary operation (read where it has one).
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
     pub latency_p999_us: Option<f64>,
-    /// Of the last repeat (accounting is per step; it is not averaged).
+    /// The cost of every repeat together (counters added).
     pub accounting: Option<Accounting>,
+    /// What bound each repeat (distinct verdicts, in order).
+    pub verdicts: Vec<String>,
+    /// Operations per second of each repeat's window.
+    pub intervals: Vec<Vec<u64>>,
+}
+
+impl Point {
+    pub fn min(&self) -> f64 {
+        self.ops_each.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    pub fn max(&self) -> f64 {
+        self.ops_each.iter().copied().fold(0.0, f64::max)
+    }
+
+    pub fn median(&self) -> f64 {
+        let mut v = self.ops_each.clone();
+        v.sort_by(f64::total_cmp);
+        match v.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    }
+
+    /// (max - min) / mean, in %: how far the repeats disagree.
+    pub fn spread_pct(&self) -> f64 {
+        if self.ops_per_sec <= 0.0 {
+            return 0.0;
+        }
+        (self.max() - self.min()) / self.ops_per_sec * 100.0
+    }
+
+    /// With three or more repeats: did they settle (SNIA's criterion over
+    /// the repeats as rounds, the window shortened to the repeats)?
+    pub fn steadiness(&self) -> Option<Steadiness> {
+        (self.ops_each.len() >= 3).then(|| {
+            SteadyCriterion {
+                window: self.ops_each.len().min(5),
+                ..SteadyCriterion::default()
+            }
+            .check(&self.ops_each)
+        })
+    }
 }
 
 /// One workload across series: the unit of a brief's table.
@@ -28,10 +81,21 @@ pub struct Point {
 pub struct WorkloadView {
     /// Display name: "Workload A", "readrandom 16KB", "load".
     pub name: String,
-    /// The operation whose latency is shown ("read", else the first one).
-    pub latency_op: String,
+    /// The operation whose latency the summary shows (read, else the most
+    /// frequent: insert for a load).
+    pub latency_op: Option<OpKind>,
+    /// Every operation type the workload has.
+    pub ops: Vec<OpKind>,
     /// series index -> points by thread count.
     pub points: Vec<BTreeMap<u64, Point>>,
+}
+
+/// The device measurements of a series: its corners and preconditioning.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceView {
+    pub corners: Vec<Measurement>,
+    pub precondition: Vec<Measurement>,
+    pub steady: Option<Steadiness>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,6 +108,12 @@ pub struct Study {
     /// number of steps and when they ran.
     pub provenance: String,
     pub workloads: Vec<WorkloadView>,
+    /// Per series, when the plan measured the device.
+    pub devices: Vec<DeviceView>,
+    /// db_bench studies draw bar charts.
+    pub db_bench: bool,
+    /// Improvements written as ratios (the plan's `[report]`).
+    pub ratios: bool,
 }
 
 /// Reads `files` into a study. A config name present in several files is
@@ -64,7 +134,6 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
     let mut count_by_config: BTreeMap<String, usize> = BTreeMap::new();
     for (_, records) in &per_file {
         let mut seen: Vec<&str> = records.iter().map(|r| r.step.config.as_str()).collect();
-        seen.dedup();
         seen.sort();
         seen.dedup();
         for c in seen {
@@ -92,34 +161,54 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
 pub fn from_records(records: &[(String, Record)]) -> Study {
     let mut series: Vec<String> = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
+    let mut devices: Vec<DeviceView> = Vec::new();
     let mut workload_names: Vec<String> = Vec::new();
     // (series, workload, threads) -> records
     let mut cells: BTreeMap<(usize, usize, u64), Vec<&Record>> = BTreeMap::new();
+    let mut db_bench = false;
     for (name, r) in records {
-        if r.step.kind == "precondition" {
-            continue;
-        }
         let s = index_of(&mut series, name);
         if hosts.len() < series.len() {
             hosts.push(host_line(r));
+            devices.push(DeviceView::default());
         }
-        let w = index_of(&mut workload_names, &workload_name(r));
-        cells.entry((s, w, r.step.threads)).or_default().push(r);
+        match r.step.kind.as_str() {
+            "corners" => devices[s].corners = r.output.measurements.clone(),
+            "precondition" => {
+                devices[s].precondition = r.output.measurements.clone();
+                devices[s].steady = r.output.steady.clone();
+            }
+            _ => {
+                db_bench |= r.output.command == "bench";
+                let w = index_of(&mut workload_names, &workload_name(r));
+                cells.entry((s, w, r.step.threads)).or_default().push(r);
+            }
+        }
     }
     let mut workloads: Vec<WorkloadView> = workload_names
         .iter()
         .map(|name| WorkloadView {
             name: name.clone(),
-            latency_op: String::new(),
+            latency_op: None,
+            ops: Vec::new(),
             points: vec![BTreeMap::new(); series.len()],
         })
         .collect();
     for ((s, w, threads), rs) in &cells {
         let view = &mut workloads[*w];
-        if view.latency_op.is_empty() {
+        if view.latency_op.is_none() {
             view.latency_op = primary_op(rs[0]);
         }
-        view.points[*s].insert(*threads, average(*threads, rs, &view.latency_op));
+        let point = average(*threads, rs, view.latency_op);
+        for op in point.latency.keys() {
+            if !view.ops.contains(op) && *op != OpKind::Verify {
+                view.ops.push(*op);
+            }
+        }
+        view.points[*s].insert(*threads, point);
+    }
+    for view in &mut workloads {
+        view.ops.sort();
     }
     let title = records.first().map_or_else(String::new, |(_, r)| {
         format!("{} (scale {})", r.plan.name, r.plan.scale)
@@ -130,6 +219,9 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
         series,
         hosts,
         workloads,
+        devices,
+        db_bench,
+        ratios: records.first().is_some_and(|(_, r)| r.plan.ratios),
     }
 }
 
@@ -137,14 +229,9 @@ fn provenance(records: &[(String, Record)]) -> String {
     let Some((_, first)) = records.first() else {
         return String::new();
     };
-    let text =
-        |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-    let version = text(&first.kvperf, "version").unwrap_or_else(|| "?".into());
-    let commit = text(&first.kvperf, "commit").unwrap_or_else(|| "?".into());
-    let day = |ms: u128| {
-        let days = (ms / 86_400_000) as i64;
-        civil_date(days)
-    };
+    let version = &first.output.kvperf.version;
+    let commit = &first.output.kvperf.commit;
+    let day = |ms: u64| civil_date((ms / 86_400_000) as i64);
     let start = records
         .iter()
         .map(|(_, r)| r.started_at_unix_ms)
@@ -209,97 +296,101 @@ fn workload_name(r: &Record) -> String {
     }
 }
 
-fn primary_op(r: &Record) -> String {
-    let ops = &r.summary.latency_us;
-    if ops.contains_key("read") {
-        return "read".into();
+fn primary_op(r: &Record) -> Option<OpKind> {
+    let ops = &r.measured()?.ops;
+    if ops.contains_key(&OpKind::Read) {
+        return Some(OpKind::Read);
     }
     ops.iter()
-        .max_by_key(|(_, l)| l.count)
-        .map_or_else(String::new, |(op, _)| op.clone())
+        .filter(|(op, _)| **op != OpKind::Verify)
+        .max_by_key(|(_, s)| s.latency.count)
+        .map(|(op, _)| *op)
 }
 
 /// Repeats of one cell: throughput is the mean (the briefs average passes);
 /// latency comes from the repeats' histograms added together, never from
-/// averaged percentiles, when every repeat carries its histograms.
-fn average(threads: u64, rs: &[&Record], op: &str) -> Point {
-    let n = rs.len() as f64;
-    let latency = merged_latency(rs, op).or_else(|| {
-        // Hand-made or foreign lines without histograms: mean of the summaries.
-        let ls: Vec<&LatencySummary> = rs
-            .iter()
-            .filter_map(|r| r.summary.latency_us.get(op))
-            .collect();
-        let mean =
-            |f: fn(&LatencySummary) -> f64| ls.iter().map(|l| f(l)).sum::<f64>() / ls.len() as f64;
-        (!ls.is_empty()).then(|| LatencySummary {
-            count: ls.iter().map(|l| l.count).sum(),
-            avg: mean(|l| l.avg),
-            p50: mean(|l| l.p50),
-            p99: mean(|l| l.p99),
-            p999: mean(|l| l.p999),
-            max: ls.iter().map(|l| l.max).fold(0.0, f64::max),
-        })
-    });
+/// averaged percentiles; the cost from their counters added.
+fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
+    let measured: Vec<&Measurement> = rs.iter().filter_map(|r| r.measured()).collect();
+    let ops_each: Vec<f64> = measured.iter().map(|m| m.ops_per_sec).collect();
+    let latency = merged_latency(&measured);
+    let primary = op.and_then(|op| latency.get(&op));
+    let accountings: Vec<Accounting> = measured
+        .iter()
+        .filter_map(|m| m.accounting.clone())
+        .collect();
+    let mut verdicts: Vec<String> = Vec::new();
+    for v in measured.iter().filter_map(|m| m.verdict.as_ref()) {
+        if !verdicts.contains(&v.text) {
+            verdicts.push(v.text.clone());
+        }
+    }
     Point {
         threads,
         repeats: rs.len() as u32,
-        ops_per_sec: rs.iter().map(|r| r.summary.ops_per_sec).sum::<f64>() / n,
-        latency_avg_us: latency.as_ref().map(|l| l.avg),
-        latency_p99_us: latency.as_ref().map(|l| l.p99),
-        latency_p999_us: latency.as_ref().map(|l| l.p999),
-        accounting: rs.last().and_then(|r| r.accounting.clone()),
+        ops_per_sec: ops_each.iter().sum::<f64>() / ops_each.len().max(1) as f64,
+        latency_avg_us: primary.map(|l| l.avg_us),
+        latency_p99_us: primary.map(|l| l.p99_us),
+        latency_p999_us: primary.map(|l| l.p999_us),
+        accounting: if accountings.len() == measured.len() {
+            Accounting::combine(&accountings)
+        } else {
+            None
+        },
+        verdicts,
+        intervals: measured.iter().map(|m| m.intervals.clone()).collect(),
+        ops_each,
+        latency,
     }
 }
 
-fn merged_latency(rs: &[&Record], op: &str) -> Option<LatencySummary> {
-    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-    for r in rs {
-        let h = histogram_of(r, op)?;
-        match merged.as_mut() {
-            Some(m) => m.add(&h).ok()?,
-            None => merged = Some(h),
+/// Per operation type, the successful operations of every repeat.
+fn merged_latency(measured: &[&Measurement]) -> BTreeMap<OpKind, Latency> {
+    let mut merged: BTreeMap<OpKind, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+    for m in measured {
+        for (op, stats) in &m.ops {
+            let h = &stats.latency.histogram.0;
+            match merged.get_mut(op) {
+                // Auto-resizing histograms cannot fail to add.
+                Some(total) => {
+                    let _ = total.add(h);
+                }
+                None => {
+                    merged.insert(*op, h.clone());
+                }
+            }
         }
     }
-    merged.map(|m| LatencySummary::of(&m))
-}
-
-/// The successful-op histogram of `op` in a step's full result.
-fn histogram_of(r: &Record, op: &str) -> Option<hdrhistogram::Histogram<u64>> {
-    let (_, encoded) = results::op_histograms(&r.result)
+    merged
         .into_iter()
-        .find(|(name, _)| name == op)?;
-    decode_histogram(encoded).ok()
+        .map(|(op, h)| (op, Latency::of(&h)))
+        .collect()
 }
 
 fn host_line(r: &Record) -> String {
-    let h = &r.host;
-    if !h.is_object() {
+    let h = &r.output.host;
+    if h.logical_cores == 0 {
         return String::new();
     }
-    let text = |v: &serde_json::Value, k: &str| {
-        v.get(k).and_then(|x| x.as_str()).unwrap_or("?").to_string()
-    };
-    let cores = h.get("logical_cores").and_then(|x| x.as_u64()).unwrap_or(0);
-    let mem_gib =
-        h.get("memory_bytes").and_then(|x| x.as_u64()).unwrap_or(0) as f64 / (1u64 << 30) as f64;
+    let mem_gib = h.memory_bytes as f64 / (1u64 << 30) as f64;
     let mut line = format!(
-        "{}, {cores} cores, {mem_gib:.0} GiB, kernel {}",
-        text(h, "cpu_model"),
-        text(h, "kernel")
+        "{}, {} cores, {mem_gib:.0} GiB, kernel {}",
+        h.cpu_model, h.logical_cores, h.kernel
     );
-    if let Some(d) = h.get("data_dir").filter(|d| !d.is_null()) {
+    if let Some(d) = &h.data_dir {
         let model = d
-            .get("device_model")
-            .and_then(|x| x.as_str())
+            .device_model
+            .as_ref()
             .map(|m| format!(", {m}"))
             .unwrap_or_default();
         line.push_str(&format!(
             "; data in {} ({} on {}{model})",
-            text(d, "path"),
-            text(d, "filesystem"),
-            text(d, "source")
+            d.path, d.filesystem, d.source
         ));
+    }
+    let engine = &r.output.engine;
+    if !engine.name.is_empty() {
+        line.push_str(&format!("; engine {} {}", engine.name, engine.version));
     }
     line
 }
@@ -317,9 +408,11 @@ pub struct Comparison {
     pub average_improvement: Option<f64>,
     /// The largest per-thread improvement and its thread count.
     pub max_improvement: Option<(u64, f64)>,
-    /// Lower-is-better: mean over threads of (B - A) / B, in %.
-    pub latency_avg_improvement: Option<f64>,
-    pub latency_p99_improvement: Option<f64>,
+    /// The smallest one: with the largest, the range ("from ... to ...").
+    pub min_improvement: Option<(u64, f64)>,
+    /// Lower-is-better, per thread: B / A of the primary op's average and p99.
+    pub latency_avg_ratios: Vec<(u64, f64)>,
+    pub latency_p99_ratios: Vec<(u64, f64)>,
 }
 
 /// Higher is better: (a - b) / b in %.
@@ -327,16 +420,19 @@ pub fn improvement(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| (a - b) / b * 100.0)
 }
 
-/// Lower is better: (b - a) / b in % ("51% lower").
-pub fn reduction(a: f64, b: f64) -> Option<f64> {
-    (b > 0.0).then(|| (b - a) / b * 100.0)
-}
-
 pub fn peak(points: &BTreeMap<u64, Point>) -> Option<(u64, f64)> {
     points
         .values()
         .map(|p| (p.threads, p.ops_per_sec))
         .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Geometric mean of ratios: the average of "x times" figures, bounded and
+/// symmetric (2x better and 2x worse average to 1x).
+pub fn geometric_mean(ratios: &[(u64, f64)]) -> Option<f64> {
+    let positive: Vec<f64> = ratios.iter().map(|r| r.1).filter(|r| *r > 0.0).collect();
+    (!positive.is_empty())
+        .then(|| (positive.iter().map(|r| r.ln()).sum::<f64>() / positive.len() as f64).exp())
 }
 
 pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison {
@@ -349,12 +445,13 @@ pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison
         .filter_map(|(pa, pb)| Some((pa.threads, improvement(pa.ops_per_sec, pb.ops_per_sec)?)))
         .collect();
     let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let latency = |f: fn(&Point) -> Option<f64>| {
-        mean(
-            both.iter()
-                .filter_map(|(pa, pb)| reduction(f(pa)?, f(pb)?))
-                .collect(),
-        )
+    let ratios = |f: fn(&Point) -> Option<f64>| -> Vec<(u64, f64)> {
+        both.iter()
+            .filter_map(|(pa, pb)| {
+                let (la, lb) = (f(pa)?, f(pb)?);
+                (la > 0.0).then(|| (pa.threads, lb / la))
+            })
+            .collect()
     };
     let (peak_candidate, peak_baseline) = (peak(a), peak(b));
     Comparison {
@@ -367,8 +464,12 @@ pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison
             .iter()
             .copied()
             .max_by(|x, y| x.1.total_cmp(&y.1)),
-        latency_avg_improvement: latency(|p| p.latency_avg_us),
-        latency_p99_improvement: latency(|p| p.latency_p99_us),
+        min_improvement: per_thread
+            .iter()
+            .copied()
+            .min_by(|x, y| x.1.total_cmp(&y.1)),
+        latency_avg_ratios: ratios(|p| p.latency_avg_us),
+        latency_p99_ratios: ratios(|p| p.latency_p99_us),
         per_thread,
         peak_candidate,
         peak_baseline,
@@ -378,16 +479,10 @@ pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::testing::record;
 
     fn line(config: &str, threads: u64, ops: f64) -> String {
-        serde_json::json!({
-            "kvperf_results": 1,
-            "plan": { "name": "p", "fingerprint": "f", "scale": 1.0 },
-            "step": { "id": format!("{config}/{threads}"), "config": config, "kind": "run",
-                      "workload": "c", "threads": threads, "repeat": 1 },
-            "summary": { "operations": 1, "runtime_s": 1.0, "ops_per_sec": ops, "latency_us": {} },
-        })
-        .to_string()
+        serde_json::to_string(&record(config, "c", threads, ops, OpKind::Read, &[10_000])).unwrap()
     }
 
     #[test]
@@ -413,35 +508,25 @@ mod tests {
         assert_eq!(c.per_thread, vec![(4, 100.0), (8, 50.0)]);
         assert_eq!(c.average_improvement, Some(75.0));
         assert_eq!(c.peak_improvement, Some(50.0));
+        assert_eq!(c.min_improvement, Some((8, 50.0)));
+        assert_eq!(c.max_improvement, Some((4, 100.0)));
     }
 
     #[test]
     fn repeat_latency_adds_histograms_instead_of_averaging_percentiles() {
-        use crate::output::encode_histogram;
-        let hist = |values: &[u64]| {
-            let mut h = crate::measure::new_histogram();
-            for &v in values {
-                h.record(v).unwrap();
-            }
-            h
-        };
         // Repeat 1: 99 fast reads and one slow; repeat 2: 100 fast reads.
         let mut slow = vec![10_000u64; 99];
         slow.push(9_000_000);
         let fast = vec![10_000u64; 100];
-        let mut records = Vec::new();
-        for (repeat, values) in [(1, &slow), (2, &fast)] {
-            let mut r: Record = serde_json::from_str(&line("x", 4, 100.0)).unwrap();
-            r.step.repeat = repeat;
-            r.result =
-                serde_json::json!({ "histograms": { "READ": encode_histogram(&hist(values)) } });
-            records.push(("x".to_string(), r));
-        }
-        let p = average(
-            4,
-            &records.iter().map(|(_, r)| r).collect::<Vec<_>>(),
-            "read",
-        );
+        let records: Vec<Record> = [(1, &slow), (2, &fast)]
+            .into_iter()
+            .map(|(repeat, values)| {
+                let mut r = record("x", "a", 4, 100.0, OpKind::Read, values);
+                r.step.repeat = repeat;
+                r
+            })
+            .collect();
+        let p = average(4, &records.iter().collect::<Vec<_>>(), Some(OpKind::Read));
         // 200 reads, one slow: the exact p99.9 is the slow read (9 ms); the
         // mean of the repeats' p99.9s would be about 4.5 ms.
         assert!((p.latency_p99_us.unwrap() - 10.0).abs() < 0.1);
@@ -450,6 +535,7 @@ mod tests {
             "{:?}",
             p.latency_p999_us
         );
+        assert_eq!(p.latency[&OpKind::Read].count, 200);
     }
 
     #[test]
@@ -460,14 +546,29 @@ mod tests {
     }
 
     #[test]
-    fn repeats_are_averaged() {
-        let mut r1: Record = serde_json::from_str(&line("x", 4, 100.0)).unwrap();
-        let mut r2 = r1.clone();
-        r1.step.repeat = 1;
-        r2.step.repeat = 2;
-        r2.summary.ops_per_sec = 300.0;
-        let study = from_records(&[("x".into(), r1), ("x".into(), r2)]);
+    fn repeats_are_averaged_and_their_spread_kept() {
+        let rs: Vec<Record> = [100.0, 300.0, 200.0]
+            .iter()
+            .enumerate()
+            .map(|(i, ops)| {
+                let mut r = record("x", "c", 4, *ops, OpKind::Read, &[10_000]);
+                r.step.repeat = i as u32 + 1;
+                r
+            })
+            .collect();
+        let tagged: Vec<(String, Record)> = rs.into_iter().map(|r| ("x".into(), r)).collect();
+        let study = from_records(&tagged);
         let p = &study.workloads[0].points[0][&4];
-        assert_eq!((p.repeats, p.ops_per_sec), (2, 200.0));
+        assert_eq!((p.repeats, p.ops_per_sec), (3, 200.0));
+        assert_eq!((p.min(), p.median(), p.max()), (100.0, 200.0, 300.0));
+        assert_eq!(p.spread_pct(), 100.0);
+        assert!(matches!(p.steadiness(), Some(Steadiness::NotSteady { .. })));
+    }
+
+    #[test]
+    fn the_geometric_mean_of_ratios_is_bounded_and_symmetric() {
+        assert_eq!(geometric_mean(&[(1, 2.0), (2, 0.5)]), Some(1.0));
+        assert!((geometric_mean(&[(1, 4.0), (2, 1.0)]).unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(geometric_mean(&[]), None);
     }
 }

@@ -1,14 +1,10 @@
-//! Line charts as inline SVG, written by hand: a few dozen points per
-//! chart, axes with round ticks, one colour per series, a legend.
+//! Charts as inline SVG, written by hand: a few dozen points per chart,
+//! axes with round ticks (logarithmic when values span more than two
+//! decades), one colour per series, a legend; lines, grouped bars, and
+//! small time series.
 
 use super::document::escape;
 
-const W: f64 = 600.0;
-const H: f64 = 340.0;
-const LEFT: f64 = 72.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 34.0;
-const BOTTOM: f64 = 70.0;
 const COLORS: [&str; 6] = [
     "#1f6fb4", "#e8702a", "#2b9e4a", "#c33c3c", "#8a5fb8", "#7a7a7a",
 ];
@@ -16,13 +12,22 @@ const COLORS: [&str; 6] = [
 pub enum XAxis {
     /// Thread counts, evenly spaced as the briefs draw them.
     Categories(Vec<u64>),
-    /// A numeric axis from 0 (ops/s in a QoS curve).
+    /// A numeric axis from 0 (ops/s in a QoS curve, seconds).
     Linear,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Lines,
+    /// Grouped bars per category (db_bench studies).
+    Bars,
 }
 
 pub struct Series<'a> {
     pub name: &'a str,
     pub points: Vec<(f64, f64)>,
+    /// A label per point (a QoS point's thread count); empty: none.
+    pub labels: Vec<String>,
 }
 
 pub struct Chart<'a> {
@@ -31,17 +36,47 @@ pub struct Chart<'a> {
     pub y_label: &'a str,
     pub x: XAxis,
     pub series: Vec<Series<'a>>,
+    pub style: Style,
+    /// Text drawn over one category (the largest gap of a bar chart).
+    pub mark: Option<(u64, String)>,
+    pub size: (f64, f64),
 }
 
-impl Chart<'_> {
+const LEFT: f64 = 72.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 34.0;
+
+impl<'a> Chart<'a> {
+    pub fn new(
+        title: &'a str,
+        x_label: &'a str,
+        y_label: &'a str,
+        x: XAxis,
+        series: Vec<Series<'a>>,
+    ) -> Self {
+        Self {
+            title,
+            x_label,
+            y_label,
+            x,
+            series,
+            style: Style::Lines,
+            mark: None,
+            size: (600.0, 340.0),
+        }
+    }
+
     pub fn render(&self) -> String {
-        let (plot_w, plot_h) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-        let y_max = nice_ceiling(
-            self.series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.1))
-                .fold(0.0, f64::max),
-        );
+        let (w, h) = self.size;
+        let bottom = if h < 200.0 { 40.0 } else { 70.0 };
+        let (plot_w, plot_h) = (w - LEFT - RIGHT, h - TOP - bottom);
+        let ys: Vec<f64> = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| y.is_finite())
+            .collect();
+        let y_axis = YAxis::fit(&ys, self.style == Style::Bars);
         let x_max = match &self.x {
             XAxis::Categories(_) => 0.0,
             XAxis::Linear => nice_ceiling(
@@ -51,36 +86,36 @@ impl Chart<'_> {
                     .fold(0.0, f64::max),
             ),
         };
-        let x_pos = |x: f64| -> f64 {
+        let slot = |x: f64| -> (f64, f64) {
+            // (centre, width) of x's category or position.
             match &self.x {
                 XAxis::Categories(cats) => {
                     let i = cats.iter().position(|&c| c as f64 == x).unwrap_or(0) as f64;
-                    LEFT + plot_w * (i + 0.5) / cats.len().max(1) as f64
+                    let width = plot_w / cats.len().max(1) as f64;
+                    (LEFT + width * (i + 0.5), width)
                 }
-                XAxis::Linear => LEFT + plot_w * x / x_max,
+                XAxis::Linear => (LEFT + plot_w * x / x_max, 0.0),
             }
         };
-        let y_pos = |y: f64| TOP + plot_h * (1.0 - y / y_max);
+        let y_pos = |y: f64| TOP + plot_h * (1.0 - y_axis.fraction(y));
         let mut svg = format!(
-            "<svg width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\
-             <title>{t}</title><text x=\"{cx}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{t}</text>",
+            "<svg width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\
+             <title>{t}</title><text x=\"{cx}\" y=\"20\" text-anchor=\"middle\" font-size=\"{fs}\" font-weight=\"bold\">{t}</text>",
             t = escape(self.title),
-            cx = W / 2.0
+            cx = w / 2.0,
+            fs = if h < 200.0 { 11 } else { 14 },
         );
-        // Y grid and ticks.
-        for i in 0..=5 {
-            let v = y_max * i as f64 / 5.0;
+        for v in y_axis.ticks() {
             let y = y_pos(v);
             svg.push_str(&format!(
                 "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/>\
                  <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                W - RIGHT,
+                w - RIGHT,
                 LEFT - 6.0,
                 y + 4.0,
                 short_number(v)
             ));
         }
-        // X ticks.
         let ticks: Vec<f64> = match &self.x {
             XAxis::Categories(cats) => cats.iter().map(|&c| c as f64).collect(),
             XAxis::Linear => (0..=5).map(|i| x_max * i as f64 / 5.0).collect(),
@@ -88,7 +123,7 @@ impl Chart<'_> {
         for v in ticks {
             svg.push_str(&format!(
                 "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                x_pos(v),
+                slot(v).0,
                 TOP + plot_h + 16.0,
                 short_number(v)
             ));
@@ -97,39 +132,70 @@ impl Chart<'_> {
             "<line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#444\"/>\
              <line x1=\"{LEFT}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" stroke=\"#444\"/>\
              <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\
-             <text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+             <text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\">{}{}</text>",
             TOP + plot_h,
-            W - RIGHT,
+            w - RIGHT,
             LEFT + plot_w / 2.0,
-            TOP + plot_h + 34.0,
+            TOP + plot_h + 32.0,
             escape(self.x_label),
             TOP + plot_h / 2.0,
             escape(self.y_label),
+            if y_axis.log { " (log)" } else { "" },
             b = TOP + plot_h,
         ));
+        let n = self.series.len().max(1) as f64;
         for (i, s) in self.series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            let path: Vec<String> = s
-                .points
-                .iter()
-                .map(|&(x, y)| format!("{:.1},{:.1}", x_pos(x), y_pos(y)))
-                .collect();
-            svg.push_str(&format!(
-                "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
-                path.join(" ")
-            ));
-            for &(x, y) in &s.points {
-                svg.push_str(&format!(
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} at {}</title></circle>",
-                    x_pos(x),
-                    y_pos(y),
-                    escape(s.name),
-                    short_number(y),
-                    short_number(x)
-                ));
+            match self.style {
+                Style::Bars => {
+                    for &(x, y) in &s.points {
+                        let (centre, width) = slot(x);
+                        let bar = width * 0.8 / n;
+                        let left = centre - width * 0.4 + bar * i as f64;
+                        let top = y_pos(y);
+                        svg.push_str(&format!(
+                            "<rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\"><title>{}: {} at {}</title></rect>",
+                            (bar - 1.0).max(1.0),
+                            (TOP + plot_h - top).max(0.0),
+                            escape(s.name),
+                            short_number(y),
+                            short_number(x)
+                        ));
+                    }
+                }
+                Style::Lines => {
+                    let path: Vec<String> = s
+                        .points
+                        .iter()
+                        .map(|&(x, y)| format!("{:.1},{:.1}", slot(x).0, y_pos(y)))
+                        .collect();
+                    svg.push_str(&format!(
+                        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
+                        path.join(" ")
+                    ));
+                    if self.size.1 >= 200.0 {
+                        for (k, &(x, y)) in s.points.iter().enumerate() {
+                            let (cx, cy) = (slot(x).0, y_pos(y));
+                            svg.push_str(&format!(
+                                "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} at {}</title></circle>",
+                                escape(s.name),
+                                short_number(y),
+                                short_number(x)
+                            ));
+                            if let Some(label) = s.labels.get(k) {
+                                svg.push_str(&format!(
+                                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"{color}\">{}</text>",
+                                    cx + 4.0,
+                                    cy - 4.0,
+                                    escape(label)
+                                ));
+                            }
+                        }
+                    }
+                }
             }
             let lx = LEFT + 10.0 + 150.0 * i as f64;
-            let ly = H - 14.0;
+            let ly = h - 12.0;
             svg.push_str(&format!(
                 "<rect x=\"{lx}\" y=\"{}\" width=\"14\" height=\"4\" fill=\"{color}\"/>\
                  <text x=\"{}\" y=\"{ly}\">{}</text>",
@@ -138,8 +204,72 @@ impl Chart<'_> {
                 escape(s.name)
             ));
         }
+        if let Some((x, text)) = &self.mark {
+            let (centre, _) = slot(*x as f64);
+            svg.push_str(&format!(
+                "<line x1=\"{centre:.1}\" x2=\"{centre:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#c33c3c\" stroke-dasharray=\"4 3\"/>\
+                 <text x=\"{:.1}\" y=\"{}\" fill=\"#c33c3c\" font-weight=\"bold\" text-anchor=\"middle\">{}</text>",
+                TOP + plot_h,
+                centre,
+                TOP + 12.0,
+                escape(text)
+            ));
+        }
         svg.push_str("</svg>");
         svg
+    }
+}
+
+/// A y axis: linear from 0, or logarithmic when the values span more than
+/// two decades (latency from microseconds to milliseconds).
+struct YAxis {
+    log: bool,
+    min: f64,
+    max: f64,
+}
+
+impl YAxis {
+    fn fit(values: &[f64], from_zero: bool) -> Self {
+        let max = values.iter().copied().fold(0.0, f64::max);
+        let min_positive = values
+            .iter()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if !from_zero && min_positive.is_finite() && max / min_positive > 100.0 {
+            return Self {
+                log: true,
+                min: 10f64.powf(min_positive.log10().floor()),
+                max: 10f64.powf(max.log10().ceil()),
+            };
+        }
+        Self {
+            log: false,
+            min: 0.0,
+            max: nice_ceiling(max),
+        }
+    }
+
+    /// Where `v` sits, 0 (bottom) to 1 (top).
+    fn fraction(&self, v: f64) -> f64 {
+        if self.log {
+            let v = v.max(self.min);
+            (v.log10() - self.min.log10()) / (self.max.log10() - self.min.log10()).max(1e-9)
+        } else {
+            v / self.max
+        }
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let (lo, hi) = (
+                self.min.log10().round() as i32,
+                self.max.log10().round() as i32,
+            );
+            (lo..=hi).map(|e| 10f64.powi(e)).collect()
+        } else {
+            (0..=5).map(|i| self.max * i as f64 / 5.0).collect()
+        }
     }
 }
 
@@ -157,7 +287,7 @@ fn nice_ceiling(v: f64) -> f64 {
 }
 
 /// 1500 -> "1.5k", 2000000 -> "2M", 0.25 -> "0.25".
-fn short_number(v: f64) -> String {
+pub fn short_number(v: f64) -> String {
     let trim = |s: String| {
         if s.contains('.') {
             s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -177,6 +307,14 @@ fn short_number(v: f64) -> String {
 mod tests {
     use super::*;
 
+    fn series(name: &str, points: Vec<(f64, f64)>) -> Series<'_> {
+        Series {
+            name,
+            points,
+            labels: Vec::new(),
+        }
+    }
+
     #[test]
     fn axis_ends_are_round() {
         assert_eq!(nice_ceiling(42_012.0), 50_000.0);
@@ -189,25 +327,60 @@ mod tests {
 
     #[test]
     fn a_chart_has_one_line_and_legend_per_series() {
-        let chart = Chart {
-            title: "Throughput",
-            x_label: "#Threads",
-            y_label: "ops/s",
-            x: XAxis::Categories(vec![4, 8]),
-            series: vec![
-                Series {
-                    name: "a",
-                    points: vec![(4.0, 10.0), (8.0, 20.0)],
-                },
-                Series {
-                    name: "b",
-                    points: vec![(4.0, 5.0)],
-                },
+        let chart = Chart::new(
+            "Throughput",
+            "#Threads",
+            "ops/s",
+            XAxis::Categories(vec![4, 8]),
+            vec![
+                series("a", vec![(4.0, 10.0), (8.0, 20.0)]),
+                series("b", vec![(4.0, 5.0)]),
             ],
-        };
+        );
         let svg = chart.render();
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert!(!svg.contains("(log)"));
+    }
+
+    #[test]
+    fn bars_marks_labels_and_a_log_axis() {
+        let mut chart = Chart::new(
+            "readrandom",
+            "#Threads",
+            "ops/s",
+            XAxis::Categories(vec![8, 16]),
+            vec![
+                series("a", vec![(8.0, 100.0), (16.0, 300.0)]),
+                series("b", vec![(8.0, 90.0), (16.0, 120.0)]),
+            ],
+        );
+        chart.style = Style::Bars;
+        chart.mark = Some((16, "+150%".into()));
+        let svg = chart.render();
+        assert_eq!(
+            svg.matches("<rect").count(),
+            4 + 2,
+            "4 bars and 2 legend keys"
+        );
+        assert!(svg.contains(">+150%</text>"));
+        let mut qos = Chart::new(
+            "QoS",
+            "ops/s",
+            "p99 us",
+            XAxis::Linear,
+            vec![series("a", vec![(1000.0, 10.0), (5000.0, 4000.0)])],
+        );
+        qos.series[0].labels = vec!["4".into(), "64".into()];
+        let svg = qos.render();
+        assert!(
+            svg.contains("p99 us (log)"),
+            "values 10 to 4000 span more than two decades"
+        );
+        assert!(
+            svg.contains(">64</text>"),
+            "points are labelled with their thread counts"
+        );
     }
 }

@@ -1,0 +1,196 @@
+//! How figures and comparisons are written: numbers with thousands
+//! separators, improvements as the briefs write them (percent, or ratios as
+//! seed 004 does), and the sentences that explain how they were computed.
+
+use super::model::{self, Study, WorkloadView};
+
+/// A repeat spread (max - min over the mean) above this is flagged.
+pub const SPREAD_FLAG_PCT: f64 = 10.0;
+
+/// Percent ("+44%", "51% lower") or ratios ("3.0x"), as the plan asks.
+pub struct Style {
+    ratios: bool,
+}
+
+impl Style {
+    pub fn of(study: &Study) -> Self {
+        Self {
+            ratios: study.ratios,
+        }
+    }
+
+    /// A throughput improvement of `pct` percent.
+    pub fn gain(&self, pct: Option<f64>) -> String {
+        match (self.ratios, pct) {
+            (true, Some(p)) => format!("{:.1}x", 1.0 + p / 100.0),
+            _ => percent(pct),
+        }
+    }
+
+    /// A latency comparison from the ratio baseline / candidate.
+    pub fn latency(&self, ratio: Option<f64>) -> String {
+        match (self.ratios, ratio) {
+            (true, Some(r)) => format!("{r:.1}x"),
+            _ => lower_ratio(ratio),
+        }
+    }
+
+    /// How the report compares, in one paragraph.
+    pub fn method(&self, study: &Study) -> String {
+        let names = study
+            .series
+            .iter()
+            .map(|s| format!("**{s}**"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let first = study.series.first().map_or("-", String::as_str);
+        let throughput = if self.ratios {
+            "throughput as the ratio A / B (\"3.0x\"), latency advantage as B / A, as seed 004 writes them"
+        } else {
+            "throughput as (A - B) / B, latency as \"X% lower\" (\"Nx lower\" beyond 90%, so never \"100% lower\")"
+        };
+        format!(
+            "Configurations: {names}. Improvements are {first}'s over each other configuration, \
+             per thread count: {throughput}. The average improvement across thread counts is the \
+             arithmetic mean of the per-thread-count throughput improvements (as the briefs \
+             compute it); the average latency comparison is the geometric mean of the \
+             per-thread-count ratios, so a 2x gain and a 2x loss cancel and no average is unbounded."
+        )
+    }
+
+    /// The paragraph comparing the first series with series `b` on `w`.
+    pub fn comparison_text(&self, study: &Study, w: &WorkloadView, b: usize) -> String {
+        let c = model::compare(&w.points[0], &w.points[b]);
+        let (a_name, b_name) = (&study.series[0], &study.series[b]);
+        let peak_text = |p: Option<(u64, f64)>| {
+            p.map_or("-".into(), |(t, v)| {
+                format!("**{}** ops/s at {t} threads", ops(v))
+            })
+        };
+        let mut text = format!(
+            "{a_name} vs {b_name}. Peak: {a_name} {}, {b_name} {}: peak improvement **{}**. \
+             Average improvement across {} thread counts: **{}**.",
+            peak_text(c.peak_candidate),
+            peak_text(c.peak_baseline),
+            self.gain(c.peak_improvement),
+            c.per_thread.len(),
+            self.gain(c.average_improvement),
+        );
+        if let (Some((t0, lo)), Some((t1, hi))) = (c.min_improvement, c.max_improvement) {
+            if c.per_thread.len() > 1 {
+                text.push_str(&format!(
+                    " Largest improvement {} at {t1} threads; per thread count from {} at {t0} threads to {} at {t1}.",
+                    self.gain(Some(hi)),
+                    self.gain(Some(lo)),
+                    self.gain(Some(hi)),
+                ));
+            }
+        }
+        let op = w.latency_op.map_or("", |o| o.name());
+        for (what, ratios) in [
+            ("average", &c.latency_avg_ratios),
+            ("p99", &c.latency_p99_ratios),
+        ] {
+            if ratios.is_empty() {
+                continue;
+            }
+            let mean = model::geometric_mean(ratios);
+            text.push_str(&format!(" {what} {op} latency: **{}**", self.latency(mean)));
+            if ratios.len() > 1 {
+                let lo = ratios.iter().min_by(|x, y| x.1.total_cmp(&y.1)).copied();
+                let hi = ratios.iter().max_by(|x, y| x.1.total_cmp(&y.1)).copied();
+                if let (Some((t0, r0)), Some((t1, r1))) = (lo, hi) {
+                    text.push_str(&format!(
+                        " (from {} at {t0} threads to {} at {t1})",
+                        self.latency(Some(r0)),
+                        self.latency(Some(r1))
+                    ));
+                }
+            }
+            text.push('.');
+        }
+        text
+    }
+}
+
+/// 12345.6 -> "12,346".
+pub fn ops(v: f64) -> String {
+    let digits = format!("{:.0}", v.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn micros(v: f64) -> String {
+    if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        ops(v)
+    }
+}
+
+pub fn percent(v: Option<f64>) -> String {
+    match v {
+        // Rounds to zero: no sign ("-0%" reads as a loss).
+        Some(x) if x.abs() < 0.5 => "0%".into(),
+        Some(x) => format!("{x:+.0}%"),
+        None => "-".into(),
+    }
+}
+
+/// A latency comparison from baseline / candidate: "51% lower", "8%
+/// higher"; beyond 90% lower or 100% higher, as a ratio ("12x lower").
+pub fn lower_ratio(ratio: Option<f64>) -> String {
+    let Some(r) = ratio.filter(|r| *r > 0.0 && r.is_finite()) else {
+        return "-".into();
+    };
+    if r >= 1.0 {
+        let lower = (1.0 - 1.0 / r) * 100.0;
+        if lower >= 90.0 {
+            format!("{r:.0}x lower")
+        } else if lower < 0.5 {
+            "same".into()
+        } else {
+            format!("{lower:.0}% lower")
+        }
+    } else {
+        let higher = (1.0 / r - 1.0) * 100.0;
+        if higher >= 100.0 {
+            format!("{:.1}x higher", 1.0 / r)
+        } else if higher < 0.5 {
+            "same".into()
+        } else {
+            format!("{higher:.0}% higher")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_round_without_a_negative_zero() {
+        assert_eq!(percent(Some(-0.04)), "0%");
+        assert_eq!(percent(Some(43.9)), "+44%");
+        assert_eq!(percent(Some(-12.6)), "-13%");
+    }
+
+    #[test]
+    fn latency_never_reads_100_percent_lower() {
+        assert_eq!(lower_ratio(Some(2.0)), "50% lower");
+        assert_eq!(lower_ratio(Some(1.0 / 1.08)), "8% higher");
+        assert_eq!(lower_ratio(Some(350.0)), "350x lower");
+        assert_eq!(lower_ratio(Some(0.25)), "4.0x higher");
+        assert_eq!(lower_ratio(Some(1.001)), "same");
+        assert_eq!(lower_ratio(None), "-");
+        let ratio = Style { ratios: true };
+        assert_eq!(ratio.gain(Some(197.0)), "3.0x");
+        assert_eq!(ratio.latency(Some(2.88)), "2.9x");
+    }
+}

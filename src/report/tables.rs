@@ -1,0 +1,445 @@
+//! The report's tables: summary, best thread count, throughput, latency of
+//! each operation, what bound each step, cost at the peak, and the device.
+
+use super::document::{Block, Table};
+use super::format::{self, micros, ops, Style, SPREAD_FLAG_PCT};
+use super::model::{self, Point, Study, WorkloadView};
+use crate::measure::steady::Steadiness;
+use crate::measure::OpKind;
+
+/// Per workload: each series' peak, and the first series' improvement
+/// over each other one (peak, average, range) and its latency.
+pub fn summary(study: &Study, style: &Style) -> Table {
+    let a = &study.series[0];
+    let mut header = vec!["Workload".to_string()];
+    for s in &study.series {
+        header.push(format!("{s} peak ops/s"));
+    }
+    for b in &study.series[1..] {
+        header.push(format!("{a} vs {b}: peak"));
+        header.push("average over #Threads".into());
+        header.push("range over #Threads".into());
+        header.push("avg latency".into());
+        header.push("p99 latency".into());
+    }
+    if study.series.len() > 2 {
+        header.push("largest over any".into());
+    }
+    let rows = study
+        .workloads
+        .iter()
+        .map(|w| {
+            let mut row = vec![w.name.clone()];
+            for points in &w.points {
+                row.push(
+                    model::peak(points)
+                        .map_or("-".into(), |(t, v)| format!("{} ({t} thr)", ops(v))),
+                );
+            }
+            let op = w.latency_op.map_or("", |o| o.name());
+            let mut largest: Option<(f64, u64, &str)> = None;
+            for b in 1..study.series.len() {
+                let c = model::compare(&w.points[0], &w.points[b]);
+                row.push(style.gain(c.peak_improvement));
+                row.push(style.gain(c.average_improvement));
+                row.push(match (c.min_improvement, c.max_improvement) {
+                    (Some((t0, lo)), Some((t1, hi))) if c.per_thread.len() > 1 => format!(
+                        "{} ({t0} thr) to {} ({t1} thr)",
+                        style.gain(Some(lo)),
+                        style.gain(Some(hi))
+                    ),
+                    _ => "-".into(),
+                });
+                for ratios in [&c.latency_avg_ratios, &c.latency_p99_ratios] {
+                    let mean = model::geometric_mean(ratios);
+                    row.push(match mean {
+                        Some(_) => format!("{} ({op})", style.latency(mean)),
+                        None => "-".into(),
+                    });
+                }
+                if let Some((t, v)) = c.max_improvement {
+                    if largest.is_none_or(|(l, _, _)| v > l) {
+                        largest = Some((v, t, &study.series[b]));
+                    }
+                }
+            }
+            if study.series.len() > 2 {
+                row.push(largest.map_or("-".into(), |(v, t, b)| {
+                    format!("{} over {b} at {t} threads", style.gain(Some(v)))
+                }));
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// Seed 004's table: per workload and configuration, the thread count with
+/// the highest throughput and each operation's average latency there.
+pub fn best_threads(study: &Study) -> Table {
+    const OPS: [OpKind; 5] = [
+        OpKind::Read,
+        OpKind::Update,
+        OpKind::ReadModifyWrite,
+        OpKind::Insert,
+        OpKind::Scan,
+    ];
+    let mut header: Vec<String> = ["Workload", "Config", "best #Threads", "ops/s"]
+        .map(String::from)
+        .to_vec();
+    header.extend(OPS.iter().map(|op| format!("{} avg us", op.name())));
+    let mut rows = Vec::new();
+    for w in &study.workloads {
+        for (s, points) in study.series.iter().zip(&w.points) {
+            let Some((t, v)) = model::peak(points) else {
+                continue;
+            };
+            let p = &points[&t];
+            let mut row = vec![w.name.clone(), s.clone(), t.to_string(), ops(v)];
+            row.extend(
+                OPS.iter()
+                    .map(|op| p.latency.get(op).map_or("-".into(), |l| micros(l.avg_us))),
+            );
+            rows.push(row);
+        }
+    }
+    Table { header, rows }
+}
+
+/// Rows by thread count: each series' throughput (with repeats: mean,
+/// then min / median / max, flagged when they spread), then the first
+/// series' improvement over each other one.
+pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Style) -> Table {
+    let mut header = vec!["#Threads".to_string()];
+    header.extend(study.series.iter().cloned());
+    for b in &study.series[1..] {
+        header.push(format!("{} vs {b}", study.series[0]));
+    }
+    let peaks: Vec<Option<(u64, f64)>> = w.points.iter().map(model::peak).collect();
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let cells: Vec<Option<&Point>> = w.points.iter().map(|p| p.get(t)).collect();
+            let mut row = vec![t.to_string()];
+            for (i, p) in cells.iter().enumerate() {
+                row.push(match p {
+                    Some(p) => {
+                        let mean = ops(p.ops_per_sec);
+                        let mean = if peaks[i].is_some_and(|(pt, _)| pt == *t) {
+                            format!("**{mean}**")
+                        } else {
+                            mean
+                        };
+                        if p.repeats > 1 {
+                            let flag = if p.spread_pct() > SPREAD_FLAG_PCT {
+                                " \u{2020}"
+                            } else {
+                                ""
+                            };
+                            format!(
+                                "{mean} ({} / {} / {}){flag}",
+                                ops(p.min()),
+                                ops(p.median()),
+                                ops(p.max())
+                            )
+                        } else {
+                            mean
+                        }
+                    }
+                    None => "-".into(),
+                });
+            }
+            for b in 1..cells.len() {
+                row.push(match (cells[0], cells[b]) {
+                    (Some(a), Some(bp)) => {
+                        style.gain(model::improvement(a.ops_per_sec, bp.ops_per_sec))
+                    }
+                    _ => "-".into(),
+                });
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// One operation type: average, p99 and p99.9 per series by thread count,
+/// and the first series' p99 against each other one.
+pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> Table {
+    let mut header = vec!["#Threads".to_string()];
+    for s in &study.series {
+        header.extend([format!("{s} avg"), format!("{s} p99"), format!("{s} p99.9")]);
+    }
+    for b in &study.series[1..] {
+        header.push(format!("{} vs {b} p99", study.series[0]));
+    }
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let lat: Vec<Option<&crate::results::step::Latency>> = w
+                .points
+                .iter()
+                .map(|p| p.get(t).and_then(|p| p.latency.get(&op)))
+                .collect();
+            let mut row = vec![t.to_string()];
+            for l in &lat {
+                match l {
+                    Some(l) => row.extend([micros(l.avg_us), micros(l.p99_us), micros(l.p999_us)]),
+                    None => row.extend(["-".into(), "-".into(), "-".into()]),
+                }
+            }
+            for b in 1..lat.len() {
+                row.push(match (lat[0], lat[b]) {
+                    (Some(a), Some(bl)) if a.p99_us > 0.0 => {
+                        format::lower_ratio(Some(bl.p99_us / a.p99_us))
+                    }
+                    _ => "-".into(),
+                });
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// What bound each step, by thread count and series.
+pub fn verdicts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Table {
+    let mut header = vec!["#Threads".to_string()];
+    header.extend(study.series.iter().cloned());
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let mut row = vec![t.to_string()];
+            for points in &w.points {
+                row.push(points.get(t).map_or("-".into(), |p| {
+                    if p.verdicts.is_empty() {
+                        "-".into()
+                    } else {
+                        p.verdicts.join(" / ")
+                    }
+                }));
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// A line on the repeats that did not settle (SNIA's criterion over them).
+pub fn steadiness_note(study: &Study, w: &WorkloadView) -> String {
+    let mut unsteady = Vec::new();
+    let mut checked = 0;
+    for (s, points) in study.series.iter().zip(&w.points) {
+        for p in points.values() {
+            match p.steadiness() {
+                Some(Steadiness::NotSteady { range_pct, .. }) => {
+                    checked += 1;
+                    unsteady.push(format!(
+                        "{s} at {} threads (range {range_pct:.0}%)",
+                        p.threads
+                    ));
+                }
+                Some(_) => checked += 1,
+                None => {}
+            }
+        }
+    }
+    match (checked, unsteady.is_empty()) {
+        (0, _) => String::new(),
+        (_, true) => {
+            format!(" All {checked} cells with 3 or more repeats were steady over their repeats.")
+        }
+        (_, false) => format!(" Not steady over their repeats: {}.", unsteady.join("; ")),
+    }
+}
+
+/// The cost at each configuration's peak, from every repeat there.
+pub fn cost(study: &Study, w: &WorkloadView) -> Table {
+    let header = [
+        "Config",
+        "#Threads",
+        "ops/s",
+        "device read B/op",
+        "device write B/op",
+        "read amp",
+        "write amp",
+        "space amp",
+        "device busy",
+        "CPU us/op",
+        "ops per CPU-s",
+        "network B/op (sent / received)",
+        "server CPU us/op",
+        "ops per joule",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for (i, s) in study.series.iter().enumerate() {
+        let Some((t, _)) = model::peak(&w.points[i]) else {
+            continue;
+        };
+        let p = &w.points[i][&t];
+        let mut row = vec![s.clone(), t.to_string(), ops(p.ops_per_sec)];
+        match &p.accounting {
+            Some(a) => {
+                let d = &a.derived;
+                // "unavailable": the counter was not read; "-": nothing to divide by
+                // (no logical reads in a load, say).
+                let missing =
+                    |measured: bool| if measured { "-" } else { "unavailable" }.to_string();
+                let device = a.device_io.is_some();
+                let dev = |v: Option<f64>| v.map_or_else(|| missing(device), ops);
+                let amp = |v: Option<f64>, measured: bool| {
+                    v.map_or_else(|| missing(measured), |x| format!("{x:.2}"))
+                };
+                row.push(dev(d.device_read_bytes_per_op));
+                row.push(dev(d.device_write_bytes_per_op));
+                row.push(amp(d.read_amplification, device));
+                row.push(amp(d.write_amplification, device));
+                row.push(amp(d.space_amplification, a.data_dir_bytes.is_some()));
+                row.push(
+                    d.device_busy_pct
+                        .map_or_else(|| missing(device), |b| format!("{b:.0}%")),
+                );
+                row.push(
+                    d.cpu_s_per_op
+                        .map_or("-".into(), |x| format!("{:.1}", x * 1e6)),
+                );
+                row.push(d.ops_per_cpu_s.map_or("-".into(), ops));
+                row.push(
+                    match (d.network_sent_bytes_per_op, d.network_received_bytes_per_op) {
+                        (Some(s), Some(r)) => format!("{} / {}", ops(s), ops(r)),
+                        _ => "-".into(),
+                    },
+                );
+                row.push(
+                    d.server_cpu_s_per_op
+                        .map_or("-".into(), |x| format!("{:.1}", x * 1e6)),
+                );
+                row.push(
+                    d.ops_per_joule
+                        .map_or("unavailable".into(), |x| format!("{x:.0}")),
+                );
+            }
+            None => row.extend(std::iter::repeat_n("unavailable".to_string(), 11)),
+        }
+        rows.push(row);
+    }
+    Table { header, rows }
+}
+
+/// The 4 corners of each configuration's device, and its preconditioning.
+pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
+    if study.devices.iter().any(|d| !d.corners.is_empty()) {
+        blocks.push(Block::Heading(1, "Device: 4 corners".into()));
+        blocks.push(Block::Paragraph(
+            "`kvperf device corners` on each configuration's data directory: direct I/O through \
+             io_uring, sequential 128 KiB and random 4 KiB at queue depth 32, a ramp not counted \
+             (fio's usual settings); fio's figures beside them where it ran too."
+                .into(),
+        ));
+        let mut header = vec!["corner".to_string()];
+        header.extend(study.series.iter().cloned());
+        let names: Vec<String> = study
+            .devices
+            .iter()
+            .flat_map(|d| d.corners.iter().map(|m| m.name.clone()))
+            .fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            });
+        let rows =
+            names
+                .iter()
+                .map(|name| {
+                    let mut row = vec![corner_label(study, name)];
+                    for d in &study.devices {
+                        row.push(d.corners.iter().find(|m| &m.name == name).map_or(
+                            "-".into(),
+                            |m| {
+                                let mut cell = crate::device::corners::headline(m);
+                                if let Some(f) = m.device.as_ref().and_then(|d| d.fio.as_ref()) {
+                                    let fio = if m.device.as_ref().is_some_and(|d| d.random) {
+                                        format!("{:.0} IOPS", f.iops)
+                                    } else {
+                                        format!("{:.0} MB/s", f.mb_per_sec)
+                                    };
+                                    cell.push_str(&format!(" (fio {fio})"));
+                                }
+                                cell
+                            },
+                        ));
+                    }
+                    row
+                })
+                .collect();
+        blocks.push(Block::Table(Table { header, rows }));
+    }
+    if study.devices.iter().any(|d| !d.precondition.is_empty()) {
+        blocks.push(Block::Heading(1, "Preconditioning".into()));
+        let header = [
+            "Config",
+            "fill passes",
+            "rounds (4 KiB random writes)",
+            "steady state",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = study
+            .series
+            .iter()
+            .zip(&study.devices)
+            .filter(|(_, d)| !d.precondition.is_empty())
+            .map(|(s, d)| {
+                let (passes, rounds): (Vec<_>, Vec<_>) = d
+                    .precondition
+                    .iter()
+                    .partition(|m| m.name.starts_with("fill"));
+                vec![
+                    s.clone(),
+                    passes
+                        .iter()
+                        .map(|m| crate::device::corners::headline(m))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if rounds.is_empty() {
+                        "-".into()
+                    } else {
+                        format!(
+                            "{}: {}",
+                            rounds.len(),
+                            rounds
+                                .iter()
+                                .map(|m| format!("{:.0}", m.ops_per_sec))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    },
+                    d.steady.as_ref().map_or("-".into(), |s| s.describe()),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Table(Table { header, rows }));
+    }
+}
+
+/// "read" -> "128 KiB sequential read, QD 32", from any series' figures.
+fn corner_label(study: &Study, name: &str) -> String {
+    let m = study
+        .devices
+        .iter()
+        .flat_map(|d| &d.corners)
+        .find(|m| m.name == name);
+    match m.and_then(|m| m.device.as_ref()) {
+        Some(d) => format!(
+            "{} KiB {} {}, QD {}",
+            d.block_bytes / 1024,
+            if d.random { "random" } else { "sequential" },
+            if d.write { "write" } else { "read" },
+            d.queue_depth
+        ),
+        None => name.to_string(),
+    }
+}
