@@ -2,10 +2,9 @@
 //! directory on a block device show up as at least N device bytes.
 
 use std::io::Write;
-use std::path::Path;
 
 use kvperf::host::HostInfo;
-use kvperf::measure::accounting::{LogicalBytes, Snapshot};
+use kvperf::measure::accounting::{size_on_disk, LogicalBytes, Snapshot};
 
 #[test]
 fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
@@ -15,7 +14,7 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
     let device = host.block_device().map(str::to_string);
     let device = device.as_deref();
     const N: u64 = 8 << 20;
-    let before = Snapshot::take(device);
+    let before = Snapshot::take(device, &[]);
     let mut file = std::fs::File::create(dir.path().join("known")).unwrap();
     // Incompressible, so no layer can shrink it.
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -34,13 +33,8 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
         written: N,
         dataset: N,
     };
-    let a = before.until(
-        &Snapshot::take(device),
-        device,
-        1,
-        logical,
-        Some(dir.path()),
-    );
+    let size = size_on_disk(dir.path()).map_err(|e| e.to_string());
+    let a = before.until(&Snapshot::take(device, &[]), device, 1, logical, size);
     let dev = a.device_io.unwrap_or_else(|| {
         panic!(
             "{} should be on a block device: {:?}",
@@ -58,5 +52,10 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
     assert!(a.derived.write_amplification.unwrap() >= 1.0);
     assert!(a.data_dir_bytes.unwrap() >= N);
     assert!(a.derived.space_amplification.unwrap() >= 1.0);
-    assert!(Path::new(&a.device.unwrap()).as_os_str().len() >= 3);
+    assert_eq!(a.device.as_deref(), device, "the data directory's device");
+    assert!(
+        a.unavailable.iter().all(|u| !u.starts_with("device")),
+        "{:?}",
+        a.unavailable
+    );
 }

@@ -54,7 +54,10 @@ fn negative_zero_and_non_numeric_counts() {
         &run_null(tmp.path(), &["-p", "fieldlength=1.5"]),
         "fieldlength",
     );
-    assert_input_error(&run_null(tmp.path(), &["-threads", "0"]), "0");
+    assert_input_error(
+        &run_null(tmp.path(), &["-threads", "0"]),
+        "threadcount: 0 threads run nothing",
+    );
     assert_input_error(&run_null(tmp.path(), &["-threads", "two"]), "two");
     assert_input_error(
         &run_null(tmp.path(), &["-p", "readproportion=half"]),
@@ -73,6 +76,7 @@ fn malformed_override_and_unknown_flag() {
 }
 
 #[test]
+#[cfg(feature = "rocksdb")]
 fn unknown_engine_option_is_an_error_not_a_pass_through() {
     let tmp = tempfile::tempdir().unwrap();
     let wa = workload("a");
@@ -89,6 +93,7 @@ fn unknown_engine_option_is_an_error_not_a_pass_through() {
         ],
     );
     assert_input_error(&out, "did you mean 'rocksdb.compression'?");
+    assert!(!tmp.path().join("db").exists(), "nothing was created");
     let out = kvperf(
         tmp.path(),
         &[
@@ -105,6 +110,7 @@ fn unknown_engine_option_is_an_error_not_a_pass_through() {
 }
 
 #[test]
+#[cfg(feature = "rocksdb")]
 fn unwritable_db_directory() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("plainfile"), "x").unwrap();
@@ -115,6 +121,7 @@ fn unwritable_db_directory() {
 }
 
 #[test]
+#[cfg(feature = "rocksdb")]
 fn db_holding_something_else_is_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let foreign = tmp.path().join("photos");
@@ -151,12 +158,230 @@ fn unknown_property_warns_but_runs() {
 }
 
 #[test]
+#[cfg(feature = "rocksdb")]
 fn settle_needs_an_existing_store() {
     let tmp = tempfile::tempdir().unwrap();
     let out = kvperf(tmp.path(), &["settle", "--db", "nothing-here"]);
-    assert_input_error(&out, "--db 'nothing-here' holds no store to settle");
+    assert_input_error(
+        &out,
+        "--db 'nothing-here' holds no rocksdb store; load one first",
+    );
     assert!(
         !tmp.path().join("nothing-here").exists(),
         "settle created nothing"
     );
+}
+
+#[test]
+fn extreme_durations_are_one_line_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (property, needle) in [
+        (
+            "warmuptime=1e300",
+            "warmuptime: 1e300 seconds is more than ten years",
+        ),
+        (
+            "maxexecutiontime=99999999999999",
+            "maxexecutiontime: 99999999999999 seconds is more than ten years",
+        ),
+        ("status.interval=1e20", "status.interval"),
+        ("warmuptime=-3", "warmuptime: -3 is negative"),
+        ("warmuptime=inf", "warmuptime: 'inf' is not a number"),
+    ] {
+        let out = run_null(
+            tmp.path(),
+            &[
+                "-p",
+                "recordcount=10",
+                "-p",
+                "operationcount=10",
+                "-p",
+                property,
+            ],
+        );
+        assert_input_error(&out, needle);
+    }
+}
+
+#[test]
+fn properties_that_size_an_allocation_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (property, needle) in [
+        (
+            "zeropadding=100000000000",
+            "zeropadding: 100000000000 is more than kvperf allows",
+        ),
+        (
+            "fieldlength=100000000000",
+            "bytes per record, more than kvperf allows",
+        ),
+        (
+            "fieldcount=100000000",
+            "fieldcount: 100000000 is more than kvperf allows",
+        ),
+        ("maxscanlength=999999999999", "maxscanlength"),
+    ] {
+        let out = run_null(
+            tmp.path(),
+            &[
+                "-p",
+                "recordcount=10",
+                "-p",
+                "operationcount=10",
+                "-p",
+                property,
+            ],
+        );
+        assert_input_error(&out, needle);
+    }
+}
+
+#[test]
+fn a_thread_that_cannot_start_is_one_line_not_a_hang() {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let file = workload("c");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"));
+    cmd.args([
+        "run",
+        "--engine",
+        "null",
+        "-P",
+        &file,
+        "-p",
+        "recordcount=10",
+        "-p",
+        "operationcount=1000000",
+        "-threads",
+        "1000",
+    ])
+    // 64 MiB stacks in 2 GiB of address space: a few dozen threads fit,
+    // so some start and wait at the start line before one fails.
+    .env("RUST_MIN_STACK", "67108864")
+    .env("MALLOC_ARENA_MAX", "1")
+    .current_dir(tmp.path())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kvperf hung when a thread could not be started");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let out = common::Output {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_input_error(&out, "of 1000 (");
+    assert!(out.stderr.contains("use fewer threads"), "{}", out.stderr);
+}
+
+#[test]
+fn a_directory_given_as_a_workload_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(tmp.path(), &["run", "--engine", "null", "-P", "."]);
+    assert_input_error(&out, "workload file '.' is a directory");
+}
+
+#[test]
+fn a_zero_target_means_no_target_as_in_ycsb() {
+    let tmp = tempfile::tempdir().unwrap();
+    for flags in [&["-target", "0"][..], &["-p", "target=0"][..]] {
+        let mut args = vec!["-p", "recordcount=100", "-p", "operationcount=1000"];
+        args.extend_from_slice(flags);
+        let out = run_null(tmp.path(), &args);
+        assert_eq!(out.code, 0, "{flags:?}: {}", out.stderr);
+        assert_eq!(
+            common::metric(&out.stdout, "READ", "Return=OK").map(|r| r > 0.0),
+            Some(true)
+        );
+        assert!(!out.stdout.contains("Intended-"), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn empty_fields_are_allowed_as_in_ycsb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_null(
+        tmp.path(),
+        &[
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=1000",
+            "-p",
+            "fieldlength=0",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_data_directory_for_an_engine_without_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_null(
+        tmp.path(),
+        &[
+            "-p",
+            "recordcount=10",
+            "-p",
+            "operationcount=10",
+            "--db",
+            "somewhere",
+        ],
+    );
+    assert_input_error(
+        &out,
+        "engine 'null' keeps no data directory, so --db 'somewhere' has no use",
+    );
+    assert!(!tmp.path().join("somewhere").exists());
+}
+
+#[test]
+fn an_engine_option_for_a_flag_it_cannot_honour_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            "--engine=null",
+            "--benchmarks=fillrandom",
+            "--num=100",
+            "--cache_size=1000000",
+            "--bloom_bits=10",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for flag in ["--cache_size", "--bloom_bits"] {
+        assert_eq!(
+            out.stderr
+                .matches(&format!(
+                    "engine 'null' cannot honour {flag}; it is ignored"
+                ))
+                .count(),
+            1,
+            "{}",
+            out.stderr
+        );
+    }
 }

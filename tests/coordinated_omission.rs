@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kvperf::engine::null::NullWorker;
-use kvperf::engine::{Engine, EngineInfo, EngineWorker, OpResult, Record, ScanResults};
+use kvperf::engine::{Engine, EngineInfo, EngineWorker, OpResult, Record, ScanResults, ThreadSlot};
 use kvperf::measure::OpKind;
+use kvperf::properties::Properties;
 use kvperf::runner::{execute, RunSpec, StatusOptions};
-use kvperf::workload::properties::Properties;
 use kvperf::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
 
 /// Sleeps 300 ms in the 101st read, counted across all workers.
@@ -32,11 +32,20 @@ impl Engine for StallOnce {
             options: Default::default(),
         }
     }
-    fn worker(&self) -> anyhow::Result<Box<dyn EngineWorker>> {
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
         Ok(Box::new(StallWorker {
             reads: Arc::clone(&self.reads),
             inner: NullWorker,
         }))
+    }
+    fn settle(&self, _: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn footprint(&self) -> Result<u64, String> {
+        Err("stores nothing".into())
+    }
+    fn close(&self) -> anyhow::Result<()> {
+        Ok(())
     }
 }
 
@@ -83,6 +92,8 @@ fn a_stall_inflates_intended_latency_not_service_time() {
         target_ops_per_sec: 1000.0,
         warmup: Duration::ZERO,
         max_execution: None,
+        track_intended: true,
+        count_network: false,
         status: StatusOptions::default(),
     };
     let outcome = execute(&workload.bind(&engine), &spec).unwrap();

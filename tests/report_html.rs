@@ -18,17 +18,14 @@ fn write_results(path: &Path) {
     let mut text = String::new();
     for (config, ops) in [("micron-7400", a), ("gen3", b)] {
         for (i, t) in threads.iter().enumerate() {
-            let read = 1000.0 * *t as f64 / ops[i] as f64 * 1000.0;
-            let line = serde_json::json!({
-                "kvperf_results": 1,
-                "plan": { "name": "seed-000", "fingerprint": "f", "scale": 1.0 },
-                "step": { "id": format!("{config}/{t}"), "config": config, "kind": "run",
-                          "workload": "a", "threads": t, "repeat": 1 },
-                "summary": { "operations": ops[i], "runtime_s": 1.0, "ops_per_sec": ops[i],
-                             "latency_us": { "read": { "count": ops[i], "avg": read, "p50": read,
-                                 "p99": read * 3.0, "p999": read * 6.0, "max": read * 9.0 } } },
-            });
-            text.push_str(&format!("{line}\n"));
+            // Little's law: threads / throughput, spread around that mean.
+            let mean_ns = 1e9 * *t as f64 / ops[i] as f64;
+            let reads: Vec<u64> = (1..=200u64)
+                .map(|k| (mean_ns * k as f64 / 100.5) as u64)
+                .collect();
+            let r = common::run_record(config, "a", *t, ops[i] as f64, &reads);
+            text.push_str(&serde_json::to_string(&r).unwrap());
+            text.push('\n');
         }
     }
     std::fs::write(path, text).unwrap();

@@ -3,6 +3,8 @@
 mod common;
 
 use common::{kvperf, metric, run_null, workload};
+use kvperf::measure::OpKind;
+use kvperf::results::StepOutput;
 
 const SMALL: [&str; 4] = ["-p", "recordcount=2000", "-p", "operationcount=4000"];
 
@@ -133,26 +135,37 @@ fn json_output_has_configuration_host_and_figures() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.is_empty(), "--output keeps stdout clean");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("r.json")).unwrap()).unwrap();
-    assert_eq!(v["command"], "run");
-    assert_eq!(v["engine"]["name"], "null");
-    assert_eq!(v["threads"], 2);
-    assert_eq!(v["properties"]["recordcount"], "2000");
-    assert_eq!(v["properties"]["requestdistribution"], "zipfian");
-    assert!(v["kvperf"]["version"].is_string() && v["kvperf"]["commit"].is_string());
-    assert!(v["host"]["logical_cores"].as_u64().unwrap() >= 1);
-    assert!(!v["host"]["kernel"].as_str().unwrap().is_empty());
-    assert_eq!(v["overall"]["operations"], 4000);
-    assert!(v["overall"]["throughput_ops_per_sec"].as_f64().unwrap() > 0.0);
-    let groups = v["groups"].as_array().unwrap();
-    let read = groups.iter().find(|g| g["name"] == "READ").unwrap();
-    assert!(read["operations"].as_u64().unwrap() > 3000);
-    assert!(read["percentiles_us"].as_array().unwrap().len() == 5);
-    assert!(v["histograms"]["READ"]
-        .as_str()
-        .unwrap()
-        .starts_with("HIST"));
+    let text = std::fs::read_to_string(tmp.path().join("r.json")).unwrap();
+    let v = StepOutput::from_json(&text).unwrap();
+    assert_eq!(v.command, "run");
+    assert_eq!(v.engine.name, "null");
+    assert_eq!(v.settings["recordcount"], "2000");
+    assert_eq!(v.settings["requestdistribution"], "zipfian");
+    assert!(!v.kvperf.version.is_empty() && !v.kvperf.commit.is_empty());
+    assert!(v.host.logical_cores >= 1 && !v.host.kernel.is_empty());
+    assert!(
+        v.error.is_none() && v.warnings.is_empty(),
+        "{:?}",
+        v.warnings
+    );
+    let m = &v.measurements[0];
+    assert_eq!((m.threads, m.operations), (2, 4000));
+    assert!(m.ops_per_sec > 0.0);
+    assert!(
+        !m.intervals.is_empty(),
+        "operations per second of the window"
+    );
+    assert_eq!(
+        m.intervals.iter().sum::<u64>(),
+        4000,
+        "every operation in some second"
+    );
+    assert!(m.verdict.is_some(), "what bound the run");
+    let read = &m.ops[&OpKind::Read];
+    assert!(read.latency.count > 3000);
+    assert_eq!(read.latency.histogram.0.len(), read.latency.count);
+    let a = m.accounting.as_ref().unwrap();
+    assert!(a.cpu.is_some() && a.client_threads_cpu_s.is_some() && a.machine_cpu.is_some());
 }
 
 #[test]
@@ -179,8 +192,10 @@ fn target_rate_paces_reports_intended_latency_and_status_lines() {
     let runtime = metric(&out.stdout, "OVERALL", "RunTime(ms)").unwrap();
     // 3000 ops at 2000 ops/s: the last is due at 1.4995 s.
     assert!((1450.0..2500.0).contains(&runtime), "runtime {runtime} ms");
-    assert!(
-        metric(&out.stdout, "Intended-READ", "Operations").is_some(),
+    // YCSB's default measurement.interval is `op`: no Intended groups.
+    assert_eq!(
+        metric(&out.stdout, "Intended-READ", "Operations"),
+        None,
         "{}",
         out.stdout
     );
@@ -195,6 +210,55 @@ fn target_rate_paces_reports_intended_latency_and_status_lines() {
             .iter()
             .any(|l| l.contains("operations;") && l.contains("[READ: Count=")),
         "{status:?}"
+    );
+}
+
+#[test]
+fn measurement_interval_both_and_intended_follow_ycsb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |interval: &str| {
+        run_null(
+            tmp.path(),
+            "c",
+            &[
+                "-p",
+                "recordcount=1000",
+                "-p",
+                "operationcount=400",
+                "-target",
+                "400",
+                "-p",
+                &format!("measurement.interval={interval}"),
+                "-s",
+                "-p",
+                "status.interval=1",
+            ],
+        )
+    };
+    let both = run("both");
+    assert_eq!(both.code, 0, "{}", both.stderr);
+    assert_eq!(metric(&both.stdout, "READ", "Operations"), Some(400.0));
+    assert_eq!(
+        metric(&both.stdout, "Intended-READ", "Operations"),
+        Some(400.0)
+    );
+    assert!(
+        both.stderr.contains("[Intended-READ: Count="),
+        "{}",
+        both.stderr
+    );
+    let intended = run("intended");
+    assert_eq!(intended.code, 0, "{}", intended.stderr);
+    assert_eq!(metric(&intended.stdout, "READ", "Operations"), Some(400.0));
+    assert_eq!(
+        metric(&intended.stdout, "Intended-READ", "Operations"),
+        None
+    );
+    assert_eq!(metric(&intended.stdout, "READ", "Return=OK"), Some(400.0));
+    let first = both.stderr.lines().find(|l| l.contains(" sec: ")).unwrap();
+    assert!(
+        first.contains(" 0 sec: "),
+        "YCSB prints its first status line at once: {first}"
     );
 }
 
@@ -216,9 +280,10 @@ fn max_execution_time_and_warmup_bound_the_measured_window() {
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(v["overall"]["hit_time_limit"], true);
-    let ms = v["overall"]["runtime_ms"].as_f64().unwrap();
+    let v = StepOutput::from_json(&out.stdout).unwrap();
+    let m = &v.measurements[0];
+    assert!(m.hit_time_limit);
+    let ms = m.runtime_s * 1000.0;
     assert!((990.0..1500.0).contains(&ms), "{ms}");
 
     // 500 ops at 1000/s after a 1 s warmup: the window is 0.5 s, not 1.5 s,

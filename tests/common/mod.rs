@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+
+use kvperf::results::{self, Record};
 use std::process::Command;
 
 pub struct Output {
@@ -70,9 +72,120 @@ pub fn assert_input_error(out: &Output, needle: &str) {
     assert!(!out.stderr.contains("panicked") && !out.stderr.contains("backtrace"));
 }
 
+/// Whether this process may drop the page cache (root outside a container).
+pub fn can_drop_caches() -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/sys/vm/drop_caches")
+        .is_ok()
+}
+
 /// `kvperf report RESULTS --out OUT`, which must succeed.
 pub fn report(dir: &Path, results: &Path, out: &Path) {
     let shown = (results.display().to_string(), out.display().to_string());
     let done = kvperf(dir, &["report", &shown.0, "--out", &shown.1]);
     assert_eq!(done.code, 0, "kvperf report: {}", done.stderr);
+}
+
+/// A small RocksDB plan in `dir`: two configs, a load, two workloads x two
+/// thread counts; each run step takes about a second (maxexecutiontime).
+pub fn small_plan(dir: &Path) -> PathBuf {
+    let text = format!(
+        r#"
+name = "resume-test"
+driver = "ycsb"
+[properties]
+recordcount = 5000
+operationcount = 100000000
+maxexecutiontime = 1
+fieldcount = 2
+fieldlength = 100
+[[configs]]
+name = "first"
+db = "{0}/db-first"
+[[configs]]
+name = "second"
+db = "{0}/db-second"
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [2]
+[[steps]]
+workloads = ["a", "c"]
+threads = [1, 2]
+"#,
+        dir.display()
+    );
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `kvperf plan run PLAN --results RESULTS` in `dir`.
+pub fn plan_run(dir: &Path, plan: &Path, results: &Path) -> Output {
+    let shown = (plan.display().to_string(), results.display().to_string());
+    kvperf(dir, &["plan", "run", &shown.0, "--results", &shown.1])
+}
+
+/// The complete records of a results file, read with kvperf's own type.
+pub fn lines(path: &Path) -> Vec<Record> {
+    if !path.exists() {
+        return Vec::new();
+    }
+    let loaded = results::read(path).expect("every complete line is a kvperf result");
+    loaded.records
+}
+
+/// A results line of a run step with known figures (kvperf's own types):
+/// `latencies_ns` are the successful reads of the step.
+pub fn run_record(
+    config: &str,
+    workload: &str,
+    threads: u64,
+    ops_per_sec: f64,
+    latencies_ns: &[u64],
+) -> Record {
+    use kvperf::engine::OpError;
+    use kvperf::measure::{OpHistograms, OpKind};
+    use kvperf::results::step::{op_stats, Measurement, StepOutput};
+    use kvperf::results::{PlanId, StepId};
+    let mut h = OpHistograms::new();
+    for &ns in latencies_ns {
+        h.record(OpKind::Read, ns, None, &Ok::<(), OpError>(()));
+    }
+    let mut output = StepOutput::begin("run");
+    output.measurements.push(Measurement {
+        name: "run".into(),
+        threads: threads as usize,
+        runtime_s: 1.0,
+        operations: latencies_ns.len() as u64,
+        ops_per_sec,
+        ops: op_stats(&h),
+        ..Measurement::default()
+    });
+    Record {
+        kvperf_results: results::FORMAT,
+        plan: PlanId {
+            name: "seed-000".into(),
+            fingerprint: "f".into(),
+            scale: 1.0,
+            file: String::new(),
+            ratios: false,
+        },
+        step: StepId {
+            id: format!("{config}/{workload}-t{threads}"),
+            config: config.into(),
+            kind: "run".into(),
+            workload: workload.into(),
+            label: String::new(),
+            threads,
+            repeat: 1,
+            db: String::new(),
+        },
+        started_at_unix_ms: 0,
+        finished_at_unix_ms: 0,
+        before: Vec::new(),
+        command: Vec::new(),
+        output,
+    }
 }
