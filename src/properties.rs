@@ -154,6 +154,46 @@ impl Properties {
     }
 }
 
+/// Whether `key` names a credential (`postgres.password`, `mongodb.url`
+/// with a user): such values never reach results, reports or logs.
+pub fn is_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["password", "passwd", "secret", "token"]
+        .iter()
+        .any(|w| key.ends_with(w))
+}
+
+/// `value` as results may show it: credentials replaced, and a URL's
+/// password (`scheme://user:PASSWORD@host`) removed.
+pub fn redacted(key: &str, value: &str) -> String {
+    if is_secret(key) {
+        return if value.is_empty() {
+            String::new()
+        } else {
+            "(redacted)".into()
+        };
+    }
+    match value.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((userinfo, host)) if userinfo.contains(':') => {
+                let user = userinfo.split(':').next().unwrap_or("");
+                format!("{scheme}://{user}:(redacted)@{host}")
+            }
+            _ => value.to_string(),
+        },
+        None => value.to_string(),
+    }
+}
+
+impl Properties {
+    /// Every property with credentials redacted: what results record.
+    pub fn redacted_map(&self) -> BTreeMap<String, String> {
+        self.iter()
+            .map(|(k, v)| (k.to_string(), redacted(k, v)))
+            .collect()
+    }
+}
+
 /// A non-negative integer; also accepts `_` digit separators.
 pub fn parse_u64(key: &str, text: &str) -> Result<u64, InputError> {
     let cleaned: String = text.chars().filter(|&c| c != '_').collect();
@@ -193,6 +233,20 @@ mod tests {
         assert_eq!(p.u64("recordcount", 0).unwrap(), 20);
         assert!(p.set_override("novalue").is_err());
         assert!(p.set_override("=3").is_err());
+    }
+
+    #[test]
+    fn credentials_are_redacted() {
+        assert_eq!(redacted("postgres.password", "s3cret"), "(redacted)");
+        assert_eq!(redacted("redis.PASSWORD", "s3cret"), "(redacted)");
+        assert_eq!(
+            redacted("mongodb.url", "mongodb://ycsb:s3cret@127.0.0.1:27017/db"),
+            "mongodb://ycsb:(redacted)@127.0.0.1:27017/db"
+        );
+        assert_eq!(redacted("recordcount", "1000"), "1000");
+        let mut p = Properties::new();
+        p.set("cassandra.password", "pw");
+        assert_eq!(p.redacted_map()["cassandra.password"], "(redacted)");
     }
 
     #[test]
