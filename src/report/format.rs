@@ -44,6 +44,12 @@ impl Style {
             .collect::<Vec<_>>()
             .join(", ");
         let first = study.series.first().map_or("-", String::as_str);
+        if study.series.len() < 2 {
+            return format!(
+                "Configuration: {names}. With repeats, throughput is their mean and latency \
+                 comes from their histograms added together."
+            );
+        }
         let throughput = if self.ratios {
             "throughput as the ratio A / B (\"3.0x\"), latency advantage as B / A, as seed 004 writes them"
         } else {

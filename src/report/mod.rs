@@ -213,12 +213,18 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
 }
 
 /// A small chart of ops/s per second for each step (first repeat), so a
-/// stall or a compaction storm shows.
+/// stall or a compaction storm shows. The last, partial second is left
+/// out (it would read as a drop).
 fn time_series_charts(study: &Study, w: &WorkloadView) -> Vec<String> {
     let mut out = Vec::new();
     for (name, points) in study.series.iter().zip(&w.points) {
         for p in points.values() {
-            let Some(intervals) = p.intervals.first().filter(|i| i.len() > 1) else {
+            let Some(intervals) = p
+                .intervals
+                .first()
+                .map(|i| &i[..i.len().saturating_sub(1)])
+                .filter(|i| i.len() > 1)
+            else {
                 continue;
             };
             let title = format!("{name}, {} threads", p.threads);
@@ -238,6 +244,7 @@ fn time_series_charts(study: &Study, w: &WorkloadView) -> Vec<String> {
                 }],
             );
             chart.size = (300.0, 150.0);
+            chart.from_zero = true;
             out.push(chart.render());
         }
     }

@@ -40,6 +40,8 @@ pub struct Chart<'a> {
     /// Text drawn over one category (the largest gap of a bar chart).
     pub mark: Option<(u64, String)>,
     pub size: (f64, f64),
+    /// A linear y axis from zero even when values span decades.
+    pub from_zero: bool,
 }
 
 const LEFT: f64 = 72.0;
@@ -63,6 +65,7 @@ impl<'a> Chart<'a> {
             style: Style::Lines,
             mark: None,
             size: (600.0, 340.0),
+            from_zero: false,
         }
     }
 
@@ -76,7 +79,7 @@ impl<'a> Chart<'a> {
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .filter(|y| y.is_finite())
             .collect();
-        let y_axis = YAxis::fit(&ys, self.style == Style::Bars);
+        let y_axis = YAxis::fit(&ys, self.from_zero || self.style == Style::Bars);
         let x_max = match &self.x {
             XAxis::Categories(_) => 0.0,
             XAxis::Linear => nice_ceiling(
