@@ -62,3 +62,59 @@ fn verified_reads_pass_then_a_corrupted_value_fails() {
         Some(2000.0 - bad)
     );
 }
+
+#[test]
+fn failed_operations_are_counted_and_reported_not_hidden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wc = workload("c");
+    let load = kvperf(
+        tmp.path(),
+        &[&["load", "--db", "db", "-P", &wc][..], &SHAPE].concat(),
+    );
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    // Cut record 7 short: its encoding no longer parses, so reads of it fail.
+    let mut key = Vec::new();
+    build_key_name(7, true, 1, &mut key);
+    {
+        let db = rocksdb::DB::open_default(tmp.path().join("db")).unwrap();
+        let value = db.get(&key).unwrap().expect("record 7 was loaded");
+        db.put(&key, &value[..value.len() / 2]).unwrap();
+    }
+    let run = kvperf(
+        tmp.path(),
+        &[
+            "run",
+            "--db",
+            "db",
+            "-P",
+            &wc,
+            "--format",
+            "json",
+            "-p",
+            "recordcount=50",
+            "-p",
+            "operationcount=2000",
+            "-p",
+            "requestdistribution=uniform",
+        ],
+    );
+    // Failed reads are counted per operation type; the run itself completes.
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = kvperf::results::StepOutput::from_json(&run.stdout).unwrap();
+    let read = &out.measurements[0].ops[&kvperf::measure::OpKind::Read];
+    let failed = read.count(kvperf::measure::Outcome::Error);
+    assert!(
+        (10..100).contains(&failed),
+        "{failed} failed reads of key 7"
+    );
+    assert_eq!(
+        read.latency.count + failed,
+        2000,
+        "successes and failures apart"
+    );
+    let warning = format!(
+        "{failed} READ operations failed (first: stored value is not a kvperf/YCSB record)"
+    );
+    assert!(out.warnings.contains(&warning), "{:?}", out.warnings);
+    assert!(run.stderr.contains(&warning), "{}", run.stderr);
+}
