@@ -29,8 +29,8 @@ pub struct Step {
     pub config: String,
     /// The data directory, for engines that keep one.
     pub db: Option<PathBuf>,
-    /// The server the config needs, started around its steps.
-    pub server: Option<super::ServerConfig>,
+    /// The servers the config needs, started around its steps.
+    pub servers: Vec<super::ServerConfig>,
     pub engine: String,
     pub kind: StepKind,
     /// `a`..`f` or a workload file (YCSB), a benchmark (db_bench).
@@ -113,7 +113,7 @@ pub fn steps(
                     label: label.to_string(),
                     config: config.name.clone(),
                     db: db.clone(),
-                    server: config.server.clone(),
+                    servers: config.servers.clone(),
                     engine: engine.clone(),
                     kind,
                     workload: workload.to_string(),
@@ -157,6 +157,7 @@ pub fn steps(
             } else {
                 StepKind::Run
             };
+            let mut per_workload = Vec::new();
             for workload in &def.workloads {
                 let mut props = workload_properties(loaded, workload)?;
                 for layer in [&plan.properties, &config.properties, &def.properties] {
@@ -164,8 +165,13 @@ pub fn steps(
                         set(&mut props, k, &v.to_string());
                     }
                 }
-                // A config's own server port reaches its engine.
-                if let Some(port) = config.server.as_ref().and_then(|s| s.port) {
+                // The port of the config's server its engine talks to.
+                let port = config
+                    .servers
+                    .iter()
+                    .filter(|s| crate::server::find(&s.name).is_ok_and(|k| k.engine == engine))
+                    .find_map(|s| s.port);
+                if let Some(port) = port {
                     set(&mut props, &format!("{engine}.port"), &port.to_string());
                 }
                 let (ops_key, duration_key) = match plan.driver {
@@ -179,16 +185,23 @@ pub fn steps(
                     set(&mut props, duration_key, &secs.to_string());
                 }
                 scale_counts(&mut props, plan.driver, scale)?;
-                for &threads in &def.threads {
-                    for repeat in 1..=def.repeats {
-                        push(
-                            kind,
-                            workload,
-                            &def.label,
-                            threads as u64,
-                            repeat,
-                            props.clone(),
-                        );
+                per_workload.push((workload, props));
+            }
+            // Passes run the whole entry again (seed 002: each workload once
+            // per pass, three passes); repeats run each cell again at once.
+            for pass in 0..def.passes {
+                for (workload, props) in &per_workload {
+                    for &threads in &def.threads {
+                        for repeat in 1..=def.repeats {
+                            push(
+                                kind,
+                                workload,
+                                &def.label,
+                                threads as u64,
+                                pass * def.repeats + repeat,
+                                props.clone(),
+                            );
+                        }
                     }
                 }
             }
@@ -408,6 +421,46 @@ duration = 600
         let other = load(&PLAN.replace("[4, 8]", "[4, 16]"));
         let s3 = steps(&other, 1.0, &[]).unwrap();
         assert_ne!(f1, fingerprint(&other.plan, 1.0, &s3));
+    }
+
+    #[test]
+    fn passes_run_every_workload_again_and_number_repeats_across_them() {
+        let text = PLAN.replace("repeats = 2\n", "repeats = 2\npasses = 3\n");
+        let s = steps(&load(&text), 1.0, &[]).unwrap();
+        let fast: Vec<_> = s.iter().filter(|s| s.config == "fast").collect();
+        // precondition, load, 3 passes x 2 workloads x 2 threads x 2 repeats.
+        assert_eq!(fast.len(), 2 + 24);
+        let order: Vec<_> = fast[2..]
+            .iter()
+            .map(|s| format!("{}{}r{}", s.workload, s.threads, s.repeat))
+            .collect();
+        assert_eq!(
+            order[..8],
+            ["a4r1", "a4r2", "a8r1", "a8r2", "c4r1", "c4r2", "c8r1", "c8r2"]
+        );
+        assert_eq!(order[8], "a4r3", "the second pass starts over");
+        assert_eq!(order[23], "c8r6");
+    }
+
+    #[test]
+    fn a_configs_server_port_reaches_the_engine_that_talks_to_it() {
+        let text = PLAN.replace(
+            "db = \"/b\"\n",
+            "engine = \"redis\"\nservers = [{ name = \"redis\", port = 7001 }]\n",
+        );
+        let s = steps(&load(&text), 1.0, &[]).unwrap();
+        let slow = s
+            .iter()
+            .find(|s| s.config == "slow" && s.kind == StepKind::Load);
+        let slow = slow.unwrap();
+        assert_eq!(slow.servers.len(), 1);
+        let port = slow.properties.iter().find(|(k, _)| k == "redis.port");
+        assert_eq!(port.map(|(_, v)| v.as_str()), Some("7001"));
+        let fast = s
+            .iter()
+            .find(|s| s.config == "fast" && s.kind == StepKind::Load);
+        let fast = fast.unwrap();
+        assert!(fast.properties.iter().all(|(k, _)| !k.ends_with(".port")));
     }
 
     #[test]

@@ -124,12 +124,13 @@ pub struct Config {
     pub engine: Option<String>,
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
-    /// A server the runner starts before this config's steps and stops
-    /// after them (`kvperf server start|stop`).
-    pub server: Option<ServerConfig>,
+    /// Servers the runner starts (in order) before this config's steps and
+    /// stops after them (`kvperf server start|stop`).
+    #[serde(default)]
+    pub servers: Vec<ServerConfig>,
 }
 
-/// `server = { name = "ferretdb", settings = { ferretdb_handler = "sqlite" } }`.
+/// `servers = [{ name = "ferretdb", settings = { ferretdb_handler = "sqlite" } }]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
@@ -160,6 +161,10 @@ pub struct StepDef {
     pub threads: Vec<i64>,
     #[serde(default = "one")]
     pub repeats: u32,
+    /// Runs of the whole entry, one after the other (seed 002's "three
+    /// test passes"): results number their repeats across passes.
+    #[serde(default = "one")]
+    pub passes: u32,
     /// YCSB `operationcount`, db_bench `--reads` (per thread, as db_bench).
     pub operations: Option<u64>,
     /// Seconds per step: YCSB `maxexecutiontime`, db_bench `--duration`.
@@ -349,8 +354,8 @@ fn validate(plan: &Plan) -> Result<(), String> {
         if step.workloads.is_empty() {
             return Err(format!("{at}: workloads is empty"));
         }
-        if step.repeats == 0 {
-            return Err(format!("{at}: repeats must be at least 1"));
+        if step.repeats == 0 || step.passes == 0 {
+            return Err(format!("{at}: repeats and passes must be at least 1"));
         }
         if step.operations == Some(0) {
             return Err(format!("{at}: operations must be at least 1"));

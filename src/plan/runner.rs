@@ -71,20 +71,22 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
         if plan.settle.compacts() {
             spec.require(Capability::Compact, "the plan's settle = \"compact\"")?;
         }
-        if let Some(server) = &step.server {
+        let mut talks_to_one = step.servers.is_empty();
+        for server in &step.servers {
             let known = crate::server::find(&server.name).map_err(|e| {
                 InputError::Invalid(format!(
                     "plan '{}' config '{}': {e}",
                     p.id.name, step.config
                 ))
             })?;
-            if !matches!(spec.store, engine::StoreKind::Server { server, .. } if server == known.name)
-            {
-                return Err(InputError::Invalid(format!(
-                    "plan '{}' config '{}': engine '{}' does not talk to a {} server",
-                    p.id.name, step.config, spec.name, known.name
-                )));
-            }
+            talks_to_one |= matches!(spec.store,
+                engine::StoreKind::Server { server, .. } if server == known.name);
+        }
+        if !talks_to_one {
+            return Err(InputError::Invalid(format!(
+                "plan '{}' config '{}': engine '{}' talks to none of the config's servers",
+                p.id.name, step.config, spec.name
+            )));
         }
         if plan.driver == Driver::DbBench && matches!(step.kind, StepKind::Load | StepKind::Run) {
             let bench = crate::workload::dbbench::Benchmark::parse(&step.workload)?;
@@ -455,12 +457,14 @@ fn step_output_path(results: &Path) -> PathBuf {
     results.with_file_name(format!(".{name}.step-{}.json", std::process::id()))
 }
 
-/// The server the current config needs, started by `kvperf server start`
-/// in a directory beside the results file, and stopped when the runner
-/// moves on to a config that needs another one (or none), or finishes.
+/// The servers the current config needs, started by `kvperf server start`
+/// in directories beside the results file (in the order the plan lists
+/// them), and stopped (in reverse) when the runner moves on to a config
+/// that needs others, or finishes.
 struct Servers {
     base: PathBuf,
-    running: Option<(String, Vec<String>)>,
+    /// The config they serve, and each server's `NAME --dir DIR ...` words.
+    running: Option<(String, Vec<Vec<String>>)>,
 }
 
 impl Servers {
@@ -474,50 +478,65 @@ impl Servers {
         }
     }
 
-    /// Makes sure the server `step` needs (if any) runs, and only that one.
+    /// Makes sure the servers `step` needs run, and only those.
     fn serve(&mut self, step: &Step) -> anyhow::Result<()> {
-        let wanted = step.server.as_ref().map(|s| {
-            let dir = self.base.join(&step.config);
-            let mut args = vec![s.name.clone(), "--dir".into(), dir.display().to_string()];
-            args.extend(["--nodes".into(), s.nodes.to_string()]);
-            if let Some(port) = s.port {
-                args.extend(["--port".into(), port.to_string()]);
-            }
-            for (k, v) in &s.settings {
-                args.extend(["-p".into(), format!("{k}={v}")]);
-            }
-            (step.config.clone(), args)
-        });
-        if self.running.as_ref().map(|r| &r.0) == wanted.as_ref().map(|w| &w.0) {
+        let wanted: Vec<Vec<String>> = step
+            .servers
+            .iter()
+            .map(|s| {
+                let dir = self.base.join(&step.config).join(&s.name);
+                let mut args = vec![s.name.clone(), "--dir".into(), dir.display().to_string()];
+                args.extend(["--nodes".into(), s.nodes.to_string()]);
+                if let Some(port) = s.port {
+                    args.extend(["--port".into(), port.to_string()]);
+                }
+                for (k, v) in &s.settings {
+                    args.extend(["-p".into(), format!("{k}={v}")]);
+                }
+                args
+            })
+            .collect();
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|(config, _)| *config == step.config)
+        {
             return Ok(());
         }
         self.stop()?;
-        if let Some((config, args)) = wanted {
+        let mut started = Vec::new();
+        for args in wanted {
             eprintln!(
                 "        starting server: kvperf server start {}",
                 args.join(" ")
             );
             let mut start = vec!["server".to_string(), "start".into()];
             start.extend(args.iter().cloned());
-            run_child(&start, None).with_context(|| format!("config {config}'s server"))?;
-            self.running = Some((config, args));
+            let result = run_child(&start, None);
+            started.push(args);
+            // Record what runs before failing, so it is stopped too.
+            self.running = Some((step.config.clone(), started.clone()));
+            result.with_context(|| format!("config {}'s servers", step.config))?;
         }
         Ok(())
     }
 
     fn stop(&mut self) -> anyhow::Result<()> {
-        if let Some((config, args)) = self.running.take() {
-            // The name and --dir are the first three arguments.
-            let mut stop = vec!["server".to_string(), "stop".into()];
-            stop.extend(args.iter().take(3).cloned());
-            run_child(&stop, None).with_context(|| format!("stopping config {config}'s server"))?;
+        if let Some((config, servers)) = self.running.take() {
+            for args in servers.iter().rev() {
+                // The name and --dir are the first three words.
+                let mut stop = vec!["server".to_string(), "stop".into()];
+                stop.extend(args.iter().take(3).cloned());
+                run_child(&stop, None)
+                    .with_context(|| format!("stopping config {config}'s servers"))?;
+            }
         }
         Ok(())
     }
 }
 
 impl Drop for Servers {
-    /// A failed step still stops the server it started.
+    /// A failed step still stops the servers it started.
     fn drop(&mut self) {
         let _ = self.stop();
     }
