@@ -138,11 +138,7 @@ done
 rm -rf "$DATA"
 
 # The table: medians with min-max per (row, threads, tool).
-awk -F'\t' -v threads="$THREADS" '
-  function median(list, n,   a, i) { n = split(list, a, " "); asort(a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-  function lo(list,   a, n) { n = split(list, a, " "); asort(a); return a[1] }
-  function hi(list,   a, n) { n = split(list, a, " "); asort(a); return a[n] }
-  function add(arr, key, v) { if (v != "") arr[key] = (key in arr) ? arr[key] " " v : v }
+awk -F'\t' -v threads="$THREADS" "$AWK_STATS"'
   { key = $1 SUBSEP $2 SUBSEP $3; add(OPS, key, $5); add(P99, key, $6); add(W, key, $7)
     if (!($1 in seen)) { seen[$1] = 1; rows[++nrows] = $1 } }
   END {

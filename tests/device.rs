@@ -18,7 +18,15 @@ fn disk_dir() -> tempfile::TempDir {
 fn corners(dir: &Path, target: &Path, extra: &[&str]) -> common::Output {
     let target = target.display().to_string();
     let mut args = vec![
-        "device", "corners", &target, "--size", "8MiB", "--runtime", "1", "--ramp", "0",
+        "device",
+        "corners",
+        &target,
+        "--size",
+        "8MiB",
+        "--runtime",
+        "1",
+        "--ramp",
+        "0",
     ];
     args.extend_from_slice(extra);
     kvperf(dir, &args)
@@ -79,14 +87,26 @@ fn corners_of_a_file_are_measured_and_only_kvperfs_file_is_removed() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(left, ["notes.txt"], "the test file is gone, the user's file is not");
+    assert_eq!(
+        left,
+        ["notes.txt"],
+        "the test file is gone, the user's file is not"
+    );
 
     // A new file name works too; the text table names each corner.
     let file = tmp.path().join("new.dat");
     let out = corners(tmp.path(), &file, &["--rand-depth", "8"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("| randread | 4 KiB | 8 |"), "{}", out.stdout);
-    assert!(out.stdout.contains("| write | 128 KiB | 32 |"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("| randread | 4 KiB | 8 |"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("| write | 128 KiB | 32 |"),
+        "{}",
+        out.stdout
+    );
     assert!(!file.exists(), "kvperf removes the file it created");
 }
 
@@ -104,10 +124,21 @@ fn what_corners_must_not_touch_is_refused_in_one_line() {
     );
     let huge = kvperf(
         tmp.path(),
-        &["device", "corners", ".", "--size", "4000TiB", "--runtime", "1"],
+        &[
+            "device",
+            "corners",
+            ".",
+            "--size",
+            "4000TiB",
+            "--runtime",
+            "1",
+        ],
     );
     assert_input_error(&huge, "give a smaller --size");
-    let bad = kvperf(tmp.path(), &["device", "corners", ".", "--size", "8 parsecs"]);
+    let bad = kvperf(
+        tmp.path(),
+        &["device", "corners", ".", "--size", "8 parsecs"],
+    );
     assert_input_error(&bad, "--size");
     assert!(
         std::fs::read_dir(tmp.path()).unwrap().count() == 1,
@@ -178,10 +209,7 @@ impl Drop for LoopDevice {
         if let Some(dir) = self.mount.take() {
             let _ = Command::new("umount").arg(dir).status();
         }
-        let _ = Command::new("losetup")
-            .arg("-d")
-            .arg(&self.device)
-            .status();
+        let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
     }
 }
 

@@ -13,7 +13,7 @@ use crate::engine::DbBenchFlags;
 pub struct BenchArgs {
     /// Comma-separated benchmarks, run in order: fillseq, fillrandom, overwrite,
     /// readrandom, readseq, readwhilewriting, readrandomwriterandom, seekrandom,
-    /// updaterandom, deleterandom, waitforcompaction (not measured).
+    /// updaterandom, deleterandom, waitforcompaction and compact (not measured).
     #[arg(
         long = "benchmarks",
         value_name = "LIST",

@@ -44,10 +44,13 @@ pub enum Benchmark {
     /// Not measured: waits for the engine's compactions (db_bench's
     /// `waitforcompaction`), so the next benchmark starts from a quiet store.
     WaitForCompaction,
+    /// Not measured: compacts the whole key range (db_bench's `compact`,
+    /// which benchmark.sh runs after a bulk load).
+    Compact,
 }
 
 impl Benchmark {
-    pub const ALL: [Benchmark; 11] = [
+    pub const ALL: [Benchmark; 12] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::Overwrite,
@@ -59,6 +62,7 @@ impl Benchmark {
         Benchmark::UpdateRandom,
         Benchmark::DeleteRandom,
         Benchmark::WaitForCompaction,
+        Benchmark::Compact,
     ];
 
     pub fn name(self) -> &'static str {
@@ -74,6 +78,7 @@ impl Benchmark {
             Benchmark::UpdateRandom => "updaterandom",
             Benchmark::DeleteRandom => "deleterandom",
             Benchmark::WaitForCompaction => "waitforcompaction",
+            Benchmark::Compact => "compact",
         }
     }
 
@@ -99,6 +104,11 @@ impl Benchmark {
             Benchmark::ReadSeq | Benchmark::SeekRandom => KvSupport::Ordered,
             _ => KvSupport::Point,
         }
+    }
+
+    /// Maintenance between benchmarks: run on the engine, not measured.
+    pub fn is_maintenance(self) -> bool {
+        matches!(self, Benchmark::WaitForCompaction | Benchmark::Compact)
     }
 
     /// db_bench starts these from an empty database (`fresh_db`).
@@ -150,7 +160,7 @@ impl BenchConfig {
             | Benchmark::SeekRandom => self.reads,
             // db_bench `readwrites_`: reads (= num unless --reads is given).
             Benchmark::ReadRandomWriteRandom | Benchmark::UpdateRandom => self.reads,
-            Benchmark::WaitForCompaction => 0,
+            Benchmark::WaitForCompaction | Benchmark::Compact => 0,
         })
     }
 }
@@ -318,7 +328,7 @@ impl WorkloadThread for BenchThread<'_> {
             Benchmark::ReadSeq => return self.read_next(meter, intended),
             Benchmark::SeekRandom => self.seek_random(meter, intended),
             Benchmark::UpdateRandom => self.update_random(meter, intended),
-            Benchmark::WaitForCompaction => return Step::Exhausted,
+            Benchmark::WaitForCompaction | Benchmark::Compact => return Step::Exhausted,
             Benchmark::DeleteRandom => {
                 let k = self.random_key();
                 keys::fill_key(k, &mut self.key);
