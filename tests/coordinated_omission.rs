@@ -94,6 +94,7 @@ fn a_stall_inflates_intended_latency_not_service_time() {
         max_execution: None,
         track_intended: true,
         count_network: false,
+        stop_on_error: false,
         status: StatusOptions::default(),
     };
     let outcome = execute(&workload.bind(&engine), &spec).unwrap();

@@ -307,3 +307,55 @@ fn max_execution_time_and_warmup_bound_the_measured_window() {
     let runtime = metric(&out.stdout, "OVERALL", "RunTime(ms)").unwrap();
     assert!((450.0..1000.0).contains(&runtime), "runtime {runtime}");
 }
+
+/// Ctrl-C ends a run like its time limit: what it measured is written, and
+/// the interruption is a run failure (exit 3), not silence.
+#[test]
+fn an_interrupted_run_keeps_what_it_measured() {
+    use std::io::{BufRead, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("run.json");
+    let file = workload("c");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args([
+            "run", "--engine", "null", "-P", &file, "-s", "--format", "json",
+        ])
+        .args(["-p", "recordcount=1000", "-p", "operationcount=100000000"])
+        .args([
+            "-p",
+            "target=2000",
+            "-p",
+            "maxexecutiontime=120",
+            "-p",
+            "status.interval=1",
+        ])
+        .arg("--output")
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    // The first status line with operations: the run is under way.
+    while !line.contains("[READ: Count=") || line.contains("[READ: Count=0,") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no status line");
+    }
+    // SAFETY: kill() on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3), "{rest}");
+    assert!(rest.contains("interrupted after"), "{rest}");
+    let out: StepOutput = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let m = &out.measurements[0];
+    assert!(
+        m.operations > 0 && m.runtime_s < 100.0,
+        "{} ops in {} s",
+        m.operations,
+        m.runtime_s
+    );
+    assert!(out.error.unwrap().message.contains("interrupted"));
+}

@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use anyhow::Context;
 use clap::Args;
 
 use super::step::{self, Finished};
@@ -102,6 +103,8 @@ struct ClientSettings {
     status_interval: Duration,
     latency_from: LatencyFrom,
     seed: u64,
+    /// `onerror=stop`: the first failed operation ends the run.
+    stop_on_error: bool,
 }
 
 impl ClientSettings {
@@ -142,6 +145,16 @@ impl ClientSettings {
                 format!("'{interval}' is not op, intended or both"),
             )
         })?;
+        let stop_on_error = match p.string("onerror", "continue").as_str() {
+            "continue" => false,
+            "stop" => true,
+            other => {
+                return Err(InputError::property(
+                    "onerror",
+                    format!("'{other}' is not continue or stop"),
+                ))
+            }
+        };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
             None => SystemTime::now()
@@ -156,6 +169,7 @@ impl ClientSettings {
             status_interval,
             latency_from,
             seed,
+            stop_on_error,
         })
     }
 }
@@ -318,6 +332,7 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
         max_execution: client.max_execution,
         track_intended: client.latency_from.needs_intended(),
         count_network: matches!(spec.store, engine::StoreKind::Server { .. }),
+        stop_on_error: client.stop_on_error,
         status: StatusOptions {
             interval: args.status.then_some(client.status_interval),
             progress: !args.no_progress && std::io::stderr().is_terminal(),
@@ -330,11 +345,13 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     let stats_before = engine.stats();
     let server_pids = engine.server_pids();
     let before = Snapshot::take(device.as_deref(), &server_pids);
+    runner::stop_on_interrupt();
     let outcome = runner::execute(&workload.bind(engine.as_ref()), &run_spec)?;
     // Closing (a flush for RocksDB) is outside the measured window; YCSB
     // counts it in RunTime, which makes short runs look slow. Its I/O and
-    // CPU belong to this run, so accounting includes it.
-    engine.close()?;
+    // CPU belong to this run, so accounting includes it. A failed close is
+    // reported after what was measured is kept.
+    let closed = engine.close();
     let mut accounting = before.until(
         &Snapshot::take(device.as_deref(), &server_pids),
         device.as_deref(),
@@ -387,6 +404,29 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
         verdict: Some(verdict),
         device: None,
     });
+    if outcome.interrupted {
+        anyhow::bail!(
+            "interrupted after {} operations; what was measured is kept",
+            outcome.operations
+        );
+    }
+    if outcome.stopped_on_error {
+        let (kind, first) = outcome
+            .histograms
+            .iter()
+            .find(|(_, g)| g.count(Outcome::Error) > 0)
+            .map_or(("an", "unknown error"), |(k, g)| {
+                (
+                    k.ycsb_name(),
+                    g.first_error.as_deref().unwrap_or("unknown error"),
+                )
+            });
+        anyhow::bail!(
+            "stopped at the first failed operation (onerror=stop) after {} operations: {kind} failed: {first}",
+            outcome.operations
+        );
+    }
+    closed.context("closing the engine after the run")?;
     if let Some(Integrity { verified, failed }) = integrity {
         if failed > 0 {
             anyhow::bail!(

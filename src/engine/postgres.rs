@@ -415,36 +415,9 @@ impl Engine for PgEngine {
     }
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        let mut client = self.options.connect()?;
-        let t = &self.options.table;
-        let prepare = |client: &mut Client, sql: String| {
-            client.prepare(&sql).map_err(|e| {
-                anyhow::anyhow!(
-                    "PostgreSQL at {}: {}",
-                    self.options.addr(),
-                    self.options.say(&e)
-                )
-            })
-        };
-        let read_all = prepare(
-            &mut client,
-            format!("SELECT * FROM {t} WHERE {KEY_COLUMN} = $1"),
-        )?;
-        let scan = prepare(
-            &mut client,
-            format!("SELECT * FROM {t} WHERE {KEY_COLUMN} >= $1 ORDER BY {KEY_COLUMN} LIMIT $2"),
-        )?;
-        let delete = prepare(
-            &mut client,
-            format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"),
-        )?;
         Ok(Box::new(PgWorker {
-            client,
+            session: Some(Session::open(&self.options)?),
             options: &self.options,
-            read_all,
-            scan,
-            delete,
-            by_fields: HashMap::new(),
             cache_key: String::new(),
         }))
     }
@@ -632,19 +605,73 @@ fn push_row(row: &postgres::Row, wanted: Option<&[&str]>, out: &mut Record) -> O
     Ok(())
 }
 
-/// One runner thread's session.
-pub struct PgWorker<'e> {
+/// A connection and the statements prepared on it.
+struct Session {
     client: Client,
-    options: &'e PgOptions,
     read_all: Statement,
     scan: Statement,
     delete: Statement,
     /// Statements that name fields, by kind and field names.
     by_fields: HashMap<String, Statement>,
+}
+
+impl Session {
+    fn open(options: &PgOptions) -> anyhow::Result<Self> {
+        let mut client = options.connect()?;
+        let t = &options.table;
+        let mut prepare = |sql: String| {
+            client.prepare(&sql).map_err(|e| {
+                anyhow::anyhow!("PostgreSQL at {}: {}", options.addr(), options.say(&e))
+            })
+        };
+        let read_all = prepare(format!("SELECT * FROM {t} WHERE {KEY_COLUMN} = $1"))?;
+        let scan = prepare(format!(
+            "SELECT * FROM {t} WHERE {KEY_COLUMN} >= $1 ORDER BY {KEY_COLUMN} LIMIT $2"
+        ))?;
+        let delete = prepare(format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"))?;
+        Ok(Self {
+            client,
+            read_all,
+            scan,
+            delete,
+            by_fields: HashMap::new(),
+        })
+    }
+
+    /// The open session in `slot`, opened first if it was dropped.
+    fn ensure<'s>(slot: &'s mut Option<Session>, options: &PgOptions) -> Result<&'s mut Session, OpError> {
+        if slot.is_none() {
+            let session = Session::open(options)
+                .map_err(|e| OpError::Failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
+            *slot = Some(session);
+        }
+        Ok(slot.as_mut().expect("opened above"))
+    }
+}
+
+/// One runner thread's session, opened again after the server went away:
+/// while PostgreSQL is down or restarting every operation fails (and is
+/// counted), and the first one after it is back reconnects.
+pub struct PgWorker<'e> {
+    session: Option<Session>,
+    options: &'e PgOptions,
     cache_key: String,
 }
 
 impl PgWorker<'_> {
+    fn session(&mut self) -> Result<&mut Session, OpError> {
+        Session::ensure(&mut self.session, self.options)
+    }
+
+    /// `result` of a call on the session, which is dropped if the
+    /// connection closed under it.
+    fn checked<T>(&mut self, result: Result<T, postgres::Error>) -> Result<T, OpError> {
+        if result.is_err() && self.session.as_ref().is_some_and(|s| s.client.is_closed()) {
+            self.session = None;
+        }
+        result.map_err(failed)
+    }
+
     /// The prepared statement of `kind` for these field names.
     fn statement<'n>(
         &mut self,
@@ -661,7 +688,8 @@ impl PgWorker<'_> {
             self.cache_key.push('\0');
             self.cache_key.push_str(n);
         }
-        if let Some(stmt) = self.by_fields.get(&self.cache_key) {
+        let session = Session::ensure(&mut self.session, self.options)?;
+        if let Some(stmt) = session.by_fields.get(&self.cache_key) {
             return Ok(stmt.clone());
         }
         let t = &self.options.table;
@@ -693,8 +721,11 @@ impl PgWorker<'_> {
                 format!("UPDATE {t} SET {} WHERE {KEY_COLUMN} = $1", set.join(", "))
             }
         };
-        let stmt = self.client.prepare(&sql).map_err(failed)?;
-        self.by_fields.insert(self.cache_key.clone(), stmt.clone());
+        let prepared = session.client.prepare(&sql);
+        let stmt = self.checked(prepared)?;
+        if let Some(session) = &mut self.session {
+            session.by_fields.insert(self.cache_key.clone(), stmt.clone());
+        }
         Ok(stmt)
     }
 
@@ -716,7 +747,8 @@ impl PgWorker<'_> {
         for t in &texts {
             params.push(t);
         }
-        self.client.execute(&stmt, &params).map_err(failed)
+        let done = self.session()?.client.execute(&stmt, &params);
+        self.checked(done)
     }
 }
 
@@ -730,11 +762,11 @@ impl EngineWorker for PgWorker<'_> {
     ) -> OpResult {
         let key = text("key", key)?;
         let stmt = match fields {
-            None => self.read_all.clone(),
-            Some([]) => self.read_all.clone(),
+            None | Some([]) => self.session()?.read_all.clone(),
             Some(f) => self.statement(Kind::Read, f.iter().copied())?,
         };
-        let row = self.client.query_opt(&stmt, &[&key]).map_err(failed)?;
+        let found = self.session()?.client.query_opt(&stmt, &[&key]);
+        let row = self.checked(found)?;
         match row {
             None => Err(OpError::NotFound),
             Some(row) => push_row(&row, fields.filter(|f| !f.is_empty()), out),
@@ -751,10 +783,9 @@ impl EngineWorker for PgWorker<'_> {
     ) -> OpResult {
         let start = text("key", start_key)?;
         let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let rows = self
-            .client
-            .query(&self.scan, &[&start, &limit])
-            .map_err(failed)?;
+        let session = self.session()?;
+        let found = session.client.query(&session.scan, &[&start, &limit]);
+        let rows = self.checked(found)?;
         for row in &rows {
             push_row(row, fields, out.next_slot())?;
         }
@@ -775,10 +806,9 @@ impl EngineWorker for PgWorker<'_> {
     /// Deleting a missing key is Ok (RocksDB's behaviour).
     fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
         let key = text("key", key)?;
-        self.client
-            .execute(&self.delete, &[&key])
-            .map_err(failed)
-            .map(|_| ())
+        let session = self.session()?;
+        let done = session.client.execute(&session.delete, &[&key]);
+        self.checked(done).map(|_| ())
     }
 }
 

@@ -55,7 +55,8 @@ use std::time::Duration;
 
 use redis::io::tcp::TcpSettings;
 use redis::{
-    cmd, pipe, Connection, IntoConnectionInfo, RedisConnectionInfo, RedisError, Script, Value,
+    cmd, pipe, Connection, IntoConnectionInfo, RedisConnectionInfo, RedisError, RedisResult, Script,
+    Value,
 };
 
 use super::options::OptionValues;
@@ -504,7 +505,7 @@ impl Engine for RedisEngine {
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
         Ok(Box::new(RedisWorker {
-            con: self.options.connect()?,
+            link: Link::open(&self.options)?,
             options: &self.options,
             index: self.options.index_key(),
             key: Vec::new(),
@@ -514,7 +515,7 @@ impl Engine for RedisEngine {
 
     fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
         Ok(Box::new(RedisKvWorker {
-            con: self.options.connect()?,
+            link: Link::open(&self.options)?,
             options: &self.options,
             key: Vec::new(),
         }))
@@ -554,6 +555,40 @@ impl Engine for RedisEngine {
         } else {
             Vec::new()
         }
+    }
+}
+
+/// A worker's connection, made again after the server went away: while
+/// Redis is down or restarting every operation fails (and is counted), and
+/// the first one after it is back reconnects, so a run goes on.
+struct Link<'e> {
+    con: Option<Connection>,
+    options: &'e RedisOptions,
+}
+
+impl<'e> Link<'e> {
+    fn open(options: &'e RedisOptions) -> anyhow::Result<Self> {
+        Ok(Self {
+            con: Some(options.connect()?),
+            options,
+        })
+    }
+
+    fn run<T>(&mut self, op: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, OpError> {
+        let con = match &mut self.con {
+            Some(con) => con,
+            None => self.con.insert(
+                self.options
+                    .connect()
+                    .map_err(|e| OpError::Failed(format!("Redis: reconnecting: {e}")))?,
+            ),
+        };
+        op(con).map_err(|err| {
+            if err.is_io_error() || err.is_connection_dropped() || err.is_timeout() {
+                self.con = None;
+            }
+            failed(err)
+        })
     }
 }
 
@@ -630,7 +665,7 @@ fn push_fields(reply: &Value, fields: &[&str], out: &mut Record) -> OpResult {
 
 /// One runner thread's connection.
 pub struct RedisWorker<'e> {
-    con: Connection,
+    link: Link<'e>,
     options: &'e RedisOptions,
     index: Vec<u8>,
     /// The prefixed key of the current operation.
@@ -646,10 +681,8 @@ impl RedisWorker<'_> {
     }
 
     fn exists(&mut self) -> Result<bool, OpError> {
-        let n: i64 = cmd("EXISTS")
-            .arg(&self.key)
-            .query(&mut self.con)
-            .map_err(failed)?;
+        let key = &self.key;
+        let n: i64 = self.link.run(|con| cmd("EXISTS").arg(key).query(con))?;
         Ok(n > 0)
     }
 }
@@ -665,21 +698,18 @@ impl EngineWorker for RedisWorker<'_> {
         self.set_key(key);
         match fields {
             None => {
-                let reply: Value = cmd("HGETALL")
-                    .arg(&self.key)
-                    .query(&mut self.con)
-                    .map_err(failed)?;
+                let key = &self.key;
+                let reply: Value = self.link.run(|con| cmd("HGETALL").arg(key).query(con))?;
                 if hash_is_empty(&reply) {
                     return Err(OpError::NotFound);
                 }
                 push_hash(&reply, out)
             }
             Some(fields) => {
-                let reply: Value = cmd("HMGET")
-                    .arg(&self.key)
-                    .arg(fields)
-                    .query(&mut self.con)
-                    .map_err(failed)?;
+                let key = &self.key;
+                let reply: Value = self
+                    .link
+                    .run(|con| cmd("HMGET").arg(key).arg(fields).query(con))?;
                 // A record without the asked fields is found; a missing one is not.
                 if values_are_empty(&reply) && !self.exists()? {
                     return Err(OpError::NotFound);
@@ -701,15 +731,17 @@ impl EngineWorker for RedisWorker<'_> {
             return Ok(());
         }
         let start = [&b"["[..], start_key].concat();
-        let members: Vec<Vec<u8>> = cmd("ZRANGEBYLEX")
-            .arg(&self.index)
-            .arg(&start)
-            .arg("+")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(count)
-            .query(&mut self.con)
-            .map_err(failed)?;
+        let index = &self.index;
+        let members: Vec<Vec<u8>> = self.link.run(|con| {
+            cmd("ZRANGEBYLEX")
+                .arg(index)
+                .arg(&start)
+                .arg("+")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(count)
+                .query(con)
+        })?;
         if members.is_empty() {
             return Ok(());
         }
@@ -721,7 +753,7 @@ impl EngineWorker for RedisWorker<'_> {
                 Some(f) => p.cmd("HMGET").arg(&self.key).arg(f),
             };
         }
-        let replies: Vec<Value> = p.query(&mut self.con).map_err(failed)?;
+        let replies: Vec<Value> = self.link.run(|con| p.query(con))?;
         for reply in &replies {
             // A record deleted between the two round trips is left out.
             match fields {
@@ -739,7 +771,7 @@ impl EngineWorker for RedisWorker<'_> {
         for (name, value) in values.fields() {
             call.arg(name).arg(value);
         }
-        let updated: i64 = call.invoke(&mut self.con).map_err(failed)?;
+        let updated: i64 = self.link.run(|con| call.invoke(con))?;
         if updated == 0 {
             Err(OpError::NotFound)
         } else {
@@ -760,29 +792,31 @@ impl EngineWorker for RedisWorker<'_> {
             .arg(0)
             .arg(key)
             .ignore();
-        p.query::<()>(&mut self.con).map_err(failed)
+        self.link.run(|con| p.query::<()>(con))
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
     fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
         self.set_key(key);
-        pipe()
-            .atomic()
-            .cmd("DEL")
-            .arg(&self.key)
-            .ignore()
-            .cmd("ZREM")
-            .arg(&self.index)
-            .arg(key)
-            .ignore()
-            .query::<()>(&mut self.con)
-            .map_err(failed)
+        let (prefixed, index) = (&self.key, &self.index);
+        self.link.run(|con| {
+            pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(prefixed)
+                .ignore()
+                .cmd("ZREM")
+                .arg(index)
+                .arg(key)
+                .ignore()
+                .query::<()>(con)
+        })
     }
 }
 
 /// Raw keys and values for `kvperf bench`, as plain Redis strings.
 pub struct RedisKvWorker<'e> {
-    con: Connection,
+    link: Link<'e>,
     options: &'e RedisOptions,
     key: Vec<u8>,
 }
@@ -801,10 +835,8 @@ const NO_ORDER: &str = "Redis: the redis engine cannot iterate keys in order";
 impl KvWorker for RedisKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         self.set_key(key);
-        let value: Value = cmd("GET")
-            .arg(&self.key)
-            .query(&mut self.con)
-            .map_err(failed)?;
+        let key = &self.key;
+        let value: Value = self.link.run(|con| cmd("GET").arg(key).query(con))?;
         match value {
             Value::Nil => Err(OpError::NotFound),
             v => bytes_of(&v)
@@ -815,19 +847,15 @@ impl KvWorker for RedisKvWorker<'_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
         self.set_key(key);
-        cmd("SET")
-            .arg(&self.key)
-            .arg(value)
-            .query::<()>(&mut self.con)
-            .map_err(failed)
+        let key = &self.key;
+        self.link
+            .run(|con| cmd("SET").arg(key).arg(value).query::<()>(con))
     }
 
     fn delete(&mut self, key: &[u8]) -> OpResult {
         self.set_key(key);
-        cmd("DEL")
-            .arg(&self.key)
-            .query::<()>(&mut self.con)
-            .map_err(failed)
+        let key = &self.key;
+        self.link.run(|con| cmd("DEL").arg(key).query::<()>(con))
     }
 
     fn seek(&mut self, _target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {

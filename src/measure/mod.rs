@@ -272,6 +272,9 @@ pub struct Meter {
     /// operation's intended start is its actual start, as in YCSB.
     paced: bool,
     clock: quanta::Clock,
+    /// Operations that failed with an error (not "not found"), recorded
+    /// or not: the runner's `stop_on_error` watches it.
+    pub errors: u64,
 }
 
 /// When an operation started, in the clock the meter uses.
@@ -289,6 +292,7 @@ impl Meter {
             track_intended,
             paced,
             clock: quanta::Clock::new(),
+            errors: 0,
         }
     }
 
@@ -318,6 +322,7 @@ impl Meter {
     /// Records an operation that began at `started` and ends now.
     #[inline]
     pub fn finish(&mut self, kind: OpKind, intended: Instant, started: Started, result: &OpResult) {
+        self.errors += u64::from(matches!(result, Err(OpError::Failed(_))));
         if !self.recording {
             return;
         }

@@ -29,6 +29,9 @@ pub struct Step {
     pub config: String,
     /// The data directory, for engines that keep one.
     pub db: Option<PathBuf>,
+    /// For a server engine, the config's `db`: where its servers keep their
+    /// data (`DIR/<server name>`), on the device the config measures.
+    pub servers_dir: Option<PathBuf>,
     /// The servers the config needs, started around its steps.
     pub servers: Vec<super::ServerConfig>,
     pub engine: String,
@@ -96,6 +99,13 @@ pub fn steps(
             .find(|(name, _)| *name == config.name)
             .map_or_else(|| config.db.clone(), |(_, dir)| Some(dir.clone()));
         let engine = config.engine.clone().unwrap_or_else(|| plan.engine.clone());
+        // An unknown engine keeps `db` here; check_engines names it.
+        let keeps_dir = crate::engine::find(&engine).map_or(true, |s| s.uses_data_dir());
+        let (db, servers_dir) = if keeps_dir || config.servers.is_empty() {
+            (db, None)
+        } else {
+            (None, db)
+        };
         let mut push =
             |kind: StepKind, workload: &str, label: &str, threads, repeat, properties| {
                 let index = out.len();
@@ -113,6 +123,7 @@ pub fn steps(
                     label: label.to_string(),
                     config: config.name.clone(),
                     db: db.clone(),
+                    servers_dir: servers_dir.clone(),
                     servers: config.servers.clone(),
                     engine: engine.clone(),
                     kind,
@@ -208,6 +219,14 @@ pub fn steps(
         }
     }
     Ok(out)
+}
+
+impl Step {
+    /// The directory whose device the step measures: the engine's data
+    /// directory, or where the config's servers keep theirs.
+    pub fn data_dir(&self) -> Option<&std::path::Path> {
+        self.db.as_deref().or(self.servers_dir.as_deref())
+    }
 }
 
 impl StepKind {

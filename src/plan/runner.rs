@@ -110,13 +110,14 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
             }
             _ => {}
         }
-        if matches!(step.kind, StepKind::Precondition | StepKind::Corners) && !spec.uses_data_dir()
+        if matches!(step.kind, StepKind::Precondition | StepKind::Corners)
+            && step.data_dir().is_none()
         {
             return Err(InputError::Invalid(format!(
-                "plan '{}': a {} measures the data directory's device, and engine '{}' has none",
+                "plan '{}' config '{}': a {} measures the data directory's device, and the config has no db",
                 p.id.name,
-                step.kind.name(),
-                spec.name
+                step.config,
+                step.kind.name()
             )));
         }
     }
@@ -231,12 +232,16 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
     let mut before = Vec::new();
     let (command, output) = match step.kind {
         StepKind::Precondition | StepKind::Corners => {
-            // The data directory is kvperf's before anything is written to it.
             let dir = step
-                .db
-                .as_deref()
+                .data_dir()
                 .context("a device step needs a data directory")?;
-            engine::store::prepare(spec, dir, OpenMode::Any)?;
+            if step.db.is_some() {
+                // The data directory is kvperf's before anything is written to it.
+                engine::store::prepare(spec, dir, OpenMode::Any)?;
+            } else {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create '{}'", dir.display()))?;
+            }
             let json_path = step_output_path(results);
             let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
             let output = run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
@@ -281,8 +286,7 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             threads: step.threads,
             repeat: step.repeat,
             db: step
-                .db
-                .as_ref()
+                .data_dir()
                 .map_or_else(String::new, |d| d.display().to_string()),
         },
         started_at_unix_ms: started_at,
@@ -304,7 +308,7 @@ pub fn child_args(
     let mut args = Vec::new();
     if matches!(step.kind, StepKind::Corners | StepKind::Precondition) {
         args.extend(["device".to_string(), step.kind.name().to_string()]);
-        if let Some(db) = &step.db {
+        if let Some(db) = step.data_dir() {
             args.push(db.display().to_string());
         }
         for (k, v) in &step.properties {
@@ -484,7 +488,11 @@ impl Servers {
             .servers
             .iter()
             .map(|s| {
-                let dir = self.base.join(&step.config).join(&s.name);
+                let dir = step
+                    .servers_dir
+                    .as_ref()
+                    .map_or_else(|| self.base.join(&step.config), Clone::clone)
+                    .join(&s.name);
                 let mut args = vec![s.name.clone(), "--dir".into(), dir.display().to_string()];
                 args.extend(["--nodes".into(), s.nodes.to_string()]);
                 if let Some(port) = s.port {

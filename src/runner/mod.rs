@@ -86,6 +86,10 @@ pub struct RunSpec {
     pub track_intended: bool,
     /// Count the bytes this process's TCP connections move (server engines).
     pub count_network: bool,
+    /// End the whole run at the first failed operation (a server gone),
+    /// keeping what was measured; otherwise failures are counted and the
+    /// run goes on, as YCSB does.
+    pub stop_on_error: bool,
     pub status: StatusOptions,
 }
 
@@ -110,6 +114,28 @@ pub struct RunOutcome {
     /// Bytes this process's TCP connections sent and received between the
     /// start and the end of the run (`RunSpec::count_network`).
     pub network: Option<NetworkBytes>,
+    /// The run ended early at a failed operation (`RunSpec::stop_on_error`).
+    pub stopped_on_error: bool,
+    /// The run ended early at SIGINT or SIGTERM ([`stop_on_interrupt`]).
+    pub interrupted: bool,
+}
+
+/// Set by the first SIGINT or SIGTERM after [`stop_on_interrupt`].
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(signal: libc::c_int) {
+    INTERRUPTED.store(true, Relaxed);
+    // SAFETY: signal() is async-signal-safe; a second signal kills as usual.
+    unsafe { libc::signal(signal, libc::SIG_DFL) };
+}
+
+/// Makes the first Ctrl-C (or SIGTERM) end a run like its time limit, so
+/// what it measured is written; a second one kills the process.
+pub fn stop_on_interrupt() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores an atomic and calls signal().
+        unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
+    }
 }
 
 /// A worker's arrival at the finish line: once, explicitly after its
@@ -171,6 +197,8 @@ struct Shared {
     all_done: AtomicBool,
     /// Foreground threads still running; background threads stop at 0.
     foreground_left: AtomicU64,
+    /// Set by the first thread that saw a failure under `stop_on_error`.
+    stop: AtomicBool,
 }
 
 /// Ops of thread `index` when `total` are split YCSB-style: the first
@@ -200,6 +228,7 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
         foreground_left: AtomicU64::new(
             (0..threads).filter(|&i| !workload.is_background(i)).count() as u64,
         ),
+        stop: AtomicBool::new(false),
     };
     let gate = StartGate::new(threads);
     // Threads keep their engine handles (and connections) open until every
@@ -295,6 +324,8 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
             intervals: Vec::new(),
             client_cpu_s: 0.0,
             network: None,
+            stopped_on_error: false,
+            interrupted: false,
         };
         finish.wait_until_all_arrived();
         outcome.network = sockets_at_start.map(|s0| SocketBytes::read().since(&s0));
@@ -323,6 +354,8 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
             }
         }
         shared.all_done.store(true, Relaxed);
+        outcome.stopped_on_error = shared.stop.load(Relaxed) && !INTERRUPTED.load(Relaxed);
+        outcome.interrupted = INTERRUPTED.load(Relaxed);
         outcome.intervals = status.join().unwrap_or_default();
         outcome.runtime = last_end.saturating_duration_since(measure_start);
         outcome.end_unix_ms = outcome.start_unix_ms + outcome.runtime.as_millis() as u64;
@@ -372,7 +405,7 @@ impl ThreadRun<'_> {
             let mut k = 0;
             while Instant::now() < measure_start {
                 let intended = self.pacer.wait_for(start, k);
-                if work.step(&mut self.meter, intended) != Step::Continue {
+                if work.step(&mut self.meter, intended) != Step::Continue || self.should_stop() {
                     break;
                 }
                 k += 1;
@@ -402,7 +435,7 @@ impl ThreadRun<'_> {
                 seen_epoch = epoch;
                 self.hand_over(&mut total, epoch);
             }
-            if step == Step::Stop {
+            if step == Step::Stop || self.should_stop() {
                 break;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -426,6 +459,16 @@ impl ThreadRun<'_> {
             hit_time_limit,
             cpu_s: thread_cpu_seconds() - cpu_at_start,
         }
+    }
+
+    /// Whether the run ends now: this thread saw a failure under
+    /// `stop_on_error` (and tells the others), or another one did.
+    #[inline]
+    fn should_stop(&self) -> bool {
+        if self.spec.stop_on_error && self.meter.errors > 0 {
+            self.shared.stop.store(true, Relaxed);
+        }
+        self.shared.stop.load(Relaxed) || INTERRUPTED.load(Relaxed)
     }
 
     /// Adds this thread's histograms to its total and, for a foreground

@@ -182,6 +182,13 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         if let Some(path) = &args.json {
             output::write_atomically(path, output::json::to_pretty(&*out).as_bytes())?;
         }
+        if measured.interrupted {
+            engine.close()?;
+            anyhow::bail!(
+                "interrupted during {}; what was measured is kept",
+                bench.name()
+            );
+        }
     }
     if let Some(stats) = engine.statistics_text() {
         println!("STATISTICS:\n{stats}");
@@ -193,6 +200,8 @@ struct Measured {
     measurement: Measurement,
     /// Kept for the text block, which re-buckets them.
     histograms: OpHistograms,
+    /// Ctrl-C or SIGTERM ended it; no further benchmark runs.
+    interrupted: bool,
 }
 
 fn run_one(
@@ -220,6 +229,7 @@ fn run_one(
         },
         track_intended: false,
         count_network,
+        stop_on_error: false,
         status: StatusOptions {
             interval: None,
             progress: !args.no_progress && std::io::stderr().is_terminal(),
@@ -234,6 +244,7 @@ fn run_one(
     let stats_before = engine.stats();
     let server_pids = engine.server_pids();
     let before = Snapshot::take(device, &server_pids);
+    runner::stop_on_interrupt();
     let outcome = runner::execute(&workload, &spec)?;
     let mut accounting = before.until(
         &Snapshot::take(device, &server_pids),
@@ -288,6 +299,7 @@ fn run_one(
             }),
         },
         histograms: outcome.histograms,
+        interrupted: outcome.interrupted,
     })
 }
 

@@ -148,6 +148,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "zipfianconstant",
     "warmuptime",
     "seed",
+    "onerror",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";

@@ -1,0 +1,244 @@
+//! A server that goes away in the middle of a run: its failures are
+//! counted per operation type and named once, the run goes on and recovers
+//! when the server is back (`onerror=continue`, YCSB's way), or stops at the
+//! first failure with what it measured kept (`onerror=stop`). Real Redis,
+//! started and stopped by `kvperf server`.
+#![cfg(feature = "redis")]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use kvperf::results::step::ErrorKind;
+use kvperf::results::StepOutput;
+
+/// Redis started by `kvperf server start` on a free port.
+struct Redis {
+    work: tempfile::TempDir,
+    dir: String,
+    port: u16,
+}
+
+impl Redis {
+    fn start() -> Option<Self> {
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path().join("redis").display().to_string();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let redis = Self { work, dir, port };
+        let out = redis.server("start");
+        if out.code != 0 {
+            eprintln!(
+                "SKIPPED: `kvperf server start redis` could not run Redis here: {}",
+                out.stderr.trim()
+            );
+            return None;
+        }
+        Some(redis)
+    }
+
+    fn server(&self, action: &str) -> common::Output {
+        let port = self.port.to_string();
+        let mut args = vec!["server", action, "redis", "--dir", &self.dir];
+        if action == "start" {
+            args.extend(["--port", &port]);
+        }
+        common::kvperf(self.work.path(), &args)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.work.path().join(name)
+    }
+
+    fn kvperf_args(&self, phase: &str) -> Vec<String> {
+        let mut args: Vec<String> = [phase, "--engine", "redis", "-P", &common::workload("a")]
+            .map(String::from)
+            .to_vec();
+        for p in [
+            format!("redis.port={}", self.port),
+            "recordcount=200".into(),
+            "fieldcount=2".into(),
+            "fieldlength=10".into(),
+        ] {
+            args.extend(["-p".into(), p]);
+        }
+        args
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.server("stop");
+    }
+}
+
+/// A `kvperf run` of inserts only (they succeed again on a restarted,
+/// empty server), paced and bounded in time, printing status every second.
+fn start_run(redis: &Redis, json: &Path, extra: &[&str]) -> (Child, Receiver<String>) {
+    let mut args = redis.kvperf_args("run");
+    for p in [
+        "readproportion=0",
+        "updateproportion=0",
+        "insertproportion=1",
+        "operationcount=100000000",
+        "target=500",
+        "maxexecutiontime=20",
+        "status.interval=1",
+    ]
+    .iter()
+    .chain(extra)
+    {
+        args.extend(["-p".into(), p.to_string()]);
+    }
+    args.extend([
+        "-s".into(),
+        "--format".into(),
+        "json".into(),
+        "--output".into(),
+    ]);
+    args.push(json.display().to_string());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(&args)
+        .current_dir(redis.work.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Reads status lines until one has a non-empty `[GROUP: Count=N` bracket.
+fn wait_for_group(lines: &Receiver<String>, group: &str, seen: &mut Vec<String>) {
+    let needle = format!("[{group}: Count=");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) else {
+            continue;
+        };
+        seen.push(line.clone());
+        if let Some(rest) = line.split(&needle).nth(1) {
+            let count: u64 = rest.split(',').next().unwrap().parse().unwrap();
+            if count > 0 {
+                return;
+            }
+        }
+    }
+    panic!(
+        "no status line with {group} operations; stderr so far:\n{}",
+        seen.join("\n")
+    );
+}
+
+fn returns(out: &StepOutput, code: &str) -> u64 {
+    let m = &out.measurements[0];
+    m.ops
+        .values()
+        .map(|s| s.returns.get(code).copied().unwrap_or(0))
+        .sum()
+}
+
+#[test]
+fn a_run_counts_failures_while_the_server_is_down_and_recovers_after_a_restart() {
+    let Some(redis) = Redis::start() else { return };
+    let load = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    assert_eq!(load.code, 0, "{}", load.stderr);
+
+    let json = redis.path("run.json");
+    let (mut child, lines) = start_run(&redis, &json, &[]);
+    let mut seen = Vec::new();
+    wait_for_group(&lines, "INSERT", &mut seen);
+    let stopped = redis.server("stop");
+    assert_eq!(stopped.code, 0, "{}", stopped.stderr);
+    wait_for_group(&lines, "INSERT-FAILED", &mut seen);
+    let started = redis.server("start");
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    // A status line after the restart with successful inserts: the run
+    // reconnected and went on.
+    let restarted_at = seen.len();
+    wait_for_group(&lines, "INSERT", &mut seen);
+    assert!(seen.len() > restarted_at);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the run goes on: {status}");
+
+    let out: StepOutput = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let (ok, failed) = (returns(&out, "OK"), returns(&out, "ERROR"));
+    assert!(ok > 0 && failed > 0, "OK={ok} ERROR={failed}");
+    assert_eq!(ok + failed, out.measurements[0].operations);
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("INSERT operations failed")),
+        "{:?}",
+        out.warnings
+    );
+}
+
+#[test]
+fn onerror_stop_ends_the_run_at_the_first_failure_and_keeps_what_was_measured() {
+    let Some(redis) = Redis::start() else { return };
+    let load = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    assert_eq!(load.code, 0, "{}", load.stderr);
+
+    let json = redis.path("run.json");
+    let started = Instant::now();
+    let (mut child, lines) = start_run(&redis, &json, &["onerror=stop"]);
+    let mut seen = Vec::new();
+    wait_for_group(&lines, "INSERT", &mut seen);
+    let stopped = redis.server("stop");
+    assert_eq!(stopped.code, 0, "{}", stopped.stderr);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3), "a run failure, not bad input");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped before its time limit"
+    );
+    let out: StepOutput = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let error = out.error.as_ref().expect("the error is recorded");
+    assert_eq!(error.kind, ErrorKind::Run);
+    assert!(
+        error.message.contains("onerror=stop") && error.message.contains("INSERT failed"),
+        "{}",
+        error.message
+    );
+    assert!(
+        returns(&out, "OK") > 0,
+        "what ran before the failure is kept"
+    );
+    assert!(returns(&out, "ERROR") >= 1);
+    assert!(!out.measurements[0].hit_time_limit);
+}
+
+#[test]
+fn a_server_that_is_not_running_is_one_clear_line() {
+    let Some(redis) = Redis::start() else { return };
+    let stopped = redis.server("stop");
+    assert_eq!(stopped.code, 0, "{}", stopped.stderr);
+    let out = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    common::assert_input_error(&out, "cannot reach Redis");
+    assert!(
+        out.stderr.contains("kvperf server start redis"),
+        "{}",
+        out.stderr
+    );
+}
+
+fn str_args(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
