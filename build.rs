@@ -41,6 +41,8 @@ fn main() {
         ("fjall", "KVPERF_FJALL_VERSION"),
         ("lsm-tree", "KVPERF_LSM_TREE_VERSION"),
         ("redb", "KVPERF_REDB_VERSION"),
+        ("scylla", "KVPERF_SCYLLA_VERSION"),
+        ("mongodb", "KVPERF_MONGODB_VERSION"),
         ("redis", "KVPERF_REDIS_CRATE_VERSION"),
         ("postgres", "KVPERF_POSTGRES_CRATE_VERSION"),
     ] {

@@ -70,6 +70,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Any fjall database in <dir>/fjall; the keyspace is created if missing.
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "cache_size", default: "33554432", help: "block cache bytes (fjall's default: 32 MiB)" },

@@ -59,6 +59,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Any LMDB environment's unnamed database can be opened.
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "map_size", default: "274877906944", help: "bytes of address space reserved for the store (its maximum size; sparse, not allocated): 256 GiB" },

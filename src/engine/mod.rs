@@ -185,6 +185,10 @@ pub struct Capabilities {
     /// YCSB scans return records in key order; false for engines that
     /// scan in another order (Cassandra: token order, as YCSB's binding).
     pub ordered_scans: bool,
+    /// `update` of a missing key is `NotFound`; false for engines whose
+    /// update is an upsert that creates the record (Cassandra's CQL
+    /// `UPDATE`, as YCSB's binding).
+    pub update_needs_existing: bool,
 }
 
 /// What a caller may ask of an engine beyond the record operations.
@@ -324,6 +328,8 @@ engines! {
     "sqlite" => sqlite,
     "fjall" => fjall,
     "redb" => redb,
+    "cassandra" => cassandra,
+    "mongodb" => mongodb,
     "redis" => redis,
     "postgres" => postgres,
 }

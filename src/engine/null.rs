@@ -17,6 +17,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         kv: KvSupport::Point,
         adopt: false,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[],
     open,

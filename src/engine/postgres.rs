@@ -80,6 +80,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         kv: KvSupport::Ordered,
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },

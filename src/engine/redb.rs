@@ -70,6 +70,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // A kvperf.redb made elsewhere is opened; the table is created if missing.
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "cache_size", default: "1073741824", help: "page cache bytes (redb's default: 1 GiB)" },

@@ -36,6 +36,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         kv: KvSupport::Ordered,
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes" },

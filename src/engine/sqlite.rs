@@ -67,6 +67,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // A kvperf.sqlite made elsewhere is opened; the table is created if missing.
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },

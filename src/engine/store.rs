@@ -222,6 +222,7 @@ mod tests {
             kv: KvSupport::None,
             adopt: true,
             ordered_scans: true,
+            update_needs_existing: true,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

@@ -46,6 +46,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         kv: KvSupport::Ordered,
         adopt: true,
         ordered_scans: true,
+        update_needs_existing: true,
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },

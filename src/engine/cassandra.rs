@@ -1,0 +1,1319 @@
+//! Apache Cassandra through CQL, with the `scylla` crate (an async driver).
+//!
+//! The engine owns one tokio runtime (multi-thread, `runtime_threads`
+//! workers) and blocks on it at the seam: each worker method is one
+//! `rt.block_on(...)` of the driver call, made on the runner's own thread.
+//! Each runner thread has its own `Session` (a client per thread, as the
+//! issue asks), opened in `worker()`; `stats()` reports how long opening
+//! them took. `sessions=shared` gives all threads the engine's one session
+//! instead, as YCSB's binding does: requests of all threads then share one
+//! connection per node, which costs the server less CPU per request.
+//! Blocking at the seam costs throughput against an async client (see
+//! `examples/cql_async_reads.rs`, which measures it).
+//!
+//! Schema and statements are those of YCSB 0.17.0's `cassandra-cql`
+//! binding: keyspace `ycsb` (SimpleStrategy, `replication_factor`), table
+//! `usertable (y_id varchar PRIMARY KEY, field0 varchar, ...)` with
+//! `fieldcount` fields named `fieldnameprefix<i>`, prepared statements per
+//! field set, read and write consistency ONE by default. kvperf's values
+//! are printable ASCII (`workload::ycsb::values`), so varchar columns hold
+//! them unchanged; a value that is not UTF-8 is refused by the operation
+//! (a `Failed` result), never altered. Field names are quoted in CQL, so
+//! their case is kept; the keyspace name is lowercased, as CQL does with
+//! an unquoted name.
+//!
+//! Differences from YCSB's binding, all deliberate:
+//! - `update` is CQL's `UPDATE`, an upsert: updating a missing key creates
+//!   the record and returns Ok (YCSB's behaviour; the capability
+//!   `update_needs_existing` is false). `UPDATE ... IF EXISTS` would be
+//!   exact but costs a Paxos round per update.
+//! - `scan` reads `count` rows in token order from the start key's token,
+//!   as YCSB does (`ordered_scans` is false), and when it reaches the end
+//!   of the ring it goes on from the lowest token up to the start token,
+//!   so a scan returns `count` records whenever the table has that many
+//!   (YCSB's returns fewer near the ring's end).
+//! - The table is the engine's (`usertable`) whatever YCSB's `table` says.
+//!
+//! Raw key-values (`kvperf bench`) live in a table `kv (k blob PRIMARY
+//! KEY, v blob)`: point access only, since Cassandra cannot iterate keys in
+//! order.
+//!
+//! Flushing: Cassandra 5.0 flushes a table's memtable when the table's
+//! schema changes, and CQL has no FLUSH, so `settle(true)` and `close()`
+//! change the tables' `comment` (to `kvperf flush <time>`) and then wait
+//! until no node has flush or compaction work queued or running
+//! (`system_views.thread_pools`, `system_views.sstable_tasks`). Without
+//! that, a loaded table would sit in memtables and the footprint would be
+//! near zero. Older Cassandra versions may not flush on a schema change;
+//! settle then only waits.
+//!
+//! The footprint is measured on the server's files: for every local node
+//! (the processes listening on `port`), the table directories
+//! `<data_file_directory>/<keyspace>/<table>-<id>/` found from the node's
+//! `cassandra.yaml` (`-Dcassandra.config`) or `-Dcassandra.storagedir`.
+//! A server on another machine has no footprint (an error says so).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::deserialize::row::ColumnIterator;
+use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
+use scylla::response::query_result::QueryResult;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::{Consistency, Statement};
+
+use super::options::OptionValues;
+use super::{
+    Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker, KvSupport, KvWorker,
+    OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
+};
+use crate::error::InputError;
+use crate::properties::Properties;
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "cassandra",
+    about: "Apache Cassandra server (CQL) via the scylla crate; `kvperf server start cassandra` runs one",
+    feature: "cassandra",
+    store: StoreKind::Server {
+        server: "cassandra",
+        namespace: "cassandra.keyspace",
+    },
+    capabilities: Capabilities {
+        // Flushes and compactions run in the server; settle waits for them.
+        background_work: true,
+        // CQL has no major compaction.
+        compact: false,
+        kv: KvSupport::Point,
+        adopt: true,
+        // Token order, as YCSB's binding.
+        ordered_scans: false,
+        // CQL UPDATE is an upsert, as in YCSB's binding.
+        update_needs_existing: false,
+    },
+    options: &[
+        EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },
+        EngineOption { name: "port", default: "9042", help: "CQL native transport port of every node" },
+        EngineOption { name: "keyspace", default: "ycsb", help: "keyspace of the tables (lowercased, as CQL does)" },
+        EngineOption { name: "replication_factor", default: "1", help: "SimpleStrategy replication factor of a keyspace kvperf creates (3 for a 3-node cluster); a fresh load sets it" },
+        EngineOption { name: "read_consistency", default: "one", help: "consistency of reads and scans: any, one, two, three, quorum, all, local_quorum, each_quorum, local_one (YCSB: one)" },
+        EngineOption { name: "write_consistency", default: "one", help: "consistency of inserts, updates and deletes (YCSB: one)" },
+        EngineOption { name: "username", default: "", help: "user for PasswordAuthenticator; default: environment KVPERF_CASSANDRA_USERNAME" },
+        EngineOption { name: "password", default: "", help: "its password; default: environment KVPERF_CASSANDRA_PASSWORD (never recorded)" },
+        EngineOption { name: "connect_timeout_s", default: "10", help: "seconds to wait for a connection to a node" },
+        EngineOption { name: "runtime_threads", default: "2", help: "worker threads of the engine's tokio runtime (the driver's I/O)" },
+        EngineOption { name: "sessions", default: "per_thread", help: "per_thread (a session, and connections, for each client thread) or shared (one session for all threads, as YCSB's binding)" },
+    ],
+    open,
+    // Every db_bench engine flag configures an embedded store.
+    db_bench: |flags, _| flags.given(),
+};
+
+/// The table of YCSB records and its key column (YCSB's names).
+const TABLE: &str = "usertable";
+const KEY_COLUMN: &str = "y_id";
+/// The table of raw key-values.
+const KV_TABLE: &str = "kv";
+/// How long settle waits for the server's flushes and compactions at most.
+const SETTLE_LIMIT: Duration = Duration::from_secs(3600);
+
+const SCYLLA_VERSION: &str = match option_env!("KVPERF_SCYLLA_VERSION") {
+    Some(v) => v,
+    None => "1",
+};
+
+/// User and password; Debug never shows the password.
+#[derive(Clone)]
+struct Credentials {
+    username: String,
+    password: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"(redacted)")
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Settings {
+    hosts: Vec<String>,
+    port: u16,
+    keyspace: String,
+    replication_factor: u64,
+    read_consistency: Consistency,
+    write_consistency: Consistency,
+    credentials: Option<Credentials>,
+    connect_timeout: Duration,
+    runtime_threads: usize,
+    /// One session for all threads (YCSB's binding) instead of one each.
+    shared_session: bool,
+    /// Field columns: `fieldnameprefix0..fieldcount-1`.
+    fields: Vec<String>,
+    effective: BTreeMap<String, String>,
+}
+
+const CONSISTENCIES: [&str; 9] = [
+    "any",
+    "one",
+    "two",
+    "three",
+    "quorum",
+    "all",
+    "local_quorum",
+    "each_quorum",
+    "local_one",
+];
+
+fn consistency(name: &str) -> Consistency {
+    match name {
+        "any" => Consistency::Any,
+        "two" => Consistency::Two,
+        "three" => Consistency::Three,
+        "quorum" => Consistency::Quorum,
+        "all" => Consistency::All,
+        "local_quorum" => Consistency::LocalQuorum,
+        "each_quorum" => Consistency::EachQuorum,
+        "local_one" => Consistency::LocalOne,
+        _ => Consistency::One,
+    }
+}
+
+/// A CQL identifier kvperf writes unquoted: letters, digits, `_`.
+fn plain_identifier(key: &str, name: &str) -> Result<(), InputError> {
+    let ok = !name.is_empty()
+        && name.len() <= 48
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    if ok {
+        Ok(())
+    } else {
+        Err(InputError::property(
+            key,
+            format!("'{name}' is not a CQL name (a letter, then letters, digits or _; at most 48)"),
+        ))
+    }
+}
+
+/// The option, else the environment variable, else nothing.
+fn option_or_env(v: &OptionValues, name: &str, var: &str) -> Option<String> {
+    let given = v.text(name);
+    if !given.is_empty() {
+        return Some(given);
+    }
+    std::env::var(var).ok().filter(|s| !s.is_empty())
+}
+
+impl Settings {
+    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+        let v = OptionValues::new(&SPEC, props);
+        let hosts: Vec<String> = v
+            .text("hosts")
+            .split(',')
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .collect();
+        if hosts.is_empty() {
+            return Err(InputError::property("cassandra.hosts", "names no host"));
+        }
+        let port = v.u64("port")?;
+        let port = u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| {
+            InputError::property("cassandra.port", format!("{port} is not a TCP port"))
+        })?;
+        let keyspace = v.text("keyspace").to_ascii_lowercase();
+        plain_identifier("cassandra.keyspace", &keyspace)?;
+        let replication_factor = v.u64_at_most("replication_factor", 100)?;
+        if replication_factor == 0 {
+            return Err(InputError::property(
+                "cassandra.replication_factor",
+                "must be at least 1",
+            ));
+        }
+        let username = option_or_env(&v, "username", "KVPERF_CASSANDRA_USERNAME");
+        let password = option_or_env(&v, "password", "KVPERF_CASSANDRA_PASSWORD");
+        let credentials =
+            match (username, password) {
+                (Some(username), password) => Some(Credentials {
+                    username,
+                    password: password.unwrap_or_default(),
+                }),
+                (None, Some(_)) => return Err(InputError::property(
+                    "cassandra.password",
+                    "is set but no username is (cassandra.username or KVPERF_CASSANDRA_USERNAME)",
+                )),
+                (None, None) => None,
+            };
+        let connect_timeout = Duration::from_secs(v.u64_at_most("connect_timeout_s", 3600)?.max(1));
+        let runtime_threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
+
+        let field_count = props.u64("fieldcount", 10)?;
+        let prefix = props.string("fieldnameprefix", "field");
+        if prefix.contains('"') || prefix.is_empty() {
+            return Err(InputError::property(
+                "fieldnameprefix",
+                "must be non-empty and without '\"' for Cassandra's column names",
+            ));
+        }
+        if field_count > 1000 {
+            return Err(InputError::property(
+                "fieldcount",
+                format!("{field_count} columns are more than the Cassandra engine creates (1000)"),
+            ));
+        }
+        let fields = (0..field_count).map(|i| format!("{prefix}{i}")).collect();
+
+        let mut effective = v.effective();
+        effective.insert("keyspace".into(), keyspace.clone());
+        if let Some(c) = &credentials {
+            effective.insert("username".into(), c.username.clone());
+            if !c.password.is_empty() {
+                effective.insert("password".into(), "(redacted)".into());
+            }
+        }
+        Ok(Self {
+            hosts,
+            port,
+            keyspace,
+            replication_factor,
+            read_consistency: consistency(&v.choice("read_consistency", &CONSISTENCIES)?),
+            write_consistency: consistency(&v.choice("write_consistency", &CONSISTENCIES)?),
+            credentials,
+            connect_timeout,
+            runtime_threads,
+            shared_session: v.choice("sessions", &["per_thread", "shared"])? == "shared",
+            fields,
+            effective,
+        })
+    }
+
+    /// `host:port` of every node to contact.
+    fn addresses(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .map(|h| {
+                if h.contains(':') && !h.starts_with('[') {
+                    format!("[{h}]:{}", self.port)
+                } else {
+                    format!("{h}:{}", self.port)
+                }
+            })
+            .collect()
+    }
+
+    fn builder(&self) -> SessionBuilder {
+        let mut b = SessionBuilder::new()
+            .known_nodes(self.addresses())
+            .connection_timeout(self.connect_timeout)
+            .keyspaces_to_fetch([self.keyspace.clone()]);
+        if let Some(c) = &self.credentials {
+            b = b.user(c.username.clone(), c.password.clone());
+        }
+        b
+    }
+
+    fn table(&self, table: &str) -> String {
+        format!("{}.{table}", self.keyspace)
+    }
+}
+
+/// A server-side error with the engine's name in front.
+fn failed(err: impl std::fmt::Display) -> OpError {
+    OpError::Failed(format!("Cassandra: {err}"))
+}
+
+fn utf8<'a>(what: &str, bytes: &'a [u8]) -> Result<&'a str, OpError> {
+    std::str::from_utf8(bytes).map_err(|_| {
+        OpError::Failed(format!(
+            "Cassandra: {what} is not UTF-8 text (YCSB's schema stores varchar)"
+        ))
+    })
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{name}\"")
+}
+
+fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    let settings = Settings::from_properties(opts.properties)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.runtime_threads)
+        .thread_name("kvperf-cql")
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("Cassandra: cannot start the driver's runtime: {e}"))?;
+    let control = rt.block_on(connect(&settings))?;
+    let mut settings = settings;
+    let (version, tables) = rt.block_on(prepare_schema(&control, &mut settings, opts.mode))?;
+    let nodes = local_nodes(&settings);
+    Ok(Box::new(CassandraEngine {
+        control: Arc::new(control),
+        settings,
+        version,
+        tables,
+        nodes,
+        sessions: AtomicU64::new(0),
+        session_setup_us: AtomicU64::new(0),
+        session_setup_max_us: AtomicU64::new(0),
+        unflushed: std::sync::Mutex::new(None),
+        rt,
+    }))
+}
+
+async fn connect(settings: &Settings) -> anyhow::Result<Session> {
+    settings.builder().build().await.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot connect to Cassandra at {} ({e}); is the server running? `kvperf server start cassandra` starts one (set -p cassandra.hosts and cassandra.port to reach another)",
+            settings.addresses().join(", ")
+        )
+    })
+}
+
+/// Runs a statement of the engine's own (schema, system tables).
+async fn query(session: &Session, text: &str, values: &[&str]) -> anyhow::Result<QueryResult> {
+    session
+        .query_unpaged(text, values)
+        .await
+        .map_err(|e| anyhow::anyhow!("Cassandra: `{text}` failed: {e}"))
+}
+
+/// Every row of `result` as text columns (NULL as "").
+fn text_rows(result: QueryResult) -> anyhow::Result<Vec<Vec<String>>> {
+    let rows = result.into_rows_result()?;
+    let mut out = Vec::new();
+    for row in rows.rows::<ColumnIterator>()? {
+        let mut cols = Vec::new();
+        for col in row? {
+            let col = col?;
+            cols.push(
+                col.slice
+                    .map(|s| String::from_utf8_lossy(s.as_slice()).into_owned())
+                    .unwrap_or_default(),
+            );
+        }
+        out.push(cols);
+    }
+    Ok(out)
+}
+
+/// One raw column (e.g. a uuid) of every row.
+fn raw_first_column(result: QueryResult) -> anyhow::Result<Vec<Vec<u8>>> {
+    let rows = result.into_rows_result()?;
+    let mut out = Vec::new();
+    for row in rows.rows::<ColumnIterator>()? {
+        if let Some(col) = row?.next() {
+            out.push(
+                col?.slice
+                    .map(|s| s.as_slice().to_vec())
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Ids of the engine's tables (their directories are `<name>-<id in hex>`).
+async fn table_ids(session: &Session, keyspace: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut ids = BTreeMap::new();
+    for table in [TABLE, KV_TABLE] {
+        let found = raw_first_column(
+            query(
+                session,
+                "SELECT id FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+                &[keyspace, table],
+            )
+            .await?,
+        )?;
+        if let Some(id) = found.first() {
+            ids.insert(
+                table.to_string(),
+                id.iter().map(|b| format!("{b:02x}")).collect(),
+            );
+        }
+    }
+    Ok(ids)
+}
+
+/// Creates or checks keyspace and tables as `mode` asks; returns the
+/// server's version and the tables' ids.
+async fn prepare_schema(
+    session: &Session,
+    settings: &mut Settings,
+    mode: OpenMode,
+) -> anyhow::Result<(String, BTreeMap<String, String>)> {
+    let version =
+        text_rows(query(session, "SELECT release_version FROM system.local", &[]).await?)?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or_else(|| "unknown".into());
+    let ks = settings.keyspace.clone();
+    let where_ = settings.addresses().join(", ");
+    let existing = table_ids(session, &ks).await?;
+    if mode == OpenMode::Existing && existing.is_empty() {
+        return Err(InputError::Invalid(format!(
+            "Cassandra at {where_} has no table {ks}.{TABLE} (nor {ks}.{KV_TABLE}): load it first (kvperf load --fresh), or name its keyspace with -p cassandra.keyspace"
+        ))
+        .into());
+    }
+    if mode != OpenMode::Existing {
+        let rf = settings.replication_factor;
+        let replication = format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}");
+        query(
+            session,
+            &format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"),
+            &[],
+        )
+        .await?;
+        if mode == OpenMode::Fresh {
+            let current = keyspace_replication_factor(session, &ks).await?;
+            if current.as_deref() != Some(rf.to_string().as_str()) {
+                query(
+                    session,
+                    &format!("ALTER KEYSPACE {ks} WITH replication = {replication}"),
+                    &[],
+                )
+                .await?;
+            }
+            for table in [TABLE, KV_TABLE] {
+                query(session, &format!("DROP TABLE IF EXISTS {ks}.{table}"), &[]).await?;
+            }
+        }
+        let columns: Vec<String> = settings
+            .fields
+            .iter()
+            .map(|f| format!(", {} varchar", quoted(f)))
+            .collect();
+        query(
+            session,
+            &format!(
+                "CREATE TABLE IF NOT EXISTS {ks}.{TABLE} ({KEY_COLUMN} varchar PRIMARY KEY{})",
+                columns.concat()
+            ),
+            &[],
+        )
+        .await?;
+        query(
+            session,
+            &format!("CREATE TABLE IF NOT EXISTS {ks}.{KV_TABLE} (k blob PRIMARY KEY, v blob)"),
+            &[],
+        )
+        .await?;
+    }
+    // A table made elsewhere (or with another fieldcount) must hold the fields.
+    if existing.contains_key(TABLE) || mode != OpenMode::Existing {
+        let have: Vec<String> = text_rows(
+            query(
+                session,
+                "SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?",
+                &[&ks, TABLE],
+            )
+            .await?,
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next())
+        .collect();
+        let missing: Vec<&String> = settings
+            .fields
+            .iter()
+            .filter(|f| !have.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            return Err(InputError::Invalid(format!(
+                "Cassandra table {ks}.{TABLE} has no column {} (it has {}): it was made with another fieldcount or fieldnameprefix; load it again with --fresh",
+                missing[0],
+                have.join(", ")
+            ))
+            .into());
+        }
+    }
+    if let Some(rf) = keyspace_replication_factor(session, &ks).await? {
+        settings.effective.insert("replication_factor".into(), rf);
+    }
+    let tables = table_ids(session, &ks).await?;
+    Ok((version, tables))
+}
+
+/// The keyspace's replication factor as stored (None: no keyspace, or
+/// another strategy).
+async fn keyspace_replication_factor(
+    session: &Session,
+    ks: &str,
+) -> anyhow::Result<Option<String>> {
+    let result = query(
+        session,
+        "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?",
+        &[ks],
+    )
+    .await?;
+    let rows = result.into_rows_result()?;
+    let mut rf = None;
+    for row in rows.rows::<(std::collections::HashMap<String, String>,)>()? {
+        rf = row?.0.get("replication_factor").cloned();
+    }
+    Ok(rf)
+}
+
+/// A Cassandra node running on this machine.
+#[derive(Debug, Clone)]
+struct LocalNode {
+    pid: u32,
+    /// Its data_file_directories.
+    data_dirs: Vec<PathBuf>,
+}
+
+/// Whether `host` is an address of this machine (a bind succeeds only on
+/// local addresses; all of 127.0.0.0/8 is local).
+fn is_local(host: &str) -> bool {
+    if host == "localhost" {
+        return true;
+    }
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// The local nodes listening on the CQL port, when the hosts are local.
+fn local_nodes(settings: &Settings) -> Vec<LocalNode> {
+    if !settings.hosts.iter().all(|h| is_local(h)) {
+        return Vec::new();
+    }
+    let mut pids = crate::measure::process::listeners_on(settings.port);
+    pids.sort_unstable();
+    pids.into_iter()
+        .filter_map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args: Vec<String> = cmdline
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if !args.iter().any(|a| a.contains("CassandraDaemon")) {
+                return None;
+            }
+            Some(LocalNode {
+                pid,
+                data_dirs: data_dirs(&args),
+            })
+        })
+        .collect()
+}
+
+/// A node's data directories: `data_file_directories` of its
+/// cassandra.yaml, else `<cassandra.storagedir>/data` (Cassandra's default).
+fn data_dirs(args: &[String]) -> Vec<PathBuf> {
+    let prop = |name: &str| {
+        args.iter()
+            .find_map(|a| a.strip_prefix(&format!("-D{name}=")).map(str::to_string))
+    };
+    if let Some(config) = prop("cassandra.config") {
+        let path = config.strip_prefix("file://").unwrap_or(&config);
+        if let Ok(yaml) = std::fs::read_to_string(path) {
+            let dirs = yaml_list(&yaml, "data_file_directories");
+            if !dirs.is_empty() {
+                return dirs.into_iter().map(PathBuf::from).collect();
+            }
+        }
+    }
+    prop("cassandra.storagedir")
+        .map(|d| vec![PathBuf::from(d).join("data")])
+        .unwrap_or_default()
+}
+
+/// The items of a top-level YAML list `key:` followed by `  - item` lines.
+fn yaml_list(yaml: &str, key: &str) -> Vec<String> {
+    let mut lines = yaml
+        .lines()
+        .skip_while(|l| l.trim_end() != format!("{key}:"));
+    if lines.next().is_none() {
+        return Vec::new();
+    }
+    lines
+        .map(str::trim)
+        .take_while(|l| l.starts_with('-') || l.is_empty() || l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix('-'))
+        .map(|l| l.trim().trim_matches('"').trim_matches('\'').to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+pub struct CassandraEngine {
+    /// The engine's own session (schema, settle, info; the workers' with
+    /// `sessions=shared`); dropped before the runtime.
+    control: Arc<Session>,
+    settings: Settings,
+    version: String,
+    /// Table name -> id in hex (its directory's suffix).
+    tables: BTreeMap<String, String>,
+    nodes: Vec<LocalNode>,
+    sessions: AtomicU64,
+    session_setup_us: AtomicU64,
+    session_setup_max_us: AtomicU64,
+    /// Why the flush at close failed, if it did.
+    unflushed: std::sync::Mutex<Option<String>>,
+    rt: tokio::runtime::Runtime,
+}
+
+impl CassandraEngine {
+    /// A session of its own for a runner thread, timed (the engine's own
+    /// with `sessions=shared`).
+    fn session(&self) -> anyhow::Result<Arc<Session>> {
+        if self.settings.shared_session {
+            return Ok(self.control.clone());
+        }
+        let t0 = Instant::now();
+        let session = Arc::new(self.rt.block_on(connect(&self.settings))?);
+        let us = t0.elapsed().as_micros() as u64;
+        self.sessions.fetch_add(1, Ordering::Relaxed);
+        self.session_setup_us.fetch_add(us, Ordering::Relaxed);
+        self.session_setup_max_us.fetch_max(us, Ordering::Relaxed);
+        Ok(session)
+    }
+
+    fn prepare(
+        &self,
+        session: &Session,
+        text: String,
+        c: Consistency,
+    ) -> anyhow::Result<PreparedStatement> {
+        prepare(&self.rt, session, text, c).map_err(|e| match e {
+            OpError::Failed(why) => anyhow::anyhow!(why),
+            OpError::NotFound => anyhow::anyhow!("Cassandra: a statement could not be prepared"),
+        })
+    }
+
+    /// Flushes the tables' memtables on every node (a schema change does;
+    /// see the module's documentation).
+    async fn flush(&self) -> anyhow::Result<()> {
+        let stamp = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        for table in self.tables.keys() {
+            query(
+                &self.control,
+                &format!(
+                    "ALTER TABLE {} WITH comment = 'kvperf flush {stamp}'",
+                    self.settings.table(table)
+                ),
+                &[],
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Flush and compaction tasks queued or running on every node.
+    async fn background_tasks(&self) -> anyhow::Result<u64> {
+        let nodes = self.control.get_cluster_state().get_nodes_info().to_vec();
+        let mut busy = 0;
+        for node in nodes {
+            let policy =
+                SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None);
+            let mut pools = Statement::new(
+                "SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools",
+            );
+            pools.set_load_balancing_policy(Some(policy.clone()));
+            let rows = self
+                .control
+                .query_unpaged(pools, ())
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "Cassandra: reading system_views.thread_pools of {}: {e}",
+                        node.address
+                    )
+                })?
+                .into_rows_result()?;
+            for row in rows.rows::<(String, i32, i32)>()? {
+                let (name, active, pending) = row?;
+                if name.contains("Flush") || name.starts_with("Compaction") {
+                    busy += (active.max(0) + pending.max(0)) as u64;
+                }
+            }
+            let mut tasks = Statement::new("SELECT task_id FROM system_views.sstable_tasks");
+            tasks.set_load_balancing_policy(Some(policy));
+            let rows = self
+                .control
+                .query_unpaged(tasks, ())
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "Cassandra: reading system_views.sstable_tasks of {}: {e}",
+                        node.address
+                    )
+                })?
+                .into_rows_result()?;
+            busy += rows.rows_num() as u64;
+        }
+        Ok(busy)
+    }
+
+    async fn settle_async(&self, flush: bool) -> anyhow::Result<()> {
+        if flush {
+            self.flush().await?;
+        }
+        let t0 = Instant::now();
+        // Twice idle in a row: a flush can queue a compaction behind it.
+        let mut idle = 0;
+        while idle < 2 {
+            if self.background_tasks().await? == 0 {
+                idle += 1;
+            } else {
+                idle = 0;
+            }
+            if t0.elapsed() > SETTLE_LIMIT {
+                anyhow::bail!(
+                    "Cassandra: flushes or compactions still running after {} s",
+                    SETTLE_LIMIT.as_secs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Ok(())
+    }
+}
+
+fn prepare(
+    rt: &tokio::runtime::Runtime,
+    session: &Session,
+    text: String,
+    c: Consistency,
+) -> Result<PreparedStatement, OpError> {
+    let mut stmt = Statement::new(text);
+    stmt.set_consistency(c);
+    stmt.set_is_idempotent(true);
+    rt.block_on(session.prepare(stmt)).map_err(failed)
+}
+
+impl Engine for CassandraEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "cassandra".into(),
+            version: format!("Cassandra {} (scylla crate {SCYLLA_VERSION})", self.version),
+            options: self.settings.effective.clone(),
+        }
+    }
+
+    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
+        let session = self.session()?;
+        let s = &self.settings;
+        let table = s.table(TABLE);
+        let (r, w) = (s.read_consistency, s.write_consistency);
+        let read_all = self.prepare(
+            &session,
+            format!("SELECT * FROM {table} WHERE {KEY_COLUMN} = ? LIMIT 1"),
+            r,
+        )?;
+        let scan_all = self.prepare(
+            &session,
+            format!("SELECT * FROM {table} WHERE token({KEY_COLUMN}) >= token(?) LIMIT ?"),
+            r,
+        )?;
+        let scan_all_wrapped = self.prepare(
+            &session,
+            format!("SELECT * FROM {table} WHERE token({KEY_COLUMN}) < token(?) LIMIT ?"),
+            r,
+        )?;
+        let delete = self.prepare(
+            &session,
+            format!("DELETE FROM {table} WHERE {KEY_COLUMN} = ?"),
+            w,
+        )?;
+        Ok(Box::new(CassandraWorker {
+            engine: self,
+            session,
+            table,
+            read_all,
+            scan_all: [scan_all, scan_all_wrapped],
+            delete,
+            read_some: Vec::new(),
+            scan_some: Vec::new(),
+            inserts: Vec::new(),
+            updates: Vec::new(),
+        }))
+    }
+
+    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+        let session = self.session()?;
+        let s = &self.settings;
+        let table = s.table(KV_TABLE);
+        let get = self.prepare(
+            &session,
+            format!("SELECT v FROM {table} WHERE k = ?"),
+            s.read_consistency,
+        )?;
+        let put = self.prepare(
+            &session,
+            format!("INSERT INTO {table} (k, v) VALUES (?, ?)"),
+            s.write_consistency,
+        )?;
+        let delete = self.prepare(
+            &session,
+            format!("DELETE FROM {table} WHERE k = ?"),
+            s.write_consistency,
+        )?;
+        Ok(Box::new(CassandraKvWorker {
+            rt: &self.rt,
+            session,
+            get,
+            put,
+            delete,
+        }))
+    }
+
+    /// Sessions opened for runner threads and how long opening them took.
+    fn stats(&self) -> BTreeMap<String, u64> {
+        let sessions = self.sessions.load(Ordering::Relaxed);
+        let mut stats = BTreeMap::new();
+        if sessions > 0 {
+            let total = self.session_setup_us.load(Ordering::Relaxed);
+            stats.insert("sessions".into(), sessions);
+            stats.insert("session-setup-avg-us".into(), total / sessions);
+            stats.insert(
+                "session-setup-max-us".into(),
+                self.session_setup_max_us.load(Ordering::Relaxed),
+            );
+        }
+        stats
+    }
+
+    /// With `flush`, flushes the tables' memtables (a schema change, see
+    /// the module's documentation); then waits until no node has a flush
+    /// or compaction queued or running.
+    fn settle(&self, flush: bool) -> anyhow::Result<()> {
+        self.rt.block_on(self.settle_async(flush))
+    }
+
+    fn footprint(&self) -> Result<u64, String> {
+        if let Some(why) = self.unflushed.lock().ok().and_then(|u| u.clone()) {
+            return Err(format!(
+                "the memtables could not be flushed at close, so the files hold only part of the data: {why}"
+            ));
+        }
+        if self.nodes.is_empty() {
+            return Err(format!(
+                "the Cassandra server at {} is not on this machine (or not found listening), so its files cannot be sized",
+                self.settings.addresses().join(", ")
+            ));
+        }
+        let mut total = 0;
+        for node in &self.nodes {
+            for dir in &node.data_dirs {
+                for (table, id) in &self.tables {
+                    let path = dir
+                        .join(&self.settings.keyspace)
+                        .join(format!("{table}-{id}"));
+                    match crate::measure::accounting::size_on_disk(&path) {
+                        Ok(bytes) => total += bytes,
+                        // A node that holds no data of the table has no directory for it.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(format!("cannot size '{}': {e}", path.display())),
+                    }
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// Flushes the memtables so that the footprint counts the data (see
+    /// `settle`); the sessions close when the workers and the engine drop.
+    /// A flush that fails (a node down, no ALTER permission) does not fail
+    /// the run: the footprint says why it is unknown instead.
+    fn close(&self) -> anyhow::Result<()> {
+        let outcome = self.settle(true).err().map(|e| format!("{e:#}"));
+        if let Ok(mut unflushed) = self.unflushed.lock() {
+            *unflushed = outcome;
+        }
+        Ok(())
+    }
+
+    fn data_location(&self) -> Option<PathBuf> {
+        self.nodes
+            .first()
+            .and_then(|n| n.data_dirs.first().cloned())
+    }
+
+    fn server_pids(&self) -> Vec<u32> {
+        self.nodes.iter().map(|n| n.pid).collect()
+    }
+}
+
+/// Prepared statements cached per field set.
+type ByFields<T> = Vec<(Vec<String>, T)>;
+
+/// Where `names` are in `cache`, found without allocating.
+fn index_of<T, N: AsRef<[u8]>, I: ExactSizeIterator<Item = N>>(
+    cache: &ByFields<T>,
+    names: impl Fn() -> I,
+) -> Option<usize> {
+    cache.iter().position(|(fields, _)| {
+        fields.len() == names().len()
+            && fields
+                .iter()
+                .zip(names())
+                .all(|(f, n)| f.as_bytes() == n.as_ref())
+    })
+}
+
+/// Field names as text, checked for use in CQL.
+fn field_names<N: AsRef<[u8]>>(names: impl Iterator<Item = N>) -> Result<Vec<String>, OpError> {
+    names
+        .map(|n| {
+            let name = utf8("a field name", n.as_ref())?;
+            if name.contains('"') || name.is_empty() {
+                return Err(OpError::Failed(format!(
+                    "Cassandra: field name '{name}' cannot be a column"
+                )));
+            }
+            Ok(name.to_string())
+        })
+        .collect()
+}
+
+fn selection(fields: &[String]) -> String {
+    fields
+        .iter()
+        .map(|f| quoted(f))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Copies the columns of `row` other than the key into `out`; NULL
+/// columns (fields the record does not have) are left out.
+fn copy_row(row: ColumnIterator, out: &mut Record) -> Result<(), OpError> {
+    for col in row {
+        let col = col.map_err(failed)?;
+        let name = col.spec.name();
+        if name == KEY_COLUMN {
+            continue;
+        }
+        if let Some(value) = col.slice {
+            out.push(name.as_bytes(), value.as_slice());
+        }
+    }
+    Ok(())
+}
+
+pub struct CassandraWorker<'e> {
+    engine: &'e CassandraEngine,
+    session: Arc<Session>,
+    /// `keyspace.usertable`.
+    table: String,
+    read_all: PreparedStatement,
+    /// From the start token on, and the wrap-around from the ring's start.
+    scan_all: [PreparedStatement; 2],
+    delete: PreparedStatement,
+    read_some: ByFields<PreparedStatement>,
+    scan_some: ByFields<[PreparedStatement; 2]>,
+    inserts: ByFields<PreparedStatement>,
+    updates: ByFields<PreparedStatement>,
+}
+
+impl CassandraWorker<'_> {
+    fn run(
+        &self,
+        stmt: &PreparedStatement,
+        values: impl scylla::serialize::row::SerializeRow,
+    ) -> Result<QueryResult, OpError> {
+        self.engine
+            .rt
+            .block_on(self.session.execute_unpaged(stmt, values))
+            .map_err(failed)
+    }
+
+    fn prepare(&self, text: String, write: bool) -> Result<PreparedStatement, OpError> {
+        let s = &self.engine.settings;
+        let c = if write {
+            s.write_consistency
+        } else {
+            s.read_consistency
+        };
+        prepare(&self.engine.rt, &self.session, text, c)
+    }
+
+    /// The statement reading `fields` (None: all), prepared on first use.
+    fn read_statement(&mut self, fields: Option<&[&str]>) -> Result<Option<usize>, OpError> {
+        let Some(fields) = fields else {
+            return Ok(None);
+        };
+        let names = || fields.iter().map(|f| f.as_bytes());
+        if let Some(i) = index_of(&self.read_some, names) {
+            return Ok(Some(i));
+        }
+        let list = field_names(names())?;
+        let stmt = self.prepare(
+            format!(
+                "SELECT {} FROM {} WHERE {KEY_COLUMN} = ? LIMIT 1",
+                selection(&list),
+                self.table
+            ),
+            false,
+        )?;
+        self.read_some.push((list, stmt));
+        Ok(Some(self.read_some.len() - 1))
+    }
+
+    fn scan_statements(&mut self, fields: Option<&[&str]>) -> Result<Option<usize>, OpError> {
+        let Some(fields) = fields else {
+            return Ok(None);
+        };
+        let names = || fields.iter().map(|f| f.as_bytes());
+        if let Some(i) = index_of(&self.scan_some, names) {
+            return Ok(Some(i));
+        }
+        let list = field_names(names())?;
+        let (sel, t) = (selection(&list), &self.table);
+        let stmts = [
+            self.prepare(
+                format!("SELECT {sel} FROM {t} WHERE token({KEY_COLUMN}) >= token(?) LIMIT ?"),
+                false,
+            )?,
+            self.prepare(
+                format!("SELECT {sel} FROM {t} WHERE token({KEY_COLUMN}) < token(?) LIMIT ?"),
+                false,
+            )?,
+        ];
+        self.scan_some.push((list, stmts));
+        Ok(Some(self.scan_some.len() - 1))
+    }
+
+    /// The insert (or update) statement for the fields of `values`.
+    fn write_statement(&mut self, values: &Record, update: bool) -> Result<usize, OpError> {
+        let names = || values.fields().map(|(n, _)| n);
+        let cache = if update { &self.updates } else { &self.inserts };
+        if let Some(i) = index_of(cache, names) {
+            return Ok(i);
+        }
+        let list = field_names(names())?;
+        let text = if update {
+            let set: Vec<String> = list.iter().map(|f| format!("{} = ?", quoted(f))).collect();
+            format!(
+                "UPDATE {} SET {} WHERE {KEY_COLUMN} = ?",
+                self.table,
+                set.join(", ")
+            )
+        } else {
+            format!(
+                "INSERT INTO {} ({KEY_COLUMN}{}{}) VALUES ({})",
+                self.table,
+                if list.is_empty() { "" } else { ", " },
+                selection(&list),
+                vec!["?"; list.len() + 1].join(", ")
+            )
+        };
+        let stmt = self.prepare(text, true)?;
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.inserts
+        };
+        cache.push((list, stmt));
+        Ok(cache.len() - 1)
+    }
+
+    /// Binds key and values (the key first for an insert, last for an
+    /// update) and runs `stmt`.
+    fn write(
+        &self,
+        stmt: &PreparedStatement,
+        key: &str,
+        values: &Record,
+        key_first: bool,
+    ) -> OpResult {
+        let mut bound: Vec<&str> = Vec::with_capacity(values.len() + 1);
+        if key_first {
+            bound.push(key);
+        }
+        for (_, v) in values.fields() {
+            bound.push(utf8("a value", v)?);
+        }
+        if !key_first {
+            bound.push(key);
+        }
+        self.run(stmt, &bound[..]).map(|_| ())
+    }
+}
+
+impl EngineWorker for CassandraWorker<'_> {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
+        let key = utf8("the key", key)?;
+        let stmt = match self.read_statement(fields)? {
+            Some(i) => &self.read_some[i].1,
+            None => &self.read_all,
+        };
+        let result = self.run(stmt, (key,))?;
+        let rows = result.into_rows_result().map_err(failed)?;
+        let mut rows = rows.rows::<ColumnIterator>().map_err(failed)?;
+        match rows.next() {
+            Some(row) => copy_row(row.map_err(failed)?, out),
+            None => Err(OpError::NotFound),
+        }
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        let key = utf8("the start key", start_key)?;
+        let stmts = match self.scan_statements(fields)? {
+            Some(i) => &self.scan_some[i].1,
+            None => &self.scan_all,
+        };
+        let mut left = i32::try_from(count).unwrap_or(i32::MAX);
+        // From the start token to the ring's end, then from its start.
+        for stmt in stmts {
+            if left == 0 {
+                break;
+            }
+            let result = self.run(stmt, (key, left))?;
+            let rows = result.into_rows_result().map_err(failed)?;
+            for row in rows.rows::<ColumnIterator>().map_err(failed)? {
+                copy_row(row.map_err(failed)?, out.next_slot())?;
+                left -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// CQL UPDATE: an upsert (see the module's documentation).
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        let key = utf8("the key", key)?;
+        let i = self.write_statement(values, true)?;
+        self.write(&self.updates[i].1, key, values, false)
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        let key = utf8("the key", key)?;
+        let i = self.write_statement(values, false)?;
+        self.write(&self.inserts[i].1, key, values, true)
+    }
+
+    /// Deleting a missing key is Ok (YCSB's binding).
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        let key = utf8("the key", key)?;
+        self.run(&self.delete, (key,)).map(|_| ())
+    }
+}
+
+/// Raw keys and values in the `kv` table: point access only.
+pub struct CassandraKvWorker<'e> {
+    rt: &'e tokio::runtime::Runtime,
+    session: Arc<Session>,
+    get: PreparedStatement,
+    put: PreparedStatement,
+    delete: PreparedStatement,
+}
+
+impl CassandraKvWorker<'_> {
+    fn run(
+        &self,
+        stmt: &PreparedStatement,
+        values: impl scylla::serialize::row::SerializeRow,
+    ) -> Result<QueryResult, OpError> {
+        self.rt
+            .block_on(self.session.execute_unpaged(stmt, values))
+            .map_err(failed)
+    }
+}
+
+const NO_ORDER: &str = "Cassandra: keys cannot be iterated in order (point access only)";
+
+impl KvWorker for CassandraKvWorker<'_> {
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+        let result = self.run(&self.get, (key,))?;
+        let rows = result.into_rows_result().map_err(failed)?;
+        let mut rows = rows.rows::<(&[u8],)>().map_err(failed)?;
+        match rows.next() {
+            Some(row) => Ok(row.map_err(failed)?.0.len()),
+            None => Err(OpError::NotFound),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        self.run(&self.put, (key, value)).map(|_| ())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> OpResult {
+        self.run(&self.delete, (key,)).map(|_| ())
+    }
+
+    fn seek(&mut self, _target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
+        Err(OpError::Failed(NO_ORDER.into()))
+    }
+
+    fn next(&mut self) -> Result<bool, OpError> {
+        Err(OpError::Failed(NO_ORDER.into()))
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_lists_and_storage_dirs_are_read() {
+        let yaml = "cluster_name: 'kvperf'\ndata_file_directories:\n  - /a/data\n  - \"/b/data\"\ncommitlog_directory: /c\n";
+        assert_eq!(
+            yaml_list(yaml, "data_file_directories"),
+            ["/a/data", "/b/data"]
+        );
+        assert!(yaml_list(yaml, "seeds").is_empty());
+        let args = vec![
+            "java".to_string(),
+            "-Dcassandra.storagedir=/srv/node1".into(),
+        ];
+        assert_eq!(data_dirs(&args), [PathBuf::from("/srv/node1/data")]);
+    }
+
+    #[test]
+    fn options_are_checked_and_the_password_is_never_shown() {
+        let mut p = Properties::new();
+        p.set("cassandra.username", "alice");
+        p.set("cassandra.password", "s3cret");
+        p.set("cassandra.keyspace", "MyKs");
+        let s = Settings::from_properties(&p).unwrap();
+        assert_eq!(s.keyspace, "myks");
+        assert!(!format!("{s:?}").contains("s3cret"));
+        assert!(!format!("{:?}", s.effective).contains("s3cret"));
+        assert_eq!(s.effective["password"], "(redacted)");
+        assert_eq!(s.fields.len(), 10);
+
+        let mut p = Properties::new();
+        p.set("cassandra.keyspace", "bad-name");
+        assert!(Settings::from_properties(&p).is_err());
+        let mut p = Properties::new();
+        p.set("cassandra.write_consistency", "quorm");
+        let err = Settings::from_properties(&p).unwrap_err().to_string();
+        assert!(err.contains("did you mean 'quorum'"), "{err}");
+    }
+
+    #[test]
+    fn loopback_and_local_addresses_are_local() {
+        assert!(is_local("127.0.0.1"));
+        assert!(is_local("127.0.0.3"));
+        assert!(is_local("localhost"));
+        assert!(!is_local("192.0.2.1"));
+        assert!(!is_local("db.example.com"));
+    }
+}
