@@ -35,6 +35,7 @@ fn main() -> anyhow::Result<()> {
             dir: spec.uses_data_dir().then_some(dir.as_path()),
             properties: &props,
             mode: OpenMode::Existing,
+            runtime: None,
         },
     )?;
     let engine = engine.as_ref();

@@ -385,3 +385,46 @@ fn an_engine_option_for_a_flag_it_cannot_honour_is_named() {
         );
     }
 }
+
+#[test]
+fn client_tasks_need_an_engine_with_async_operations() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "clients=tasks"]),
+        "engine 'null' has no async operations; its clients run on threads (clients=tasks)",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "runtimethreads=4"]),
+        "runtimethreads: sizes the runtime of clients=tasks, but engine 'null' runs its clients on threads",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "clients=fibers"]),
+        "clients: 'fibers' is not threads or tasks",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "runtimethreads=0"]),
+        "runtimethreads: 0 is not between 1 and 1024",
+    );
+}
+
+/// Checked before any server is reached: no Cassandra needed.
+#[test]
+#[cfg(feature = "cassandra")]
+fn cassandra_options_that_do_not_fit_the_clients_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cassandra = |extra: &[&str]| {
+        let file = workload("c");
+        let port = ["-p", "cassandra.port=1"];
+        let args = [&["run", "--engine", "cassandra", "-P", &file][..], &port, extra].concat();
+        kvperf(tmp.path(), &args)
+    };
+    // Its own runtime is not started when the clients are tasks.
+    assert_input_error(
+        &cassandra(&["-p", "cassandra.runtime_threads=4"]),
+        "cassandra.runtime_threads: sizes the engine's own runtime, which clients=tasks does not start",
+    );
+    assert_input_error(
+        &cassandra(&["-p", "clients=threads", "-p", "runtimethreads=2"]),
+        "runs its clients on threads here (clients=threads)",
+    );
+}

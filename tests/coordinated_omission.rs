@@ -1,18 +1,27 @@
 //! With a target rate, one stall must show in the latency of every
 //! operation it delayed (intended-start latency), while the per-operation
-//! service time shows it once. A fault-injecting wrapper around the null
-//! engine provides the stall.
+//! service time shows it once, whether the clients are threads (a
+//! blocking engine) or tasks (an async one). A fault-injecting wrapper
+//! around the null engine provides the stall; as a test-only async engine
+//! it stalls by awaiting, holding no thread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kvperf::engine::null::NullWorker;
-use kvperf::engine::{Engine, EngineInfo, EngineWorker, OpResult, Record, ScanResults, ThreadSlot};
+use kvperf::engine::{
+    AsyncEngineWorker, Engine, EngineInfo, EngineWorker, OpFuture, OpResult, Record, ScanResults,
+    SetupFuture, ThreadSlot,
+};
 use kvperf::measure::OpKind;
 use kvperf::properties::Properties;
-use kvperf::runner::{execute, RunSpec, StatusOptions};
+use kvperf::runner::{
+    execute, execute_tasks, sleep_until, ClientRuntime, RunOutcome, RunSpec, StatusOptions,
+};
 use kvperf::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
+
+const STALL: Duration = Duration::from_millis(300);
 
 /// Sleeps 300 ms in the 101st read, counted across all workers.
 struct StallOnce {
@@ -38,6 +47,13 @@ impl Engine for StallOnce {
             inner: NullWorker,
         }))
     }
+    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
+        let worker = StallWorker {
+            reads: Arc::clone(&self.reads),
+            inner: NullWorker,
+        };
+        Box::pin(async move { Ok(Box::new(worker) as Box<dyn AsyncEngineWorker>) })
+    }
     fn settle(&self, _: bool) -> anyhow::Result<()> {
         Ok(())
     }
@@ -49,10 +65,16 @@ impl Engine for StallOnce {
     }
 }
 
+impl StallWorker {
+    fn stalls(&self) -> bool {
+        self.reads.fetch_add(1, Ordering::Relaxed) == 100
+    }
+}
+
 impl EngineWorker for StallWorker {
     fn read(&mut self, t: &str, k: &[u8], f: Option<&[&str]>, o: &mut Record) -> OpResult {
-        if self.reads.fetch_add(1, Ordering::Relaxed) == 100 {
-            std::thread::sleep(Duration::from_millis(300));
+        if self.stalls() {
+            std::thread::sleep(STALL);
         }
         self.inner.read(t, k, f, o)
     }
@@ -77,8 +99,46 @@ impl EngineWorker for StallWorker {
     }
 }
 
-#[test]
-fn a_stall_inflates_intended_latency_not_service_time() {
+/// Reads only; the async engine stalls by awaiting (its thread is free).
+impl AsyncEngineWorker for StallWorker {
+    fn read<'a>(
+        &'a mut self,
+        t: &'a str,
+        k: &'a [u8],
+        f: Option<&'a [&'a str]>,
+        o: &'a mut Record,
+    ) -> OpFuture<'a> {
+        let stall = self.stalls();
+        Box::pin(async move {
+            if stall {
+                sleep_until(Instant::now() + STALL).await;
+            }
+            self.inner.read(t, k, f, o)
+        })
+    }
+    fn scan<'a>(
+        &'a mut self,
+        _: &'a str,
+        _: &'a [u8],
+        _: usize,
+        _: Option<&'a [&'a str]>,
+        _: &'a mut ScanResults,
+    ) -> OpFuture<'a> {
+        unreachable!("a read-only workload")
+    }
+    fn update<'a>(&'a mut self, _: &'a str, _: &'a [u8], _: &'a Record) -> OpFuture<'a> {
+        unreachable!("a read-only workload")
+    }
+    fn insert<'a>(&'a mut self, _: &'a str, _: &'a [u8], _: &'a Record) -> OpFuture<'a> {
+        unreachable!("a read-only workload")
+    }
+    fn delete<'a>(&'a mut self, _: &'a str, _: &'a [u8]) -> OpFuture<'a> {
+        unreachable!("a read-only workload")
+    }
+}
+
+/// 1000 reads by `clients` clients at 1000 ops/s in all, the 101st stalling.
+fn stalled_run(clients: usize, tasks: Option<&ClientRuntime>) -> RunOutcome {
     let mut p = Properties::new();
     p.load_str("recordcount=1000\noperationcount=1000\nreadproportion=1\nupdateproportion=0\nrequestdistribution=uniform");
     let cfg = CoreConfig::from_properties(&p, false).unwrap();
@@ -87,7 +147,7 @@ fn a_stall_inflates_intended_latency_not_service_time() {
         reads: Arc::new(AtomicU64::new(0)),
     };
     let spec = RunSpec {
-        threads: 1,
+        threads: clients,
         operations: Some(1000),
         target_ops_per_sec: 1000.0,
         warmup: Duration::ZERO,
@@ -97,7 +157,17 @@ fn a_stall_inflates_intended_latency_not_service_time() {
         stop_on_error: false,
         status: StatusOptions::default(),
     };
-    let outcome = execute(&workload.bind(&engine), &spec).unwrap();
+    let bound = workload.bind(&engine);
+    match tasks {
+        Some(rt) => execute_tasks(&bound, &spec, rt),
+        None => execute(&bound, &spec),
+    }
+    .unwrap()
+}
+
+/// The stalled client's ~300 operations due during the stall all waited
+/// (1000 ops/s over `clients`), while its service time shows one slow read.
+fn assert_the_stall_shows_in_intended_latency(outcome: &RunOutcome, clients: u64) {
     let read = outcome.histograms.get(OpKind::Read).unwrap();
     assert_eq!(read.ok.len(), 1000);
     // Service time: one slow operation among 1000, so p99 stays tiny.
@@ -107,9 +177,31 @@ fn a_stall_inflates_intended_latency_not_service_time() {
         read.ok.value_at_quantile(0.99)
     );
     assert!(read.ok.max() >= 300_000_000);
-    // Intended: the ~300 operations due during the stall all waited, so
-    // more than 20% of operations took over 50 ms from their intended start.
     let slow = read.intended.count_between(50_000_000, u64::MAX);
-    assert!(slow > 200, "only {slow} operations show the stall");
-    assert!(read.intended.value_at_quantile(0.99) > 100_000_000);
+    let expected = 200 / clients;
+    assert!(
+        slow > expected,
+        "only {slow} operations show the stall (expected > {expected})"
+    );
+    if clients == 1 {
+        assert!(read.intended.value_at_quantile(0.99) > 100_000_000);
+    }
+}
+
+#[test]
+fn a_stall_inflates_intended_latency_not_service_time() {
+    assert_the_stall_shows_in_intended_latency(&stalled_run(1, None), 1);
+}
+
+#[test]
+fn with_client_tasks_a_stall_inflates_intended_latency_not_service_time() {
+    let rt = ClientRuntime::new(2).unwrap();
+    assert_the_stall_shows_in_intended_latency(&stalled_run(1, Some(&rt)), 1);
+    // Four tasks on two worker threads: the stalled one holds no thread, so
+    // the other three keep their schedule; only its own operations wait.
+    let outcome = stalled_run(4, Some(&rt));
+    assert_the_stall_shows_in_intended_latency(&outcome, 4);
+    let read = outcome.histograms.get(OpKind::Read).unwrap();
+    let slow = read.intended.count_between(50_000_000, u64::MAX);
+    assert!(slow < 150, "{slow} operations waited: the stall held other tasks");
 }

@@ -2,8 +2,11 @@
 //! through the same seam, with the same checks. Directory engines get a
 //! fresh directory per check; server engines run every check against a
 //! real server that `kvperf server start` starts for this test on free
-//! ports (and stops afterwards), each check in its own namespace. The null
-//! engine stores nothing, so it is checked only for what it declares.
+//! ports (and stops afterwards), each check in its own namespace. An
+//! engine with async operations passes every check twice: through its
+//! blocking workers (clients on threads) and through its async workers on
+//! the runner's runtime (clients as tasks). The null engine stores nothing,
+//! so it is checked only for what it declares.
 
 mod common;
 
@@ -11,10 +14,35 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use kvperf::engine::{
-    self, Capability, Engine, EngineSpec, KvSupport, OpError, OpenMode, OpenOptions, Record,
-    ScanResults, StoreKind, ThreadSlot,
+    self, AsyncEngineWorker, Capability, Engine, EngineSpec, EngineWorker, KvSupport, OpError,
+    OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
 };
 use kvperf::properties::Properties;
+use kvperf::results::step::Clients;
+use kvperf::results::StepOutput;
+use kvperf::runner::ClientRuntime;
+
+/// Which workers a check goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seam {
+    /// The blocking workers; `kvperf` with clients=threads.
+    Threads,
+    /// The async workers, on a runner's runtime given at open; `kvperf`
+    /// with clients=tasks.
+    Tasks,
+}
+
+/// The seams `spec` has.
+fn seams(spec: &EngineSpec) -> &'static [Seam] {
+    if spec.capabilities.async_ops {
+        &[Seam::Threads, Seam::Tasks]
+    } else {
+        &[Seam::Threads]
+    }
+}
+
+/// Worker threads of the runtime of client tasks, here and in `kvperf`.
+const RUNTIME_THREADS: usize = 2;
 
 /// Where a check's store lives: a directory engine gets a fresh directory,
 /// a server engine its own namespace on the test's server.
@@ -22,10 +50,13 @@ struct Store {
     _tmp: tempfile::TempDir,
     dir: Option<PathBuf>,
     props: Properties,
+    seam: Seam,
+    /// The runtime an engine opened for tasks runs its driver on.
+    runtime: Option<ClientRuntime>,
 }
 
 impl Store {
-    fn new(spec: &EngineSpec, server: Option<&Server>) -> Self {
+    fn new(spec: &EngineSpec, server: Option<&Server>, seam: Seam) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let dir = spec.uses_data_dir().then(|| tmp.path().join("db"));
         let mut props = server.map_or_else(Properties::new, |s| s.props.clone());
@@ -36,6 +67,20 @@ impl Store {
             _tmp: tmp,
             dir,
             props,
+            seam,
+            runtime: (seam == Seam::Tasks).then(|| ClientRuntime::new(RUNTIME_THREADS).unwrap()),
+        }
+    }
+
+    /// A worker of `engine` through the store's seam.
+    fn worker<'e>(&self, engine: &'e dyn Engine, slot: ThreadSlot) -> Box<dyn EngineWorker + 'e> {
+        match &self.runtime {
+            None => engine.worker(slot).unwrap(),
+            Some(rt) => {
+                let handle = rt.handle().clone();
+                let inner = handle.block_on(engine.async_worker(slot)).unwrap();
+                Box::new(Awaited { handle, inner })
+            }
         }
     }
 
@@ -61,13 +106,73 @@ impl Store {
                 dir: self.dir.as_deref(),
                 properties: &props,
                 mode,
+                runtime: self.runtime.as_ref().map(ClientRuntime::handle),
             },
         )
     }
 
-    /// `-p` arguments that point `kvperf` at this store.
-    fn cli_properties(&self) -> Vec<String> {
-        self.props.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    /// `kvperf` arguments that point it at this store, through its seam:
+    /// `--engine`, `--db` and `-p`s.
+    fn cli_args(&self, spec: &EngineSpec) -> Vec<String> {
+        let mut args = vec!["--engine".to_string(), spec.name.into()];
+        if let Some(db) = &self.dir {
+            args.extend(["--db".into(), db.display().to_string()]);
+        }
+        let mut props: Vec<String> = self.props.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        match self.seam {
+            Seam::Threads if spec.capabilities.async_ops => props.push("clients=threads".into()),
+            Seam::Threads => {}
+            Seam::Tasks => props.extend([
+                "clients=tasks".into(),
+                format!("runtimethreads={RUNTIME_THREADS}"),
+            ]),
+        }
+        for p in props {
+            args.extend(["-p".into(), p]);
+        }
+        args
+    }
+
+    /// How `kvperf` runs the clients of this store's seam.
+    fn clients(&self) -> Clients {
+        match self.seam {
+            Seam::Threads => Clients::Threads,
+            Seam::Tasks => Clients::Tasks {
+                runtime_threads: RUNTIME_THREADS,
+            },
+        }
+    }
+}
+
+/// An async worker's operations, each awaited from the calling thread on
+/// the runtime its engine was opened with.
+struct Awaited<'e> {
+    handle: tokio::runtime::Handle,
+    inner: Box<dyn AsyncEngineWorker + 'e>,
+}
+
+impl EngineWorker for Awaited<'_> {
+    fn read(&mut self, t: &str, k: &[u8], f: Option<&[&str]>, o: &mut Record) -> OpResult {
+        self.handle.block_on(self.inner.read(t, k, f, o))
+    }
+    fn scan(
+        &mut self,
+        t: &str,
+        k: &[u8],
+        n: usize,
+        f: Option<&[&str]>,
+        o: &mut ScanResults,
+    ) -> OpResult {
+        self.handle.block_on(self.inner.scan(t, k, n, f, o))
+    }
+    fn update(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
+        self.handle.block_on(self.inner.update(t, k, v))
+    }
+    fn insert(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
+        self.handle.block_on(self.inner.insert(t, k, v))
+    }
+    fn delete(&mut self, t: &str, k: &[u8]) -> OpResult {
+        self.handle.block_on(self.inner.delete(t, k))
     }
 }
 
@@ -161,7 +266,7 @@ fn directory_engines() -> Vec<&'static EngineSpec> {
 type Check = fn(&EngineSpec, &dyn Fn() -> Store);
 
 /// Every check of the suite, in order.
-const CHECKS: [(&str, Check); 9] = [
+const CHECKS: [(&str, Check); 10] = [
     ("every record operation round-trips", round_trips),
     ("scans return records in key order", scans_in_order),
     ("data survives a reopen", survives_reopen),
@@ -171,6 +276,10 @@ const CHECKS: [(&str, Check); 9] = [
     ("raw key-values for db_bench", raw_key_values),
     ("YCSB data integrity", data_integrity),
     (
+        "a run's status lines and recorded clients",
+        status_lines_and_clients,
+    ),
+    (
         "a missing capability is an error",
         lacking_compaction_is_an_error,
     ),
@@ -179,9 +288,11 @@ const CHECKS: [(&str, Check); 9] = [
 #[test]
 fn directory_engines_conform() {
     for spec in directory_engines() {
-        for (what, check) in CHECKS {
-            eprintln!("{}: {what}", spec.name);
-            check(spec, &|| Store::new(spec, None));
+        for &seam in seams(spec) {
+            for (what, check) in CHECKS {
+                eprintln!("{} ({seam:?}): {what}", spec.name);
+                check(spec, &|| Store::new(spec, None, seam));
+            }
         }
     }
 }
@@ -195,9 +306,11 @@ fn server_engines_conform_against_real_servers() {
         let Some(server) = Server::start(spec) else {
             continue;
         };
-        for (what, check) in CHECKS {
-            eprintln!("{}: {what}", spec.name);
-            check(spec, &|| Store::new(spec, Some(&server)));
+        for &seam in seams(spec) {
+            for (what, check) in CHECKS {
+                eprintln!("{} ({seam:?}): {what}", spec.name);
+                check(spec, &|| Store::new(spec, Some(&server), seam));
+            }
         }
     }
 }
@@ -228,7 +341,7 @@ fn field(r: &Record, name: &str) -> Option<Vec<u8>> {
 fn round_trips(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     let name = spec.name;
     let (t, k) = ("usertable", key(1));
     w.insert(t, &k, &record(1, 4)).unwrap();
@@ -304,7 +417,7 @@ fn round_trips(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn scans_in_order(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     // Inserted out of order.
     for n in (0..100u64).map(|i| (i * 37) % 100) {
         w.insert("usertable", &key(n), &record(n, 2)).unwrap();
@@ -352,7 +465,7 @@ fn scans_in_order(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     for n in 0..50 {
         w.insert("usertable", &key(n), &record(n, 3)).unwrap();
     }
@@ -361,7 +474,7 @@ fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     drop(engine);
 
     let engine = store.open(spec, OpenMode::Existing);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     for n in 50..60 {
         w.insert("usertable", &key(n), &record(n, 3)).unwrap();
     }
@@ -378,7 +491,7 @@ fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn fresh_store_is_empty(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     for n in 0..20 {
         w.insert("usertable", &key(n), &record(n, 2)).unwrap();
     }
@@ -391,7 +504,7 @@ fn fresh_store_is_empty(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     }
 
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     let mut out = Record::new();
     assert_eq!(
         w.read("usertable", &key(3), None, &mut out),
@@ -421,7 +534,7 @@ fn fresh_store_is_empty(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn footprint(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     for n in 0..2000 {
         w.insert("usertable", &key(n), &record(n, 4)).unwrap();
     }
@@ -445,15 +558,15 @@ fn threads_at_once(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
     let engine = engine.as_ref();
+    let store = &store;
     std::thread::scope(|s| {
         for index in 0..4u64 {
             s.spawn(move || {
-                let mut w = engine
-                    .worker(ThreadSlot {
-                        index: index as usize,
-                        count: 4,
-                    })
-                    .unwrap();
+                let slot = ThreadSlot {
+                    index: index as usize,
+                    count: 4,
+                };
+                let mut w = store.worker(engine, slot);
                 for n in (index * 1000)..(index * 1000 + 300) {
                     w.insert("usertable", &key(n), &record(n, 2))
                         .unwrap_or_else(|e| panic!("{}: thread {index}: {e:?}", spec.name));
@@ -461,7 +574,7 @@ fn threads_at_once(spec: &EngineSpec, store: &dyn Fn() -> Store) {
             });
         }
     });
-    let mut w = engine.worker(ONE).unwrap();
+    let mut w = store.worker(engine.as_ref(), ONE);
     let mut rows = ScanResults::default();
     w.scan("usertable", &key(0), 5000, None, &mut rows).unwrap();
     assert_eq!(rows.len(), 1200, "{}: every thread's records", spec.name);
@@ -554,7 +667,7 @@ fn lacking_compaction_is_an_error(spec: &EngineSpec, store: &dyn Fn() -> Store) 
 fn a_bad_option_is_a_one_line_error_with_a_hint() {
     for spec in engine::registry() {
         // Options are checked before anything is opened: no server needed.
-        let store = Store::new(spec, None);
+        let store = Store::new(spec, None, Seam::Threads);
         let mut props = Properties::new();
         props.set(&format!("{}.no_such_option", spec.name), "1");
         let err = store
@@ -606,15 +719,8 @@ fn data_integrity(spec: &EngineSpec, store: &dyn Fn() -> Store) {
         "-threads",
         "2",
     ];
-    let mut args = vec!["--engine", spec.name];
-    let db_arg = store.dir.as_ref().map(|d| d.display().to_string());
-    if let Some(db) = &db_arg {
-        args.extend(["--db", db]);
-    }
-    let props = store.cli_properties();
-    for p in &props {
-        args.extend(["-p", p]);
-    }
+    let args = store.cli_args(spec);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let wf = common::workload("f");
     let load = [&["load", "--fresh", "-P", &wf][..], &args, &shape].concat();
     let out = common::kvperf(tmp.path(), &load);
@@ -651,10 +757,11 @@ fn a_directory_with_another_engines_store_is_refused() {
                 dir: Some(&db),
                 properties: &Properties::new(),
                 mode: OpenMode::Fresh,
+                runtime: None,
             },
         )
         .unwrap();
-        let mut w = engine.worker(ONE).unwrap();
+        let mut w = store.worker(engine.as_ref(), ONE);
         w.insert("usertable", &key(1), &record(1, 2)).unwrap();
         drop(w);
         engine.close().unwrap();
@@ -667,6 +774,7 @@ fn a_directory_with_another_engines_store_is_refused() {
                 dir: Some(&db),
                 properties: &Properties::new(),
                 mode: OpenMode::Any,
+                runtime: None,
             },
         )
         .err()
@@ -686,4 +794,65 @@ fn a_directory_with_another_engines_store_is_refused() {
             a.name
         );
     }
+}
+
+/// A timed, paced `kvperf run -s` through the store's seam: every
+/// operation reaches one status line (the clients hand their histograms
+/// over, threads or tasks alike), intended-start groups included, and the
+/// result records how the clients ran.
+fn status_lines_and_clients(spec: &EngineSpec, store: &dyn Fn() -> Store) {
+    let store = store();
+    let tmp = tempfile::tempdir().unwrap();
+    let args = store.cli_args(spec);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let shape = [
+        "-p",
+        "recordcount=300",
+        "-p",
+        "fieldcount=2",
+        "-p",
+        "fieldlength=10",
+        "-threads",
+        "3",
+    ];
+    let wc = common::workload("c");
+    let load = [&["load", "--fresh", "-P", &wc][..], &args, &shape].concat();
+    let out = common::kvperf(tmp.path(), &load);
+    assert_eq!(out.code, 0, "{}: load: {}", spec.name, out.stderr);
+    let json = tmp.path().join("run.json").display().to_string();
+    let timed = [
+        "-s",
+        "-p",
+        "status.interval=1",
+        "-p",
+        "operationcount=0",
+        "-p",
+        "maxexecutiontime=2.5",
+        "-p",
+        "target=300",
+        "-p",
+        "measurement.interval=both",
+        "--format",
+        "json",
+        "--output",
+        &json,
+    ];
+    let run = [&["run", "-P", &wc][..], &args, &shape, &timed].concat();
+    let out = common::kvperf(tmp.path(), &run);
+    assert_eq!(out.code, 0, "{}: run: {}", spec.name, out.stderr);
+    let result: StepOutput = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let m = &result.measurements[0];
+    assert_eq!(m.clients, store.clients(), "{}", spec.name);
+    let count_of = |line: &str, group: &str| -> u64 {
+        line.split(&format!("[{group}: Count="))
+            .nth(1)
+            .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
+    };
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.contains(" sec: ")).collect();
+    let reads: u64 = lines.iter().map(|l| count_of(l, "READ")).sum();
+    let intended: u64 = lines.iter().map(|l| count_of(l, "Intended-READ")).sum();
+    assert!(lines.len() >= 3, "{}: {}", spec.name, out.stderr);
+    assert!(m.operations > 300, "{}: {} operations", spec.name, m.operations);
+    assert_eq!(reads, m.operations, "{}: {}", spec.name, out.stderr);
+    assert_eq!(intended, m.operations, "{}: {}", spec.name, out.stderr);
 }

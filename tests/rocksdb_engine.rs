@@ -15,6 +15,7 @@ fn open(dir: &Path, props: &Properties) -> Box<dyn engine::Engine> {
             dir: Some(dir),
             properties: props,
             mode: OpenMode::Any,
+            runtime: None,
         },
     )
     .unwrap()

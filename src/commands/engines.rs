@@ -27,6 +27,9 @@ pub fn list() -> anyhow::Result<()> {
         if c.adopt {
             can.push("adopt a store kvperf did not load");
         }
+        if c.async_ops {
+            can.push("async operations (clients run as tasks by default)");
+        }
         println!(
             "{:<10} keeps its data in {store}; can: {}",
             "",

@@ -42,6 +42,7 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
             dir: db.as_deref(),
             properties: &props,
             mode: OpenMode::Existing,
+            runtime: None,
         },
     )?;
     if args.compact {

@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Args;
 
 use super::step::{self, Finished};
-use crate::engine::{self, OpenMode, OpenOptions};
+use crate::engine::{self, Capability, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
 use crate::measure::accounting::Snapshot;
@@ -18,8 +18,8 @@ use crate::measure::{verdict, OpKind, Outcome};
 use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
-use crate::results::step::{op_stats, Integrity, Measurement, StepOutput};
-use crate::runner::{self, RunSpec, StatusOptions};
+use crate::results::step::{op_stats, Clients, Integrity, Measurement, StepOutput};
+use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions};
 use crate::workload::ycsb::config::unknown_property_warnings;
 use crate::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
 
@@ -105,7 +105,15 @@ struct ClientSettings {
     seed: u64,
     /// `onerror=stop`: the first failed operation ends the run.
     stop_on_error: bool,
+    /// `clients=tasks|threads`; None: tasks for an engine with async
+    /// operations, else threads.
+    tasks: Option<bool>,
+    /// `runtimethreads`: worker threads of the runtime of client tasks.
+    runtime_threads: Option<usize>,
 }
+
+/// The most worker threads `runtimethreads` may ask for.
+const MAX_RUNTIME_THREADS: u64 = 1024;
 
 impl ClientSettings {
     fn from(args: &YcsbArgs, p: &Properties) -> Result<Self, InputError> {
@@ -155,6 +163,29 @@ impl ClientSettings {
                 ))
             }
         };
+        let tasks = match p.get("clients") {
+            None => None,
+            Some("tasks") => Some(true),
+            Some("threads") => Some(false),
+            Some(other) => {
+                return Err(InputError::property(
+                    "clients",
+                    format!("'{other}' is not threads or tasks"),
+                ))
+            }
+        };
+        let runtime_threads = match p.get("runtimethreads") {
+            None => None,
+            Some(_) => match p.u64("runtimethreads", 0)? {
+                n @ 1..=MAX_RUNTIME_THREADS => Some(n as usize),
+                n => {
+                    return Err(InputError::property(
+                        "runtimethreads",
+                        format!("{n} is not between 1 and {MAX_RUNTIME_THREADS}"),
+                    ))
+                }
+            },
+        };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
             None => SystemTime::now()
@@ -170,7 +201,43 @@ impl ClientSettings {
             latency_from,
             seed,
             stop_on_error,
+            tasks,
+            runtime_threads,
         })
+    }
+
+    /// How the clients run against `spec`: as tasks on a runtime with this
+    /// many worker threads, or on threads (None). An engine with async
+    /// operations runs tasks unless `clients=threads`; asking a blocking
+    /// engine for tasks, or sizing a runtime that will not run, is an error.
+    fn runtime_threads_for(&self, spec: &EngineSpec) -> Result<Option<usize>, InputError> {
+        let tasks = match self.tasks {
+            Some(true) => {
+                spec.require(Capability::AsyncOps, "clients=tasks")?;
+                true
+            }
+            Some(false) => false,
+            None => spec.capabilities.async_ops,
+        };
+        match (tasks, self.runtime_threads) {
+            // The machine's cores by default: the clients' and the driver's work.
+            (true, n) => Ok(Some(n.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            }))),
+            (false, None) => Ok(None),
+            (false, Some(_)) => Err(InputError::property(
+                "runtimethreads",
+                format!(
+                    "sizes the runtime of clients=tasks, but engine '{}' runs its clients on threads here{}",
+                    spec.name,
+                    if spec.capabilities.async_ops {
+                        " (clients=threads)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+        }
     }
 }
 
@@ -309,12 +376,25 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
         None => client.threads,
     };
 
+    // Clients as tasks run on the runner's runtime, which the engine's
+    // driver shares; it outlives the engine (dropped after it).
+    let runtime = client
+        .runtime_threads_for(spec)?
+        .map(ClientRuntime::new)
+        .transpose()?;
+    let clients = runtime
+        .as_ref()
+        .map_or(Clients::Threads, |rt| Clients::Tasks {
+            runtime_threads: rt.workers(),
+        });
+
     let db = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB);
     let engine = engine::open(
         spec,
         &OpenOptions {
             dir: db.as_deref(),
             properties: &props,
+            runtime: runtime.as_ref().map(ClientRuntime::handle),
             mode: match (phase, args.fresh) {
                 (Phase::Load, true) => OpenMode::Fresh,
                 _ => OpenMode::Any,
@@ -346,7 +426,11 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     let server_pids = engine.server_pids();
     let before = Snapshot::take(device.as_deref(), &server_pids);
     runner::stop_on_interrupt();
-    let outcome = runner::execute(&workload.bind(engine.as_ref()), &run_spec)?;
+    let bound = workload.bind(engine.as_ref());
+    let outcome = match &runtime {
+        Some(rt) => runner::execute_tasks(&bound, &run_spec, rt)?,
+        None => runner::execute(&bound, &run_spec)?,
+    };
     // Closing (a flush for RocksDB) is outside the measured window; YCSB
     // counts it in RunTime, which makes short runs look slow. Its I/O and
     // CPU belong to this run, so accounting includes it. A failed close is
@@ -383,6 +467,7 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     out.measurements.push(Measurement {
         name: out.command.clone(),
         threads,
+        clients,
         target_ops_per_sec: client.target as f64,
         warmup_s: client.warmup.as_secs_f64(),
         start_unix_ms: outcome.start_unix_ms,

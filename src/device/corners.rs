@@ -113,6 +113,7 @@ pub fn measure(
     Ok(Measurement {
         name: corner.name.to_string(),
         threads: 1,
+        clients: Default::default(),
         target_ops_per_sec: 0.0,
         warmup_s: cfg.ramp.as_secs_f64(),
         start_unix_ms: started + cfg.ramp.as_millis() as u64,

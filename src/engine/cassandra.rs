@@ -1,15 +1,23 @@
 //! Apache Cassandra through CQL, with the `scylla` crate (an async driver).
 //!
-//! The engine owns one tokio runtime (multi-thread, `runtime_threads`
-//! workers) and blocks on it at the seam: each worker method is one
-//! `rt.block_on(...)` of the driver call, made on the runner's own thread.
-//! Each runner thread has its own `Session` (a client per thread, as the
-//! issue asks), opened in `worker()`; `stats()` reports how long opening
-//! them took. `sessions=shared` gives all threads the engine's one session
-//! instead, as YCSB's binding does: requests of all threads then share one
-//! connection per node, which costs the server less CPU per request.
-//! Blocking at the seam costs throughput against an async client (see
-//! `examples/cql_async_reads.rs`, which measures it).
+//! The driver is async, so the engine has both seams
+//! ([`Capabilities::async_ops`]); the operations are written once, as async
+//! code ([`CqlClient`]), and the two workers only differ in how they wait:
+//! - **Clients as tasks** (`clients=tasks`, the default): the runner lends
+//!   the engine its runtime at open, the driver runs on it, and each client
+//!   task awaits its operations (`CassandraTaskWorker`). By default all
+//!   clients share the engine's one session (`sessions=auto`), as YCSB's
+//!   binding does: one connection per node carries every client's requests,
+//!   which costs the server less CPU per request.
+//! - **Clients on threads** (`clients=threads`): the engine owns a tokio
+//!   runtime (multi-thread, `runtime_threads` workers) and each worker
+//!   method is one `block_on` of the operation on the runner's thread
+//!   ([`CassandraWorker`]); each thread has its own `Session` by default.
+//!
+//! Blocking costs 25-50% of ops/s against awaiting on a machine where
+//! client and server share the cores (bench/async-seam.sh,
+//! bench/RESULTS.md). `stats()` reports how long opening per-client
+//! sessions took.
 //!
 //! Schema and statements are those of YCSB 0.17.0's `cassandra-cql`
 //! binding: keyspace `ycsb` (SimpleStrategy, `replication_factor`), table
@@ -69,8 +77,9 @@ use scylla::statement::{Consistency, Statement};
 
 use super::options::OptionValues;
 use super::{
-    Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker, KvSupport, KvWorker,
-    OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
+    AsyncEngineWorker, Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
+    KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode, OpenOptions, Record, ScanResults,
+    SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -94,6 +103,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: false,
         // CQL UPDATE is an upsert, as in YCSB's binding.
         update_needs_existing: false,
+        // The scylla driver is async.
+        async_ops: true,
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },
@@ -105,8 +116,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "username", default: "", help: "user for PasswordAuthenticator; default: environment KVPERF_CASSANDRA_USERNAME" },
         EngineOption { name: "password", default: "", help: "its password; default: environment KVPERF_CASSANDRA_PASSWORD (never recorded)" },
         EngineOption { name: "connect_timeout_s", default: "10", help: "seconds to wait for a connection to a node" },
-        EngineOption { name: "runtime_threads", default: "2", help: "worker threads of the engine's tokio runtime (the driver's I/O)" },
-        EngineOption { name: "sessions", default: "per_thread", help: "per_thread (a session, and connections, for each client thread) or shared (one session for all threads, as YCSB's binding)" },
+        EngineOption { name: "runtime_threads", default: "2", help: "worker threads of the engine's own tokio runtime (the driver's I/O) with clients=threads; with clients=tasks the driver runs on the runner's runtime (runtimethreads)" },
+        EngineOption { name: "sessions", default: "auto", help: "per_thread (a session, and connections, for each client), shared (one session for all clients, as YCSB's binding), or auto: shared with clients=tasks, per_thread with clients=threads" },
     ],
     open,
     // Every db_bench engine flag configures an embedded store.
@@ -153,7 +164,7 @@ struct Settings {
     credentials: Option<Credentials>,
     connect_timeout: Duration,
     runtime_threads: usize,
-    /// One session for all threads (YCSB's binding) instead of one each.
+    /// One session for all clients (YCSB's binding) instead of one each.
     shared_session: bool,
     /// Field columns: `fieldnameprefix0..fieldcount-1`.
     fields: Vec<String>,
@@ -212,7 +223,8 @@ fn option_or_env(v: &OptionValues, name: &str, var: &str) -> Option<String> {
 }
 
 impl Settings {
-    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+    /// The options; `tasks`: the clients are tasks on the runner's runtime.
+    fn from_properties(props: &Properties, tasks: bool) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let hosts: Vec<String> = v
             .text("hosts")
@@ -252,6 +264,17 @@ impl Settings {
             };
         let connect_timeout = Duration::from_secs(v.u64_at_most("connect_timeout_s", 3600)?.max(1));
         let runtime_threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
+        if tasks && props.contains("cassandra.runtime_threads") {
+            return Err(InputError::property(
+                "cassandra.runtime_threads",
+                "sizes the engine's own runtime, which clients=tasks does not start (the driver runs on the runner's runtime: set runtimethreads)",
+            ));
+        }
+        let shared_session = match v.choice("sessions", &["auto", "per_thread", "shared"])?.as_str() {
+            "shared" => true,
+            "per_thread" => false,
+            _ => tasks,
+        };
 
         let field_count = props.u64("fieldcount", 10)?;
         let prefix = props.string("fieldnameprefix", "field");
@@ -271,6 +294,12 @@ impl Settings {
 
         let mut effective = v.effective();
         effective.insert("keyspace".into(), keyspace.clone());
+        let sessions = if shared_session { "shared" } else { "per_thread" };
+        effective.insert("sessions".into(), sessions.into());
+        if tasks {
+            // Not used: the runner's runtime (its size is in the result).
+            effective.remove("runtime_threads");
+        }
         if let Some(c) = &credentials {
             effective.insert("username".into(), c.username.clone());
             if !c.password.is_empty() {
@@ -287,7 +316,7 @@ impl Settings {
             credentials,
             connect_timeout,
             runtime_threads,
-            shared_session: v.choice("sessions", &["per_thread", "shared"])? == "shared",
+            shared_session,
             fields,
             effective,
         })
@@ -340,14 +369,38 @@ fn quoted(name: &str) -> String {
     format!("\"{name}\"")
 }
 
+/// Where the driver runs.
+enum DriverRuntime {
+    /// The engine's own (clients on threads block on it).
+    Own(tokio::runtime::Runtime),
+    /// The runner's (clients are tasks on it).
+    Runner(tokio::runtime::Handle),
+}
+
+impl DriverRuntime {
+    /// Runs `work` to its end on the calling thread, never a runtime thread
+    /// (the engine's lifecycle calls and the blocking workers).
+    fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        match self {
+            DriverRuntime::Own(rt) => rt.block_on(work),
+            DriverRuntime::Runner(handle) => handle.block_on(work),
+        }
+    }
+}
+
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
-    let settings = Settings::from_properties(opts.properties)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(settings.runtime_threads)
-        .thread_name("kvperf-cql")
-        .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("Cassandra: cannot start the driver's runtime: {e}"))?;
+    let settings = Settings::from_properties(opts.properties, opts.runtime.is_some())?;
+    let rt = match opts.runtime {
+        Some(handle) => DriverRuntime::Runner(handle.clone()),
+        None => DriverRuntime::Own(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(settings.runtime_threads)
+                .thread_name("kvperf-cql")
+                .enable_all()
+                .build()
+                .map_err(|e| anyhow::anyhow!("Cassandra: cannot start the driver's runtime: {e}"))?,
+        ),
+    };
     let control = rt.block_on(connect(&settings))?;
     let mut settings = settings;
     let (version, tables) = rt.block_on(prepare_schema(&control, &mut settings, opts.mode))?;
@@ -658,18 +711,18 @@ pub struct CassandraEngine {
     session_setup_max_us: AtomicU64,
     /// Why the flush at close failed, if it did.
     unflushed: std::sync::Mutex<Option<String>>,
-    rt: tokio::runtime::Runtime,
+    rt: DriverRuntime,
 }
 
 impl CassandraEngine {
-    /// A session of its own for a runner thread, timed (the engine's own
-    /// with `sessions=shared`).
-    fn session(&self) -> anyhow::Result<Arc<Session>> {
+    /// A session of its own for a client, timed (the engine's own with
+    /// `sessions=shared`).
+    async fn session(&self) -> anyhow::Result<Arc<Session>> {
         if self.settings.shared_session {
             return Ok(self.control.clone());
         }
         let t0 = Instant::now();
-        let session = Arc::new(self.rt.block_on(connect(&self.settings))?);
+        let session = Arc::new(connect(&self.settings).await?);
         let us = t0.elapsed().as_micros() as u64;
         self.sessions.fetch_add(1, Ordering::Relaxed);
         self.session_setup_us.fetch_add(us, Ordering::Relaxed);
@@ -683,10 +736,9 @@ impl CassandraEngine {
         text: String,
         c: Consistency,
     ) -> anyhow::Result<PreparedStatement> {
-        prepare(&self.rt, session, text, c).map_err(|e| match e {
-            OpError::Failed(why) => anyhow::anyhow!(why),
-            OpError::NotFound => anyhow::anyhow!("Cassandra: a statement could not be prepared"),
-        })
+        self.rt
+            .block_on(prepare(session, text, c))
+            .map_err(anyhow_error)
     }
 
     /// Flushes the tables' memtables on every node (a schema change does;
@@ -780,8 +832,7 @@ impl CassandraEngine {
     }
 }
 
-fn prepare(
-    rt: &tokio::runtime::Runtime,
+async fn prepare(
     session: &Session,
     text: String,
     c: Consistency,
@@ -789,7 +840,14 @@ fn prepare(
     let mut stmt = Statement::new(text);
     stmt.set_consistency(c);
     stmt.set_is_idempotent(true);
-    rt.block_on(session.prepare(stmt)).map_err(failed)
+    session.prepare(stmt).await.map_err(failed)
+}
+
+fn anyhow_error(e: OpError) -> anyhow::Error {
+    match e {
+        OpError::Failed(why) => anyhow::anyhow!(why),
+        OpError::NotFound => anyhow::anyhow!("Cassandra: a statement could not be prepared"),
+    }
 }
 
 impl Engine for CassandraEngine {
@@ -802,46 +860,21 @@ impl Engine for CassandraEngine {
     }
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        let session = self.session()?;
-        let s = &self.settings;
-        let table = s.table(TABLE);
-        let (r, w) = (s.read_consistency, s.write_consistency);
-        let read_all = self.prepare(
-            &session,
-            format!("SELECT * FROM {table} WHERE {KEY_COLUMN} = ? LIMIT 1"),
-            r,
-        )?;
-        let scan_all = self.prepare(
-            &session,
-            format!("SELECT * FROM {table} WHERE token({KEY_COLUMN}) >= token(?) LIMIT ?"),
-            r,
-        )?;
-        let scan_all_wrapped = self.prepare(
-            &session,
-            format!("SELECT * FROM {table} WHERE token({KEY_COLUMN}) < token(?) LIMIT ?"),
-            r,
-        )?;
-        let delete = self.prepare(
-            &session,
-            format!("DELETE FROM {table} WHERE {KEY_COLUMN} = ?"),
-            w,
-        )?;
         Ok(Box::new(CassandraWorker {
-            engine: self,
-            session,
-            table,
-            read_all,
-            scan_all: [scan_all, scan_all_wrapped],
-            delete,
-            read_some: Vec::new(),
-            scan_some: Vec::new(),
-            inserts: Vec::new(),
-            updates: Vec::new(),
+            rt: &self.rt,
+            client: self.rt.block_on(CqlClient::open(self))?,
         }))
     }
 
+    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
+        Box::pin(async move {
+            Ok(Box::new(CassandraTaskWorker(CqlClient::open(self).await?))
+                as Box<dyn AsyncEngineWorker>)
+        })
+    }
+
     fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        let session = self.session()?;
+        let session = self.rt.block_on(self.session())?;
         let s = &self.settings;
         let table = s.table(KV_TABLE);
         let get = self.prepare(
@@ -1001,11 +1034,14 @@ fn copy_row(row: ColumnIterator, out: &mut Record) -> Result<(), OpError> {
     Ok(())
 }
 
-pub struct CassandraWorker<'e> {
-    engine: &'e CassandraEngine,
+/// One client's session, prepared statements and statement caches, with
+/// the operations of both seams written once, as async code.
+struct CqlClient {
     session: Arc<Session>,
     /// `keyspace.usertable`.
     table: String,
+    read_consistency: Consistency,
+    write_consistency: Consistency,
     read_all: PreparedStatement,
     /// From the start token on, and the wrap-around from the ring's start.
     scan_all: [PreparedStatement; 2],
@@ -1016,30 +1052,72 @@ pub struct CassandraWorker<'e> {
     updates: ByFields<PreparedStatement>,
 }
 
-impl CassandraWorker<'_> {
-    fn run(
+impl CqlClient {
+    /// A session for the client (see `sessions`) and its fixed statements.
+    async fn open(engine: &CassandraEngine) -> anyhow::Result<Self> {
+        let session = engine.session().await?;
+        let s = &engine.settings;
+        let table = s.table(TABLE);
+        let (r, w) = (s.read_consistency, s.write_consistency);
+        let prepared = |text: String, c| {
+            let session = &session;
+            async move { prepare(session, text, c).await.map_err(anyhow_error) }
+        };
+        let read_all = prepared(
+            format!("SELECT * FROM {table} WHERE {KEY_COLUMN} = ? LIMIT 1"),
+            r,
+        )
+        .await?;
+        let scan_all = [
+            prepared(
+                format!("SELECT * FROM {table} WHERE token({KEY_COLUMN}) >= token(?) LIMIT ?"),
+                r,
+            )
+            .await?,
+            prepared(
+                format!("SELECT * FROM {table} WHERE token({KEY_COLUMN}) < token(?) LIMIT ?"),
+                r,
+            )
+            .await?,
+        ];
+        let delete = prepared(format!("DELETE FROM {table} WHERE {KEY_COLUMN} = ?"), w).await?;
+        Ok(Self {
+            session,
+            table,
+            read_consistency: r,
+            write_consistency: w,
+            read_all,
+            scan_all,
+            delete,
+            read_some: Vec::new(),
+            scan_some: Vec::new(),
+            inserts: Vec::new(),
+            updates: Vec::new(),
+        })
+    }
+
+    async fn run(
         &self,
         stmt: &PreparedStatement,
         values: impl scylla::serialize::row::SerializeRow,
     ) -> Result<QueryResult, OpError> {
-        self.engine
-            .rt
-            .block_on(self.session.execute_unpaged(stmt, values))
+        self.session
+            .execute_unpaged(stmt, values)
+            .await
             .map_err(failed)
     }
 
-    fn prepare(&self, text: String, write: bool) -> Result<PreparedStatement, OpError> {
-        let s = &self.engine.settings;
+    async fn prepare(&self, text: String, write: bool) -> Result<PreparedStatement, OpError> {
         let c = if write {
-            s.write_consistency
+            self.write_consistency
         } else {
-            s.read_consistency
+            self.read_consistency
         };
-        prepare(&self.engine.rt, &self.session, text, c)
+        prepare(&self.session, text, c).await
     }
 
     /// The statement reading `fields` (None: all), prepared on first use.
-    fn read_statement(&mut self, fields: Option<&[&str]>) -> Result<Option<usize>, OpError> {
+    async fn read_statement(&mut self, fields: Option<&[&str]>) -> Result<Option<usize>, OpError> {
         let Some(fields) = fields else {
             return Ok(None);
         };
@@ -1048,19 +1126,20 @@ impl CassandraWorker<'_> {
             return Ok(Some(i));
         }
         let list = field_names(names())?;
-        let stmt = self.prepare(
-            format!(
-                "SELECT {} FROM {} WHERE {KEY_COLUMN} = ? LIMIT 1",
-                selection(&list),
-                self.table
-            ),
-            false,
-        )?;
+        let text = format!(
+            "SELECT {} FROM {} WHERE {KEY_COLUMN} = ? LIMIT 1",
+            selection(&list),
+            self.table
+        );
+        let stmt = self.prepare(text, false).await?;
         self.read_some.push((list, stmt));
         Ok(Some(self.read_some.len() - 1))
     }
 
-    fn scan_statements(&mut self, fields: Option<&[&str]>) -> Result<Option<usize>, OpError> {
+    async fn scan_statements(
+        &mut self,
+        fields: Option<&[&str]>,
+    ) -> Result<Option<usize>, OpError> {
         let Some(fields) = fields else {
             return Ok(None);
         };
@@ -1070,22 +1149,18 @@ impl CassandraWorker<'_> {
         }
         let list = field_names(names())?;
         let (sel, t) = (selection(&list), &self.table);
+        let from = format!("SELECT {sel} FROM {t} WHERE token({KEY_COLUMN}) >= token(?) LIMIT ?");
+        let wrapped = format!("SELECT {sel} FROM {t} WHERE token({KEY_COLUMN}) < token(?) LIMIT ?");
         let stmts = [
-            self.prepare(
-                format!("SELECT {sel} FROM {t} WHERE token({KEY_COLUMN}) >= token(?) LIMIT ?"),
-                false,
-            )?,
-            self.prepare(
-                format!("SELECT {sel} FROM {t} WHERE token({KEY_COLUMN}) < token(?) LIMIT ?"),
-                false,
-            )?,
+            self.prepare(from, false).await?,
+            self.prepare(wrapped, false).await?,
         ];
         self.scan_some.push((list, stmts));
         Ok(Some(self.scan_some.len() - 1))
     }
 
     /// The insert (or update) statement for the fields of `values`.
-    fn write_statement(&mut self, values: &Record, update: bool) -> Result<usize, OpError> {
+    async fn write_statement(&mut self, values: &Record, update: bool) -> Result<usize, OpError> {
         let names = || values.fields().map(|(n, _)| n);
         let cache = if update { &self.updates } else { &self.inserts };
         if let Some(i) = index_of(cache, names) {
@@ -1108,7 +1183,7 @@ impl CassandraWorker<'_> {
                 vec!["?"; list.len() + 1].join(", ")
             )
         };
-        let stmt = self.prepare(text, true)?;
+        let stmt = self.prepare(text, true).await?;
         let cache = if update {
             &mut self.updates
         } else {
@@ -1120,7 +1195,7 @@ impl CassandraWorker<'_> {
 
     /// Binds key and values (the key first for an insert, last for an
     /// update) and runs `stmt`.
-    fn write(
+    async fn write(
         &self,
         stmt: &PreparedStatement,
         key: &str,
@@ -1137,24 +1212,16 @@ impl CassandraWorker<'_> {
         if !key_first {
             bound.push(key);
         }
-        self.run(stmt, &bound[..]).map(|_| ())
+        self.run(stmt, &bound[..]).await.map(|_| ())
     }
-}
 
-impl EngineWorker for CassandraWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         let key = utf8("the key", key)?;
-        let stmt = match self.read_statement(fields)? {
+        let stmt = match self.read_statement(fields).await? {
             Some(i) => &self.read_some[i].1,
             None => &self.read_all,
         };
-        let result = self.run(stmt, (key,))?;
+        let result = self.run(stmt, (key,)).await?;
         let rows = result.into_rows_result().map_err(failed)?;
         let mut rows = rows.rows::<ColumnIterator>().map_err(failed)?;
         match rows.next() {
@@ -1163,16 +1230,15 @@ impl EngineWorker for CassandraWorker<'_> {
         }
     }
 
-    fn scan(
+    async fn scan(
         &mut self,
-        _table: &str,
         start_key: &[u8],
         count: usize,
         fields: Option<&[&str]>,
         out: &mut ScanResults,
     ) -> OpResult {
         let key = utf8("the start key", start_key)?;
-        let stmts = match self.scan_statements(fields)? {
+        let stmts = match self.scan_statements(fields).await? {
             Some(i) => &self.scan_some[i].1,
             None => &self.scan_all,
         };
@@ -1182,7 +1248,7 @@ impl EngineWorker for CassandraWorker<'_> {
             if left == 0 {
                 break;
             }
-            let result = self.run(stmt, (key, left))?;
+            let result = self.run(stmt, (key, left)).await?;
             let rows = result.into_rows_result().map_err(failed)?;
             for row in rows.rows::<ColumnIterator>().map_err(failed)? {
                 copy_row(row.map_err(failed)?, out.next_slot())?;
@@ -1193,28 +1259,109 @@ impl EngineWorker for CassandraWorker<'_> {
     }
 
     /// CQL UPDATE: an upsert (see the module's documentation).
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+    async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
         let key = utf8("the key", key)?;
-        let i = self.write_statement(values, true)?;
-        self.write(&self.updates[i].1, key, values, false)
+        let i = self.write_statement(values, true).await?;
+        self.write(&self.updates[i].1, key, values, false).await
     }
 
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+    async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
         let key = utf8("the key", key)?;
-        let i = self.write_statement(values, false)?;
-        self.write(&self.inserts[i].1, key, values, true)
+        let i = self.write_statement(values, false).await?;
+        self.write(&self.inserts[i].1, key, values, true).await
     }
 
     /// Deleting a missing key is Ok (YCSB's binding).
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+    async fn delete(&mut self, key: &[u8]) -> OpResult {
         let key = utf8("the key", key)?;
-        self.run(&self.delete, (key,)).map(|_| ())
+        self.run(&self.delete, (key,)).await.map(|_| ())
+    }
+}
+
+/// A client thread's worker: blocks on each operation (clients=threads).
+pub struct CassandraWorker<'e> {
+    rt: &'e DriverRuntime,
+    client: CqlClient,
+}
+
+impl EngineWorker for CassandraWorker<'_> {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
+        self.rt.block_on(self.client.read(key, fields, out))
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        self.rt
+            .block_on(self.client.scan(start_key, count, fields, out))
+    }
+
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.rt.block_on(self.client.update(key, values))
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.rt.block_on(self.client.insert(key, values))
+    }
+
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        self.rt.block_on(self.client.delete(key))
+    }
+}
+
+/// A client task's worker: its operations are the client's futures
+/// (clients=tasks, on the runner's runtime).
+pub struct CassandraTaskWorker(CqlClient);
+
+impl AsyncEngineWorker for CassandraTaskWorker {
+    fn read<'a>(
+        &'a mut self,
+        _table: &'a str,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpFuture<'a> {
+        Box::pin(self.0.read(key, fields, out))
+    }
+
+    fn scan<'a>(
+        &'a mut self,
+        _table: &'a str,
+        start_key: &'a [u8],
+        count: usize,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
+    ) -> OpFuture<'a> {
+        Box::pin(self.0.scan(start_key, count, fields, out))
+    }
+
+    fn update<'a>(&'a mut self, _table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
+        Box::pin(self.0.update(key, values))
+    }
+
+    fn insert<'a>(&'a mut self, _table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
+        Box::pin(self.0.insert(key, values))
+    }
+
+    fn delete<'a>(&'a mut self, _table: &'a str, key: &'a [u8]) -> OpFuture<'a> {
+        Box::pin(self.0.delete(key))
     }
 }
 
 /// Raw keys and values in the `kv` table: point access only.
 pub struct CassandraKvWorker<'e> {
-    rt: &'e tokio::runtime::Runtime,
+    rt: &'e DriverRuntime,
     session: Arc<Session>,
     get: PreparedStatement,
     put: PreparedStatement,
@@ -1292,7 +1439,7 @@ mod tests {
         p.set("cassandra.username", "alice");
         p.set("cassandra.password", "s3cret");
         p.set("cassandra.keyspace", "MyKs");
-        let s = Settings::from_properties(&p).unwrap();
+        let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.keyspace, "myks");
         assert!(!format!("{s:?}").contains("s3cret"));
         assert!(!format!("{:?}", s.effective).contains("s3cret"));
@@ -1301,10 +1448,10 @@ mod tests {
 
         let mut p = Properties::new();
         p.set("cassandra.keyspace", "bad-name");
-        assert!(Settings::from_properties(&p).is_err());
+        assert!(Settings::from_properties(&p, false).is_err());
         let mut p = Properties::new();
         p.set("cassandra.write_consistency", "quorm");
-        let err = Settings::from_properties(&p).unwrap_err().to_string();
+        let err = Settings::from_properties(&p, false).unwrap_err().to_string();
         assert!(err.contains("did you mean 'quorum'"), "{err}");
     }
 

@@ -71,6 +71,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "33554432", help: "block cache bytes (fjall's default: 32 MiB)" },

@@ -18,6 +18,12 @@
 //!   and mapping db_bench's flags are the engine's calls ([`OpenMode`],
 //!   [`EngineSpec::db_bench`]).
 //!
+//! An engine with an async driver may also hand out [`AsyncEngineWorker`]s
+//! ([`Capabilities::async_ops`]): their operations return futures, and the
+//! runner drives its clients as tasks on its own runtime, which it lends to
+//! the engine at open ([`OpenOptions::runtime`]) so the driver's I/O runs on
+//! the same worker threads as the clients. Blocking engines never see it.
+//!
 //! Adding an engine is one file and one line in [`registry`].
 
 pub mod db_bench_flags;
@@ -28,7 +34,9 @@ pub mod record;
 pub mod store;
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +57,13 @@ pub enum OpError {
 }
 
 pub type OpResult = Result<(), OpError>;
+
+/// An operation of an [`AsyncEngineWorker`]: boxed, because async methods
+/// of a trait object cannot return `impl Future` (about 50 ns per operation).
+pub type OpFuture<'a> = Pin<Box<dyn Future<Output = OpResult> + Send + 'a>>;
+
+/// Setting up something on the runner's runtime (an async worker).
+pub type SetupFuture<'a, T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'a>>;
 
 /// Which runner thread a worker serves, and how many there are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +97,31 @@ pub trait EngineWorker: Send {
     fn delete(&mut self, table: &str, key: &[u8]) -> OpResult;
 }
 
+/// [`EngineWorker`] for an engine with an async driver: the same operations
+/// with the same meaning, each returning a future that the runner awaits in
+/// one client task ([`Capabilities::async_ops`]). A client has one
+/// operation in flight at a time, so `&mut self` is held until it is done.
+pub trait AsyncEngineWorker: Send {
+    fn read<'a>(
+        &'a mut self,
+        table: &'a str,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpFuture<'a>;
+    fn scan<'a>(
+        &'a mut self,
+        table: &'a str,
+        start_key: &'a [u8],
+        count: usize,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
+    ) -> OpFuture<'a>;
+    fn update<'a>(&'a mut self, table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a>;
+    fn insert<'a>(&'a mut self, table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a>;
+    fn delete<'a>(&'a mut self, table: &'a str, key: &'a [u8]) -> OpFuture<'a>;
+}
+
 /// What a result file records about the engine.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EngineInfo {
@@ -98,6 +138,15 @@ pub struct EngineInfo {
 pub trait Engine: Send + Sync {
     fn info(&self) -> EngineInfo;
     fn worker(&self, thread: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>>;
+    /// A worker for one client task ([`Capabilities::async_ops`]), made on
+    /// the runtime the engine was opened with ([`OpenOptions::runtime`]).
+    fn async_worker(
+        &self,
+        _client: ThreadSlot,
+    ) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
+        let err = unsupported(&self.info().name, "async operations (clients=tasks)");
+        Box::pin(std::future::ready(Err(err)))
+    }
     /// A raw key-value handle for `kvperf bench` ([`Capabilities::kv`]).
     fn kv_worker(&self, _thread: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
         Err(unsupported(
@@ -189,6 +238,10 @@ pub struct Capabilities {
     /// update is an upsert that creates the record (Cassandra's CQL
     /// `UPDATE`, as YCSB's binding).
     pub update_needs_existing: bool,
+    /// An async driver: [`Engine::async_worker`] hands out workers whose
+    /// operations are futures, and the runner runs the clients as tasks on
+    /// its runtime (`clients=tasks`, the default for such an engine).
+    pub async_ops: bool,
 }
 
 /// What a caller may ask of an engine beyond the record operations.
@@ -197,6 +250,7 @@ pub enum Capability {
     Compact,
     Kv(KvSupport),
     Adopt,
+    AsyncOps,
 }
 
 /// How `open` treats what is already there.
@@ -218,6 +272,10 @@ pub struct OpenOptions<'a> {
     /// Every property: an engine reads its own `<name>.` options.
     pub properties: &'a Properties,
     pub mode: OpenMode,
+    /// The runner's runtime when the run's clients are tasks (an engine
+    /// with [`Capabilities::async_ops`]): the engine runs its driver on it
+    /// and starts no runtime of its own. None otherwise.
+    pub runtime: Option<&'a tokio::runtime::Handle>,
 }
 
 impl OpenOptions<'_> {
@@ -254,6 +312,7 @@ impl EngineSpec {
             Capability::Compact => c.compact,
             Capability::Kv(level) => c.kv >= level,
             Capability::Adopt => c.adopt,
+            Capability::AsyncOps => c.async_ops,
         }
     }
 
@@ -268,6 +327,7 @@ impl EngineSpec {
             Capability::Kv(KvSupport::Ordered) => "cannot iterate keys in order",
             Capability::Kv(_) => "has no raw key-value access",
             Capability::Adopt => "cannot adopt a store kvperf did not load",
+            Capability::AsyncOps => "has no async operations; its clients run on threads",
         };
         let able: Vec<&str> = registry()
             .into_iter()

@@ -65,6 +65,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },

@@ -18,6 +18,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[],
     open,

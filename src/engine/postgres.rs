@@ -81,6 +81,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },

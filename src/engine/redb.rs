@@ -71,6 +71,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "1073741824", help: "page cache bytes (redb's default: 1 GiB)" },

@@ -86,6 +86,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // ZRANGEBYLEX over an index of equal scores (YCSB's binding: hash order).
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },

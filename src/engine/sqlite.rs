@@ -68,6 +68,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },

@@ -223,6 +223,7 @@ mod tests {
             adopt: true,
             ordered_scans: true,
             update_needs_existing: true,
+            async_ops: false,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

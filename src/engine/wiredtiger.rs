@@ -47,6 +47,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        async_ops: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },
@@ -967,6 +968,7 @@ mod tests {
                 dir: Some(dir),
                 properties: &Properties::new(),
                 mode,
+                runtime: None,
             },
         )
         .unwrap()

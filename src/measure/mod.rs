@@ -310,6 +310,21 @@ impl Meter {
         result
     }
 
+    /// [`Meter::time`] for an operation that may wait: `call` makes the
+    /// engine call (after the clock starts), and its future is awaited.
+    #[inline]
+    pub async fn time_await<F: std::future::Future<Output = OpResult>>(
+        &mut self,
+        kind: OpKind,
+        intended: Instant,
+        call: impl FnOnce() -> F,
+    ) -> OpResult {
+        let started = self.start();
+        let result = call().await;
+        self.finish(kind, intended, started, &result);
+        result
+    }
+
     #[inline]
     pub fn start(&self) -> Started {
         if self.track_intended {

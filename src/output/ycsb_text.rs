@@ -137,6 +137,7 @@ mod tests {
         Measurement {
             name: "run".into(),
             threads: 1,
+            clients: Default::default(),
             target_ops_per_sec: 100.0,
             warmup_s: 0.0,
             start_unix_ms: 0,

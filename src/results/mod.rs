@@ -247,6 +247,7 @@ pub mod testing {
         output.measurements.push(Measurement {
             name: "run".into(),
             threads: threads as usize,
+            clients: Default::default(),
             target_ops_per_sec: 0.0,
             warmup_s: 0.0,
             start_unix_ms: 0,

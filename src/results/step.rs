@@ -84,7 +84,11 @@ pub struct StepError {
 pub struct Measurement {
     /// `load`, `run`, or the db_bench benchmark.
     pub name: String,
+    /// Clients (YCSB's `threadcount`): threads or tasks, see `clients`.
     pub threads: usize,
+    /// How the clients ran; results before this field ran threads.
+    #[serde(default)]
+    pub clients: Clients,
     /// Total target rate; 0 = as fast as possible.
     pub target_ops_per_sec: f64,
     pub warmup_s: f64,
@@ -115,6 +119,30 @@ pub struct Measurement {
     /// its bandwidth, with fio's figures beside it when asked.
     #[serde(default)]
     pub device: Option<DeviceFigures>,
+}
+
+/// How a step's clients ran: each a closed loop with one operation in
+/// flight, either on its own thread or as a task on a runtime.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Clients {
+    /// One OS thread per client, each blocking on the engine.
+    #[default]
+    Threads,
+    /// One task per client on a runtime with `runtime_threads` worker
+    /// threads (an engine with async operations).
+    Tasks { runtime_threads: usize },
+}
+
+impl std::fmt::Display for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Clients::Threads => write!(f, "threads"),
+            Clients::Tasks { runtime_threads } => {
+                write!(f, "tasks on a runtime with {runtime_threads} workers")
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

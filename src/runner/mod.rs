@@ -1,35 +1,59 @@
-//! The runner: owns threads, pacing, warmup, time limits and status output.
+//! The runner: owns clients, pacing, warmup, time limits and status output.
 //! Workloads decide *what* each operation is ([`WorkloadThread::step`]) and
-//! hold their thread's engine handle; engines only store and fetch.
+//! hold their client's engine handle; engines only store and fetch.
 //!
-//! Each thread records into its own histograms; they are merged when a
-//! status line asks for them (the thread hands them over at its next
+//! A client is a closed loop with one operation in flight ([`client`]). It
+//! runs on its own thread ([`execute`], every engine), or as a task on the
+//! runner's runtime ([`execute_tasks`], an engine with async operations:
+//! N clients on W worker threads, see [`ClientRuntime`]).
+//!
+//! Each client records into its own histograms; they are merged when a
+//! status line asks for them (the client hands them over after its next
 //! operation) and at the end, so there is no shared lock per operation.
 
+mod client;
+mod cpu;
 mod gate;
 mod pacing;
+mod runtime;
 mod status;
+mod tasks;
+mod threads;
+mod timer;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use pacing::Pacer;
+pub use runtime::ClientRuntime;
 pub use status::{format_java_decimal, OpsLog, StatusOptions};
+pub use timer::sleep_until;
 
-use crate::engine::ThreadSlot;
+use crate::engine::{SetupFuture, ThreadSlot};
 use crate::error::InputError;
 use crate::measure::net::{NetworkBytes, SocketBytes};
 use crate::measure::{Meter, OpHistograms};
-use gate::StartGate;
+use client::ClientDone;
 
-/// What to run: shared state, and a per-thread handle with its own RNG and
+/// What to run: shared state, and a per-client handle with its own RNG and
 /// engine worker.
 pub trait Workload: Sync {
     /// Called on the thread that will use it, before the clock starts.
     fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>>;
 
-    /// Operations thread `index` performs; `None` runs until the time limit.
+    /// A client that runs as a task ([`execute_tasks`]), made on the
+    /// runner's runtime before the clock starts. By default a workload runs
+    /// on threads only.
+    fn task(&self, _slot: ThreadSlot) -> SetupFuture<'_, Box<dyn WorkloadTask + '_>> {
+        Box::pin(std::future::ready(Err(anyhow::anyhow!(
+            "internal: this workload runs its clients on threads only"
+        ))))
+    }
+
+    /// Operations client `index` performs; `None` runs until the time limit.
     /// By default `total` is split YCSB-style.
     fn thread_quota(&self, total: Option<u64>, threads: usize, index: usize) -> Option<u64> {
         total.map(|t| ops_for_thread(t, threads, index))
@@ -48,7 +72,16 @@ pub trait WorkloadThread: Send {
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step;
 }
 
-/// What a thread's step did, and whether the thread goes on.
+/// One operation of a client task.
+pub type StepFuture<'a> = Pin<Box<dyn Future<Output = Step> + Send + 'a>>;
+
+/// [`WorkloadThread`] for a client that is a task: its step awaits the
+/// engine instead of blocking a thread.
+pub trait WorkloadTask: Send {
+    fn step<'a>(&'a mut self, meter: &'a mut Meter, intended: Instant) -> StepFuture<'a>;
+}
+
+/// What a client's step did, and whether the client goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     /// One operation done; go on.
@@ -74,6 +107,8 @@ impl From<bool> for Step {
 
 #[derive(Debug, Clone)]
 pub struct RunSpec {
+    /// Clients: one thread each ([`execute`]) or one task each
+    /// ([`execute_tasks`]); YCSB's `threadcount`.
     pub threads: usize,
     /// Operations in the measured window; `None` runs until `max_execution`.
     pub operations: Option<u64>,
@@ -100,7 +135,7 @@ pub struct RunOutcome {
     pub operations: u64,
     pub histograms: OpHistograms,
     pub hit_time_limit: bool,
-    /// Sum over foreground threads of their time in the measured window
+    /// Sum over foreground clients of their time in the measured window
     /// (db_bench's `micros/op` divides this by the operations).
     pub thread_seconds: f64,
     /// Wall-clock start and end of the measured window.
@@ -108,8 +143,9 @@ pub struct RunOutcome {
     pub end_unix_ms: u64,
     /// Operations completed in each second of the measured window.
     pub intervals: Vec<u64>,
-    /// CPU seconds the runner's threads spent in the measured window
-    /// (driver work and an embedded engine's foreground calls).
+    /// CPU seconds the clients spent in the measured window: the client
+    /// threads' (driver work and an embedded engine's foreground calls), or
+    /// with tasks the runtime's worker threads' (the driver's I/O included).
     pub client_cpu_s: f64,
     /// Bytes this process's TCP connections sent and received between the
     /// start and the end of the run (`RunSpec::count_network`).
@@ -138,36 +174,7 @@ pub fn stop_on_interrupt() {
     }
 }
 
-/// A worker's arrival at the finish line: once, explicitly after its
-/// operations, or when it is dropped (an error or a panic).
-struct Arrival<'a> {
-    gate: &'a StartGate,
-    arrived: bool,
-}
-
-impl<'a> Arrival<'a> {
-    fn new(gate: &'a StartGate) -> Self {
-        Self {
-            gate,
-            arrived: false,
-        }
-    }
-
-    fn arrive_now(mut self) {
-        self.arrived = true;
-        self.gate.arrive_and_wait();
-    }
-}
-
-impl Drop for Arrival<'_> {
-    fn drop(&mut self) {
-        if !self.arrived {
-            self.gate.arrive_and_wait();
-        }
-    }
-}
-
-/// Per-thread shared state, on its own cache lines.
+/// Per-client shared state, on its own cache lines.
 #[repr(align(128))]
 struct Slot {
     ops_done: AtomicU64,
@@ -190,15 +197,74 @@ impl Slot {
 
 struct Shared {
     slots: Vec<Slot>,
-    /// Bumped by the status thread; a worker that sees a new value hands over.
+    /// Bumped by the status thread; a client that sees a new value hands over.
     epoch: AtomicU64,
     start: OnceLock<Instant>,
-    /// Set when every worker has finished; ends the status thread.
+    /// Set when every client has finished; ends the status thread.
     all_done: AtomicBool,
-    /// Foreground threads still running; background threads stop at 0.
+    /// Foreground clients still running; background threads stop at 0.
     foreground_left: AtomicU64,
-    /// Set by the first thread that saw a failure under `stop_on_error`.
+    /// Set by the first client that saw a failure under `stop_on_error`.
     stop: AtomicBool,
+    /// Target rate of each client (0: unpaced).
+    per_client_rate: f64,
+}
+
+impl Shared {
+    fn new(workload: &dyn Workload, spec: &RunSpec, clients: usize) -> Self {
+        Self {
+            slots: (0..clients).map(|_| Slot::new()).collect(),
+            epoch: AtomicU64::new(0),
+            start: OnceLock::new(),
+            all_done: AtomicBool::new(false),
+            foreground_left: AtomicU64::new(
+                (0..clients).filter(|&i| !workload.is_background(i)).count() as u64,
+            ),
+            stop: AtomicBool::new(false),
+            per_client_rate: spec.target_ops_per_sec / clients as f64,
+        }
+    }
+}
+
+/// The run's clock, started once every client is ready.
+struct Clock {
+    start_unix_ms: u64,
+    measure_start: Instant,
+    sockets_at_start: Option<SocketBytes>,
+}
+
+impl Clock {
+    /// Starts the clock for every client (they read it from `shared`).
+    fn start(shared: &Shared, spec: &RunSpec) -> Self {
+        let sockets_at_start = spec.count_network.then(SocketBytes::read);
+        let start = Instant::now();
+        let start_unix_ms = crate::output::unix_ms();
+        shared.start.set(start).expect("set once");
+        Self {
+            start_unix_ms,
+            measure_start: start + spec.warmup,
+            sockets_at_start,
+        }
+    }
+
+    /// Bytes moved since the start, read while the clients' connections
+    /// are still open.
+    fn network(&self) -> Option<NetworkBytes> {
+        self.sockets_at_start
+            .as_ref()
+            .map(|s0| SocketBytes::read().since(s0))
+    }
+}
+
+/// What an executor hands back once every client has ended.
+struct Ended {
+    clock: Clock,
+    /// Per client: its figures, None if it never ran, or why it failed.
+    clients: Vec<anyhow::Result<Option<ClientDone>>>,
+    network: Option<NetworkBytes>,
+    intervals: Vec<u64>,
+    /// The runtime's CPU in the window (tasks); threads measure their own.
+    runtime_cpu_s: Option<f64>,
 }
 
 /// Ops of thread `index` when `total` are split YCSB-style: the first
@@ -211,8 +277,28 @@ pub fn ops_for_thread(total: u64, threads: usize, index: usize) -> u64 {
 /// The latest instant kvperf schedules: a window must end before it.
 const LONGEST_WINDOW: Duration = Duration::from_secs(100 * 365 * 86_400);
 
+/// Runs `workload` with one thread per client (every engine).
 pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOutcome> {
-    let threads = spec.threads.max(1);
+    let (clients, shared) = prepare(workload, spec)?;
+    let ended = threads::run(workload, spec, &shared, clients)?;
+    outcome(spec, &shared, ended)
+}
+
+/// Runs `workload` with each client a task on `runtime` (an engine with
+/// async operations, opened with the runtime's handle): `spec.threads`
+/// closed-loop clients on the runtime's worker threads.
+pub fn execute_tasks(
+    workload: &dyn Workload,
+    spec: &RunSpec,
+    runtime: &ClientRuntime,
+) -> anyhow::Result<RunOutcome> {
+    let (clients, shared) = prepare(workload, spec)?;
+    let ended = tasks::run(workload, spec, &shared, clients, runtime)?;
+    outcome(spec, &shared, ended)
+}
+
+fn prepare(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<(usize, Shared)> {
+    let clients = spec.threads.max(1);
     if spec.warmup + spec.max_execution.unwrap_or_default() > LONGEST_WINDOW {
         return Err(InputError::Invalid(format!(
             "warmup plus time limit ({:.0} s) exceed 100 years",
@@ -220,274 +306,56 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
         ))
         .into());
     }
-    let shared = Shared {
-        slots: (0..threads).map(|_| Slot::new()).collect(),
-        epoch: AtomicU64::new(0),
-        start: OnceLock::new(),
-        all_done: AtomicBool::new(false),
-        foreground_left: AtomicU64::new(
-            (0..threads).filter(|&i| !workload.is_background(i)).count() as u64,
-        ),
-        stop: AtomicBool::new(false),
+    Ok((clients, Shared::new(workload, spec, clients)))
+}
+
+/// Adds up the clients' figures; the first client error is the run's.
+fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunOutcome> {
+    let measure_start = ended.clock.measure_start;
+    let mut outcome = RunOutcome {
+        runtime: Duration::ZERO,
+        operations: 0,
+        histograms: OpHistograms::new(),
+        hit_time_limit: false,
+        thread_seconds: 0.0,
+        start_unix_ms: ended.clock.start_unix_ms + spec.warmup.as_millis() as u64,
+        end_unix_ms: 0,
+        intervals: ended.intervals,
+        client_cpu_s: 0.0,
+        network: ended.network,
+        stopped_on_error: shared.stop.load(Relaxed) && !INTERRUPTED.load(Relaxed),
+        interrupted: INTERRUPTED.load(Relaxed),
     };
-    let gate = StartGate::new(threads);
-    // Threads keep their engine handles (and connections) open until every
-    // thread is done, so the end of the window can still read them.
-    let finish = StartGate::new(threads);
-    let per_thread_rate = spec.target_ops_per_sec / threads as f64;
-    let paced = per_thread_rate > 0.0;
-
-    std::thread::scope(|scope| {
-        let mut workers = Vec::with_capacity(threads);
-        for index in 0..threads {
-            let (shared, gate, finish) = (&shared, &gate, &finish);
-            let spawned = std::thread::Builder::new()
-                .name(format!("kvperf-{index}"))
-                .spawn_scoped(scope, move || {
-                    // Open per-thread state before the clock starts; a
-                    // failure (or a panic) still passes the gate so nobody
-                    // waits for it.
-                    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        workload.thread(ThreadSlot {
-                            index,
-                            count: threads,
-                        })
-                    }))
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")));
-                    if !gate.arrive_and_wait() {
-                        return Ok(None); // another thread could not start
-                    }
-                    // Arrives at the finish line however this thread ends.
-                    let arrival = Arrival::new(finish);
-                    let background = workload.is_background(index);
-                    let mut work = match setup {
-                        Ok(work) => work,
-                        Err(err) => {
-                            if !background {
-                                shared.foreground_left.fetch_sub(1, Relaxed);
-                            }
-                            return Err(err.context(format!("thread {index} setup")));
-                        }
-                    };
-                    let quota = if background {
-                        None
-                    } else {
-                        workload.thread_quota(spec.operations, threads, index)
-                    };
-                    let run = ThreadRun {
-                        slot: &shared.slots[index],
-                        shared,
-                        spec,
-                        pacer: Pacer::new(if background { 0.0 } else { per_thread_rate }),
-                        meter: Meter::new(spec.track_intended && !background, paced && !background),
-                        background,
-                    };
-                    let done = run.run(work.as_mut(), quota);
-                    arrival.arrive_now();
-                    drop(work);
-                    Ok::<_, anyhow::Error>(Some((background, done)))
-                });
-            match spawned {
-                Ok(handle) => workers.push(handle),
-                Err(err) => {
-                    gate.abort();
-                    for worker in workers {
-                        let _ = worker.join();
-                    }
-                    return Err(InputError::Invalid(format!(
-                        "cannot start thread {} of {threads} ({err}); use fewer threads",
-                        index + 1
-                    ))
-                    .into());
+    let mut first_error = None;
+    let mut last_end = measure_start;
+    for client in ended.clients {
+        match client {
+            Ok(Some(done)) => {
+                outcome.client_cpu_s += done.cpu_s.unwrap_or(0.0);
+                if done.background {
+                    continue;
                 }
+                outcome.operations += done.operations;
+                outcome.histograms.add(&done.histograms);
+                outcome.hit_time_limit |= done.hit_time_limit;
+                last_end = last_end.max(done.end);
+                outcome.thread_seconds += done
+                    .end
+                    .saturating_duration_since(measure_start)
+                    .as_secs_f64();
             }
-        }
-
-        gate.wait_until_all_arrived();
-        let sockets_at_start = spec.count_network.then(SocketBytes::read);
-        let start = Instant::now();
-        let start_unix_ms = crate::output::unix_ms();
-        shared.start.set(start).expect("set once");
-        gate.open();
-        let measure_start = start + spec.warmup;
-
-        let status = status::spawn(scope, &spec.status, &shared, spec, measure_start);
-
-        let mut outcome = RunOutcome {
-            runtime: Duration::ZERO,
-            operations: 0,
-            histograms: OpHistograms::new(),
-            hit_time_limit: false,
-            thread_seconds: 0.0,
-            start_unix_ms: start_unix_ms + spec.warmup.as_millis() as u64,
-            end_unix_ms: 0,
-            intervals: Vec::new(),
-            client_cpu_s: 0.0,
-            network: None,
-            stopped_on_error: false,
-            interrupted: false,
-        };
-        finish.wait_until_all_arrived();
-        outcome.network = sockets_at_start.map(|s0| SocketBytes::read().since(&s0));
-        finish.open();
-        let mut first_error = None;
-        let mut last_end = measure_start;
-        for worker in workers {
-            match worker.join() {
-                Ok(Ok(Some((true, done)))) => outcome.client_cpu_s += done.cpu_s,
-                Ok(Ok(Some((false, done)))) => {
-                    outcome.client_cpu_s += done.cpu_s;
-                    outcome.operations += done.operations;
-                    outcome.histograms.add(&done.histograms);
-                    outcome.hit_time_limit |= done.hit_time_limit;
-                    last_end = last_end.max(done.end);
-                    outcome.thread_seconds += done
-                        .end
-                        .saturating_duration_since(measure_start)
-                        .as_secs_f64();
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(err)) => first_error = first_error.or(Some(err)),
-                Err(_) => {
-                    first_error = first_error.or(Some(anyhow::anyhow!("a worker thread panicked")))
-                }
-            }
-        }
-        shared.all_done.store(true, Relaxed);
-        outcome.stopped_on_error = shared.stop.load(Relaxed) && !INTERRUPTED.load(Relaxed);
-        outcome.interrupted = INTERRUPTED.load(Relaxed);
-        outcome.intervals = status.join().unwrap_or_default();
-        outcome.runtime = last_end.saturating_duration_since(measure_start);
-        outcome.end_unix_ms = outcome.start_unix_ms + outcome.runtime.as_millis() as u64;
-        match first_error {
-            Some(err) => Err(err),
-            None => Ok(outcome),
-        }
-    })
-}
-
-struct ThreadRun<'a> {
-    slot: &'a Slot,
-    shared: &'a Shared,
-    spec: &'a RunSpec,
-    pacer: Pacer,
-    meter: Meter,
-    background: bool,
-}
-
-struct ThreadDone {
-    operations: u64,
-    histograms: OpHistograms,
-    end: Instant,
-    hit_time_limit: bool,
-    /// This thread's CPU seconds in the measured window.
-    cpu_s: f64,
-}
-
-/// CPU seconds the calling thread has used.
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes only into `ts`; the thread CPU clock
-    // always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
-}
-
-impl ThreadRun<'_> {
-    fn run(mut self, work: &mut dyn WorkloadThread, quota: Option<u64>) -> ThreadDone {
-        let start = *self.shared.start.get().expect("set before go");
-        let measure_start = start + self.spec.warmup;
-        if !self.spec.warmup.is_zero() {
-            self.meter.recording = false;
-            let mut k = 0;
-            while Instant::now() < measure_start {
-                let intended = self.pacer.wait_for(start, k);
-                if work.step(&mut self.meter, intended) != Step::Continue || self.should_stop() {
-                    break;
-                }
-                k += 1;
-            }
-            self.meter.recording = true;
-        }
-
-        let cpu_at_start = thread_cpu_seconds();
-        let deadline = self.spec.max_execution.map(|d| measure_start + d);
-        let quota = quota.unwrap_or(u64::MAX);
-        let mut total = OpHistograms::new();
-        let mut seen_epoch = 0;
-        let mut done = 0;
-        let mut hit_time_limit = false;
-        while done < quota {
-            let intended = self.pacer.wait_for(measure_start, done);
-            let step = work.step(&mut self.meter, intended);
-            if step == Step::Exhausted {
-                break;
-            }
-            done += 1;
-            if !self.background {
-                self.slot.ops_done.store(done, Relaxed);
-            }
-            let epoch = self.shared.epoch.load(Relaxed);
-            if epoch != seen_epoch {
-                seen_epoch = epoch;
-                self.hand_over(&mut total, epoch);
-            }
-            if step == Step::Stop || self.should_stop() {
-                break;
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                hit_time_limit = true;
-                break;
-            }
-            if self.background && self.shared.foreground_left.load(Relaxed) == 0 {
-                break;
-            }
-        }
-        let end = Instant::now();
-        if !self.background {
-            self.shared.foreground_left.fetch_sub(1, Relaxed);
-        }
-        self.publish(&mut total);
-        self.slot.finished.store(true, Relaxed);
-        ThreadDone {
-            operations: done,
-            histograms: total,
-            end,
-            hit_time_limit,
-            cpu_s: thread_cpu_seconds() - cpu_at_start,
+            Ok(None) => {}
+            Err(err) => first_error = first_error.or(Some(err)),
         }
     }
-
-    /// Whether the run ends now: this thread saw a failure under
-    /// `stop_on_error` (and tells the others), or another one did.
-    #[inline]
-    fn should_stop(&self) -> bool {
-        if self.spec.stop_on_error && self.meter.errors > 0 {
-            self.shared.stop.store(true, Relaxed);
-        }
-        self.shared.stop.load(Relaxed) || INTERRUPTED.load(Relaxed)
+    if let Some(cpu) = ended.runtime_cpu_s {
+        outcome.client_cpu_s = cpu;
     }
-
-    /// Adds this thread's histograms to its total and, for a foreground
-    /// thread, to what the next status line reports.
-    fn publish(&mut self, total: &mut OpHistograms) {
-        total.add(&self.meter.histograms);
-        if !self.background {
-            self.slot
-                .interval
-                .lock()
-                .expect("not poisoned")
-                .add(&self.meter.histograms);
-        }
-    }
-
-    fn hand_over(&mut self, total: &mut OpHistograms, epoch: u64) {
-        self.publish(total);
-        self.meter.histograms.clear();
-        self.slot.published_epoch.store(epoch, Relaxed);
+    outcome.runtime = last_end.saturating_duration_since(measure_start);
+    outcome.end_unix_ms = outcome.start_unix_ms + outcome.runtime.as_millis() as u64;
+    match first_error {
+        Some(err) => Err(err),
+        None => Ok(outcome),
     }
 }
 

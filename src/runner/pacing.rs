@@ -26,13 +26,21 @@ impl Pacer {
         self.tick_ns > 0.0
     }
 
+    /// When operation `k` is due; None when unpaced (no clock is read).
+    #[inline]
+    pub fn due(&self, start: Instant, k: u64) -> Option<Instant> {
+        self.is_paced()
+            .then(|| start + Duration::from_nanos((k as f64 * self.tick_ns) as u64))
+    }
+
     /// Sleeps until operation `k` is due and returns its intended start;
     /// unpaced, returns `start` at once (intended latency is then unused).
+    /// A task waits with [`super::timer::sleep_until`] instead.
+    #[inline]
     pub fn wait_for(&self, start: Instant, k: u64) -> Instant {
-        if !self.is_paced() {
+        let Some(due) = self.due(start, k) else {
             return start;
-        }
-        let due = start + Duration::from_nanos((k as f64 * self.tick_ns) as u64);
+        };
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);

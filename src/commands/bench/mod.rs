@@ -96,6 +96,7 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
                 dir: db.as_deref(),
                 properties: &props,
                 mode,
+                runtime: None,
             },
         )
     };
@@ -276,6 +277,7 @@ fn run_one(
         measurement: Measurement {
             name: bench.name().to_string(),
             threads,
+            clients: Default::default(),
             target_ops_per_sec: 0.0,
             warmup_s: 0.0,
             start_unix_ms: outcome.start_unix_ms,

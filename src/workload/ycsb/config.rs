@@ -149,6 +149,8 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "warmuptime",
     "seed",
     "onerror",
+    "clients",
+    "runtimethreads",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";

@@ -2,9 +2,12 @@
 //! transaction phase (`doTransaction`), with YCSB's key choice, field
 //! choice, values and data-integrity checks.
 //!
-//! [`CoreWorkload`] is shared by all threads (counters, precomputed zeta);
-//! each thread gets a [`CoreThread`] with its own RNG and generators.
+//! [`CoreWorkload`] is shared by all clients (counters, precomputed zeta);
+//! each client gets a [`CoreThread`] with its own RNG and generators. Its
+//! operations are written once, over [`calls::EngineCalls`], and run on a
+//! client thread (blocking engine calls) or a client task (awaited ones).
 
+mod calls;
 pub mod config;
 pub mod keys;
 pub mod values;
@@ -18,10 +21,12 @@ use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
 use keys::build_key_name;
 use values::{append_deterministic_value, RandomValuePool};
 
-use crate::engine::{Engine, EngineWorker, OpResult, Record, ScanResults, ThreadSlot};
+use calls::{run_now, Awaiting, Blocking, EngineCalls};
+
+use crate::engine::{Engine, OpResult, Record, ScanResults, SetupFuture, ThreadSlot};
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
-use crate::runner::{Step, Workload, WorkloadThread};
+use crate::runner::{Step, StepFuture, Workload, WorkloadTask, WorkloadThread};
 use crate::workload::generator::{
     rng_from_seed, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot, Rng,
     ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian,
@@ -224,12 +229,13 @@ pub struct BoundWorkload<'a> {
     engine: &'a dyn Engine,
 }
 
-impl Workload for BoundWorkload<'_> {
-    fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+impl<'a> BoundWorkload<'a> {
+    /// A client's state around its engine calls `db`.
+    fn client<D: EngineCalls>(&self, db: D, slot: ThreadSlot) -> CoreThread<'a, D> {
         let wl = self.workload;
         let c = &wl.cfg;
-        Ok(Box::new(CoreThread {
-            db: self.engine.worker(slot)?,
+        CoreThread {
+            db,
             wl,
             rng: rng_from_seed(wl.seed, slot.index as u64),
             keys: wl.key_chooser(),
@@ -250,7 +256,21 @@ impl Workload for BoundWorkload<'_> {
             record: Record::new(),
             read: Record::new(),
             scan: ScanResults::default(),
-        }))
+        }
+    }
+}
+
+impl Workload for BoundWorkload<'_> {
+    fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+        let db = Blocking(self.engine.worker(slot)?);
+        Ok(Box::new(self.client(db, slot)))
+    }
+
+    fn task(&self, slot: ThreadSlot) -> SetupFuture<'_, Box<dyn WorkloadTask + '_>> {
+        Box::pin(async move {
+            let db = Awaiting(self.engine.async_worker(slot).await?);
+            Ok(Box::new(self.client(db, slot)) as Box<dyn WorkloadTask + '_>)
+        })
     }
 }
 
@@ -286,8 +306,9 @@ enum ScanLength {
     Zipfian(Zipfian),
 }
 
-pub struct CoreThread<'a> {
-    db: Box<dyn EngineWorker + 'a>,
+/// One client of the core workload; `D` is how it calls the engine.
+pub struct CoreThread<'a, D> {
+    db: D,
     wl: &'a CoreWorkload,
     rng: Rng,
     keys: KeyChooser,
@@ -301,19 +322,32 @@ pub struct CoreThread<'a> {
     scan: ScanResults,
 }
 
-impl WorkloadThread for CoreThread<'_> {
+impl WorkloadThread for CoreThread<'_, Blocking<'_>> {
+    #[inline]
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step {
+        run_now(self.operation(meter, intended))
+    }
+}
+
+impl WorkloadTask for CoreThread<'_, Awaiting<'_>> {
+    fn step<'s>(&'s mut self, meter: &'s mut Meter, intended: Instant) -> StepFuture<'s> {
+        Box::pin(self.operation(meter, intended))
+    }
+}
+
+impl<'a, D: EngineCalls> CoreThread<'a, D> {
+    /// One operation of the phase (YCSB `doInsert` or `doTransaction`).
+    #[inline]
+    async fn operation(&mut self, meter: &mut Meter, intended: Instant) -> Step {
         match self.wl.phase {
-            Phase::Load => self.do_insert(meter, intended).into(),
+            Phase::Load => self.do_insert(meter, intended).await.into(),
             Phase::Run => {
-                self.do_transaction(meter, intended);
+                self.do_transaction(meter, intended).await;
                 Step::Continue
             }
         }
     }
-}
 
-impl<'a> CoreThread<'a> {
     /// YCSB `nextKeynum`: redraw until the key has been acknowledged as
     /// inserted, so reads never target keys that do not exist yet.
     fn next_keynum(&mut self) -> u64 {
@@ -392,45 +426,46 @@ impl<'a> CoreThread<'a> {
         }
     }
 
-    fn do_insert(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+    async fn do_insert(&mut self, meter: &mut Meter, intended: Instant) -> bool {
         let keynum = self.wl.load_keys.next();
         self.build_key(keynum);
         self.build_all_values();
-        self.insert_with_retries(meter, intended).is_ok()
+        self.insert_with_retries(meter, intended).await.is_ok()
     }
 
     /// YCSB retries a failed insert `core_workload_insertion_retry_limit`
     /// times, sleeping interval x U[0.8, 1.2) seconds between tries.
-    fn insert_with_retries(&mut self, meter: &mut Meter, intended: Instant) -> OpResult {
+    async fn insert_with_retries(&mut self, meter: &mut Meter, intended: Instant) -> OpResult {
         let table = self.wl.cfg.table.as_str();
         let mut retries = 0;
         loop {
-            let result = meter.time(OpKind::Insert, intended, || {
-                self.db.insert(table, &self.key, &self.record)
-            });
+            let result = meter
+                .time_await(OpKind::Insert, intended, || {
+                    self.db.insert(table, &self.key, &self.record)
+                })
+                .await;
             if result.is_ok() || retries >= self.wl.cfg.insertion_retry_limit {
                 return result;
             }
             retries += 1;
             eprintln!("kvperf: retrying insertion, retry count: {retries}");
             let jitter = 0.8 + 0.4 * crate::workload::generator::next_f64(&mut self.rng);
-            std::thread::sleep(Duration::from_secs_f64(
-                self.wl.cfg.insertion_retry_interval_s as f64 * jitter,
-            ));
+            let pause = self.wl.cfg.insertion_retry_interval_s as f64 * jitter;
+            self.db.pause(Duration::from_secs_f64(pause)).await;
         }
     }
 
-    fn do_transaction(&mut self, meter: &mut Meter, intended: Instant) {
+    async fn do_transaction(&mut self, meter: &mut Meter, intended: Instant) {
         match self.wl.op_chooser.next(&mut self.rng) {
-            Op::Read => self.do_read(meter, intended),
-            Op::Update => self.do_update(meter, intended),
-            Op::Insert => self.do_run_insert(meter, intended),
-            Op::Scan => self.do_scan(meter, intended),
-            Op::ReadModifyWrite => self.do_read_modify_write(meter, intended),
+            Op::Read => self.do_read(meter, intended).await,
+            Op::Update => self.do_update(meter, intended).await,
+            Op::Insert => self.do_run_insert(meter, intended).await,
+            Op::Scan => self.do_scan(meter, intended).await,
+            Op::ReadModifyWrite => self.do_read_modify_write(meter, intended).await,
         }
     }
 
-    fn do_read(&mut self, meter: &mut Meter, intended: Instant) {
+    async fn do_read(&mut self, meter: &mut Meter, intended: Instant) {
         let keynum = self.next_keynum();
         self.build_key(keynum);
         let one = self.read_fields();
@@ -443,35 +478,39 @@ impl<'a> CoreThread<'a> {
         };
         self.read.clear();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter.time(OpKind::Read, intended, || {
-            self.db.read(table, &self.key, fields, &mut self.read)
-        });
+        let _ = meter
+            .time_await(OpKind::Read, intended, || {
+                self.db.read(table, &self.key, fields, &mut self.read)
+            })
+            .await;
         if integrity {
             self.verify(meter);
         }
     }
 
-    fn do_update(&mut self, meter: &mut Meter, intended: Instant) {
+    async fn do_update(&mut self, meter: &mut Meter, intended: Instant) {
         let keynum = self.next_keynum();
         self.build_key(keynum);
         self.build_update_values();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter.time(OpKind::Update, intended, || {
-            self.db.update(table, &self.key, &self.record)
-        });
+        let _ = meter
+            .time_await(OpKind::Update, intended, || {
+                self.db.update(table, &self.key, &self.record)
+            })
+            .await;
     }
 
-    fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
+    async fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
         let keynum = self.wl.run_inserts.next();
         self.build_key(keynum);
         self.build_all_values();
-        let _ = self.insert_with_retries(meter, intended);
+        let _ = self.insert_with_retries(meter, intended).await;
         // Acknowledged whatever the outcome, as YCSB does in `finally`. The
         // window only fills with > 2^20 inserts in flight at once.
         let _ = self.wl.run_inserts.acknowledge(keynum);
     }
 
-    fn do_scan(&mut self, meter: &mut Meter, intended: Instant) {
+    async fn do_scan(&mut self, meter: &mut Meter, intended: Instant) {
         let keynum = self.next_keynum();
         self.build_key(keynum);
         let len = match &mut self.scan_length {
@@ -482,12 +521,14 @@ impl<'a> CoreThread<'a> {
         let fields = one.as_ref().map(std::slice::from_ref);
         self.scan.clear();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter.time(OpKind::Scan, intended, || {
-            self.db.scan(table, &self.key, len, fields, &mut self.scan)
-        });
+        let _ = meter
+            .time_await(OpKind::Scan, intended, || {
+                self.db.scan(table, &self.key, len, fields, &mut self.scan)
+            })
+            .await;
     }
 
-    fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
+    async fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
         let keynum = self.next_keynum();
         self.build_key(keynum);
         let one = self.read_fields();
@@ -496,12 +537,16 @@ impl<'a> CoreThread<'a> {
         self.read.clear();
         let table = self.wl.cfg.table.as_str();
         let started = meter.start();
-        let read = meter.time(OpKind::Read, intended, || {
-            self.db.read(table, &self.key, fields, &mut self.read)
-        });
-        let update = meter.time(OpKind::Update, intended, || {
-            self.db.update(table, &self.key, &self.record)
-        });
+        let read = meter
+            .time_await(OpKind::Read, intended, || {
+                self.db.read(table, &self.key, fields, &mut self.read)
+            })
+            .await;
+        let update = meter
+            .time_await(OpKind::Update, intended, || {
+                self.db.update(table, &self.key, &self.record)
+            })
+            .await;
         // YCSB's extra group around both calls; it fails if either failed.
         let both: OpResult = read.and(update);
         meter.finish(OpKind::ReadModifyWrite, intended, started, &both);

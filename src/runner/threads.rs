@@ -1,0 +1,136 @@
+//! Clients on threads: one OS thread per client, each opening its engine
+//! worker before a common start line and keeping it open until every
+//! thread has reached the finish line (so the end of the window can still
+//! read the connections' counters).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::client::{ClientDone, ClientLoop};
+use super::gate::StartGate;
+use super::{status, Clock, Ended, RunSpec, Shared, Workload};
+use crate::engine::ThreadSlot;
+use crate::error::InputError;
+
+/// A worker's arrival at the finish line: once, explicitly after its
+/// operations, or when it is dropped (an error or a panic).
+struct Arrival<'a> {
+    gate: &'a StartGate,
+    arrived: bool,
+}
+
+impl<'a> Arrival<'a> {
+    fn new(gate: &'a StartGate) -> Self {
+        Self {
+            gate,
+            arrived: false,
+        }
+    }
+
+    fn arrive_now(mut self) {
+        self.arrived = true;
+        self.gate.arrive_and_wait();
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        if !self.arrived {
+            self.gate.arrive_and_wait();
+        }
+    }
+}
+
+pub(super) fn run(
+    workload: &dyn Workload,
+    spec: &RunSpec,
+    shared: &Shared,
+    threads: usize,
+) -> anyhow::Result<Ended> {
+    let gate = StartGate::new(threads);
+    let finish = StartGate::new(threads);
+    std::thread::scope(|scope| {
+        let mut workers = Vec::with_capacity(threads);
+        for index in 0..threads {
+            let (gate, finish) = (&gate, &finish);
+            let spawned = std::thread::Builder::new()
+                .name(format!("kvperf-{index}"))
+                .spawn_scoped(scope, move || -> anyhow::Result<Option<ClientDone>> {
+                    // Open per-thread state before the clock starts; a
+                    // failure (or a panic) still passes the gate so nobody
+                    // waits for it.
+                    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        workload.thread(ThreadSlot {
+                            index,
+                            count: threads,
+                        })
+                    }))
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")));
+                    if !gate.arrive_and_wait() {
+                        return Ok(None); // another thread could not start
+                    }
+                    // Arrives at the finish line however this thread ends.
+                    let arrival = Arrival::new(finish);
+                    let background = workload.is_background(index);
+                    let mut work = match setup {
+                        Ok(work) => work,
+                        Err(err) => {
+                            if !background {
+                                shared.foreground_left.fetch_sub(1, Relaxed);
+                            }
+                            return Err(err.context(format!("thread {index} setup")));
+                        }
+                    };
+                    let quota = workload.thread_quota(spec.operations, threads, index);
+                    let mut client = ClientLoop::new(shared, spec, index, quota, background, true);
+                    while client.going() {
+                        let (pacer, phase_start, k) = client.schedule();
+                        let intended = pacer.wait_for(phase_start, k);
+                        let step = work.step(&mut client.meter, intended);
+                        client.record(step);
+                    }
+                    let done = client.finish();
+                    arrival.arrive_now();
+                    drop(work);
+                    Ok(Some(done))
+                });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(err) => {
+                    gate.abort();
+                    for worker in workers {
+                        let _ = worker.join();
+                    }
+                    return Err(InputError::Invalid(format!(
+                        "cannot start thread {} of {threads} ({err}); use fewer threads",
+                        index + 1
+                    ))
+                    .into());
+                }
+            }
+        }
+
+        gate.wait_until_all_arrived();
+        let clock = Clock::start(shared, spec);
+        gate.open();
+        let status = status::spawn(scope, &spec.status, shared, spec, clock.measure_start);
+        finish.wait_until_all_arrived();
+        let network = clock.network();
+        finish.open();
+        let clients = workers
+            .into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a worker thread panicked")))
+            })
+            .collect();
+        shared.all_done.store(true, Relaxed);
+        Ok(Ended {
+            clock,
+            clients,
+            network,
+            intervals: status.join().unwrap_or_default(),
+            runtime_cpu_s: None,
+        })
+    })
+}
