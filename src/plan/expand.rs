@@ -195,7 +195,7 @@ pub fn steps(
                 if let Some(secs) = def.duration {
                     set(&mut props, duration_key, &secs.to_string());
                 }
-                scale_counts(&mut props, plan.driver, scale)?;
+                scale_counts(&mut props, plan.driver, scale, plan.min_duration)?;
                 per_workload.push((workload, props));
             }
             // Passes run the whole entry again (seed 002: each workload once
@@ -281,7 +281,24 @@ fn set(props: &mut Vec<(String, String)>, key: &str, value: &str) {
     }
 }
 
-fn scale_counts(props: &mut [(String, String)], driver: Driver, scale: f64) -> anyhow::Result<()> {
+/// The step properties `--scale` changes, per driver (counts, then the
+/// duration), and the device steps' sizes.
+pub fn scaled_keys(driver: Driver) -> Vec<&'static str> {
+    let (counts, duration): (&[&str], &str) = match driver {
+        Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
+        Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
+    };
+    let mut keys = counts.to_vec();
+    keys.extend([duration, "size", "runtime", "round-seconds"]);
+    keys
+}
+
+fn scale_counts(
+    props: &mut [(String, String)],
+    driver: Driver,
+    scale: f64,
+    min_duration: u64,
+) -> anyhow::Result<()> {
     let (counts, duration): (&[&str], &str) = match driver {
         Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
         Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
@@ -296,7 +313,12 @@ fn scale_counts(props: &mut [(String, String)], driver: Driver, scale: f64) -> a
             ))
         })?;
         if n > 0 {
-            *value = scaled(n as u64, scale).to_string();
+            let mut shrunk = scaled(n as u64, scale);
+            if key == duration {
+                // Never below the plan's floor, nor above the unscaled value.
+                shrunk = shrunk.max(min_duration.min(n as u64));
+            }
+            *value = shrunk.to_string();
         }
     }
     Ok(())
@@ -426,6 +448,29 @@ duration = 600
         assert_eq!(
             steps[0].properties[0],
             ("size".to_string(), "1000000".to_string())
+        );
+    }
+
+    #[test]
+    fn scaled_durations_stop_at_the_plans_floor() {
+        let text = PLAN.replace(
+            "driver = \"ycsb\"\n",
+            "driver = \"ycsb\"\nmin_duration = 30\n",
+        );
+        let steps = steps(&load(&text), 0.001, &[]).unwrap();
+        let get = |s: &Step, k: &str| s.properties.iter().find(|(n, _)| n == k).unwrap().1.clone();
+        assert_eq!(get(&steps[2], "maxexecutiontime"), "30");
+        assert_eq!(
+            get(&steps[2], "operationcount"),
+            "500",
+            "counts still shrink"
+        );
+        let short = text.replace("duration = 600", "duration = 20");
+        let steps = super::steps(&load(&short), 0.001, &[]).unwrap();
+        assert_eq!(
+            get(&steps[2], "maxexecutiontime"),
+            "20",
+            "never above the plan's own"
         );
     }
 

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use expand::{Step, StepKind};
-pub use size::parse_size;
+pub use expand::{scaled_keys, steps as expand_steps, Step, StepKind};
+pub use size::{format_size, parse_size};
 
 use crate::error::InputError;
 
@@ -48,6 +48,11 @@ pub struct Plan {
     /// `"compact"` also compacts the whole store (YCSB plans), `false` neither.
     #[serde(default)]
     pub settle: Settle,
+    /// The shortest a step's duration gets under `--scale` (seconds):
+    /// a brief's 30-minute window scaled to a fraction of a second
+    /// measures start-up, not the engine.
+    #[serde(default = "one_u64")]
+    pub min_duration: u64,
     /// Properties (YCSB) or flags (db_bench) of every step.
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
@@ -226,6 +231,10 @@ impl std::fmt::Display for PropertyValue {
 fn default_engine() -> String {
     "rocksdb".into()
 }
+fn one_u64() -> u64 {
+    1
+}
+
 fn one() -> u32 {
     1
 }
