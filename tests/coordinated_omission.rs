@@ -95,6 +95,7 @@ fn a_stall_inflates_intended_latency_not_service_time() {
         track_intended: true,
         count_network: false,
         stop_on_error: false,
+        stall_timeout: None,
         status: StatusOptions::default(),
     };
     let outcome = execute(&workload.bind(&engine), &spec).unwrap();

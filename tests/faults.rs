@@ -242,3 +242,34 @@ fn a_server_that_is_not_running_is_one_clear_line() {
 fn str_args(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
+
+/// A server that stops answering (SIGSTOP: connections open, no replies)
+/// ends the run after `stalltimeout` seconds without a completed
+/// operation, with one line and exit 3, instead of hanging a plan.
+#[test]
+fn a_server_that_stops_answering_ends_the_run_after_the_stall_timeout() {
+    let Some(redis) = Redis::start() else { return };
+    let load = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let pid: i32 = std::fs::read_to_string(Path::new(&redis.dir).join("redis.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let json = redis.path("run.json");
+    let (mut child, lines) = start_run(&redis, &json, &["stalltimeout=3"]);
+    let mut seen = Vec::new();
+    wait_for_group(&lines, "INSERT", &mut seen);
+    // SAFETY: signals to the Redis server this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let status = child.wait();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(status.unwrap().code(), Some(3));
+    // Everything up to the end of its stderr (the reader ends at EOF).
+    let rest: Vec<String> = lines.iter().collect();
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("stopped answering (stalltimeout=3)")),
+        "{rest:?}"
+    );
+}

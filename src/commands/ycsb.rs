@@ -105,6 +105,8 @@ struct ClientSettings {
     seed: u64,
     /// `onerror=stop`: the first failed operation ends the run.
     stop_on_error: bool,
+    /// `stalltimeout` seconds (default 300; 0 = never).
+    stall_timeout: Option<Duration>,
 }
 
 impl ClientSettings {
@@ -155,6 +157,10 @@ impl ClientSettings {
                 ))
             }
         };
+        let stall_timeout = match seconds(p, "stalltimeout", 300.0)? {
+            d if d.is_zero() => None,
+            d => Some(d),
+        };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
             None => SystemTime::now()
@@ -170,6 +176,7 @@ impl ClientSettings {
             latency_from,
             seed,
             stop_on_error,
+            stall_timeout,
         })
     }
 }
@@ -333,6 +340,7 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
         track_intended: client.latency_from.needs_intended(),
         count_network: matches!(spec.store, engine::StoreKind::Server { .. }),
         stop_on_error: client.stop_on_error,
+        stall_timeout: client.stall_timeout,
         status: StatusOptions {
             interval: args.status.then_some(client.status_interval),
             progress: !args.no_progress && std::io::stderr().is_terminal(),

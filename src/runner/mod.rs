@@ -86,6 +86,10 @@ pub struct RunSpec {
     pub track_intended: bool,
     /// Count the bytes this process's TCP connections move (server engines).
     pub count_network: bool,
+    /// A run in which no operation completes for this long, with threads
+    /// still inside the engine, is stopped (exit 3): an engine or server
+    /// that stopped answering must not hang a plan. `None`: wait forever.
+    pub stall_timeout: Option<Duration>,
     /// End the whole run at the first failed operation (a server gone),
     /// keeping what was measured; otherwise failures are counted and the
     /// run goes on, as YCSB does.
@@ -199,6 +203,43 @@ struct Shared {
     foreground_left: AtomicU64,
     /// Set by the first thread that saw a failure under `stop_on_error`.
     stop: AtomicBool,
+}
+
+/// Waits for every worker to finish; if none completes an operation for
+/// `stall_timeout` after the measured window began while some are still
+/// inside the engine, says so and ends the process: those threads cannot
+/// be joined, and a hung plan helps nobody.
+fn watch_for_stalls(
+    finish: &StartGate,
+    shared: &Shared,
+    stall_timeout: Option<Duration>,
+    measure_start: Instant,
+) {
+    let Some(limit) = stall_timeout else {
+        finish.wait_until_all_arrived();
+        return;
+    };
+    let (mut last_ops, mut last_change) = (0, measure_start);
+    while !finish.all_arrived_within(Duration::from_secs(1)) {
+        let ops: u64 = shared.slots.iter().map(|s| s.ops_done.load(Relaxed)).sum();
+        let now = Instant::now();
+        if ops != last_ops || now < measure_start {
+            (last_ops, last_change) = (ops, now.max(measure_start));
+        } else if now.duration_since(last_change) >= limit {
+            let stuck = shared
+                .slots
+                .iter()
+                .filter(|s| !s.finished.load(Relaxed))
+                .count();
+            eprintln!(
+                "kvperf: no operation completed in {} s and {stuck} of {} threads are still inside the engine: it stopped answering (stalltimeout={}); stopping",
+                limit.as_secs(),
+                shared.slots.len(),
+                limit.as_secs()
+            );
+            std::process::exit(i32::from(crate::error::EXIT_RUN));
+        }
+    }
 }
 
 /// Ops of thread `index` when `total` are split YCSB-style: the first
@@ -327,7 +368,7 @@ pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOut
             stopped_on_error: false,
             interrupted: false,
         };
-        finish.wait_until_all_arrived();
+        watch_for_stalls(&finish, &shared, spec.stall_timeout, measure_start);
         outcome.network = sockets_at_start.map(|s0| SocketBytes::read().since(&s0));
         finish.open();
         let mut first_error = None;

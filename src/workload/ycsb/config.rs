@@ -149,6 +149,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "warmuptime",
     "seed",
     "onerror",
+    "stalltimeout",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
