@@ -160,8 +160,13 @@ fn is_single_dash_long(arg: &str) -> bool {
     bytes.len() > 2 && bytes[0] == b'-' && bytes[1].is_ascii_alphabetic()
 }
 
+/// The command line as kvperf reads it (YCSB's single-dash flags included).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(normalize_ycsb_flags(args))
+}
+
 pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
-    let cli = match Cli::try_parse_from(normalize_ycsb_flags(args)) {
+    let cli = match parse(args) {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
             // --help and --version.
