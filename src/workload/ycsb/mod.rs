@@ -78,7 +78,7 @@ impl CoreWorkload {
                 start: cfg.insert_start,
                 count: cfg.insert_count,
             }),
-            Phase::Run => (cfg.operation_count > 0).then(|| Slice {
+            Phase::Run => (cfg.operation_count > 0).then_some(Slice {
                 start: 0,
                 count: cfg.operation_count,
             }),
@@ -159,9 +159,10 @@ impl CoreWorkload {
 
     /// The key number of a run-phase insert whose counter value is
     /// `counted`. Each shard counts its inserts from `recordcount`, as a
-    /// YCSB client does; interleaving them (shard I takes recordcount + I,
-    /// + I + N, ...) keeps the shards from inserting the same keys, which
-    /// several YCSB clients would. One shard: the counter value itself.
+    /// YCSB client does; interleaving them (shard I takes `recordcount +
+    /// I`, then `+ N` each time) keeps the shards from inserting the same
+    /// keys, which several YCSB clients would. One shard: the counter
+    /// value itself.
     fn run_insert_keynum(&self, counted: u64) -> u64 {
         let rc = self.cfg.record_count;
         match counted.checked_sub(rc) {
