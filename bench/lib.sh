@@ -87,6 +87,20 @@ num() {
   awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.0f\n", x }'
 }
 
+# awk functions (POSIX awk; Debian's default mawk has no asort) over a
+# space-separated list of numbers: median, lo (min),
+# hi (max), and add(ARR, KEY, V) to append V to ARR[KEY]. Use as
+# awk "$AWK_STATS"'  ...program... '
+AWK_STATS='
+  function sorted(list, a,   n, i, j, v) { n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { v = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > v; j--) a[j + 1] = a[j]; a[j + 1] = v }
+    return n }
+  function median(list,   a, n) { n = sorted(list, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+  function lo(list,   a) { sorted(list, a); return a[1] }
+  function hi(list,   a, n) { n = sorted(list, a); return a[n] }
+  function add(arr, key, v) { if (v != "") arr[key] = (key in arr) ? arr[key] " " v : v }
+'
+
 # md_row CELL...: one markdown table row.
 md_row() {
   local row="|" cell
