@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The cost of `kvperf merge`: SHARDS shard results of OPS operations each
-# (workload A through the null engine, so each carries READ and UPDATE
-# histograms), merged REPEATS times into JSON and into YCSB's text; wall
-# time and peak memory, median [min-max].
+# (workload A through the null engine, paced at 1 M ops/s per shard with
+# latency also from the intended start, so each carries four wide
+# histograms: READ, UPDATE, and their Intended- ones), merged REPEATS
+# times into JSON and into YCSB's text; wall time and peak memory,
+# median [min-max].
 #
 #   bench/merge-cost.sh > merge-cost.md
 #   SHARDS=8 OPS=100000 bench/merge-cost.sh      # quick check
@@ -27,6 +29,7 @@ echo "# $(date +%T) writing $SHARDS shard results of $OPS operations" >&2
 for ((i = 0; i < SHARDS; i++)); do
   "$KVPERF" run --engine null -P "$WORKLOADS_DIR/workloada" -p recordcount=1000000 \
     -p operationcount=$((OPS * SHARDS)) -threads 1 --shard "$i/$SHARDS" \
+    -target $((SHARDS * 1000000)) -p measurement.interval=both \
     --format json --output "$dir/run-$i.json"
 done
 bytes=$(cat "$dir"/run-*.json | wc -c)
@@ -46,7 +49,7 @@ if [ "$merged_ops" != $((OPS * SHARDS)) ]; then
   FAILED=1
 fi
 
-echo "kvperf merge of $SHARDS shards x $OPS operations (workload A, null engine; $((bytes / 1024)) KiB of shard JSON), median of $REPEATS repeats [min-max]; $(date -u +%F), $("$KVPERF" --version | head -n 1), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "kvperf merge of $SHARDS shards x $OPS operations (workload A, null engine paced at 1 M ops/s per shard, latency from the intended start too; $((bytes / 1024)) KiB of shard JSON), median of $REPEATS repeats [min-max]; $(date -u +%F), $("$KVPERF" --version | head -n 1), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 md_row output "wall s" "peak RSS MiB"
 md_row --- ---: ---:

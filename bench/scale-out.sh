@@ -55,13 +55,17 @@ clients_run() { # $1 N, $2 repeat
   for i in "${pids[@]}"; do wait "$i" || rc=1; done
   [ "$rc" = 0 ] || { echo "error: a client of r$r-c$n failed: $(tail -n 3 "$LOG_DIR/r$r-c$n.stderr")" >&2; return 1; }
   out=$LOG_DIR/r$r-c$n.json
-  "$KVPERF" merge "$LOG_DIR"/r"$r"-c"$n"-*.json --format json --output "$out" 2>>"$LOG_DIR/r$r-c$n.stderr"
+  if [ "$n" = 1 ]; then   # --shard 0/1 is the whole study: nothing to merge
+    cp "$LOG_DIR/r$r-c1-0.json" "$out"
+  else
+    "$KVPERF" merge "$LOG_DIR"/r"$r"-c"$n"-*.json --format json --output "$out" 2>>"$LOG_DIR/r$r-c$n.stderr"
+  fi
   jq -r '.measurements[-1] as $m | $m.accounting as $a |
     [ $m.ops_per_sec,
       (if $a.server then $a.server.cpu_s / $a.wall_s else "" end),
       (if $a.cpu then ($a.cpu.user_s + $a.cpu.system_s) / $a.wall_s else "" end),
       (if $a.machine_cpu then $a.machine_cpu.busy_cores else "" end),
-      .merged.overlap_pct ] | @tsv' "$out"
+      (if .merged then .merged.overlap_pct else 100 end) ] | @tsv' "$out"
 }
 
 : >"$LOG_DIR/figures.tsv"
