@@ -575,6 +575,22 @@ fn orchestrators_variables_say_which_shard_a_process_is() {
         ],
     );
     assert_input_error(&out, "--shard: '1of4' is not I/N");
+    let out = kvperf(
+        dir.path(),
+        &[
+            "load",
+            "--engine",
+            "null",
+            "-P",
+            &w,
+            "-p",
+            "recordcount=100",
+            "--fresh",
+            "--shard",
+            "1/4",
+        ],
+    );
+    assert_input_error(&out, "--fresh with shard 1/4: the shards load one store");
 }
 
 #[cfg(feature = "redis")]

@@ -302,6 +302,13 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     let (shard, shard_source) = shard
         .filter(|(s, _)| s.count > 1)
         .unwrap_or((Shard::WHOLE, String::new()));
+    if args.fresh && shard != Shard::WHOLE {
+        // Each shard would empty the store the others are loading.
+        return Err(InputError::Invalid(format!(
+            "--fresh with shard {shard}: the shards load one store, so none may empty it; start them on an empty store"
+        ))
+        .into());
+    }
     let seed = shard.seed(client.seed);
     out.seed = seed;
     let target = shard.rate(client.target as f64);

@@ -118,7 +118,7 @@ pub fn merge(mut parts: Vec<(String, StepOutput)>) -> Result<StepOutput, InputEr
         let info = merge_info(&parts, &shards, m);
         if info.overlap_pct < MIN_OVERLAP_PCT {
             out.warnings.push(format!(
-                "the shards measured together for only {:.0}% of their window (starts spread over {:.1} s, ends over {:.1} s): a straggler or clock skew; throughput is over the union of their windows",
+                "the shards measured together for only {:.0}% of their window (starts spread over {:.3} s, ends over {:.3} s): a straggler or clock skew; throughput is over the union of their windows",
                 info.overlap_pct,
                 info.start_spread_ms as f64 / 1000.0,
                 info.end_spread_ms as f64 / 1000.0
