@@ -82,7 +82,7 @@ fn a_stall_inflates_intended_latency_not_service_time() {
     let mut p = Properties::new();
     p.load_str("recordcount=1000\noperationcount=1000\nreadproportion=1\nupdateproportion=0\nrequestdistribution=uniform");
     let cfg = CoreConfig::from_properties(&p, false).unwrap();
-    let workload = CoreWorkload::new(cfg, Phase::Run, 42).unwrap();
+    let workload = CoreWorkload::new(cfg, Phase::Run, 42, kvperf::shard::Shard::WHOLE).unwrap();
     let engine = StallOnce {
         reads: Arc::new(AtomicU64::new(0)),
     };

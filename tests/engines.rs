@@ -10,6 +10,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use common::server::free_port;
 use kvperf::engine::{
     self, Capability, Engine, EngineSpec, KvSupport, OpError, OpenMode, OpenOptions, Record,
     ScanResults, StoreKind, ThreadSlot,
@@ -82,71 +83,35 @@ fn unique_name() -> String {
     )
 }
 
-/// A server started by `kvperf server start` for this test, stopped on drop.
+/// The server a server engine talks to, started for this test on free
+/// ports, with the properties that point the engine at it.
 struct Server {
-    name: &'static str,
-    dir: tempfile::TempDir,
+    _server: common::server::Server,
     props: Properties,
 }
 
 impl Server {
-    /// Starts the server `spec` talks to, on free ports; None (with the
-    /// reason printed) when this machine cannot run it.
+    /// Starts the server `spec` talks to; None (with the reason printed)
+    /// when this machine cannot run it.
     fn start(spec: &EngineSpec) -> Option<Self> {
         let StoreKind::Server { server, .. } = spec.store else {
             return None;
         };
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let mut args = vec![
-            "server".to_string(),
-            "start".into(),
-            server.into(),
-            "--dir".into(),
-            dir.path().join("server").display().to_string(),
-            "--port".into(),
-            port.to_string(),
-        ];
-        if server == "cassandra" {
-            args.extend([
+        let extra = match server {
+            "cassandra" => vec![
                 "-p".into(),
                 format!("cassandra_storage_port={}", free_port()),
-            ]);
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = common::kvperf(dir.path(), &args);
-        if out.code != 0 {
-            eprintln!(
-                "SKIPPED {}: `kvperf server start {server}` could not run it here: {}",
-                spec.name,
-                out.stderr.trim()
-            );
-            return None;
-        }
+            ],
+            _ => Vec::new(),
+        };
+        let started = common::server::Server::start_with(server, spec.name, extra)?;
         let mut props = Properties::new();
-        props.set(&format!("{}.port", spec.name), &port.to_string());
+        props.set(&format!("{}.port", spec.name), &started.port.to_string());
         Some(Self {
-            name: server,
-            dir,
+            _server: started,
             props,
         })
     }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let server_dir = self.dir.path().join("server").display().to_string();
-        let out = common::kvperf(
-            self.dir.path(),
-            &["server", "stop", self.name, "--dir", &server_dir],
-        );
-        assert_eq!(out.code, 0, "stopping {}: {}", self.name, out.stderr);
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// Engines that store data in a directory.

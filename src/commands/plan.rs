@@ -123,7 +123,14 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
             .iter()
             .map(|a| shell_quote(a))
             .collect();
-        let command = format!("kvperf {}", quoted.join(" "));
+        let mut command = format!("kvperf {}", quoted.join(" "));
+        if step.clients > 1 {
+            command.push_str(&format!(
+                " --shard I/{0}   # {0} clients at once, I = 0..{1}",
+                step.clients,
+                step.clients - 1
+            ));
+        }
         println!("{:>4}  {}\n      {command}", i + 1, step.id);
     }
     Ok(())

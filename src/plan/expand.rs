@@ -40,8 +40,13 @@ pub struct Step {
     pub workload: String,
     /// The `[[steps]]` entry's label ("" if none).
     pub label: String,
+    /// Threads of each client process.
     pub threads: u64,
     pub repeat: u32,
+    /// Client processes that run the step together, each a shard of it.
+    /// Left out of the fingerprint at 1, so plans written before it keep theirs.
+    #[serde(skip_serializing_if = "is_one")]
+    pub clients: u32,
     /// Merged and scaled: YCSB properties, db_bench flags, or the flags of
     /// `kvperf device corners|precondition`.
     pub properties: Vec<(String, String)>,
@@ -107,16 +112,21 @@ pub fn steps(
             (None, db)
         };
         let mut push =
-            |kind: StepKind, workload: &str, label: &str, threads, repeat, properties| {
+            |kind: StepKind, workload: &str, label: &str, threads, clients, repeat, properties| {
                 let index = out.len();
                 let tag = if label.is_empty() {
                     String::new()
                 } else {
                     format!("-{label}")
                 };
+                let processes = if clients > 1 {
+                    format!("-c{clients}")
+                } else {
+                    String::new()
+                };
                 out.push(Step {
                     id: format!(
-                        "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
+                        "{}/{index:03}-{}-{workload}{tag}-t{threads}{processes}-r{repeat}",
                         config.name,
                         kind.name()
                     ),
@@ -129,6 +139,7 @@ pub fn steps(
                     kind,
                     workload: workload.to_string(),
                     threads,
+                    clients,
                     repeat,
                     properties,
                 });
@@ -145,7 +156,7 @@ pub fn steps(
                 flag("runtime", scaled(d.runtime, scale).to_string()),
                 flag("ramp", ((d.ramp as f64 * scale).round() as u64).to_string()),
             ];
-            push(StepKind::Corners, "corners", "", 1, 1, props);
+            push(StepKind::Corners, "corners", "", 1, 1, 1, props);
         }
         if let Some(pre) = &plan.precondition {
             let mut props = vec![
@@ -160,7 +171,7 @@ pub fn steps(
                 ));
                 props.push(flag("max-rounds", pre.max_rounds.to_string()));
             }
-            push(StepKind::Precondition, "fill", "", 1, 1, props);
+            push(StepKind::Precondition, "fill", "", 1, 1, 1, props);
         }
         for def in &plan.steps {
             let kind = if def.load {
@@ -209,6 +220,7 @@ pub fn steps(
                                 workload,
                                 &def.label,
                                 threads as u64,
+                                def.clients,
                                 pass * def.repeats + repeat,
                                 props.clone(),
                             );
@@ -324,6 +336,10 @@ fn scale_counts(
     Ok(())
 }
 
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// `n * scale`, at least 1: a scaled plan never asks for nothing.
 fn scaled(n: u64, scale: f64) -> u64 {
     ((n as f64 * scale).round() as u64).max(1)
@@ -332,13 +348,7 @@ fn scaled(n: u64, scale: f64) -> u64 {
 /// Identity of a plan at a scale: results written under another fingerprint
 /// belong to another study and are never mixed in.
 pub fn fingerprint(plan: &Plan, scale: f64, steps: &[Step]) -> String {
-    let canonical = serde_json::json!({ "plan": plan, "scale": scale, "steps": steps });
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in canonical.to_string().bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    crate::fingerprint::of(&serde_json::json!({ "plan": plan, "scale": scale, "steps": steps }))
 }
 
 /// A did-you-mean for config names given to `--db NAME=DIR`.

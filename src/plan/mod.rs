@@ -170,6 +170,11 @@ pub struct StepDef {
     /// test passes"): results number their repeats across passes.
     #[serde(default = "one")]
     pub passes: u32,
+    /// Client processes per step (YCSB plans, server engines): each runs
+    /// shard i of N of the step (`--shard i/N`) at the same time, and the
+    /// runner merges them into the step's one result.
+    #[serde(default = "one")]
+    pub clients: u32,
     /// YCSB `operationcount`, db_bench `--reads` (per thread, as db_bench).
     pub operations: Option<u64>,
     /// Seconds per step: YCSB `maxexecutiontime`, db_bench `--duration`.
@@ -365,6 +370,14 @@ fn validate(plan: &Plan) -> Result<(), String> {
         }
         if step.repeats == 0 || step.passes == 0 {
             return Err(format!("{at}: repeats and passes must be at least 1"));
+        }
+        if step.clients == 0 {
+            return Err(format!("{at}: clients must be at least 1"));
+        }
+        if step.clients > 1 && plan.driver != Driver::Ycsb {
+            return Err(format!(
+                "{at}: clients is for YCSB plans (db_bench runs one process per step)"
+            ));
         }
         if step.operations == Some(0) {
             return Err(format!("{at}: operations must be at least 1"));

@@ -110,6 +110,12 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
             }
             _ => {}
         }
+        if step.clients > 1 && !matches!(spec.store, engine::StoreKind::Server { .. }) {
+            return Err(InputError::Invalid(format!(
+                "plan '{}' config '{}': clients = {} runs that many processes against one store, and engine '{}' is not a server; use a server engine",
+                p.id.name, step.config, step.clients, spec.name
+            )));
+        }
         if matches!(step.kind, StepKind::Precondition | StepKind::Corners)
             && step.data_dir().is_none()
         {
@@ -268,10 +274,19 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
                     before.push(vec!["drop_caches".to_string()]);
                 }
             }
-            let json_path = step_output_path(results);
-            let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
-            let output = run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
-            (args, output)
+            if step.clients > 1 {
+                if step.kind == StepKind::Load {
+                    empty_store(step)?;
+                    before.push(vec!["fresh store".to_string()]);
+                }
+                run_clients(p, step, results)?
+            } else {
+                let json_path = step_output_path(results);
+                let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
+                let output =
+                    run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
+                (args, output)
+            }
         }
     };
     Ok(Record {
@@ -283,7 +298,8 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             kind: step.kind.name().to_string(),
             workload: step.workload.clone(),
             label: step.label.clone(),
-            threads: step.threads,
+            // Every client's threads: what ran against the engine at once.
+            threads: step.threads * u64::from(step.clients),
             repeat: step.repeat,
             db: step
                 .data_dir()
@@ -332,7 +348,9 @@ pub fn child_args(
             if let Some(db) = &step.db {
                 args.extend(["--db".into(), db.display().to_string()]);
             }
-            if step.kind == StepKind::Load {
+            // Several clients share one store, which the runner empties
+            // once before they start.
+            if step.kind == StepKind::Load && step.clients == 1 {
                 args.push("--fresh".into());
             }
             args.extend(["--threads".into(), step.threads.to_string()]);
@@ -369,6 +387,67 @@ pub fn child_args(
     args
 }
 
+/// The step's `clients` processes, all at once, each running shard i of N
+/// of the step (`--shard i/N`), merged into the step's one output; the
+/// command recorded is client i's, with `--shard I/N`.
+fn run_clients(
+    p: &Prepared,
+    step: &Step,
+    results: &Path,
+) -> anyhow::Result<(Vec<String>, StepOutput)> {
+    let plan = &p.loaded.plan;
+    let n = step.clients;
+    let clients: Vec<(Vec<String>, PathBuf)> = (0..n)
+        .map(|i| {
+            let json = step_output_path(results).with_extension(format!("client-{i}.json"));
+            let mut args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json);
+            args.extend(["--shard".into(), format!("{i}/{n}")]);
+            (args, json)
+        })
+        .collect();
+    let outputs: Vec<anyhow::Result<Option<StepOutput>>> = std::thread::scope(|scope| {
+        let running: Vec<_> = clients
+            .iter()
+            .map(|(args, json)| scope.spawn(move || run_child(args, Some(json))))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a client thread panicked")))
+            })
+            .collect()
+    });
+    let mut parts = Vec::with_capacity(outputs.len());
+    for (i, output) in outputs.into_iter().enumerate() {
+        let output = output
+            .with_context(|| format!("client {i} of {n}"))?
+            .with_context(|| format!("client {i} of {n} wrote no result"))?;
+        parts.push((format!("client {i}"), output));
+    }
+    let mut command = clients[0].0.clone();
+    if let Some(shard) = command.last_mut() {
+        *shard = format!("I/{n}");
+    }
+    Ok((command, crate::results::merge::merge(parts)?))
+}
+
+/// Empties the step's store once, for a load by several clients: what
+/// `kvperf load --fresh` does before a load by one.
+fn empty_store(step: &Step) -> anyhow::Result<()> {
+    let spec = engine::find(&step.engine)?;
+    let mut properties = crate::properties::Properties::new();
+    for (k, v) in &step.properties {
+        properties.set(k, v);
+    }
+    let options = engine::OpenOptions {
+        dir: step.db.as_deref(),
+        properties: &properties,
+        mode: OpenMode::Fresh,
+    };
+    engine::open(spec, &options)?.close()
+}
+
 fn settle_args(step: &Step, compact: bool) -> Vec<String> {
     let mut args = vec!["settle".to_string(), "--engine".into(), step.engine.clone()];
     if compact {
@@ -397,6 +476,11 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
     let mut cmd = Command::new(exe);
     cmd.args(args)
+        // A plan's steps are whole steps (a step with clients says which
+        // shard each is): never shards picked up from a job array's variables.
+        .env_remove("KVPERF_SHARD")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_ARRAY_TASK_ID")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

@@ -37,7 +37,13 @@
  *   - a read copies exactly the column's bytes (YCSB's binding wraps
  *     ByteBuffer.array(), the whole backing array);
  *   - the first failure of each operation type is printed on stderr with
- *     its cause (the driver logs through slf4j, which has no backend here).
+ *     its cause (the driver logs through slf4j, which has no backend here);
+ *   - the first cleanup() prints on stderr the line
+ *     "kvperf.bench.CassandraCQLClient: window_s=<seconds>": the time from
+ *     the session being open to the first thread's cleanup. YCSB's own
+ *     RunTime also counts connecting (init) and closing the driver (about
+ *     2 s of netty shutdown), which kvperf's and pgbench's figures leave out,
+ *     so bench/servers-vs-native.sh divides YCSB's operations by this window.
  * The schema is kvperf's cassandra engine's (YCSB's): keyspace ycsb, table
  * usertable (y_id varchar PRIMARY KEY, field0 varchar, ...), made by
  * `kvperf load --engine cassandra`; this binding creates nothing.
@@ -79,6 +85,8 @@ public class CassandraCQLClient extends DB {
   private static Cluster cluster;
   private static Session session;
   private static int references;
+  private static long openedAt;
+  private static boolean windowReported;
   private static ConsistencyLevel readConsistency;
   private static ConsistencyLevel writeConsistency;
 
@@ -101,6 +109,10 @@ public class CassandraCQLClient extends DB {
     synchronized (CassandraCQLClient.class) {
       if (references == 0) {
         return;
+      }
+      if (!windowReported && openedAt != 0) {
+        windowReported = true;
+        System.err.printf("kvperf.bench.CassandraCQLClient: window_s=%.3f%n", (System.nanoTime() - openedAt) / 1e9);
       }
       references--;
       if (references == 0) {
@@ -141,6 +153,7 @@ public class CassandraCQLClient extends DB {
         cluster.getConfiguration().getSocketOptions().setReadTimeoutMillis(Integer.parseInt(v));
       }
       session = cluster.connect(keyspace);
+      openedAt = System.nanoTime();
     } catch (RuntimeException e) {
       closeAll();
       throw new DBException("cannot connect to Cassandra at " + hosts + ": " + e, e);
