@@ -7,6 +7,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -18,6 +19,7 @@ use crate::error::{InputError, EXIT_INPUT};
 use crate::output::unix_ms;
 use crate::results::step::{ErrorKind, Measurement, StepError, StepOutput};
 use crate::results::{self, Appender, PlanId, Record, StepId};
+use crate::runner;
 
 pub struct RunOptions {
     pub results: PathBuf,
@@ -173,6 +175,9 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         })?;
     }
     let mut out = Appender::open(&opts.results, &loaded)?;
+    // Ctrl-C or SIGTERM ends the step in progress (it is not kept) and the
+    // plan, stopping the servers it started; a rerun resumes.
+    runner::stop_on_interrupt();
     let total = p.steps.len();
     let started = Instant::now();
     let mut ran = 0u32;
@@ -199,7 +204,16 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             eta.map_or("-".into(), clock)
         );
         let step_started = Instant::now();
-        let record = run_step(p, step, &opts.results).map_err(|e| {
+        let record = run_step(p, step, &opts.results);
+        if runner::interrupted() {
+            anyhow::bail!(
+                "interrupted during step {}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
+                step.id,
+                done.len() + ran as usize,
+                opts.results.display()
+            );
+        }
+        let record = record.map_err(|e| {
             anyhow::anyhow!(
                 "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
                 step.id,
@@ -496,10 +510,13 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     }
     let mut child = cmd.spawn().context("cannot start kvperf for the step")?;
     let mut stderr = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        let _ = pipe.read_to_string(&mut stderr);
-    }
-    let status = child.wait().context("lost the step's kvperf process")?;
+    let status = forward_interrupt(child.id(), || {
+        if let Some(mut pipe) = child.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        child.wait()
+    })
+    .context("lost the step's kvperf process")?;
     let output = match json {
         Some(path) if path.exists() => {
             let text = std::fs::read_to_string(path)
@@ -535,6 +552,29 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
         InputError::Invalid(message).into()
     } else {
         anyhow::anyhow!(message)
+    })
+}
+
+/// Runs `wait` (which returns when the child `pid` has ended) while passing
+/// an interrupt of this process on to the child once: a SIGTERM sent to the
+/// plan alone (not to its process group, as Ctrl-C is) still ends the step.
+fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if runner::interrupted() {
+                    // SAFETY: the child has not been reaped while `wait` runs.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+                    return;
+                }
+                std::thread::park_timeout(Duration::from_millis(100));
+            }
+        });
+        let result = wait();
+        finished.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        result
     })
 }
 

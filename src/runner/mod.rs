@@ -142,6 +142,11 @@ pub fn stop_on_interrupt() {
     }
 }
 
+/// Whether a SIGINT or SIGTERM came since [`stop_on_interrupt`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Relaxed)
+}
+
 /// A worker's arrival at the finish line: once, explicitly after its
 /// operations, or when it is dropped (an error or a panic).
 struct Arrival<'a> {
