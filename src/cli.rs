@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::commands;
 use crate::commands::bench::BenchArgs;
+use crate::commands::merge::MergeArgs;
 use crate::commands::plan::{PlanRunArgs, PlanShowArgs};
 use crate::commands::report::{CompareArgs, ReportArgs};
 use crate::commands::settle::SettleArgs;
@@ -66,6 +67,17 @@ pub enum Command {
         chosen by the workload's proportions.\n\n\
         Example:\n  kvperf run -P workloads/workloadb -p recordcount=100000 -p operationcount=500000 \\\n      -threads 8 --db /tmp/kv -s")]
     Run(YcsbArgs),
+    /// Merge the results of a study's shards (`load|run --shard I/N`) exactly.
+    #[command(
+        long_about = "Merge the results of a study's shards (`kvperf load|run --shard I/N --format\n\
+        json --output FILE`, one per process or machine) into one result, in the layout and\n\
+        formats of a single run: latency histograms added per operation type (never\n\
+        averaged percentiles), counts and errors summed, throughput over the union of the\n\
+        shards' measured windows. Refuses shards of different studies, a shard given\n\
+        twice or missing, and slices that overlap or leave records out.\n\n\
+        Example:\n  kvperf merge shard-*.json --format json --output merged.json"
+    )]
+    Merge(MergeArgs),
     /// Run db_bench's benchmarks with db_bench's flags and output.
     #[command(
         long_about = "Run db_bench's benchmarks with db_bench's flags, defaults and output\n\
@@ -89,7 +101,8 @@ pub enum Command {
     /// Write Markdown, CSV and HTML (SVG charts) reports from results files.
     #[command(
         long_about = "Write report.md, report.csv and report.html (self-contained, with\n\
-        SVG charts) into --out from one or more results files of `kvperf plan run`.\n\
+        SVG charts) into --out from one or more results files of `kvperf plan run`\n\
+        (or results of single runs: `kvperf run|merge --format json --output FILE`).\n\
         Each plan config is a column; the first is compared with each other one.\n\n\
         Example:\n  kvperf report results/seed-000.jsonl --out reports/seed-000"
     )]
@@ -147,8 +160,13 @@ fn is_single_dash_long(arg: &str) -> bool {
     bytes.len() > 2 && bytes[0] == b'-' && bytes[1].is_ascii_alphabetic()
 }
 
+/// The command line as kvperf reads it (YCSB's single-dash flags included).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(normalize_ycsb_flags(args))
+}
+
 pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
-    let cli = match Cli::try_parse_from(normalize_ycsb_flags(args)) {
+    let cli = match parse(args) {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
             // --help and --version.
@@ -160,6 +178,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
     match cli.command {
         Command::Load(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Load),
         Command::Run(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Run),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Bench(args) => commands::bench::run(*args),
         Command::Settle(args) => commands::settle::run(args),
         Command::Plan(PlanCommand::Run(args)) => commands::plan::run(args),

@@ -19,8 +19,10 @@ use kvperf::engine::{
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::properties::Properties;
 use kvperf::runner::{
-    execute_tasks, sleep_until, ClientRuntime, RunOutcome, RunSpec, StatusOptions,
+    execute_tasks, sleep_until, stop_on_interrupt, ClientRuntime, RunOutcome, RunSpec,
+    StatusOptions,
 };
+use kvperf::shard::Shard;
 use kvperf::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
 
 #[derive(Default)]
@@ -193,10 +195,14 @@ impl AsyncEngineWorker for MemoryWorker<'_> {
 }
 
 fn workload(properties: &str, phase: Phase) -> CoreWorkload {
+    shard_workload(properties, phase, Shard::WHOLE)
+}
+
+fn shard_workload(properties: &str, phase: Phase, shard: Shard) -> CoreWorkload {
     let mut p = Properties::new();
     p.load_str(properties);
     let cfg = CoreConfig::from_properties(&p, phase == Phase::Load).unwrap();
-    CoreWorkload::new(cfg, phase, 7).unwrap()
+    CoreWorkload::new(cfg, phase, shard.seed(7), shard).unwrap()
 }
 
 fn spec(clients: usize, operations: Option<u64>) -> RunSpec {
@@ -209,6 +215,7 @@ fn spec(clients: usize, operations: Option<u64>) -> RunSpec {
         track_intended: false,
         count_network: false,
         stop_on_error: false,
+        stall_timeout: None,
         status: StatusOptions::default(),
     }
 }
@@ -248,7 +255,13 @@ fn a_load_by_tasks_inserts_each_key_once_split_like_ycsb_then_a_run_verifies_it(
     let props = format!(
         "{SHAPE}operationcount=2000\nreadproportion=0.5\nupdateproportion=0\nreadmodifywriteproportion=0.5\nrequestdistribution=zipfian"
     );
-    let ran = run(&engine, &workload(&props, Phase::Run), &spec(3, Some(2000)), 2).unwrap();
+    let ran = run(
+        &engine,
+        &workload(&props, Phase::Run),
+        &spec(3, Some(2000)),
+        2,
+    )
+    .unwrap();
     assert_eq!(ran.operations, 2000);
     let rmw = count(&ran, OpKind::ReadModifyWrite, Outcome::Ok);
     let reads = count(&ran, OpKind::Read, Outcome::Ok);
@@ -260,14 +273,23 @@ fn a_load_by_tasks_inserts_each_key_once_split_like_ycsb_then_a_run_verifies_it(
 #[test]
 fn a_target_rate_paces_tasks_from_their_intended_starts() {
     let engine = MemoryEngine::default();
-    run(&engine, &workload(SHAPE, Phase::Load), &spec(2, Some(1003)), 2).unwrap();
+    run(
+        &engine,
+        &workload(SHAPE, Phase::Load),
+        &spec(2, Some(1003)),
+        2,
+    )
+    .unwrap();
     let props = format!("{SHAPE}operationcount=2000\nreadproportion=1\nupdateproportion=0");
     let mut paced = spec(4, Some(2000));
     paced.target_ops_per_sec = 2000.0;
     paced.track_intended = true;
     let outcome = run(&engine, &workload(&props, Phase::Run), &paced, 2).unwrap();
     let secs = outcome.runtime.as_secs_f64();
-    assert!((0.95..1.5).contains(&secs), "2000 ops at 2000/s took {secs} s");
+    assert!(
+        (0.95..1.5).contains(&secs),
+        "2000 ops at 2000/s took {secs} s"
+    );
     let read = outcome.histograms.get(OpKind::Read).unwrap();
     assert_eq!(read.intended.len(), 2000);
     // Each operation starts close to its intended start; what it waited
@@ -283,7 +305,13 @@ fn warmup_and_the_time_limit_bound_the_measured_window() {
         delay: Duration::from_millis(1),
         ..MemoryEngine::default()
     };
-    run(&engine, &workload(SHAPE, Phase::Load), &spec(4, Some(1003)), 2).unwrap();
+    run(
+        &engine,
+        &workload(SHAPE, Phase::Load),
+        &spec(4, Some(1003)),
+        2,
+    )
+    .unwrap();
     let before = engine.operations.load(Relaxed);
     let props = format!("{SHAPE}operationcount=0\nreadproportion=1\nupdateproportion=0");
     let mut timed = spec(3, None);
@@ -309,7 +337,13 @@ fn onerror_stop_ends_every_task_at_the_first_failure() {
         fail_reads_after: Some(1003 + 300),
         ..MemoryEngine::default()
     };
-    run(&engine, &workload(SHAPE, Phase::Load), &spec(2, Some(1003)), 2).unwrap();
+    run(
+        &engine,
+        &workload(SHAPE, Phase::Load),
+        &spec(2, Some(1003)),
+        2,
+    )
+    .unwrap();
     let props = format!("{SHAPE}operationcount=100000\nreadproportion=1\nupdateproportion=0");
     let mut stopping = spec(4, Some(100_000));
     stopping.stop_on_error = true;
@@ -326,11 +360,19 @@ fn a_client_that_cannot_be_made_fails_the_run_before_its_clock_starts() {
         failing_client: Some(2),
         ..MemoryEngine::default()
     };
-    let err = run(&engine, &workload(SHAPE, Phase::Load), &spec(4, Some(1003)), 2)
-        .err()
-        .expect("a client could not be made");
+    let err = run(
+        &engine,
+        &workload(SHAPE, Phase::Load),
+        &spec(4, Some(1003)),
+        2,
+    )
+    .err()
+    .expect("a client could not be made");
     let err = format!("{err:#}");
-    assert!(err.contains("client 2 setup") && err.contains("no session for client 2"), "{err}");
+    assert!(
+        err.contains("client 2 setup") && err.contains("no session for client 2"),
+        "{err}"
+    );
     assert_eq!(engine.operations.load(Relaxed), 0);
 }
 
@@ -362,7 +404,13 @@ fn status_lines_hand_over_every_tasks_operations_once() {
     const CHILD: &str = "KVPERF_TEST_STATUS_CHILD";
     if std::env::var_os(CHILD).is_some() {
         let engine = MemoryEngine::default();
-        run(&engine, &workload(SHAPE, Phase::Load), &spec(2, Some(1003)), 2).unwrap();
+        run(
+            &engine,
+            &workload(SHAPE, Phase::Load),
+            &spec(2, Some(1003)),
+            2,
+        )
+        .unwrap();
         let props = format!("{SHAPE}operationcount=0\nreadproportion=1\nupdateproportion=0");
         let mut timed = spec(3, None);
         timed.max_execution = Some(Duration::from_millis(2500));
@@ -412,8 +460,149 @@ fn status_lines_hand_over_every_tasks_operations_once() {
     // the lines during the run see them as they happen.
     let reads = counts("READ");
     assert_eq!(reads.iter().sum::<u64>(), operations, "{stderr}");
-    assert!(reads[1..lines.len() - 1].iter().all(|&n| n > 500), "{reads:?}");
+    assert!(
+        reads[1..lines.len() - 1].iter().all(|&n| n > 500),
+        "{reads:?}"
+    );
     assert_eq!(counts("Intended-READ"), reads);
     let last = lines.last().unwrap();
-    assert!(last.contains(&format!(" {operations} operations;")), "{last}");
+    assert!(
+        last.contains(&format!(" {operations} operations;")),
+        "{last}"
+    );
+}
+
+#[test]
+fn the_shards_of_a_load_by_tasks_write_every_record_once() {
+    let engine = MemoryEngine::default();
+    let mut operations = 0;
+    for index in 0..3 {
+        let shard = Shard { index, count: 3 };
+        let load = shard_workload(SHAPE, Phase::Load, shard);
+        let loaded = run(&engine, &load, &spec(2, Some(load.operation_count())), 2).unwrap();
+        operations += loaded.operations;
+    }
+    assert_eq!(operations, 1003);
+    assert_eq!(engine.records.lock().unwrap().len(), 1003);
+    assert_eq!(engine.duplicate_inserts.load(Relaxed), 0);
+    // Every record holds its key's deterministic values.
+    let props = format!("{SHAPE}operationcount=3000\nreadproportion=1\nupdateproportion=0");
+    let ran = run(
+        &engine,
+        &workload(&props, Phase::Run),
+        &spec(3, Some(3000)),
+        2,
+    )
+    .unwrap();
+    assert_eq!(count(&ran, OpKind::Verify, Outcome::Ok), 3000);
+}
+
+/// Set in the child process that [`in_child`] starts: which case it runs.
+const CHILD: &str = "KVPERF_ASYNC_RUNNER_CHILD";
+
+/// Runs test `name` of this binary again in a child process with
+/// [`CHILD`] set to `case` (for what ends or signals the whole process);
+/// its exit status and stderr.
+fn in_child(name: &str, case: &str) -> (Option<i32>, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, case)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_stalled_engine_ends_a_task_run_after_stalltimeout() {
+    const NAME: &str = "a_stalled_engine_ends_a_task_run_after_stalltimeout";
+    if std::env::var(CHILD).as_deref() == Ok("stall") {
+        let engine = MemoryEngine::default();
+        run(
+            &engine,
+            &workload(SHAPE, Phase::Load),
+            &spec(2, Some(1003)),
+            2,
+        )
+        .unwrap();
+        // Every operation now takes an hour: the engine stopped answering.
+        let engine = MemoryEngine {
+            delay: Duration::from_secs(3600),
+            ..engine
+        };
+        let props = format!("{SHAPE}operationcount=1000\nreadproportion=1\nupdateproportion=0");
+        let mut stalling = spec(3, Some(1000));
+        stalling.stall_timeout = Some(Duration::from_secs(2));
+        let _ = run(&engine, &workload(&props, Phase::Run), &stalling, 2);
+        eprintln!("child: the run returned");
+        std::process::exit(0);
+    }
+    if std::env::var(CHILD).is_ok() {
+        return;
+    }
+    let started = Instant::now();
+    let (code, stderr) = in_child(NAME, "stall");
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("3 of 3 client tasks are still inside the engine")
+            && stderr.contains("stopped answering (stalltimeout=2)"),
+        "{stderr}"
+    );
+    let secs = started.elapsed().as_secs_f64();
+    assert!(secs < 30.0, "stopped after {secs} s");
+}
+
+#[test]
+fn an_interrupt_ends_a_task_run_with_what_it_measured() {
+    const NAME: &str = "an_interrupt_ends_a_task_run_with_what_it_measured";
+    if std::env::var(CHILD).as_deref() == Ok("interrupt") {
+        let engine = MemoryEngine {
+            delay: Duration::from_millis(1),
+            ..MemoryEngine::default()
+        };
+        run(
+            &engine,
+            &workload(SHAPE, Phase::Load),
+            &spec(2, Some(1003)),
+            2,
+        )
+        .unwrap();
+        let props = format!("{SHAPE}operationcount=0\nreadproportion=1\nupdateproportion=0");
+        let mut timed = spec(4, None);
+        timed.max_execution = Some(Duration::from_secs(30));
+        stop_on_interrupt();
+        std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            // SAFETY: kill() on our own process with a handled signal.
+            unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
+        });
+        let outcome = run(&engine, &workload(&props, Phase::Run), &timed, 2).unwrap();
+        eprintln!(
+            "child: interrupted={} operations={} runtime_ms={}",
+            outcome.interrupted,
+            outcome.operations,
+            outcome.runtime.as_millis()
+        );
+        std::process::exit(0);
+    }
+    if std::env::var(CHILD).is_ok() {
+        return;
+    }
+    let (code, stderr) = in_child(NAME, "interrupt");
+    assert_eq!(code, Some(0), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("child: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let field = |name: &str| -> String {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(str::to_string))
+            .unwrap()
+    };
+    assert_eq!(field("interrupted"), "true", "{line}");
+    let ops: u64 = field("operations").parse().unwrap();
+    let ms: u64 = field("runtime_ms").parse().unwrap();
+    assert!(ops > 0 && ms < 5000, "{line}");
 }

@@ -415,7 +415,12 @@ fn cassandra_options_that_do_not_fit_the_clients_are_refused() {
     let cassandra = |extra: &[&str]| {
         let file = workload("c");
         let port = ["-p", "cassandra.port=1"];
-        let args = [&["run", "--engine", "cassandra", "-P", &file][..], &port, extra].concat();
+        let args = [
+            &["run", "--engine", "cassandra", "-P", &file][..],
+            &port,
+            extra,
+        ]
+        .concat();
         kvperf(tmp.path(), &args)
     };
     // Its own runtime is not started when the clients are tasks.

@@ -142,7 +142,7 @@ fn stalled_run(clients: usize, tasks: Option<&ClientRuntime>) -> RunOutcome {
     let mut p = Properties::new();
     p.load_str("recordcount=1000\noperationcount=1000\nreadproportion=1\nupdateproportion=0\nrequestdistribution=uniform");
     let cfg = CoreConfig::from_properties(&p, false).unwrap();
-    let workload = CoreWorkload::new(cfg, Phase::Run, 42).unwrap();
+    let workload = CoreWorkload::new(cfg, Phase::Run, 42, kvperf::shard::Shard::WHOLE).unwrap();
     let engine = StallOnce {
         reads: Arc::new(AtomicU64::new(0)),
     };
@@ -155,6 +155,7 @@ fn stalled_run(clients: usize, tasks: Option<&ClientRuntime>) -> RunOutcome {
         track_intended: true,
         count_network: false,
         stop_on_error: false,
+        stall_timeout: None,
         status: StatusOptions::default(),
     };
     let bound = workload.bind(&engine);
@@ -203,5 +204,8 @@ fn with_client_tasks_a_stall_inflates_intended_latency_not_service_time() {
     assert_the_stall_shows_in_intended_latency(&outcome, 4);
     let read = outcome.histograms.get(OpKind::Read).unwrap();
     let slow = read.intended.count_between(50_000_000, u64::MAX);
-    assert!(slow < 150, "{slow} operations waited: the stall held other tasks");
+    assert!(
+        slow < 150,
+        "{slow} operations waited: the stall held other tasks"
+    );
 }

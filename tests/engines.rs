@@ -13,6 +13,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use common::server::free_port;
 use kvperf::engine::{
     self, AsyncEngineWorker, Capability, Engine, EngineSpec, EngineWorker, KvSupport, OpError,
     OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
@@ -187,71 +188,35 @@ fn unique_name() -> String {
     )
 }
 
-/// A server started by `kvperf server start` for this test, stopped on drop.
+/// The server a server engine talks to, started for this test on free
+/// ports, with the properties that point the engine at it.
 struct Server {
-    name: &'static str,
-    dir: tempfile::TempDir,
+    _server: common::server::Server,
     props: Properties,
 }
 
 impl Server {
-    /// Starts the server `spec` talks to, on free ports; None (with the
-    /// reason printed) when this machine cannot run it.
+    /// Starts the server `spec` talks to; None (with the reason printed)
+    /// when this machine cannot run it.
     fn start(spec: &EngineSpec) -> Option<Self> {
         let StoreKind::Server { server, .. } = spec.store else {
             return None;
         };
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let mut args = vec![
-            "server".to_string(),
-            "start".into(),
-            server.into(),
-            "--dir".into(),
-            dir.path().join("server").display().to_string(),
-            "--port".into(),
-            port.to_string(),
-        ];
-        if server == "cassandra" {
-            args.extend([
+        let extra = match server {
+            "cassandra" => vec![
                 "-p".into(),
                 format!("cassandra_storage_port={}", free_port()),
-            ]);
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = common::kvperf(dir.path(), &args);
-        if out.code != 0 {
-            eprintln!(
-                "SKIPPED {}: `kvperf server start {server}` could not run it here: {}",
-                spec.name,
-                out.stderr.trim()
-            );
-            return None;
-        }
+            ],
+            _ => Vec::new(),
+        };
+        let started = common::server::Server::start_with(server, spec.name, extra)?;
         let mut props = Properties::new();
-        props.set(&format!("{}.port", spec.name), &port.to_string());
+        props.set(&format!("{}.port", spec.name), &started.port.to_string());
         Some(Self {
-            name: server,
-            dir,
+            _server: started,
             props,
         })
     }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let server_dir = self.dir.path().join("server").display().to_string();
-        let out = common::kvperf(
-            self.dir.path(),
-            &["server", "stop", self.name, "--dir", &server_dir],
-        );
-        assert_eq!(out.code, 0, "stopping {}: {}", self.name, out.stderr);
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// Engines that store data in a directory.
@@ -848,11 +813,20 @@ fn status_lines_and_clients(spec: &EngineSpec, store: &dyn Fn() -> Store) {
             .nth(1)
             .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
     };
-    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.contains(" sec: ")).collect();
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" sec: "))
+        .collect();
     let reads: u64 = lines.iter().map(|l| count_of(l, "READ")).sum();
     let intended: u64 = lines.iter().map(|l| count_of(l, "Intended-READ")).sum();
     assert!(lines.len() >= 3, "{}: {}", spec.name, out.stderr);
-    assert!(m.operations > 300, "{}: {} operations", spec.name, m.operations);
+    assert!(
+        m.operations > 300,
+        "{}: {} operations",
+        spec.name,
+        m.operations
+    );
     assert_eq!(reads, m.operations, "{}: {}", spec.name, out.stderr);
     assert_eq!(intended, m.operations, "{}: {}", spec.name, out.stderr);
 }

@@ -16,45 +16,21 @@ use std::time::{Duration, Instant};
 use kvperf::results::step::ErrorKind;
 use kvperf::results::StepOutput;
 
-/// Redis started by `kvperf server start` on a free port.
-struct Redis {
-    work: tempfile::TempDir,
-    dir: String,
-    port: u16,
-}
+/// Redis started by `kvperf server start` on a free port, which a test
+/// stops and starts again.
+struct Redis(common::server::Server);
 
 impl Redis {
     fn start() -> Option<Self> {
-        let work = tempfile::tempdir().unwrap();
-        let dir = work.path().join("redis").display().to_string();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let redis = Self { work, dir, port };
-        let out = redis.server("start");
-        if out.code != 0 {
-            eprintln!(
-                "SKIPPED: `kvperf server start redis` could not run Redis here: {}",
-                out.stderr.trim()
-            );
-            return None;
-        }
-        Some(redis)
+        common::server::Server::start("redis", "faults").map(Self)
     }
 
     fn server(&self, action: &str) -> common::Output {
-        let port = self.port.to_string();
-        let mut args = vec!["server", action, "redis", "--dir", &self.dir];
-        if action == "start" {
-            args.extend(["--port", &port]);
-        }
-        common::kvperf(self.work.path(), &args)
+        self.0.action(action)
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.work.path().join(name)
+        self.0.dir().join(name)
     }
 
     fn kvperf_args(&self, phase: &str) -> Vec<String> {
@@ -62,7 +38,7 @@ impl Redis {
             .map(String::from)
             .to_vec();
         for p in [
-            format!("redis.port={}", self.port),
+            self.0.port_property("redis"),
             "recordcount=200".into(),
             "fieldcount=2".into(),
             "fieldlength=10".into(),
@@ -70,12 +46,6 @@ impl Redis {
             args.extend(["-p".into(), p]);
         }
         args
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.server("stop");
     }
 }
 
@@ -106,7 +76,7 @@ fn start_run(redis: &Redis, json: &Path, extra: &[&str]) -> (Child, Receiver<Str
     args.push(json.display().to_string());
     let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
         .args(&args)
-        .current_dir(redis.work.path())
+        .current_dir(redis.0.dir())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -156,7 +126,7 @@ fn returns(out: &StepOutput, code: &str) -> u64 {
 #[test]
 fn a_run_counts_failures_while_the_server_is_down_and_recovers_after_a_restart() {
     let Some(redis) = Redis::start() else { return };
-    let load = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    let load = common::kvperf(redis.0.dir(), &str_args(&redis.kvperf_args("load")));
     assert_eq!(load.code, 0, "{}", load.stderr);
 
     let json = redis.path("run.json");
@@ -193,7 +163,7 @@ fn a_run_counts_failures_while_the_server_is_down_and_recovers_after_a_restart()
 #[test]
 fn onerror_stop_ends_the_run_at_the_first_failure_and_keeps_what_was_measured() {
     let Some(redis) = Redis::start() else { return };
-    let load = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    let load = common::kvperf(redis.0.dir(), &str_args(&redis.kvperf_args("load")));
     assert_eq!(load.code, 0, "{}", load.stderr);
 
     let json = redis.path("run.json");
@@ -230,7 +200,7 @@ fn a_server_that_is_not_running_is_one_clear_line() {
     let Some(redis) = Redis::start() else { return };
     let stopped = redis.server("stop");
     assert_eq!(stopped.code, 0, "{}", stopped.stderr);
-    let out = common::kvperf(redis.work.path(), &str_args(&redis.kvperf_args("load")));
+    let out = common::kvperf(redis.0.dir(), &str_args(&redis.kvperf_args("load")));
     common::assert_input_error(&out, "cannot reach Redis");
     assert!(
         out.stderr.contains("kvperf server start redis"),
@@ -241,4 +211,35 @@ fn a_server_that_is_not_running_is_one_clear_line() {
 
 fn str_args(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
+}
+
+/// A server that stops answering (SIGSTOP: connections open, no replies)
+/// ends the run after `stalltimeout` seconds without a completed
+/// operation, with one line and exit 3, instead of hanging a plan.
+#[test]
+fn a_server_that_stops_answering_ends_the_run_after_the_stall_timeout() {
+    let Some(redis) = Redis::start() else { return };
+    let load = common::kvperf(redis.0.dir(), &str_args(&redis.kvperf_args("load")));
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let pid: i32 = std::fs::read_to_string(redis.0.server_dir().join("redis.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let json = redis.path("run.json");
+    let (mut child, lines) = start_run(&redis, &json, &["stalltimeout=3"]);
+    let mut seen = Vec::new();
+    wait_for_group(&lines, "INSERT", &mut seen);
+    // SAFETY: signals to the Redis server this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let status = child.wait();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(status.unwrap().code(), Some(3));
+    // Everything up to the end of its stderr (the reader ends at EOF).
+    let rest: Vec<String> = lines.iter().collect();
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("stopped answering (stalltimeout=3)")),
+        "{rest:?}"
+    );
 }

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod device;
 pub mod engines;
+pub mod merge;
 pub mod plan;
 pub mod report;
 pub mod server;

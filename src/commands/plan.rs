@@ -107,6 +107,10 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
     if let Err(e) = runner::check_engines(&p) {
         println!("cannot run here: {e}");
     }
+    if p.id.scale != 1.0 {
+        let full = crate::plan::expand_steps(&p.loaded, 1.0, &[])?;
+        print!("{}", sizes(plan.driver, &full, &p.steps, p.id.scale));
+    }
     for (i, step) in p.steps.iter().enumerate() {
         let args = runner::child_args(
             plan.driver,
@@ -119,10 +123,76 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
             .iter()
             .map(|a| shell_quote(a))
             .collect();
-        let command = format!("kvperf {}", quoted.join(" "));
+        let mut command = format!("kvperf {}", quoted.join(" "));
+        if step.clients > 1 {
+            command.push_str(&format!(
+                " --shard I/{0}   # {0} clients at once, I = 0..{1}",
+                step.clients,
+                step.clients - 1
+            ));
+        }
         println!("{:>4}  {}\n      {command}", i + 1, step.id);
     }
     Ok(())
+}
+
+/// What `--scale` changed, full scale beside scaled, each value once:
+/// the brief's sizes next to the ones this run uses.
+fn sizes(
+    driver: crate::plan::Driver,
+    full: &[crate::plan::Step],
+    scaled: &[crate::plan::Step],
+    scale: f64,
+) -> String {
+    let keys = crate::plan::scaled_keys(driver);
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for (f, s) in full.iter().zip(scaled) {
+        for (key, value) in &f.properties {
+            let Some(now) = s.properties.iter().find(|(k, _)| k == key) else {
+                continue;
+            };
+            let row = (key.clone(), value.clone(), now.1.clone());
+            if keys.contains(&key.as_str()) && !rows.contains(&row) {
+                rows.push(row);
+            }
+        }
+    }
+    let mut text = format!("sizes at full scale -> at scale {scale}:\n");
+    for (key, full, now) in rows {
+        text.push_str(&format!("  {key:<18} {full:>14} -> {now}\n"));
+    }
+    if let Some(bytes) = data_bytes(driver, full.first()) {
+        let now = data_bytes(driver, scaled.first()).unwrap_or(0);
+        text.push_str(&format!(
+            "  {:<18} {:>14} -> {}\n",
+            "data (raw)",
+            crate::plan::format_size(bytes),
+            crate::plan::format_size(now)
+        ));
+    }
+    text
+}
+
+/// Raw bytes a plan's records hold: YCSB records x fields x field length,
+/// or db_bench keys x (key + value size), with each driver's defaults.
+fn data_bytes(driver: crate::plan::Driver, step: Option<&crate::plan::Step>) -> Option<u64> {
+    let get = |k: &str| -> Option<u64> {
+        step?
+            .properties
+            .iter()
+            .find(|(n, _)| n == k)
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    match driver {
+        crate::plan::Driver::Ycsb => Some(
+            get("recordcount")?
+                * get("fieldcount").unwrap_or(10)
+                * get("fieldlength").unwrap_or(100),
+        ),
+        crate::plan::Driver::DbBench => {
+            Some(get("num")? * (get("key_size").unwrap_or(16) + get("value_size").unwrap_or(100)))
+        }
+    }
 }
 
 /// `a` as a shell word, so a shown command can be pasted (`;` in RocksDB

@@ -9,7 +9,9 @@ use crate::report;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Results files of `kvperf plan run`.
+    /// Results files of `kvperf plan run`, or results of single steps
+    /// (`kvperf load|run|merge --format json --output FILE`), each its own
+    /// configuration named after the file.
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
     /// Directory for report.md, report.csv and report.html.
@@ -19,7 +21,8 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// One results file with two or more configs, or several files.
+    /// One results file with two or more configs, or several files (plan
+    /// results or single steps' results, as for `kvperf report`).
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
 }

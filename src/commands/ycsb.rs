@@ -3,7 +3,7 @@
 //! written as JSON.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
@@ -20,6 +20,7 @@ use crate::output::{self, Format};
 use crate::properties::Properties;
 use crate::results::step::{op_stats, Clients, Integrity, Measurement, StepOutput};
 use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions};
+use crate::shard::{self, Shard, ShardInfo};
 use crate::workload::ycsb::config::unknown_property_warnings;
 use crate::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
 
@@ -83,6 +84,16 @@ pub struct YcsbArgs {
     /// Never draw a progress bar (it is drawn only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Run shard I of N of the study (I from 0): a load inserts its slice
+    /// of the records, a run performs its share of the operations and of
+    /// the target rate; `kvperf merge` puts the N results together. Also
+    /// read from KVPERF_SHARD=I/N, Kubernetes' JOB_COMPLETION_INDEX (with
+    /// KVPERF_SHARD_COUNT) or a Slurm array's SLURM_ARRAY_TASK_ID (with
+    /// SLURM_ARRAY_TASK_COUNT); `--shard 0/1` runs the whole study whatever
+    /// those say.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
 }
 
 /// The default data directory of a directory engine.
@@ -110,6 +121,8 @@ struct ClientSettings {
     tasks: Option<bool>,
     /// `runtimethreads`: worker threads of the runtime of client tasks.
     runtime_threads: Option<usize>,
+    /// `stalltimeout` seconds (default 300; 0 = never).
+    stall_timeout: Option<Duration>,
 }
 
 /// The most worker threads `runtimethreads` may ask for.
@@ -186,6 +199,10 @@ impl ClientSettings {
                 }
             },
         };
+        let stall_timeout = match seconds(p, "stalltimeout", 300.0)? {
+            d if d.is_zero() => None,
+            d => Some(d),
+        };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
             None => SystemTime::now()
@@ -203,6 +220,7 @@ impl ClientSettings {
             stop_on_error,
             tasks,
             runtime_threads,
+            stall_timeout,
         })
     }
 
@@ -305,19 +323,26 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     });
     let measured = measure(&args, phase, &mut out);
     let finished = step::finish(&mut out, measured);
-    let rendered = match args.format {
-        Format::Json => Some(output::json::to_pretty(&out)),
+    emit(&out, args.format, args.output.as_deref())?;
+    finished.map(|Finished| ())
+}
+
+/// Prints `out` or writes it to `path` (atomically) in `format`: what
+/// `load`, `run` and `merge` write.
+pub(super) fn emit(out: &StepOutput, format: Format, path: Option<&Path>) -> anyhow::Result<()> {
+    let rendered = match format {
+        Format::Json => Some(output::json::to_pretty(out)),
         // What was measured is printed even when a check failed after it
         // (a data-integrity failure); nothing, when nothing was.
-        Format::Text => (!out.measurements.is_empty()).then(|| render_text(&out)),
+        Format::Text => (!out.measurements.is_empty()).then(|| render_text(out)),
     };
     if let Some(text) = rendered {
-        match &args.output {
+        match path {
             Some(path) => output::write_atomically(path, text.as_bytes())?,
             None => print!("{text}"),
         }
     }
-    finished.map(|Finished| ())
+    Ok(())
 }
 
 fn render_text(out: &StepOutput) -> String {
@@ -339,6 +364,10 @@ fn render_text(out: &StepOutput) -> String {
 
 /// Runs the phase and fills `out`; an error leaves what was measured in it.
 fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Result<()> {
+    let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
+    if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
+        eprintln!("kvperf: shard {shard} (from {source})");
+    }
     let props = load_properties(args)?;
     out.settings = props.redacted_map();
     let spec = engine::find(&args.engine)?;
@@ -358,7 +387,19 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     }
     let cfg = CoreConfig::from_properties(&props, phase == Phase::Load)?;
     let client = ClientSettings::from(args, &props)?;
-    out.seed = client.seed;
+    let (shard, shard_source) = shard
+        .filter(|(s, _)| s.count > 1)
+        .unwrap_or((Shard::WHOLE, String::new()));
+    if args.fresh && shard != Shard::WHOLE {
+        // Each shard would empty the store the others are loading.
+        return Err(InputError::Invalid(format!(
+            "--fresh with shard {shard}: the shards load one store, so none may empty it; start them on an empty store"
+        ))
+        .into());
+    }
+    let seed = shard.seed(client.seed);
+    out.seed = seed;
+    let target = shard.rate(client.target as f64);
     if phase == Phase::Run && cfg.operation_count == 0 && client.max_execution.is_none() {
         return Err(InputError::property(
             "operationcount",
@@ -367,7 +408,25 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
         .into());
     }
 
-    let workload = CoreWorkload::new(cfg, phase, client.seed)?;
+    let workload = CoreWorkload::new(cfg, phase, seed, shard)?;
+    if shard != Shard::WHOLE {
+        let (slice, of) = workload.shard_slices();
+        out.shard = Some(ShardInfo {
+            index: shard.index,
+            count: shard.count,
+            source: shard_source,
+            fingerprint: shard::fingerprint(
+                &out.command,
+                spec.name,
+                &out.settings,
+                client.threads,
+                client.target as f64,
+            ),
+            slice,
+            of,
+            target_ops_per_sec: target,
+        });
+    }
     let total_ops = workload.operation_count();
     let operations = (total_ops > 0).then_some(total_ops);
     // YCSB: never more threads than operations.
@@ -407,12 +466,13 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     let run_spec = RunSpec {
         threads,
         operations,
-        target_ops_per_sec: client.target as f64,
+        target_ops_per_sec: target,
         warmup: client.warmup,
         max_execution: client.max_execution,
         track_intended: client.latency_from.needs_intended(),
         count_network: matches!(spec.store, engine::StoreKind::Server { .. }),
         stop_on_error: client.stop_on_error,
+        stall_timeout: client.stall_timeout,
         status: StatusOptions {
             interval: args.status.then_some(client.status_interval),
             progress: !args.no_progress && std::io::stderr().is_terminal(),
@@ -468,7 +528,7 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
         name: out.command.clone(),
         threads,
         clients,
-        target_ops_per_sec: client.target as f64,
+        target_ops_per_sec: target,
         warmup_s: client.warmup.as_secs_f64(),
         start_unix_ms: outcome.start_unix_ms,
         end_unix_ms: outcome.end_unix_ms,

@@ -340,6 +340,63 @@ impl Accounting {
         Some(all)
     }
 
+    /// Windows measured at the same time by several processes (the shards
+    /// of one study) as one window of `wall_s` seconds; `parts` pairs each
+    /// window with the host it was measured on. A process's own counters
+    /// (its CPU and I/O, its network bytes, the records it moved) add up.
+    /// Machine-wide counters (the device, every CPU, a local server's
+    /// processes, energy, the store's size) were read by every process of
+    /// a host over overlapping windows, so each host counts once, with its
+    /// widest window's figures; hosts then add up, none sharing a counter.
+    pub fn concurrent(parts: &[(String, Accounting)], wall_s: f64) -> Option<Accounting> {
+        let mut hosts: Vec<&str> = Vec::new();
+        for (host, _) in parts {
+            if !hosts.contains(&host.as_str()) {
+                hosts.push(host);
+            }
+        }
+        let per_host: Vec<Accounting> = hosts
+            .iter()
+            .filter_map(|host| {
+                let mine: Vec<Accounting> = parts
+                    .iter()
+                    .filter(|(h, _)| h == host)
+                    .map(|(_, a)| a.clone())
+                    .collect();
+                let widest = mine.iter().max_by(|a, b| a.wall_s.total_cmp(&b.wall_s))?;
+                let mut total = Accounting::combine(&mine)?;
+                total.wall_s = widest.wall_s;
+                total.device.clone_from(&widest.device);
+                total.device_io = widest.device_io;
+                total.machine_cpu.clone_from(&widest.machine_cpu);
+                total.server.clone_from(&widest.server);
+                total.energy_joules = widest.energy_joules;
+                total.data_dir_bytes = widest.data_dir_bytes;
+                Some(total)
+            })
+            .collect();
+        let mut all = Accounting::combine(&per_host)?;
+        all.machine_cpu = per_host
+            .iter()
+            .map(|a| a.machine_cpu.clone())
+            .collect::<Option<Vec<_>>>()
+            .map(|v| MachineCpu {
+                cores: v.iter().map(|m| m.cores).sum(),
+                busy_cores: v.iter().map(|m| m.busy_cores).sum(),
+                per_core_busy_pct: match v.as_slice() {
+                    [one] => one.per_core_busy_pct.clone(),
+                    _ => Vec::new(),
+                },
+            });
+        all.data_dir_bytes = per_host.iter().map(|a| a.data_dir_bytes).sum();
+        // Every shard's data set is the study's (a load shard counts every
+        // record); a run's inserts of other shards are not in it.
+        all.logical.dataset = parts.iter().map(|(_, a)| a.logical.dataset).max()?;
+        all.wall_s = wall_s;
+        all.derived = all.derive();
+        Some(all)
+    }
+
     /// The derived figures of the raw counters (again, after a caller
     /// added one, such as the network bytes).
     pub fn derive(&self) -> Derived {
@@ -720,6 +777,74 @@ mod tests {
         assert_eq!(all.derived.device_busy_pct, Some(50.0));
         assert_eq!(all.derived.ops_per_cpu_s, Some(200.0));
         assert!(Accounting::combine(&[]).is_none());
+    }
+
+    #[test]
+    fn concurrent_shards_add_their_own_counters_and_count_a_host_once() {
+        let shard = |wall_s: f64, ops: u64, server_cpu_s: f64| {
+            let mut a = Accounting {
+                wall_s,
+                operations: ops,
+                device: Some("8:0".into()),
+                device_io: Some(DeviceCounters {
+                    write_bytes: 1000 * wall_s as u64,
+                    ..Default::default()
+                }),
+                process_io: None,
+                cpu: Some(CpuTimes {
+                    user_s: 1.0,
+                    system_s: 0.0,
+                }),
+                client_threads_cpu_s: Some(0.5),
+                machine_cpu: Some(MachineCpu {
+                    cores: 2,
+                    busy_cores: 1.5,
+                    per_core_busy_pct: vec![80.0, 70.0],
+                }),
+                network: None,
+                server: Some(ServerCost {
+                    cpu_s: server_cpu_s,
+                    ..ServerCost::default()
+                }),
+                energy_joules: None,
+                data_dir_bytes: Some(5000),
+                logical: LogicalBytes {
+                    read: ops,
+                    written: 0,
+                    dataset: 100,
+                },
+                derived: Derived::default(),
+                unavailable: vec![],
+            };
+            a.derived = a.derive();
+            a
+        };
+        let one_host = [
+            ("h".to_string(), shard(9.0, 100, 3.0)),
+            ("h".to_string(), shard(10.0, 300, 4.0)),
+        ];
+        let all = Accounting::concurrent(&one_host, 10.0).unwrap();
+        assert_eq!(all.operations, 400);
+        assert_eq!(all.cpu.map(|c| c.user_s), Some(2.0), "processes add");
+        assert_eq!(all.client_threads_cpu_s, Some(1.0));
+        assert_eq!(all.logical.read, 400);
+        // The host's server and device counted once, from the widest window.
+        assert_eq!(all.server.as_ref().map(|s| s.cpu_s), Some(4.0));
+        assert_eq!(all.device_io.map(|d| d.write_bytes), Some(10_000));
+        assert_eq!(all.derived.server_cpu_s_per_op, Some(0.01));
+        assert_eq!(all.machine_cpu.as_ref().map(|m| m.cores), Some(2));
+        assert_eq!(all.data_dir_bytes, Some(5000));
+        assert_eq!(all.wall_s, 10.0);
+        let two_hosts = [
+            ("a".to_string(), shard(10.0, 100, 3.0)),
+            ("b".to_string(), shard(10.0, 100, 4.0)),
+        ];
+        let all = Accounting::concurrent(&two_hosts, 10.0).unwrap();
+        assert_eq!(all.server.as_ref().map(|s| s.cpu_s), Some(7.0));
+        assert_eq!(all.machine_cpu.as_ref().map(|m| m.cores), Some(4));
+        assert_eq!(all.data_dir_bytes, Some(10_000));
+        assert_eq!(all.logical.dataset, 100);
+        assert!(Accounting::concurrent(&[], 1.0).is_none());
     }
 
     #[test]

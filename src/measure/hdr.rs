@@ -26,6 +26,27 @@ pub fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
     Ok(h)
 }
 
+/// The sum of `histograms` (every recorded value of each, none averaged),
+/// or None when there are none. Histograms with kvperf's settings (3
+/// significant digits, auto-resizing) add exactly, bucket by bucket.
+pub fn sum<'a>(histograms: impl IntoIterator<Item = &'a Histogram<u64>>) -> Option<Histogram<u64>> {
+    let mut total: Option<Histogram<u64>> = None;
+    for h in histograms {
+        match &mut total {
+            // Auto-resizing histograms cannot fail to add.
+            Some(t) => {
+                let _ = t.add(h);
+            }
+            None => {
+                let mut first = h.clone();
+                first.auto(true);
+                total = Some(first);
+            }
+        }
+    }
+    total
+}
+
 /// A histogram that serializes as [`encode`]'s text.
 #[derive(Debug, Clone)]
 pub struct Hdr(pub Histogram<u64>);

@@ -40,8 +40,13 @@ pub struct Step {
     pub workload: String,
     /// The `[[steps]]` entry's label ("" if none).
     pub label: String,
+    /// Threads of each client process.
     pub threads: u64,
     pub repeat: u32,
+    /// Client processes that run the step together, each a shard of it.
+    /// Left out of the fingerprint at 1, so plans written before it keep theirs.
+    #[serde(skip_serializing_if = "is_one")]
+    pub clients: u32,
     /// Merged and scaled: YCSB properties, db_bench flags, or the flags of
     /// `kvperf device corners|precondition`.
     pub properties: Vec<(String, String)>,
@@ -107,16 +112,21 @@ pub fn steps(
             (None, db)
         };
         let mut push =
-            |kind: StepKind, workload: &str, label: &str, threads, repeat, properties| {
+            |kind: StepKind, workload: &str, label: &str, threads, clients, repeat, properties| {
                 let index = out.len();
                 let tag = if label.is_empty() {
                     String::new()
                 } else {
                     format!("-{label}")
                 };
+                let processes = if clients > 1 {
+                    format!("-c{clients}")
+                } else {
+                    String::new()
+                };
                 out.push(Step {
                     id: format!(
-                        "{}/{index:03}-{}-{workload}{tag}-t{threads}-r{repeat}",
+                        "{}/{index:03}-{}-{workload}{tag}-t{threads}{processes}-r{repeat}",
                         config.name,
                         kind.name()
                     ),
@@ -129,6 +139,7 @@ pub fn steps(
                     kind,
                     workload: workload.to_string(),
                     threads,
+                    clients,
                     repeat,
                     properties,
                 });
@@ -145,7 +156,7 @@ pub fn steps(
                 flag("runtime", scaled(d.runtime, scale).to_string()),
                 flag("ramp", ((d.ramp as f64 * scale).round() as u64).to_string()),
             ];
-            push(StepKind::Corners, "corners", "", 1, 1, props);
+            push(StepKind::Corners, "corners", "", 1, 1, 1, props);
         }
         if let Some(pre) = &plan.precondition {
             let mut props = vec![
@@ -160,7 +171,7 @@ pub fn steps(
                 ));
                 props.push(flag("max-rounds", pre.max_rounds.to_string()));
             }
-            push(StepKind::Precondition, "fill", "", 1, 1, props);
+            push(StepKind::Precondition, "fill", "", 1, 1, 1, props);
         }
         for def in &plan.steps {
             let kind = if def.load {
@@ -195,7 +206,7 @@ pub fn steps(
                 if let Some(secs) = def.duration {
                     set(&mut props, duration_key, &secs.to_string());
                 }
-                scale_counts(&mut props, plan.driver, scale)?;
+                scale_counts(&mut props, plan.driver, scale, plan.min_duration)?;
                 per_workload.push((workload, props));
             }
             // Passes run the whole entry again (seed 002: each workload once
@@ -209,6 +220,7 @@ pub fn steps(
                                 workload,
                                 &def.label,
                                 threads as u64,
+                                def.clients,
                                 pass * def.repeats + repeat,
                                 props.clone(),
                             );
@@ -281,7 +293,24 @@ fn set(props: &mut Vec<(String, String)>, key: &str, value: &str) {
     }
 }
 
-fn scale_counts(props: &mut [(String, String)], driver: Driver, scale: f64) -> anyhow::Result<()> {
+/// The step properties `--scale` changes, per driver (counts, then the
+/// duration), and the device steps' sizes.
+pub fn scaled_keys(driver: Driver) -> Vec<&'static str> {
+    let (counts, duration): (&[&str], &str) = match driver {
+        Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
+        Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
+    };
+    let mut keys = counts.to_vec();
+    keys.extend([duration, "size", "runtime", "round-seconds"]);
+    keys
+}
+
+fn scale_counts(
+    props: &mut [(String, String)],
+    driver: Driver,
+    scale: f64,
+    min_duration: u64,
+) -> anyhow::Result<()> {
     let (counts, duration): (&[&str], &str) = match driver {
         Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
         Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
@@ -296,10 +325,19 @@ fn scale_counts(props: &mut [(String, String)], driver: Driver, scale: f64) -> a
             ))
         })?;
         if n > 0 {
-            *value = scaled(n as u64, scale).to_string();
+            let mut shrunk = scaled(n as u64, scale);
+            if key == duration {
+                // Never below the plan's floor, nor above the unscaled value.
+                shrunk = shrunk.max(min_duration.min(n as u64));
+            }
+            *value = shrunk.to_string();
         }
     }
     Ok(())
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// `n * scale`, at least 1: a scaled plan never asks for nothing.
@@ -310,13 +348,7 @@ fn scaled(n: u64, scale: f64) -> u64 {
 /// Identity of a plan at a scale: results written under another fingerprint
 /// belong to another study and are never mixed in.
 pub fn fingerprint(plan: &Plan, scale: f64, steps: &[Step]) -> String {
-    let canonical = serde_json::json!({ "plan": plan, "scale": scale, "steps": steps });
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in canonical.to_string().bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    crate::fingerprint::of(&serde_json::json!({ "plan": plan, "scale": scale, "steps": steps }))
 }
 
 /// A did-you-mean for config names given to `--db NAME=DIR`.
@@ -426,6 +458,29 @@ duration = 600
         assert_eq!(
             steps[0].properties[0],
             ("size".to_string(), "1000000".to_string())
+        );
+    }
+
+    #[test]
+    fn scaled_durations_stop_at_the_plans_floor() {
+        let text = PLAN.replace(
+            "driver = \"ycsb\"\n",
+            "driver = \"ycsb\"\nmin_duration = 30\n",
+        );
+        let steps = steps(&load(&text), 0.001, &[]).unwrap();
+        let get = |s: &Step, k: &str| s.properties.iter().find(|(n, _)| n == k).unwrap().1.clone();
+        assert_eq!(get(&steps[2], "maxexecutiontime"), "30");
+        assert_eq!(
+            get(&steps[2], "operationcount"),
+            "500",
+            "counts still shrink"
+        );
+        let short = text.replace("duration = 600", "duration = 20");
+        let steps = super::steps(&load(&short), 0.001, &[]).unwrap();
+        assert_eq!(
+            get(&steps[2], "maxexecutiontime"),
+            "20",
+            "never above the plan's own"
         );
     }
 

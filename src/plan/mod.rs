@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use expand::{Step, StepKind};
-pub use size::parse_size;
+pub use expand::{scaled_keys, steps as expand_steps, Step, StepKind};
+pub use size::{format_size, parse_size};
 
 use crate::error::InputError;
 
@@ -48,6 +48,11 @@ pub struct Plan {
     /// `"compact"` also compacts the whole store (YCSB plans), `false` neither.
     #[serde(default)]
     pub settle: Settle,
+    /// The shortest a step's duration gets under `--scale` (seconds):
+    /// a brief's 30-minute window scaled to a fraction of a second
+    /// measures start-up, not the engine.
+    #[serde(default = "one_u64")]
+    pub min_duration: u64,
     /// Properties (YCSB) or flags (db_bench) of every step.
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
@@ -165,6 +170,11 @@ pub struct StepDef {
     /// test passes"): results number their repeats across passes.
     #[serde(default = "one")]
     pub passes: u32,
+    /// Client processes per step (YCSB plans, server engines): each runs
+    /// shard i of N of the step (`--shard i/N`) at the same time, and the
+    /// runner merges them into the step's one result.
+    #[serde(default = "one")]
+    pub clients: u32,
     /// YCSB `operationcount`, db_bench `--reads` (per thread, as db_bench).
     pub operations: Option<u64>,
     /// Seconds per step: YCSB `maxexecutiontime`, db_bench `--duration`.
@@ -226,6 +236,10 @@ impl std::fmt::Display for PropertyValue {
 fn default_engine() -> String {
     "rocksdb".into()
 }
+fn one_u64() -> u64 {
+    1
+}
+
 fn one() -> u32 {
     1
 }
@@ -356,6 +370,14 @@ fn validate(plan: &Plan) -> Result<(), String> {
         }
         if step.repeats == 0 || step.passes == 0 {
             return Err(format!("{at}: repeats and passes must be at least 1"));
+        }
+        if step.clients == 0 {
+            return Err(format!("{at}: clients must be at least 1"));
+        }
+        if step.clients > 1 && plan.driver != Driver::Ycsb {
+            return Err(format!(
+                "{at}: clients is for YCSB plans (db_bench runs one process per step)"
+            ));
         }
         if step.operations == Some(0) {
             return Err(format!("{at}: operations must be at least 1"));

@@ -7,6 +7,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -18,6 +19,7 @@ use crate::error::{InputError, EXIT_INPUT};
 use crate::output::unix_ms;
 use crate::results::step::{ErrorKind, Measurement, StepError, StepOutput};
 use crate::results::{self, Appender, PlanId, Record, StepId};
+use crate::runner;
 
 pub struct RunOptions {
     pub results: PathBuf,
@@ -110,6 +112,12 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
             }
             _ => {}
         }
+        if step.clients > 1 && !matches!(spec.store, engine::StoreKind::Server { .. }) {
+            return Err(InputError::Invalid(format!(
+                "plan '{}' config '{}': clients = {} runs that many processes against one store, and engine '{}' is not a server; use a server engine",
+                p.id.name, step.config, step.clients, spec.name
+            )));
+        }
         if matches!(step.kind, StepKind::Precondition | StepKind::Corners)
             && step.data_dir().is_none()
         {
@@ -167,6 +175,9 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         })?;
     }
     let mut out = Appender::open(&opts.results, &loaded)?;
+    // Ctrl-C or SIGTERM ends the step in progress (it is not kept) and the
+    // plan, stopping the servers it started; a rerun resumes.
+    runner::stop_on_interrupt();
     let total = p.steps.len();
     let started = Instant::now();
     let mut ran = 0u32;
@@ -193,7 +204,16 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             eta.map_or("-".into(), clock)
         );
         let step_started = Instant::now();
-        let record = run_step(p, step, &opts.results).map_err(|e| {
+        let record = run_step(p, step, &opts.results);
+        if runner::interrupted() {
+            anyhow::bail!(
+                "interrupted during step {}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
+                step.id,
+                done.len() + ran as usize,
+                opts.results.display()
+            );
+        }
+        let record = record.map_err(|e| {
             anyhow::anyhow!(
                 "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
                 step.id,
@@ -268,10 +288,19 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
                     before.push(vec!["drop_caches".to_string()]);
                 }
             }
-            let json_path = step_output_path(results);
-            let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
-            let output = run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
-            (args, output)
+            if step.clients > 1 {
+                if step.kind == StepKind::Load {
+                    empty_store(step)?;
+                    before.push(vec!["fresh store".to_string()]);
+                }
+                run_clients(p, step, results)?
+            } else {
+                let json_path = step_output_path(results);
+                let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
+                let output =
+                    run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
+                (args, output)
+            }
         }
     };
     Ok(Record {
@@ -283,7 +312,8 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             kind: step.kind.name().to_string(),
             workload: step.workload.clone(),
             label: step.label.clone(),
-            threads: step.threads,
+            // Every client's threads: what ran against the engine at once.
+            threads: step.threads * u64::from(step.clients),
             repeat: step.repeat,
             db: step
                 .data_dir()
@@ -332,7 +362,9 @@ pub fn child_args(
             if let Some(db) = &step.db {
                 args.extend(["--db".into(), db.display().to_string()]);
             }
-            if step.kind == StepKind::Load {
+            // Several clients share one store, which the runner empties
+            // once before they start.
+            if step.kind == StepKind::Load && step.clients == 1 {
                 args.push("--fresh".into());
             }
             args.extend(["--threads".into(), step.threads.to_string()]);
@@ -369,6 +401,69 @@ pub fn child_args(
     args
 }
 
+/// The step's `clients` processes, all at once, each running shard i of N
+/// of the step (`--shard i/N`), merged into the step's one output; the
+/// command recorded is client i's, with `--shard I/N`.
+fn run_clients(
+    p: &Prepared,
+    step: &Step,
+    results: &Path,
+) -> anyhow::Result<(Vec<String>, StepOutput)> {
+    let plan = &p.loaded.plan;
+    let n = step.clients;
+    let clients: Vec<(Vec<String>, PathBuf)> = (0..n)
+        .map(|i| {
+            let json = step_output_path(results).with_extension(format!("client-{i}.json"));
+            let mut args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json);
+            args.extend(["--shard".into(), format!("{i}/{n}")]);
+            (args, json)
+        })
+        .collect();
+    let outputs: Vec<anyhow::Result<Option<StepOutput>>> = std::thread::scope(|scope| {
+        let running: Vec<_> = clients
+            .iter()
+            .map(|(args, json)| scope.spawn(move || run_child(args, Some(json))))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a client thread panicked")))
+            })
+            .collect()
+    });
+    let mut parts = Vec::with_capacity(outputs.len());
+    for (i, output) in outputs.into_iter().enumerate() {
+        let output = output
+            .with_context(|| format!("client {i} of {n}"))?
+            .with_context(|| format!("client {i} of {n} wrote no result"))?;
+        parts.push((format!("client {i}"), output));
+    }
+    let mut command = clients[0].0.clone();
+    if let Some(shard) = command.last_mut() {
+        *shard = format!("I/{n}");
+    }
+    Ok((command, crate::results::merge::merge(parts)?))
+}
+
+/// Empties the step's store once, for a load by several clients: what
+/// `kvperf load --fresh` does before a load by one.
+fn empty_store(step: &Step) -> anyhow::Result<()> {
+    let spec = engine::find(&step.engine)?;
+    let mut properties = crate::properties::Properties::new();
+    for (k, v) in &step.properties {
+        properties.set(k, v);
+    }
+    let options = engine::OpenOptions {
+        dir: step.db.as_deref(),
+        properties: &properties,
+        mode: OpenMode::Fresh,
+        // Emptying a store makes no client, so no runtime is lent.
+        runtime: None,
+    };
+    engine::open(spec, &options)?.close()
+}
+
 fn settle_args(step: &Step, compact: bool) -> Vec<String> {
     let mut args = vec!["settle".to_string(), "--engine".into(), step.engine.clone()];
     if compact {
@@ -397,6 +492,11 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
     let mut cmd = Command::new(exe);
     cmd.args(args)
+        // A plan's steps are whole steps (a step with clients says which
+        // shard each is): never shards picked up from a job array's variables.
+        .env_remove("KVPERF_SHARD")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_ARRAY_TASK_ID")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -412,10 +512,13 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     }
     let mut child = cmd.spawn().context("cannot start kvperf for the step")?;
     let mut stderr = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        let _ = pipe.read_to_string(&mut stderr);
-    }
-    let status = child.wait().context("lost the step's kvperf process")?;
+    let status = forward_interrupt(child.id(), || {
+        if let Some(mut pipe) = child.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        child.wait()
+    })
+    .context("lost the step's kvperf process")?;
     let output = match json {
         Some(path) if path.exists() => {
             let text = std::fs::read_to_string(path)
@@ -451,6 +554,29 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
         InputError::Invalid(message).into()
     } else {
         anyhow::anyhow!(message)
+    })
+}
+
+/// Runs `wait` (which returns when the child `pid` has ended) while passing
+/// an interrupt of this process on to the child once: a SIGTERM sent to the
+/// plan alone (not to its process group, as Ctrl-C is) still ends the step.
+fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if runner::interrupted() {
+                    // SAFETY: the child has not been reaped while `wait` runs.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+                    return;
+                }
+                std::thread::park_timeout(Duration::from_millis(100));
+            }
+        });
+        let result = wait();
+        finished.store(true, Ordering::Relaxed);
+        watcher.thread().unpark();
+        result
     })
 }
 

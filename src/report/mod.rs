@@ -43,6 +43,20 @@ pub fn build(study: &Study, charts: bool) -> Document {
         blocks.push(Block::Heading(1, "Summary".into()));
         blocks.push(Block::Table(tables::summary(study, &style)));
     }
+    if study.series.len() > 1 && !study.workloads.is_empty() {
+        blocks.push(Block::Heading(
+            1,
+            "Tail latency and amplification at each configuration's peak".into(),
+        ));
+        blocks.push(Block::Paragraph(
+            "Seed 002's figures side by side: throughput, the 99.9th percentile latency of \
+             reads and of writes (the workload's update, insert or read-modify-write), write \
+             amplification (device bytes written per logical byte) and network bytes per \
+             operation (sent + received, for server engines)."
+                .into(),
+        ));
+        blocks.push(Block::Table(tables::tails_and_amplification(study, &style)));
+    }
     if study
         .workloads
         .iter()

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::measure::accounting::Accounting;
+use crate::measure::hdr;
 use crate::measure::steady::{Steadiness, SteadyCriterion};
 use crate::measure::OpKind;
 use crate::results::step::{Latency, Measurement};
@@ -121,15 +122,15 @@ pub struct Study {
 pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
     let mut per_file = Vec::new();
     for file in files {
-        let loaded = results::read(file)?;
-        if loaded.records.is_empty() {
+        let records = results::read_records(file)?;
+        if records.is_empty() {
             return Err(crate::error::InputError::Invalid(format!(
                 "results file '{}' holds no results",
                 file.display()
             ))
             .into());
         }
-        per_file.push((file, loaded.records));
+        per_file.push((file, records));
     }
     let mut count_by_config: BTreeMap<String, usize> = BTreeMap::new();
     for (_, records) in &per_file {
@@ -346,24 +347,18 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
 
 /// Per operation type, the successful operations of every repeat.
 fn merged_latency(measured: &[&Measurement]) -> BTreeMap<OpKind, Latency> {
-    let mut merged: BTreeMap<OpKind, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+    let mut per_op: BTreeMap<OpKind, Vec<&hdrhistogram::Histogram<u64>>> = BTreeMap::new();
     for m in measured {
         for (op, stats) in &m.ops {
-            let h = &stats.latency.histogram.0;
-            match merged.get_mut(op) {
-                // Auto-resizing histograms cannot fail to add.
-                Some(total) => {
-                    let _ = total.add(h);
-                }
-                None => {
-                    merged.insert(*op, h.clone());
-                }
-            }
+            per_op
+                .entry(*op)
+                .or_default()
+                .push(&stats.latency.histogram.0);
         }
     }
-    merged
+    per_op
         .into_iter()
-        .map(|(op, h)| (op, Latency::of(&h)))
+        .filter_map(|(op, hs)| Some((op, Latency::of(&hdr::sum(hs)?))))
         .collect()
 }
 

@@ -106,6 +106,91 @@ pub fn best_threads(study: &Study) -> Table {
     Table { header, rows }
 }
 
+/// Seed 002's figures side by side, per workload at each configuration's
+/// peak: throughput (Figure 2), the 99.9th percentile of reads and of
+/// writes (Figure 3), write amplification and network bytes per operation
+/// (Figure 5), with the first configuration's comparison to each other.
+pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
+    let a = &study.series[0];
+    let mut header = vec!["Workload".to_string()];
+    let figures = [
+        "ops/s",
+        "p99.9 read us",
+        "p99.9 write us",
+        "write amp",
+        "network B/op",
+    ];
+    for figure in figures {
+        for s in &study.series {
+            header.push(format!("{s} {figure}"));
+        }
+        if figure != "network B/op" && figure != "write amp" {
+            for b in &study.series[1..] {
+                header.push(format!("{a} vs {b}"));
+            }
+        }
+    }
+    let rows = study
+        .workloads
+        .iter()
+        .map(|w| {
+            let peaks: Vec<Option<&Point>> = w
+                .points
+                .iter()
+                .map(|p| model::peak(p).map(|(t, _)| &p[&t]))
+                .collect();
+            let mut row = vec![w.name.clone()];
+            // Throughput: higher is better.
+            let tput: Vec<Option<f64>> = peaks.iter().map(|p| p.map(|p| p.ops_per_sec)).collect();
+            row.extend(tput.iter().map(|v| v.map_or("-".into(), ops)));
+            for b in 1..tput.len() {
+                let gain = match (tput[0], tput[b]) {
+                    (Some(x), Some(y)) if y > 0.0 => Some((x - y) / y * 100.0),
+                    _ => None,
+                };
+                row.push(style.gain(gain));
+            }
+            // Tails: lower is better; the write is the workload's update,
+            // insert or read-modify-write, the first it has.
+            let read = |p: &Point| p.latency.get(&OpKind::Read).map(|l| l.p999_us);
+            let write = |p: &Point| {
+                [OpKind::Update, OpKind::Insert, OpKind::ReadModifyWrite]
+                    .iter()
+                    .find_map(|op| p.latency.get(op).map(|l| l.p999_us))
+            };
+            for tail in [&read as &dyn Fn(&Point) -> Option<f64>, &write] {
+                let v: Vec<Option<f64>> = peaks.iter().map(|p| p.and_then(tail)).collect();
+                row.extend(v.iter().map(|x| x.map_or("-".into(), micros)));
+                for b in 1..v.len() {
+                    let ratio = match (v[0], v[b]) {
+                        (Some(x), Some(y)) if x > 0.0 => Some(y / x),
+                        _ => None,
+                    };
+                    row.push(style.latency(ratio));
+                }
+            }
+            for p in &peaks {
+                let amp = p
+                    .and_then(|p| p.accounting.as_ref())
+                    .and_then(|a| a.derived.write_amplification);
+                row.push(amp.map_or("-".into(), |x| format!("{x:.2}")));
+            }
+            for p in &peaks {
+                let d = p.and_then(|p| p.accounting.as_ref()).map(|a| &a.derived);
+                row.push(
+                    match d.map(|d| (d.network_sent_bytes_per_op, d.network_received_bytes_per_op))
+                    {
+                        Some((Some(s), Some(r))) => ops(s + r),
+                        _ => "-".into(),
+                    },
+                );
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
 /// Rows by thread count: each series' throughput (with repeats: mean,
 /// then min / median / max, flagged when they spread), then the first
 /// series' improvement over each other one.

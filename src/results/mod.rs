@@ -3,6 +3,7 @@
 //! progress. A line cut short by a crash is the only damage possible; it is
 //! dropped (and reported) before the next append, never half-parsed.
 
+pub mod merge;
 mod record;
 pub mod step;
 
@@ -54,6 +55,31 @@ pub fn read(path: &Path) -> anyhow::Result<Loaded> {
         torn_tail: bytes.len() - complete,
         complete_len: complete as u64,
     })
+}
+
+/// The records of `path`: a results file of `kvperf plan run`, or one
+/// step's output (`kvperf load|run|merge --format json`), which becomes a
+/// record of its own named after the file (see [`Record::of_step`]).
+pub fn read_records(path: &Path) -> anyhow::Result<Vec<Record>> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        kvperf_step: Option<u32>,
+    }
+    if let Ok(text) = std::fs::read_to_string(path) {
+        // A step's output is one JSON document; a results file is lines.
+        if let Ok(Version {
+            kvperf_step: Some(_),
+        }) = serde_json::from_str(&text)
+        {
+            let output = StepOutput::from_json(&text)
+                .map_err(|e| InputError::Invalid(format!("'{}': {e}", path.display())))?;
+            let name = path
+                .file_stem()
+                .map_or_else(|| "result".into(), |s| s.to_string_lossy().into_owned());
+            return Ok(vec![Record::of_step(output, &name)]);
+        }
+    }
+    Ok(read(path)?.records)
 }
 
 /// One line: its format version first, so an old file gets a clear line.

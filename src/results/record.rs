@@ -26,6 +26,46 @@ pub struct Record {
 }
 
 impl Record {
+    /// A step run on its own (not by a plan) as a record: its command is
+    /// its workload, `name` (a file's name) its configuration, its threads
+    /// every client's (a merged result's shards' together).
+    pub fn of_step(output: StepOutput, name: &str) -> Self {
+        let fingerprint = match (&output.merged, &output.shard) {
+            (Some(m), _) => m.fingerprint.clone(),
+            (None, Some(s)) => s.fingerprint.clone(),
+            (None, None) => String::new(),
+        };
+        Self {
+            kvperf_results: FORMAT,
+            plan: PlanId {
+                name: format!("kvperf {}", output.command),
+                fingerprint,
+                scale: 1.0,
+                file: String::new(),
+                ratios: false,
+            },
+            step: StepId {
+                id: name.to_string(),
+                config: name.to_string(),
+                kind: output.command.clone(),
+                workload: output.command.clone(),
+                label: String::new(),
+                threads: output.measured().map_or(0, |m| m.threads as u64),
+                repeat: 1,
+                db: output
+                    .host
+                    .data_dir
+                    .as_ref()
+                    .map_or_else(String::new, |d| d.path.clone()),
+            },
+            started_at_unix_ms: output.started_at_unix_ms,
+            finished_at_unix_ms: output.finished_at_unix_ms,
+            before: Vec::new(),
+            command: Vec::new(),
+            output,
+        }
+    }
+
     /// The step's measured window (see [`StepOutput::measured`]).
     pub fn measured(&self) -> Option<&Measurement> {
         self.output.measured()

@@ -15,6 +15,8 @@ use crate::measure::hdr::Hdr;
 use crate::measure::steady::Steadiness;
 use crate::measure::verdict::Verdict;
 use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
+pub use crate::results::merge::MergeInfo;
+use crate::shard::ShardInfo;
 
 /// Version of [`StepOutput`]; a reader refuses any other with a clear line.
 pub const STEP_FORMAT: u32 = 2;
@@ -62,6 +64,13 @@ pub struct StepOutput {
     /// A precondition's rounds: whether they reached steady state.
     #[serde(default)]
     pub steady: Option<Steadiness>,
+    /// A shard's result (`--shard I/N`): which shard of which study.
+    #[serde(default)]
+    pub shard: Option<ShardInfo>,
+    /// A merged result (`kvperf merge`, a plan step with `clients`): the
+    /// shards it is made of.
+    #[serde(default)]
+    pub merged: Option<MergeInfo>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,6 +315,8 @@ impl StepOutput {
             warnings: Vec::new(),
             error: None,
             steady: None,
+            shard: None,
+            merged: None,
         }
     }
 

@@ -47,6 +47,17 @@ impl StartGate {
         }
     }
 
+    /// Like [`wait_until_all_arrived`](Self::wait_until_all_arrived), for at
+    /// most `timeout`: whether every worker has arrived.
+    pub fn all_arrived_within(&self, timeout: std::time::Duration) -> bool {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(state, timeout, |s| s.arrived < self.threads)
+            .unwrap_or_else(|e| e.into_inner());
+        state.arrived >= self.threads
+    }
+
     pub fn open(&self) {
         self.set(|s| s.open = true);
     }

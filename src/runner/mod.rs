@@ -121,6 +121,10 @@ pub struct RunSpec {
     pub track_intended: bool,
     /// Count the bytes this process's TCP connections move (server engines).
     pub count_network: bool,
+    /// A run in which no operation completes for this long, with threads
+    /// still inside the engine, is stopped (exit 3): an engine or server
+    /// that stopped answering must not hang a plan. `None`: wait forever.
+    pub stall_timeout: Option<Duration>,
     /// End the whole run at the first failed operation (a server gone),
     /// keeping what was measured; otherwise failures are counted and the
     /// run goes on, as YCSB does.
@@ -172,6 +176,11 @@ pub fn stop_on_interrupt() {
         // SAFETY: the handler only stores an atomic and calls signal().
         unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
     }
+}
+
+/// Whether a SIGINT or SIGTERM came since [`stop_on_interrupt`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Relaxed)
 }
 
 /// Per-client shared state, on its own cache lines.
@@ -265,6 +274,42 @@ struct Ended {
     intervals: Vec<u64>,
     /// The runtime's CPU in the window (tasks); threads measure their own.
     runtime_cpu_s: Option<f64>,
+}
+
+/// Watches a run until every client has ended (`ended_within` waits at
+/// most the given time and says whether they have). If none completes an
+/// operation for `limit` after the measured window began while some are
+/// still inside the engine, says so and ends the process: those clients
+/// cannot be joined, and a hung plan helps nobody. `clients` names them
+/// in that line ("threads", "client tasks").
+fn watch_for_stalls(
+    mut ended_within: impl FnMut(Duration) -> bool,
+    shared: &Shared,
+    limit: Duration,
+    measure_start: Instant,
+    clients: &str,
+) {
+    let (mut last_ops, mut last_change) = (0, measure_start);
+    while !ended_within(Duration::from_secs(1)) {
+        let ops: u64 = shared.slots.iter().map(|s| s.ops_done.load(Relaxed)).sum();
+        let now = Instant::now();
+        if ops != last_ops || now < measure_start {
+            (last_ops, last_change) = (ops, now.max(measure_start));
+        } else if now.duration_since(last_change) >= limit {
+            let stuck = shared
+                .slots
+                .iter()
+                .filter(|s| !s.finished.load(Relaxed))
+                .count();
+            eprintln!(
+                "kvperf: no operation completed in {} s and {stuck} of {} {clients} are still inside the engine: it stopped answering (stalltimeout={}); stopping",
+                limit.as_secs(),
+                shared.slots.len(),
+                limit.as_secs()
+            );
+            std::process::exit(i32::from(crate::error::EXIT_RUN));
+        }
+    }
 }
 
 /// Ops of thread `index` when `total` are split YCSB-style: the first

@@ -14,7 +14,9 @@ use std::sync::OnceLock;
 use super::client::{ClientDone, ClientLoop};
 use super::runtime::TaskFuture;
 use super::timer::sleep_until;
-use super::{status, ClientRuntime, Clock, Ended, RunSpec, Shared, Workload, WorkloadTask};
+use super::{
+    status, watch_for_stalls, ClientRuntime, Clock, Ended, RunSpec, Shared, Workload, WorkloadTask,
+};
 use crate::engine::ThreadSlot;
 
 pub(super) fn run(
@@ -64,7 +66,22 @@ pub(super) fn run(
                 }) as TaskFuture<'_>
             })
             .collect();
+        // The watchdog sees the clients end when `ended` is dropped.
+        let (ended, watch) = std::sync::mpsc::channel::<()>();
+        if let Some(limit) = spec.stall_timeout {
+            let measure_start = clock.measure_start;
+            scope.spawn(move || {
+                let ended_within = |wait| {
+                    !matches!(
+                        watch.recv_timeout(wait),
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    )
+                };
+                watch_for_stalls(ended_within, shared, limit, measure_start, "client tasks");
+            });
+        }
         rt.run_all(loops);
+        drop(ended);
         let cpu_at_end = rt.cpu_seconds();
         let network = clock.network();
         drop(clients);

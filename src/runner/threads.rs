@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::client::{ClientDone, ClientLoop};
 use super::gate::StartGate;
-use super::{status, Clock, Ended, RunSpec, Shared, Workload};
+use super::{status, watch_for_stalls, Clock, Ended, RunSpec, Shared, Workload};
 use crate::engine::ThreadSlot;
 use crate::error::InputError;
 
@@ -113,7 +113,16 @@ pub(super) fn run(
         let clock = Clock::start(shared, spec);
         gate.open();
         let status = status::spawn(scope, &spec.status, shared, spec, clock.measure_start);
-        finish.wait_until_all_arrived();
+        match spec.stall_timeout {
+            Some(limit) => watch_for_stalls(
+                |wait| finish.all_arrived_within(wait),
+                shared,
+                limit,
+                clock.measure_start,
+                "threads",
+            ),
+            None => finish.wait_until_all_arrived(),
+        }
         let network = clock.network();
         finish.open();
         let clients = workers

@@ -1,6 +1,8 @@
 //! Runs the real `kvperf` binary in a temporary directory.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 
 use kvperf::results::{self, Record};

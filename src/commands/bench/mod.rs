@@ -231,6 +231,7 @@ fn run_one(
         track_intended: false,
         count_network,
         stop_on_error: false,
+        stall_timeout: Some(Duration::from_secs(300)),
         status: StatusOptions {
             interval: None,
             progress: !args.no_progress && std::io::stderr().is_terminal(),

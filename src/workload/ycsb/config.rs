@@ -151,6 +151,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "onerror",
     "clients",
     "runtimethreads",
+    "stalltimeout",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";

@@ -24,9 +24,11 @@ use values::{append_deterministic_value, RandomValuePool};
 use calls::{run_now, Awaiting, Blocking, EngineCalls};
 
 use crate::engine::{Engine, OpResult, Record, ScanResults, SetupFuture, ThreadSlot};
+use crate::error::InputError;
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
 use crate::runner::{Step, StepFuture, Workload, WorkloadTask, WorkloadThread};
+use crate::shard::{Shard, Slice};
 use crate::workload::generator::{
     rng_from_seed, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot, Rng,
     ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian,
@@ -62,10 +64,48 @@ pub struct CoreWorkload {
     latest_zipfian: Option<Zipfian>,
     field_length_histogram: Option<HistogramGen>,
     values: RandomValuePool,
+    shard: Shard,
+    /// What this shard does of the study: its records (load) or
+    /// operations (run), and the whole they are part of.
+    slice: Option<Slice>,
+    of: Option<Slice>,
 }
 
 impl CoreWorkload {
-    pub fn new(cfg: CoreConfig, phase: Phase, seed: u64) -> anyhow::Result<Self> {
+    /// Shard `shard` of the phase `cfg` describes ([`Shard::WHOLE`]: all
+    /// of it). A load shard inserts its slice of the records, as YCSB's
+    /// manual `insertstart`/`insertcount` split does; a run shard performs
+    /// its slice of `operationcount` with YCSB's key choice over the whole
+    /// key space, and inserts new keys of its own (see `run_insert_keynum`).
+    pub fn new(mut cfg: CoreConfig, phase: Phase, seed: u64, shard: Shard) -> anyhow::Result<Self> {
+        let of = match phase {
+            Phase::Load => Some(Slice {
+                start: cfg.insert_start,
+                count: cfg.insert_count,
+            }),
+            Phase::Run => (cfg.operation_count > 0).then_some(Slice {
+                start: 0,
+                count: cfg.operation_count,
+            }),
+        };
+        let slice = of.map(|of| shard.slice(of.start, of.count));
+        if let (Some(mine), Some(of)) = (slice, of) {
+            if mine.count == 0 {
+                let what = match phase {
+                    Phase::Load => "records (insertcount)",
+                    Phase::Run => "operations (operationcount)",
+                };
+                return Err(InputError::Invalid(format!(
+                    "shard {shard} has nothing to do: {} {what} over {} shards; use fewer shards",
+                    of.count, shard.count
+                ))
+                .into());
+            }
+            if phase == Phase::Load {
+                cfg.insert_start = mine.start;
+                cfg.insert_count = mine.count;
+            }
+        }
         let mut op_chooser = Discrete::new();
         let p = &cfg.proportions;
         for (weight, op) in [
@@ -111,19 +151,41 @@ impl CoreWorkload {
             cfg,
             phase,
             seed,
+            shard,
+            slice,
+            of,
         })
+    }
+
+    /// This shard's records or operations, and the whole they are part of.
+    pub fn shard_slices(&self) -> (Option<Slice>, Option<Slice>) {
+        (self.slice, self.of)
+    }
+
+    /// The key number of a run-phase insert whose counter value is
+    /// `counted`. Each shard counts its inserts from `recordcount`, as a
+    /// YCSB client does; interleaving them (shard I takes `recordcount +
+    /// I`, then `+ N` each time) keeps the shards from inserting the same
+    /// keys, which several YCSB clients would. One shard: the counter
+    /// value itself.
+    fn run_insert_keynum(&self, counted: u64) -> u64 {
+        let rc = self.cfg.record_count;
+        match counted.checked_sub(rc) {
+            Some(k) => rc + k * self.shard.count + self.shard.index,
+            None => counted,
+        }
     }
 
     pub fn config(&self) -> &CoreConfig {
         &self.cfg
     }
 
-    /// Operations of this phase: `insertcount` records for a load,
-    /// `operationcount` for a run.
+    /// Operations of this phase (of this shard): `insertcount` records for
+    /// a load, `operationcount` for a run; 0: until the time limit.
     pub fn operation_count(&self) -> u64 {
         match self.phase {
             Phase::Load => self.cfg.insert_count,
-            Phase::Run => self.cfg.operation_count,
+            Phase::Run => self.slice.map_or(0, |s| s.count),
         }
     }
 
@@ -352,7 +414,7 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
     /// inserted, so reads never target keys that do not exist yet.
     fn next_keynum(&mut self) -> u64 {
         let rng = &mut self.rng;
-        let last = self.wl.run_inserts.last();
+        let last = self.wl.run_insert_keynum(self.wl.run_inserts.last());
         loop {
             let keynum = match &mut self.keys {
                 KeyChooser::Exponential(g) => {
@@ -501,13 +563,13 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
     }
 
     async fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
-        let keynum = self.wl.run_inserts.next();
-        self.build_key(keynum);
+        let counted = self.wl.run_inserts.next();
+        self.build_key(self.wl.run_insert_keynum(counted));
         self.build_all_values();
         let _ = self.insert_with_retries(meter, intended).await;
         // Acknowledged whatever the outcome, as YCSB does in `finally`. The
         // window only fills with > 2^20 inserts in flight at once.
-        let _ = self.wl.run_inserts.acknowledge(keynum);
+        let _ = self.wl.run_inserts.acknowledge(counted);
     }
 
     async fn do_scan(&mut self, meter: &mut Meter, intended: Instant) {

@@ -1,0 +1,87 @@
+//! A database server started by `kvperf server start` on a free port for
+//! one test, and stopped (checked) when dropped. The one helper every test
+//! that needs a real server uses.
+
+use std::path::{Path, PathBuf};
+
+pub struct Server {
+    /// The server's name for `kvperf server` (redis, postgres, ...).
+    pub name: &'static str,
+    pub port: u16,
+    work: tempfile::TempDir,
+    extra: Vec<String>,
+}
+
+impl Server {
+    /// Starts `name` (redis, postgres); None, with the reason printed as
+    /// SKIPPED for `test`, when this machine cannot run it.
+    pub fn start(name: &'static str, test: &str) -> Option<Self> {
+        Self::start_with(name, test, Vec::new())
+    }
+
+    /// Starts `name` with `extra` arguments for `kvperf server start`
+    /// (Cassandra's storage port, say).
+    pub fn start_with(name: &'static str, test: &str, extra: Vec<String>) -> Option<Self> {
+        let server = Self {
+            name,
+            port: free_port(),
+            work: tempfile::tempdir().unwrap(),
+            extra,
+        };
+        let out = server.action("start");
+        if out.code != 0 {
+            eprintln!(
+                "SKIPPED {test}: `kvperf server start {name}` could not run it here: {}",
+                out.stderr.trim()
+            );
+            return None;
+        }
+        Some(server)
+    }
+
+    /// `kvperf server ACTION NAME --dir DIR` (start also passes the port).
+    pub fn action(&self, action: &str) -> super::Output {
+        let server_dir = self.server_dir().display().to_string();
+        let port = self.port.to_string();
+        let mut args = vec!["server", action, self.name, "--dir", &server_dir];
+        if action == "start" {
+            args.extend(["--port", &port]);
+            args.extend(self.extra.iter().map(String::as_str));
+        }
+        super::kvperf(self.work.path(), &args)
+    }
+
+    /// `-p` properties that point the engine of the same name at it.
+    pub fn properties(&self) -> Vec<String> {
+        vec![self.port_property(self.name)]
+    }
+
+    /// `ENGINE.port=PORT` for the engine `engine` that talks to it.
+    pub fn port_property(&self, engine: &str) -> String {
+        format!("{engine}.port={}", self.port)
+    }
+
+    /// A scratch directory that lives as long as the server.
+    pub fn dir(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// Where the server keeps its data (its pid file among them).
+    pub fn server_dir(&self) -> PathBuf {
+        self.work.path().join("server")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let out = self.action("stop");
+        if !std::thread::panicking() {
+            assert_eq!(out.code, 0, "stopping {}: {}", self.name, out.stderr);
+        }
+    }
+}
+
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
