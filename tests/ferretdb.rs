@@ -31,20 +31,13 @@ fn the_gin_id_index_is_added_to_the_collections_ferretdb_creates() {
     };
     let wc = common::workload("c");
     let port = ferretdb.port_property("mongodb");
-    let load = common::kvperf(
-        ferretdb.dir(),
-        &[
-            "load",
-            "--engine",
-            "mongodb",
-            "-P",
-            &wc,
-            "-p",
-            &port,
-            "-p",
-            "recordcount=200",
-        ],
-    );
+    let kvperf = |phase: &str, extra: &[&str]| {
+        let mut args = vec![phase, "--engine", "mongodb", "-P", &wc, "-p", &port];
+        args.extend_from_slice(&["-p", "recordcount=200"]);
+        args.extend_from_slice(extra);
+        common::kvperf(ferretdb.dir(), &args)
+    };
+    let load = kvperf("load", &[]);
     assert_eq!(load.code, 0, "{}", load.stderr);
     let psql = std::process::Command::new("psql")
         .arg(url.split('?').next().unwrap())
@@ -58,22 +51,7 @@ fn the_gin_id_index_is_added_to_the_collections_ferretdb_creates() {
         "{indexes}{}",
         String::from_utf8_lossy(&psql.stderr)
     );
-    let run = common::kvperf(
-        ferretdb.dir(),
-        &[
-            "run",
-            "--engine",
-            "mongodb",
-            "-P",
-            &wc,
-            "-p",
-            &port,
-            "-p",
-            "recordcount=200",
-            "-p",
-            "operationcount=200",
-        ],
-    );
+    let run = kvperf("run", &["-p", "operationcount=200"]);
     assert_eq!(
         common::metric(&run.stdout, "READ", "Return=OK"),
         Some(200.0)
