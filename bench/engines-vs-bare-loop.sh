@@ -10,6 +10,8 @@
 #
 # Env vars (defaults): RECORDS=1000000 OPS=1000000 THREADS=2 REPEATS=5
 #   ENGINES="rocksdb wiredtiger lmdb sqlite fjall redb"; KVPERF, BENCH_CACHE: bench/lib.sh
+#   ENGINE_LOOP=~/.cache/kvperf/target/release/examples/engine-loop  the bare loop
+#     (built there from this checkout when missing; never next to a copied KVPERF)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,9 +22,10 @@ REPEATS=${REPEATS:-5}
 ENGINES=${ENGINES:-"rocksdb wiredtiger lmdb sqlite fjall redb"}
 
 require_kvperf
-LOOP=$(dirname "$KVPERF")/examples/engine-loop
+TARGET=${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}
+LOOP=${ENGINE_LOOP:-$TARGET/release/examples/engine-loop}
 if [ ! -x "$LOOP" ]; then
-  (cd "$REPO_DIR" && CARGO_TARGET_DIR=$(dirname "$(dirname "$KVPERF")") cargo build --release --example engine-loop >&2)
+  (cd "$REPO_DIR" && CARGO_TARGET_DIR=$TARGET cargo build --release --locked --example engine-loop >&2)
 fi
 new_log_dir engines-vs-bare-loop
 DATA=$BENCH_CACHE/engines-data

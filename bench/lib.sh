@@ -21,6 +21,11 @@ require_kvperf() {
   fi
 }
 
+# require_tool TOOL HINT: one line and exit 2 unless TOOL is on the PATH.
+require_tool() {
+  command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' not found; $2" >&2; exit 2; }
+}
+
 # Resolves YCSB's jars and our binding (bench/ycsb-java-setup.sh); sets YCSB_LIB.
 ycsb_java_setup() {
   local rc=0

@@ -543,54 +543,23 @@ fn orchestrators_variables_say_which_shard_a_process_is() {
         };
         assert_input_error(&out, needle);
     }
-    let out = kvperf(
-        dir.path(),
-        &[
+    for (phase, extra, needle) in [
+        (
             "run",
-            "--engine",
-            "null",
-            "-P",
-            &w,
-            "-p",
-            "recordcount=100",
-            "-p",
-            "operationcount=3",
-            "--shard",
-            "3/4",
-        ],
-    );
-    assert_input_error(&out, "shard 3/4 has nothing to do: 3 operations");
-    let out = kvperf(
-        dir.path(),
-        &[
+            &["-p", "operationcount=3", "--shard", "3/4"][..],
+            "shard 3/4 has nothing to do: 3 operations",
+        ),
+        ("load", &["--shard", "1of4"], "--shard: '1of4' is not I/N"),
+        (
             "load",
-            "--engine",
-            "null",
-            "-P",
-            &w,
-            "-p",
-            "recordcount=100",
-            "--shard",
-            "1of4",
-        ],
-    );
-    assert_input_error(&out, "--shard: '1of4' is not I/N");
-    let out = kvperf(
-        dir.path(),
-        &[
-            "load",
-            "--engine",
-            "null",
-            "-P",
-            &w,
-            "-p",
-            "recordcount=100",
-            "--fresh",
-            "--shard",
-            "1/4",
-        ],
-    );
-    assert_input_error(&out, "--fresh with shard 1/4: the shards load one store");
+            &["--fresh", "--shard", "1/4"],
+            "--fresh with shard 1/4: the shards load one store",
+        ),
+    ] {
+        let mut args = vec![phase, "--engine", "null", "-P", &w, "-p", "recordcount=100"];
+        args.extend_from_slice(extra);
+        assert_input_error(&kvperf(dir.path(), &args), needle);
+    }
 }
 
 #[cfg(feature = "redis")]

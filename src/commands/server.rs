@@ -44,8 +44,8 @@ pub struct ServerArgs {
     pub nodes: u32,
     /// Server setting, passed to its start script: persist=1 (redis),
     /// pg_shared_buffers=1GB, pg_sync_commit=off, pg_fsync=off (postgres),
-    /// cassandra_heap=2G (cassandra), ferretdb_handler=postgresql
-    /// (ferretdb); repeatable.
+    /// cassandra_heap=2G (cassandra), ferretdb_handler=postgresql,
+    /// ferretdb_pg_id_index=gin (ferretdb); repeatable.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
 }
@@ -73,7 +73,12 @@ const SETTINGS: [(&str, &[&str]); 4] = [
     ),
     (
         "ferretdb",
-        &["ferretdb_handler", "ferretdb_pg_url", "ferretdb_debug_port"],
+        &[
+            "ferretdb_handler",
+            "ferretdb_pg_url",
+            "ferretdb_pg_id_index",
+            "ferretdb_debug_port",
+        ],
     ),
 ];
 

@@ -35,6 +35,7 @@ use anyhow::Context;
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions};
 
+use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::record::codec;
 use super::{
@@ -284,7 +285,7 @@ impl Engine for LmdbEngine {
         Ok(Box::new(LmdbKvWorker {
             env: &self.env,
             db: self.db,
-            cursor: Batch::default(),
+            cursor: KvBatch::default(),
         }))
     }
 
@@ -406,81 +407,11 @@ impl EngineWorker for LmdbWorker<'_> {
     }
 }
 
-/// Entries copied out of one read transaction: the db_bench cursor.
-struct Batch {
-    data: Vec<u8>,
-    /// Per entry: where its key starts, where its value starts, where it ends.
-    spans: Vec<(usize, usize, usize)>,
-    pos: usize,
-    /// The last fill found fewer entries than it asked for: the end.
-    at_end: bool,
-    /// Entries the next fill asks for.
-    next_fill: usize,
-    /// The key the next fill starts after.
-    resume: Vec<u8>,
-}
-
-impl Default for Batch {
-    fn default() -> Self {
-        Self {
-            data: Vec::new(),
-            spans: Vec::new(),
-            pos: 0,
-            at_end: true,
-            next_fill: 1,
-            resume: Vec::new(),
-        }
-    }
-}
-
-impl Batch {
-    const LARGEST_FILL: usize = 1024;
-
-    fn start_fill(&mut self) -> usize {
-        self.data.clear();
-        self.spans.clear();
-        self.pos = 0;
-        let n = self.next_fill;
-        self.next_fill = (n * 2).clamp(16, Self::LARGEST_FILL);
-        n
-    }
-
-    fn push(&mut self, key: &[u8], value: &[u8]) {
-        let start = self.data.len();
-        self.data.extend_from_slice(key);
-        let value_start = self.data.len();
-        self.data.extend_from_slice(value);
-        self.spans.push((start, value_start, self.data.len()));
-    }
-
-    fn end_fill(&mut self, asked: usize) {
-        self.at_end = self.spans.len() < asked;
-        if let Some(&(start, value_start, _)) = self.spans.last() {
-            self.resume.clear();
-            self.resume
-                .extend_from_slice(&self.data[start..value_start]);
-        }
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        let &(start, value_start, end) = self.spans.get(self.pos)?;
-        Some((&self.data[start..value_start], &self.data[value_start..end]))
-    }
-
-    /// Steps within the batch; false when it is used up.
-    fn step(&mut self) -> bool {
-        if self.pos < self.spans.len() {
-            self.pos += 1;
-        }
-        self.pos < self.spans.len()
-    }
-}
-
 /// Raw keys and values for `kvperf bench`, as db_bench stores them.
 pub struct LmdbKvWorker<'a> {
     env: &'a Env,
     db: Db,
-    cursor: Batch,
+    cursor: KvBatch,
 }
 
 impl LmdbKvWorker<'_> {
@@ -493,8 +424,7 @@ impl LmdbKvWorker<'_> {
             let (key, value) = entry.map_err(failed)?;
             self.cursor.push(key, value);
         }
-        self.cursor.end_fill(asked);
-        Ok(self.cursor.current().is_some())
+        Ok(self.cursor.end_fill(asked))
     }
 }
 
@@ -522,28 +452,12 @@ impl KvWorker for LmdbKvWorker<'_> {
     /// Every seek reads a fresh snapshot (no cursor is kept open), so
     /// `fresh` changes nothing.
     fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
-        self.cursor = Batch {
-            data: std::mem::take(&mut self.cursor.data),
-            spans: std::mem::take(&mut self.cursor.spans),
-            resume: std::mem::take(&mut self.cursor.resume),
-            ..Batch::default()
-        };
+        self.cursor.reset();
         self.fill(target.map_or(Bound::Unbounded, Bound::Included))
     }
 
     fn next(&mut self) -> Result<bool, OpError> {
-        if self.cursor.step() {
-            return Ok(true);
-        }
-        if self.cursor.at_end {
-            return Ok(false);
-        }
-        let resume = std::mem::take(&mut self.cursor.resume);
-        let found = self.fill(Bound::Excluded(&resume));
-        if self.cursor.resume.is_empty() {
-            self.cursor.resume = resume;
-        }
-        found
+        kv::next_entry(self, |w| &mut w.cursor, |w, after| w.fill(Bound::Excluded(after)))
     }
 
     fn current(&self) -> Option<(&[u8], &[u8])> {

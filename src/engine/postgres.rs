@@ -55,6 +55,7 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
 
+use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -458,7 +459,7 @@ impl Engine for PgEngine {
             first,
             from,
             after,
-            cursor: Batch::default(),
+            cursor: KvBatch::default(),
         }))
     }
 
@@ -814,86 +815,6 @@ impl EngineWorker for PgWorker<'_> {
     }
 }
 
-/// Entries copied out of one query: the db_bench cursor.
-struct Batch {
-    data: Vec<u8>,
-    /// Per entry: where its key starts, where its value starts, where it ends.
-    spans: Vec<(usize, usize, usize)>,
-    pos: usize,
-    /// The last fill found fewer entries than it asked for: the end.
-    at_end: bool,
-    /// Entries the next fill asks for.
-    next_fill: usize,
-    /// The key the next fill starts after.
-    resume: Vec<u8>,
-}
-
-impl Default for Batch {
-    fn default() -> Self {
-        Self {
-            data: Vec::new(),
-            spans: Vec::new(),
-            pos: 0,
-            at_end: true,
-            next_fill: 1,
-            resume: Vec::new(),
-        }
-    }
-}
-
-impl Batch {
-    const LARGEST_FILL: usize = 1024;
-
-    /// Forgets the entries (keeping the buffers) for a new seek.
-    fn reset(&mut self) {
-        self.data.clear();
-        self.spans.clear();
-        self.resume.clear();
-        self.pos = 0;
-        self.at_end = true;
-        self.next_fill = 1;
-    }
-
-    fn start_fill(&mut self) -> usize {
-        self.data.clear();
-        self.spans.clear();
-        self.pos = 0;
-        let n = self.next_fill;
-        self.next_fill = (n * 2).clamp(16, Self::LARGEST_FILL);
-        n
-    }
-
-    fn push(&mut self, key: &[u8], value: &[u8]) {
-        let start = self.data.len();
-        self.data.extend_from_slice(key);
-        let value_start = self.data.len();
-        self.data.extend_from_slice(value);
-        self.spans.push((start, value_start, self.data.len()));
-    }
-
-    fn end_fill(&mut self, asked: usize) {
-        self.at_end = self.spans.len() < asked;
-        if let Some(&(start, value_start, _)) = self.spans.last() {
-            self.resume.clear();
-            self.resume
-                .extend_from_slice(&self.data[start..value_start]);
-        }
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        let &(start, value_start, end) = self.spans.get(self.pos)?;
-        Some((&self.data[start..value_start], &self.data[value_start..end]))
-    }
-
-    /// Steps within the batch; false when it is used up.
-    fn step(&mut self) -> bool {
-        if self.pos < self.spans.len() {
-            self.pos += 1;
-        }
-        self.pos < self.spans.len()
-    }
-}
-
 /// Where a batch starts.
 enum Start<'k> {
     First,
@@ -910,7 +831,7 @@ pub struct PgKvWorker {
     first: Statement,
     from: Statement,
     after: Statement,
-    cursor: Batch,
+    cursor: KvBatch,
 }
 
 impl PgKvWorker {
@@ -928,8 +849,7 @@ impl PgKvWorker {
             let value: &[u8] = row.try_get(1).map_err(failed)?;
             self.cursor.push(key, value);
         }
-        self.cursor.end_fill(asked);
-        Ok(self.cursor.current().is_some())
+        Ok(self.cursor.end_fill(asked))
     }
 }
 
@@ -964,18 +884,7 @@ impl KvWorker for PgKvWorker {
     }
 
     fn next(&mut self) -> Result<bool, OpError> {
-        if self.cursor.step() {
-            return Ok(true);
-        }
-        if self.cursor.at_end {
-            return Ok(false);
-        }
-        let resume = std::mem::take(&mut self.cursor.resume);
-        let found = self.fill(Start::After(&resume));
-        if self.cursor.resume.is_empty() {
-            self.cursor.resume = resume;
-        }
-        found
+        kv::next_entry(self, |w| &mut w.cursor, |w, after| w.fill(Start::After(after)))
     }
 
     fn current(&self) -> Option<(&[u8], &[u8])> {

@@ -20,6 +20,8 @@ pub enum Bound {
     Device,
     EngineStalls,
     ClientCpu,
+    /// A server engine's own processes used most of a busy machine.
+    ServerCpu,
     MachineCpu,
     Unclear,
 }
@@ -65,7 +67,21 @@ pub fn judge(a: &Accounting, stall_s: Option<f64>) -> Verdict {
             );
         }
     }
+    let server_cores = a.server.as_ref().map(|s| s.cpu_s / a.wall_s.max(1e-9));
     if let Some(m) = machine.filter(|m| m.busy_cores >= CPU_SHARE * m.cores as f64) {
+        // A server sharing the machine with kvperf: name it when it is the
+        // largest user, so "machine CPU-bound" is not read as "client".
+        if let Some(server) = server_cores.filter(|s| *s >= m.busy_cores / 2.0) {
+            let client = process_cores.unwrap_or(0.0);
+            return verdict(
+                Bound::ServerCpu,
+                format!(
+                    "server CPU-bound: the server {server:.1} of {} cores (kvperf {client:.1}, other processes {:.1})",
+                    m.cores,
+                    (m.busy_cores - server - client).max(0.0)
+                ),
+            );
+        }
         let others = process_cores.map_or(String::new(), |p| {
             format!(
                 " (kvperf {p:.1}, other processes {:.1})",
@@ -155,6 +171,19 @@ mod tests {
                 .contains("1.9 of 2 cores busy (kvperf 0.6, other processes 1.3)"),
             "{}",
             v.text
+        );
+
+        // The same busy machine, most of it a server kvperf talks to.
+        let mut a = window(None, 0.0, 0.2, 1.9);
+        a.server = Some(crate::measure::process::ServerCost {
+            cpu_s: 14.0,
+            ..Default::default()
+        });
+        let v = judge(&a, None);
+        assert_eq!(v.bound, Bound::ServerCpu);
+        assert_eq!(
+            v.text,
+            "server CPU-bound: the server 1.4 of 2 cores (kvperf 0.2, other processes 0.3)"
         );
 
         let v = judge(&window(Some(30.0), 1.2, 0.8, 1.0), Some(0.2));

@@ -167,11 +167,19 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
     // (series, workload, threads) -> records
     let mut cells: BTreeMap<(usize, usize, u64), Vec<&Record>> = BTreeMap::new();
     let mut db_bench = false;
+    // A series' host line comes from its first engine step: a device step
+    // before it ran `kvperf device`, not the series' engine.
+    let mut host_from_engine: Vec<bool> = Vec::new();
     for (name, r) in records {
         let s = index_of(&mut series, name);
+        let device_step = matches!(r.step.kind.as_str(), "corners" | "precondition");
         if hosts.len() < series.len() {
             hosts.push(host_line(r));
+            host_from_engine.push(!device_step);
             devices.push(DeviceView::default());
+        } else if !device_step && !host_from_engine[s] {
+            hosts[s] = host_line(r);
+            host_from_engine[s] = true;
         }
         match r.step.kind.as_str() {
             "corners" => devices[s].corners = r.output.measurements.clone(),
@@ -478,6 +486,23 @@ mod tests {
 
     fn line(config: &str, threads: u64, ops: f64) -> String {
         serde_json::to_string(&record(config, "c", threads, ops, OpKind::Read, &[10_000])).unwrap()
+    }
+
+    #[test]
+    fn a_series_host_line_names_its_engine_not_a_device_step() {
+        let with = |kind: &str, engine: &str| {
+            let mut r = record("nvme", "c", 4, 100.0, OpKind::Read, &[10_000]);
+            r.step.kind = kind.into();
+            r.output.host.logical_cores = 2;
+            r.output.engine.name = engine.into();
+            ("nvme".to_string(), r)
+        };
+        let study = from_records(&[with("corners", "io_uring"), with("run", "cassandra")]);
+        assert!(
+            study.hosts[0].ends_with("; engine cassandra "),
+            "{}",
+            study.hosts[0]
+        );
     }
 
     #[test]
