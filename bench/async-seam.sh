@@ -14,7 +14,8 @@
 # Env vars (defaults): RECORDS=100000 OPS=100000 (per run) CLIENTS="4 16"
 #   WORKLOADS="c a" REPEATS=5 RUNTIME_THREADS=$(nproc) (the async runtimes'
 #   workers, kvperf's and the bare loop's); KVPERF, BENCH_CACHE: bench/lib.sh.
-#   The bare loop is built next to KVPERF (examples/cql-async-loop) if missing.
+#   CQL_LOOP=~/.cache/kvperf/target/release/examples/cql-async-loop  the bare loop
+#     (built there from this checkout when missing; never next to a copied KVPERF)
 #
 # Client CPU is the whole client process's (user + system, setup and close
 # included), server CPU the Cassandra JVM's, both over the run, per
@@ -32,9 +33,10 @@ RUNTIME_THREADS=${RUNTIME_THREADS:-$(nproc)}
 VARIANTS="blocking blocking-shared async bare"
 
 require_kvperf
-LOOP=$(dirname "$KVPERF")/examples/cql-async-loop
+TARGET=${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}
+LOOP=${CQL_LOOP:-$TARGET/release/examples/cql-async-loop}
 if [ ! -x "$LOOP" ]; then
-  (cd "$REPO_DIR" && CARGO_TARGET_DIR=$(dirname "$(dirname "$KVPERF")") cargo build --release --example cql-async-loop >&2)
+  (cd "$REPO_DIR" && CARGO_TARGET_DIR=$TARGET cargo build --release --locked --example cql-async-loop >&2)
 fi
 command -v jq >/dev/null || { echo "error: jq is needed to read kvperf's JSON results" >&2; exit 2; }
 new_log_dir async-seam

@@ -366,8 +366,7 @@ fn a_client_that_cannot_be_made_fails_the_run_before_its_clock_starts() {
         &spec(4, Some(1003)),
         2,
     )
-    .err()
-    .expect("a client could not be made");
+    .expect_err("a client could not be made");
     let err = format!("{err:#}");
     assert!(
         err.contains("client 2 setup") && err.contains("no session for client 2"),

@@ -539,7 +539,7 @@ fn threads_at_once(spec: &EngineSpec, store: &dyn Fn() -> Store) {
             });
         }
     });
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.worker(engine, ONE);
     let mut rows = ScanResults::default();
     w.scan("usertable", &key(0), 5000, None, &mut rows).unwrap();
     assert_eq!(rows.len(), 1200, "{}: every thread's records", spec.name);
@@ -726,7 +726,7 @@ fn a_directory_with_another_engines_store_is_refused() {
             },
         )
         .unwrap();
-        let mut w = store.worker(engine.as_ref(), ONE);
+        let mut w = engine.worker(ONE).unwrap();
         w.insert("usertable", &key(1), &record(1, 2)).unwrap();
         drop(w);
         engine.close().unwrap();

@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn tasks_borrow_from_the_caller_and_a_panic_is_counted_not_spread() {
         let rt = ClientRuntime::new(2).unwrap();
-        let mut counts = vec![0u64; 8];
+        let mut counts = [0u64; 8];
         let label = String::from("borrowed");
         let futures: Vec<TaskFuture<'_>> = counts
             .iter_mut()
