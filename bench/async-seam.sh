@@ -46,7 +46,8 @@ PORT=$(free_port)
 stop_server() { "$KVPERF" server stop cassandra --dir "$SERVER" >&2 || true; }
 trap stop_server EXIT
 started=$("$KVPERF" server start cassandra --dir "$SERVER" --port "$PORT" -p "cassandra_storage_port=$(free_port)")
-SERVER_PID=$(echo "$started" | sed -n 's/.* pid=\([0-9]*\).*/\1/p')
+SERVER_PID=$(echo "$started" | sed -n 's/.* pids=\([0-9]*\).*/\1/p')
+[ -n "$SERVER_PID" ] || { echo "error: no pids= in the server's start line: $started" >&2; exit 1; }
 echo "# $started" >&2
 
 SHAPE=(--engine cassandra -p "cassandra.port=$PORT" -p "recordcount=$RECORDS" -p fieldcount=10 -p fieldlength=100 -p requestdistribution=uniform)
