@@ -198,6 +198,19 @@ fn workload(properties: &str, phase: Phase) -> CoreWorkload {
     shard_workload(properties, phase, Shard::WHOLE)
 }
 
+/// `engine` holding SHAPE's records, loaded by two client tasks.
+fn loaded(engine: MemoryEngine) -> MemoryEngine {
+    let load = workload(SHAPE, Phase::Load);
+    run(&engine, &load, &spec(2, Some(1003)), 2).unwrap();
+    engine
+}
+
+/// Reads of SHAPE's records: `operations` of them (0: until a time limit).
+fn reads(operations: u64) -> CoreWorkload {
+    let props = format!("{SHAPE}operationcount={operations}\nreadproportion=1\nupdateproportion=0");
+    workload(&props, Phase::Run)
+}
+
 fn shard_workload(properties: &str, phase: Phase, shard: Shard) -> CoreWorkload {
     let mut p = Properties::new();
     p.load_str(properties);
@@ -272,19 +285,12 @@ fn a_load_by_tasks_inserts_each_key_once_split_like_ycsb_then_a_run_verifies_it(
 
 #[test]
 fn a_target_rate_paces_tasks_from_their_intended_starts() {
-    let engine = MemoryEngine::default();
-    run(
-        &engine,
-        &workload(SHAPE, Phase::Load),
-        &spec(2, Some(1003)),
-        2,
-    )
-    .unwrap();
-    let props = format!("{SHAPE}operationcount=2000\nreadproportion=1\nupdateproportion=0");
+    let engine = loaded(MemoryEngine::default());
+    let reads_wl = reads(2000);
     let mut paced = spec(4, Some(2000));
     paced.target_ops_per_sec = 2000.0;
     paced.track_intended = true;
-    let outcome = run(&engine, &workload(&props, Phase::Run), &paced, 2).unwrap();
+    let outcome = run(&engine, &reads_wl, &paced, 2).unwrap();
     let secs = outcome.runtime.as_secs_f64();
     assert!(
         (0.95..1.5).contains(&secs),
@@ -301,23 +307,16 @@ fn a_target_rate_paces_tasks_from_their_intended_starts() {
 
 #[test]
 fn warmup_and_the_time_limit_bound_the_measured_window() {
-    let engine = MemoryEngine {
+    let engine = loaded(MemoryEngine {
         delay: Duration::from_millis(1),
         ..MemoryEngine::default()
-    };
-    run(
-        &engine,
-        &workload(SHAPE, Phase::Load),
-        &spec(4, Some(1003)),
-        2,
-    )
-    .unwrap();
+    });
     let before = engine.operations.load(Relaxed);
-    let props = format!("{SHAPE}operationcount=0\nreadproportion=1\nupdateproportion=0");
+    let reads_wl = reads(0);
     let mut timed = spec(3, None);
     timed.warmup = Duration::from_millis(300);
     timed.max_execution = Some(Duration::from_secs(1));
-    let outcome = run(&engine, &workload(&props, Phase::Run), &timed, 2).unwrap();
+    let outcome = run(&engine, &reads_wl, &timed, 2).unwrap();
     assert!(outcome.hit_time_limit);
     let secs = outcome.runtime.as_secs_f64();
     assert!((1.0..1.4).contains(&secs), "a 1 s window took {secs} s");
@@ -332,22 +331,15 @@ fn warmup_and_the_time_limit_bound_the_measured_window() {
 
 #[test]
 fn onerror_stop_ends_every_task_at_the_first_failure() {
-    let engine = MemoryEngine {
+    let engine = loaded(MemoryEngine {
         // The load's inserts, then 300 good reads.
         fail_reads_after: Some(1003 + 300),
         ..MemoryEngine::default()
-    };
-    run(
-        &engine,
-        &workload(SHAPE, Phase::Load),
-        &spec(2, Some(1003)),
-        2,
-    )
-    .unwrap();
-    let props = format!("{SHAPE}operationcount=100000\nreadproportion=1\nupdateproportion=0");
+    });
+    let reads_wl = reads(100000);
     let mut stopping = spec(4, Some(100_000));
     stopping.stop_on_error = true;
-    let outcome = run(&engine, &workload(&props, Phase::Run), &stopping, 2).unwrap();
+    let outcome = run(&engine, &reads_wl, &stopping, 2).unwrap();
     assert!(outcome.stopped_on_error);
     assert!(count(&outcome, OpKind::Read, Outcome::Error) >= 1);
     // Each client stops after its operation in flight.
@@ -402,15 +394,8 @@ fn client_cpu_is_the_runtimes_worker_time() {
 fn status_lines_hand_over_every_tasks_operations_once() {
     const CHILD: &str = "KVPERF_TEST_STATUS_CHILD";
     if std::env::var_os(CHILD).is_some() {
-        let engine = MemoryEngine::default();
-        run(
-            &engine,
-            &workload(SHAPE, Phase::Load),
-            &spec(2, Some(1003)),
-            2,
-        )
-        .unwrap();
-        let props = format!("{SHAPE}operationcount=0\nreadproportion=1\nupdateproportion=0");
+        let engine = loaded(MemoryEngine::default());
+        let reads_wl = reads(0);
         let mut timed = spec(3, None);
         timed.max_execution = Some(Duration::from_millis(2500));
         timed.target_ops_per_sec = 1500.0;
@@ -420,7 +405,7 @@ fn status_lines_hand_over_every_tasks_operations_once() {
             intended_groups: true,
             ..StatusOptions::default()
         };
-        let outcome = run(&engine, &workload(&props, Phase::Run), &timed, 2).unwrap();
+        let outcome = run(&engine, &reads_wl, &timed, 2).unwrap();
         eprintln!("OPERATIONS={}", outcome.operations);
         return;
     }
@@ -485,14 +470,8 @@ fn the_shards_of_a_load_by_tasks_write_every_record_once() {
     assert_eq!(engine.records.lock().unwrap().len(), 1003);
     assert_eq!(engine.duplicate_inserts.load(Relaxed), 0);
     // Every record holds its key's deterministic values.
-    let props = format!("{SHAPE}operationcount=3000\nreadproportion=1\nupdateproportion=0");
-    let ran = run(
-        &engine,
-        &workload(&props, Phase::Run),
-        &spec(3, Some(3000)),
-        2,
-    )
-    .unwrap();
+    let reads_wl = reads(3000);
+    let ran = run(&engine, &reads_wl, &spec(3, Some(3000)), 2).unwrap();
     assert_eq!(count(&ran, OpKind::Verify, Outcome::Ok), 3000);
 }
 
@@ -518,23 +497,16 @@ fn in_child(name: &str, case: &str) -> (Option<i32>, String) {
 fn a_stalled_engine_ends_a_task_run_after_stalltimeout() {
     const NAME: &str = "a_stalled_engine_ends_a_task_run_after_stalltimeout";
     if std::env::var(CHILD).as_deref() == Ok("stall") {
-        let engine = MemoryEngine::default();
-        run(
-            &engine,
-            &workload(SHAPE, Phase::Load),
-            &spec(2, Some(1003)),
-            2,
-        )
-        .unwrap();
+        let engine = loaded(MemoryEngine::default());
         // Every operation now takes an hour: the engine stopped answering.
         let engine = MemoryEngine {
             delay: Duration::from_secs(3600),
             ..engine
         };
-        let props = format!("{SHAPE}operationcount=1000\nreadproportion=1\nupdateproportion=0");
+        let reads_wl = reads(1000);
         let mut stalling = spec(3, Some(1000));
         stalling.stall_timeout = Some(Duration::from_secs(2));
-        let _ = run(&engine, &workload(&props, Phase::Run), &stalling, 2);
+        let _ = run(&engine, &reads_wl, &stalling, 2);
         eprintln!("child: the run returned");
         std::process::exit(0);
     }
@@ -557,18 +529,11 @@ fn a_stalled_engine_ends_a_task_run_after_stalltimeout() {
 fn an_interrupt_ends_a_task_run_with_what_it_measured() {
     const NAME: &str = "an_interrupt_ends_a_task_run_with_what_it_measured";
     if std::env::var(CHILD).as_deref() == Ok("interrupt") {
-        let engine = MemoryEngine {
+        let engine = loaded(MemoryEngine {
             delay: Duration::from_millis(1),
             ..MemoryEngine::default()
-        };
-        run(
-            &engine,
-            &workload(SHAPE, Phase::Load),
-            &spec(2, Some(1003)),
-            2,
-        )
-        .unwrap();
-        let props = format!("{SHAPE}operationcount=0\nreadproportion=1\nupdateproportion=0");
+        });
+        let reads_wl = reads(0);
         let mut timed = spec(4, None);
         timed.max_execution = Some(Duration::from_secs(30));
         stop_on_interrupt();
@@ -577,7 +542,7 @@ fn an_interrupt_ends_a_task_run_with_what_it_measured() {
             // SAFETY: kill() on our own process with a handled signal.
             unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
         });
-        let outcome = run(&engine, &workload(&props, Phase::Run), &timed, 2).unwrap();
+        let outcome = run(&engine, &reads_wl, &timed, 2).unwrap();
         eprintln!(
             "child: interrupted={} operations={} runtime_ms={}",
             outcome.interrupted,
