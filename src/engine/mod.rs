@@ -122,6 +122,22 @@ pub trait AsyncEngineWorker: Send {
     fn delete<'a>(&'a mut self, table: &'a str, key: &'a [u8]) -> OpFuture<'a>;
 }
 
+/// Runs to its end an operation written as async code whose calls never
+/// wait: a blocking worker's calls are made, and done, when their futures
+/// are created, so one poll completes it. Lets an engine or the workload
+/// write an operation once for both seams.
+#[inline]
+pub fn run_now<F: Future>(operation: F) -> F::Output {
+    let mut operation = std::pin::pin!(operation);
+    match operation
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => unreachable!("a blocking call returned a pending future"),
+    }
+}
+
 /// What a result file records about the engine.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EngineInfo {

@@ -1,6 +1,14 @@
-//! A Redis server through the `redis` crate's synchronous API, storing
-//! records as YCSB 0.17.0's Redis binding does, with one deliberate
-//! difference in the scan index.
+//! A Redis server through the `redis` crate, storing records as YCSB
+//! 0.17.0's Redis binding does, with one deliberate difference in the scan
+//! index.
+//!
+//! **Clients.** Each client has its own connection: a client thread a
+//! blocking one (`clients=threads`), a client task an async multiplexed
+//! one on the runner's runtime (`clients=tasks`, the default), carrying
+//! that client's one request at a time. The operations are written once
+//! over either ([`Transport`]). Tasks are the default because a thread per
+//! connection wakes once per reply, where an event loop takes several
+//! replies per wake-up as `redis-benchmark` does (bench/RESULTS.md 6).
 //!
 //! **Layout.** A record is one hash at `{keyprefix}{key}` (`HSET key field
 //! value ...`), its fields the hash's fields. The scan index is one sorted
@@ -50,20 +58,23 @@
 //! found, then every 100th).
 
 use std::collections::BTreeMap;
+use std::future::{ready, Future};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use redis::aio::MultiplexedConnection;
 use redis::io::tcp::TcpSettings;
 use redis::{
-    cmd, pipe, Connection, IntoConnectionInfo, RedisConnectionInfo, RedisError, RedisResult, Script,
-    Value,
+    cmd, from_redis_value, pipe, AsyncConnectionConfig, Cmd, Connection, ConnectionInfo,
+    FromRedisValue, IntoConnectionInfo, Pipeline, RedisConnectionInfo, RedisError, RedisResult,
+    Script, ScriptInvocation, Value,
 };
 
 use super::options::OptionValues;
 use super::{
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+    run_now, AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode,
+    OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, Properties};
@@ -86,7 +97,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         // ZRANGEBYLEX over an index of equal scores (YCSB's binding: hash order).
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        // Clients as tasks, each on its own multiplexed async connection.
+        async_ops: true,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },
@@ -185,18 +197,22 @@ impl RedisOptions {
         }
     }
 
-    /// A new connection, with the database selected and timeouts set.
-    fn connect(&self) -> anyhow::Result<Connection> {
+    /// Where to connect: the database selected, the password, no Nagle.
+    fn connection_info(&self) -> anyhow::Result<ConnectionInfo> {
         let mut settings = RedisConnectionInfo::default().set_db(self.database);
         if let Some(password) = &self.password {
             settings = settings.set_password(password);
         }
-        let info = (self.host.clone(), self.port)
+        Ok((self.host.clone(), self.port)
             .into_connection_info()
             .map_err(|e| self.unreachable(&e))?
             .set_redis_settings(settings)
-            .set_tcp_settings(TcpSettings::default().set_nodelay(true));
-        let con = redis::Client::open(info)
+            .set_tcp_settings(TcpSettings::default().set_nodelay(true)))
+    }
+
+    /// A new blocking connection (a client thread's), timeouts set.
+    fn connect(&self) -> anyhow::Result<Connection> {
+        let con = redis::Client::open(self.connection_info()?)
             .and_then(|client| client.get_connection_with_timeout(TIMEOUT))
             .and_then(|con| {
                 con.set_read_timeout(Some(TIMEOUT))?;
@@ -204,6 +220,24 @@ impl RedisOptions {
                 Ok(con)
             })
             .and_then(|mut con| cmd("PING").query::<()>(&mut con).map(|()| con))
+            .map_err(|e| self.unreachable(&e))?;
+        Ok(con)
+    }
+
+    /// A new async connection (a client task's), on the runtime it is
+    /// made on, timeouts set.
+    async fn connect_async(&self) -> anyhow::Result<MultiplexedConnection> {
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(TIMEOUT))
+            .set_response_timeout(Some(TIMEOUT));
+        let client = redis::Client::open(self.connection_info()?).map_err(|e| self.unreachable(&e))?;
+        let mut con = client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(|e| self.unreachable(&e))?;
+        cmd("PING")
+            .query_async::<()>(&mut con)
+            .await
             .map_err(|e| self.unreachable(&e))?;
         Ok(con)
     }
@@ -506,13 +540,16 @@ impl Engine for RedisEngine {
     }
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(RedisWorker {
-            link: Link::open(&self.options)?,
-            options: &self.options,
-            index: self.options.index_key(),
-            key: Vec::new(),
-            update: Script::new(UPDATE_IF_EXISTS),
-        }))
+        let link = Link::open(&self.options)?;
+        Ok(Box::new(RedisWorker(Records::new(link, &self.options))))
+    }
+
+    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
+        Box::pin(async move {
+            let link = AsyncLink::open(&self.options).await?;
+            Ok(Box::new(RedisTaskWorker(Records::new(link, &self.options)))
+                as Box<dyn AsyncEngineWorker>)
+        })
     }
 
     fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
@@ -560,9 +597,42 @@ impl Engine for RedisEngine {
     }
 }
 
-/// A worker's connection, made again after the server went away: while
-/// Redis is down or restarting every operation fails (and is counted), and
-/// the first one after it is back reconnects, so a run goes on.
+/// How an operation's commands reach the server: a client thread's
+/// blocking connection ([`Link`]) or a client task's async one
+/// ([`AsyncLink`]). The record operations are written once, as async code
+/// over it ([`Records`]); on the blocking link each call is done when its
+/// future is made, so [`run_now`] completes an operation in one poll.
+///
+/// Replies come back as [`Value`]s, converted by the caller ([`converted`]): a
+/// type parameter here would stop the compiler from proving the async
+/// operations `Send` (rust-lang/rust#100013).
+trait Transport: Send {
+    fn query<'a>(&'a mut self, command: &'a Cmd)
+        -> impl Future<Output = Result<Value, OpError>> + Send + 'a;
+    fn query_pipeline<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+    ) -> impl Future<Output = Result<Value, OpError>> + Send + 'a;
+    fn invoke<'a>(
+        &'a mut self,
+        script: &'a ScriptInvocation<'a>,
+    ) -> impl Future<Output = Result<Value, OpError>> + Send + 'a;
+}
+
+/// A reply as the type the operation expects.
+fn converted<T: FromRedisValue>(value: Value) -> Result<T, OpError> {
+    from_redis_value(value).map_err(|e| OpError::Failed(format!("Redis: unexpected reply: {e}")))
+}
+
+/// Whether the connection is to be made again before the next operation:
+/// while Redis is down or restarting every operation fails (and is
+/// counted), and the first one after it is back reconnects, so a run goes on.
+fn connection_lost(err: &RedisError) -> bool {
+    err.is_io_error() || err.is_connection_dropped() || err.is_timeout()
+}
+
+/// A client thread's blocking connection, made again after the server
+/// went away ([`connection_lost`]).
 struct Link<'e> {
     con: Option<Connection>,
     options: &'e RedisOptions,
@@ -586,11 +656,81 @@ impl<'e> Link<'e> {
             ),
         };
         op(con).map_err(|err| {
-            if err.is_io_error() || err.is_connection_dropped() || err.is_timeout() {
+            if connection_lost(&err) {
                 self.con = None;
             }
             failed(err)
         })
+    }
+}
+
+impl Transport for Link<'_> {
+    fn query<'a>(
+        &'a mut self,
+        command: &'a Cmd,
+    ) -> impl Future<Output = Result<Value, OpError>> + Send + 'a {
+        ready(self.run(|con| command.query(con)))
+    }
+    fn query_pipeline<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+    ) -> impl Future<Output = Result<Value, OpError>> + Send + 'a {
+        ready(self.run(|con| pipeline.query(con)))
+    }
+    fn invoke<'a>(
+        &'a mut self,
+        script: &'a ScriptInvocation<'a>,
+    ) -> impl Future<Output = Result<Value, OpError>> + Send + 'a {
+        ready(self.run(|con| script.invoke(con)))
+    }
+}
+
+/// A client task's async connection (multiplexed, but one per client, so
+/// each client has one request in flight as a thread's does), made again
+/// after the server went away ([`connection_lost`]).
+struct AsyncLink<'e> {
+    con: Option<MultiplexedConnection>,
+    options: &'e RedisOptions,
+}
+
+impl<'e> AsyncLink<'e> {
+    async fn open(options: &'e RedisOptions) -> anyhow::Result<Self> {
+        Ok(Self {
+            con: Some(options.connect_async().await?),
+            options,
+        })
+    }
+
+    async fn connection(&mut self) -> Result<&mut MultiplexedConnection, OpError> {
+        if self.con.is_none() {
+            let con = self.options.connect_async().await;
+            self.con = Some(con.map_err(|e| OpError::Failed(format!("Redis: reconnecting: {e}")))?);
+        }
+        Ok(self.con.as_mut().expect("connected above"))
+    }
+
+    fn settle<T>(&mut self, result: RedisResult<T>) -> Result<T, OpError> {
+        result.map_err(|err| {
+            if connection_lost(&err) {
+                self.con = None;
+            }
+            failed(err)
+        })
+    }
+}
+
+impl Transport for AsyncLink<'_> {
+    async fn query<'a>(&'a mut self, command: &'a Cmd) -> Result<Value, OpError> {
+        let result = command.query_async(self.connection().await?).await;
+        self.settle(result)
+    }
+    async fn query_pipeline<'a>(&'a mut self, pipeline: &'a Pipeline) -> Result<Value, OpError> {
+        let result = pipeline.query_async(self.connection().await?).await;
+        self.settle(result)
+    }
+    async fn invoke<'a>(&'a mut self, script: &'a ScriptInvocation<'a>) -> Result<Value, OpError> {
+        let result = script.invoke_async(self.connection().await?).await;
+        self.settle(result)
     }
 }
 
@@ -665,9 +805,10 @@ fn push_fields(reply: &Value, fields: &[&str], out: &mut Record) -> OpResult {
     Ok(())
 }
 
-/// One runner thread's connection.
-pub struct RedisWorker<'e> {
-    link: Link<'e>,
+/// The record operations over one client's connection, written once for
+/// both seams ([`Transport`]).
+struct Records<'e, T> {
+    link: T,
     options: &'e RedisOptions,
     index: Vec<u8>,
     /// The prefixed key of the current operation.
@@ -675,55 +816,54 @@ pub struct RedisWorker<'e> {
     update: Script,
 }
 
-impl RedisWorker<'_> {
+impl<'e, T: Transport> Records<'e, T> {
+    fn new(link: T, options: &'e RedisOptions) -> Self {
+        Self {
+            link,
+            options,
+            index: options.index_key(),
+            key: Vec::new(),
+            update: Script::new(UPDATE_IF_EXISTS),
+        }
+    }
+
     fn set_key(&mut self, key: &[u8]) {
         self.key.clear();
         self.key.extend_from_slice(&self.options.prefix);
         self.key.extend_from_slice(key);
     }
 
-    fn exists(&mut self) -> Result<bool, OpError> {
-        let key = &self.key;
-        let n: i64 = self.link.run(|con| cmd("EXISTS").arg(key).query(con))?;
-        Ok(n > 0)
-    }
-}
-
-impl EngineWorker for RedisWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         self.set_key(key);
         match fields {
             None => {
-                let key = &self.key;
-                let reply: Value = self.link.run(|con| cmd("HGETALL").arg(key).query(con))?;
+                let mut c = cmd("HGETALL");
+                c.arg(&self.key);
+                let reply = self.link.query(&c).await?;
                 if hash_is_empty(&reply) {
                     return Err(OpError::NotFound);
                 }
                 push_hash(&reply, out)
             }
             Some(fields) => {
-                let key = &self.key;
-                let reply: Value = self
-                    .link
-                    .run(|con| cmd("HMGET").arg(key).arg(fields).query(con))?;
+                let mut c = cmd("HMGET");
+                c.arg(&self.key).arg(fields);
+                let reply = self.link.query(&c).await?;
                 // A record without the asked fields is found; a missing one is not.
-                if values_are_empty(&reply) && !self.exists()? {
-                    return Err(OpError::NotFound);
+                if values_are_empty(&reply) {
+                    let mut c = cmd("EXISTS");
+                    c.arg(&self.key);
+                    if converted::<i64>(self.link.query(&c).await?)? == 0 {
+                        return Err(OpError::NotFound);
+                    }
                 }
                 push_fields(&reply, fields, out)
             }
         }
     }
 
-    fn scan(
+    async fn scan(
         &mut self,
-        _table: &str,
         start_key: &[u8],
         count: usize,
         fields: Option<&[&str]>,
@@ -732,18 +872,14 @@ impl EngineWorker for RedisWorker<'_> {
         if count == 0 {
             return Ok(());
         }
-        let start = [&b"["[..], start_key].concat();
-        let index = &self.index;
-        let members: Vec<Vec<u8>> = self.link.run(|con| {
-            cmd("ZRANGEBYLEX")
-                .arg(index)
-                .arg(&start)
-                .arg("+")
-                .arg("LIMIT")
-                .arg(0)
-                .arg(count)
-                .query(con)
-        })?;
+        let mut c = cmd("ZRANGEBYLEX");
+        c.arg(&self.index)
+            .arg([&b"["[..], start_key].concat())
+            .arg("+")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(count);
+        let members: Vec<Vec<u8>> = converted(self.link.query(&c).await?)?;
         if members.is_empty() {
             return Ok(());
         }
@@ -755,7 +891,7 @@ impl EngineWorker for RedisWorker<'_> {
                 Some(f) => p.cmd("HMGET").arg(&self.key).arg(f),
             };
         }
-        let replies: Vec<Value> = self.link.run(|con| p.query(con))?;
+        let replies: Vec<Value> = converted(self.link.query_pipeline(&p).await?)?;
         for reply in &replies {
             // A record deleted between the two round trips is left out.
             match fields {
@@ -767,21 +903,19 @@ impl EngineWorker for RedisWorker<'_> {
         Ok(())
     }
 
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+    async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
         self.set_key(key);
         let mut call = self.update.key(&self.key);
         for (name, value) in values.fields() {
             call.arg(name).arg(value);
         }
-        let updated: i64 = self.link.run(|con| call.invoke(con))?;
-        if updated == 0 {
-            Err(OpError::NotFound)
-        } else {
-            Ok(())
+        match converted::<i64>(self.link.invoke(&call).await?)? {
+            0 => Err(OpError::NotFound),
+            _ => Ok(()),
         }
     }
 
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+    async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
         self.set_key(key);
         let mut p = pipe();
         p.atomic().cmd("HSET").arg(&self.key);
@@ -794,25 +928,84 @@ impl EngineWorker for RedisWorker<'_> {
             .arg(0)
             .arg(key)
             .ignore();
-        self.link.run(|con| p.query::<()>(con))
+        self.link.query_pipeline(&p).await.map(|_| ())
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+    async fn delete(&mut self, key: &[u8]) -> OpResult {
         self.set_key(key);
-        let (prefixed, index) = (&self.key, &self.index);
-        self.link.run(|con| {
-            pipe()
-                .atomic()
-                .cmd("DEL")
-                .arg(prefixed)
-                .ignore()
-                .cmd("ZREM")
-                .arg(index)
-                .arg(key)
-                .ignore()
-                .query::<()>(con)
-        })
+        let mut p = pipe();
+        p.atomic()
+            .cmd("DEL")
+            .arg(&self.key)
+            .ignore()
+            .cmd("ZREM")
+            .arg(&self.index)
+            .arg(key)
+            .ignore();
+        self.link.query_pipeline(&p).await.map(|_| ())
+    }
+}
+
+/// A client thread's worker: each operation blocks on its connection.
+struct RedisWorker<'e>(Records<'e, Link<'e>>);
+
+impl EngineWorker for RedisWorker<'_> {
+    fn read(&mut self, _: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+        run_now(self.0.read(key, fields, out))
+    }
+    fn scan(
+        &mut self,
+        _: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        run_now(self.0.scan(start_key, count, fields, out))
+    }
+    fn update(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
+        run_now(self.0.update(key, values))
+    }
+    fn insert(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
+        run_now(self.0.insert(key, values))
+    }
+    fn delete(&mut self, _: &str, key: &[u8]) -> OpResult {
+        run_now(self.0.delete(key))
+    }
+}
+
+/// A client task's worker: each operation awaits its connection.
+struct RedisTaskWorker<'e>(Records<'e, AsyncLink<'e>>);
+
+impl AsyncEngineWorker for RedisTaskWorker<'_> {
+    fn read<'a>(
+        &'a mut self,
+        _: &'a str,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpFuture<'a> {
+        Box::pin(self.0.read(key, fields, out))
+    }
+    fn scan<'a>(
+        &'a mut self,
+        _: &'a str,
+        start_key: &'a [u8],
+        count: usize,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
+    ) -> OpFuture<'a> {
+        Box::pin(self.0.scan(start_key, count, fields, out))
+    }
+    fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
+        Box::pin(self.0.update(key, values))
+    }
+    fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
+        Box::pin(self.0.insert(key, values))
+    }
+    fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> OpFuture<'a> {
+        Box::pin(self.0.delete(key))
     }
 }
 

@@ -3,11 +3,10 @@
 //! [`EngineCalls`]: on a client task they await an [`AsyncEngineWorker`]
 //! ([`Awaiting`]); on a client thread the calls block as before
 //! ([`Blocking`]): each is made, and done, when its future is created, so
-//! the operation never waits and one poll runs it to the end ([`run_now`]).
+//! the operation never waits and one poll runs it to the end
+//! ([`crate::engine::run_now`]).
 
 use std::future::{ready, Future};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::engine::{AsyncEngineWorker, EngineWorker, OpResult, Record, ScanResults};
@@ -135,19 +134,5 @@ impl EngineCalls for Awaiting<'_> {
     }
     fn pause(&self, time: Duration) -> impl Future<Output = ()> + Send {
         crate::runner::sleep_until(Instant::now() + time)
-    }
-}
-
-/// Runs an operation made of [`Blocking`] calls: it never waits, so one
-/// poll completes it.
-#[inline]
-pub fn run_now<F: Future>(operation: F) -> F::Output {
-    let mut operation = pin!(operation);
-    match operation
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => unreachable!("a blocking engine call returned a pending future"),
     }
 }

@@ -21,9 +21,9 @@ use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
 use keys::build_key_name;
 use values::{append_deterministic_value, RandomValuePool};
 
-use calls::{run_now, Awaiting, Blocking, EngineCalls};
+use calls::{Awaiting, Blocking, EngineCalls};
 
-use crate::engine::{Engine, OpResult, Record, ScanResults, SetupFuture, ThreadSlot};
+use crate::engine::{run_now, Engine, OpResult, Record, ScanResults, SetupFuture, ThreadSlot};
 use crate::error::InputError;
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
