@@ -1,5 +1,13 @@
-//! A PostgreSQL server through the synchronous `postgres` crate, with the
-//! schema and statements of YCSB 0.17.0's JDBC binding.
+//! A PostgreSQL server through the `postgres` crate and the async
+//! `tokio-postgres` under it, with the schema and statements of YCSB
+//! 0.17.0's JDBC binding.
+//!
+//! **Clients.** Each client has its own session: a client thread a
+//! blocking `postgres::Client` (`clients=threads`), a client task a
+//! `tokio_postgres::Client` whose connection runs on the runner's runtime
+//! (`clients=tasks`, the default). The record operations are written once
+//! over either ([`Connection`]). The engine's own calls (schema, settle,
+//! footprint) and `kvperf bench` use blocking sessions.
 //!
 //! **Schema.** One table per store, named by `postgres.table` (the store's
 //! namespace; `usertable` by default):
@@ -49,18 +57,19 @@
 //! indexes, free-space and visibility maps.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::{ready, Future};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, NoTls, Row, Statement};
 
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+    run_now, AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode,
+    OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, Properties};
@@ -82,7 +91,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        // Clients as tasks, each on its own tokio-postgres connection.
+        async_ops: true,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },
@@ -235,9 +245,8 @@ impl PgOptions {
         matches!(self.host.as_str(), "localhost" | "::1") || self.host.starts_with("127.")
     }
 
-    /// A new session, with `synchronous_commit` set if asked.
-    fn connect(&self) -> anyhow::Result<Client> {
-        let mut config = postgres::Config::new();
+    fn config(&self) -> tokio_postgres::Config {
+        let mut config = tokio_postgres::Config::new();
         config
             .host(&self.host)
             .port(self.port)
@@ -248,11 +257,46 @@ impl PgOptions {
         if let Some(password) = &self.password {
             config.password(password);
         }
-        let mut client = config.connect(NoTls).map_err(|e| self.refused(&e))?;
-        if let Some(mode) = &self.synchronous_commit {
+        config
+    }
+
+    /// `SET synchronous_commit`, if asked.
+    fn session_setup(&self) -> Option<String> {
+        let mode = self.synchronous_commit.as_ref()?;
+        Some(format!("SET synchronous_commit = {mode}"))
+    }
+
+    fn setup_failed(&self, e: &postgres::Error) -> anyhow::Error {
+        anyhow::anyhow!("PostgreSQL at {}: {}", self.addr(), self.say(e))
+    }
+
+    /// A new blocking session (a client thread's, or the engine's own).
+    fn connect(&self) -> anyhow::Result<Client> {
+        let mut client = postgres::Config::from(self.config())
+            .connect(NoTls)
+            .map_err(|e| self.refused(&e))?;
+        if let Some(sql) = self.session_setup() {
+            client.batch_execute(&sql).map_err(|e| self.setup_failed(&e))?;
+        }
+        Ok(client)
+    }
+
+    /// A new async session (a client task's): its connection runs as a
+    /// task on the runtime this is called on.
+    async fn connect_async(&self) -> anyhow::Result<tokio_postgres::Client> {
+        let (client, connection) = self
+            .config()
+            .connect(NoTls)
+            .await
+            .map_err(|e| self.refused(&e))?;
+        // Ends when the client is dropped or the server goes away; an
+        // error then shows in the client's next call.
+        tokio::spawn(connection);
+        if let Some(sql) = self.session_setup() {
             client
-                .batch_execute(&format!("SET synchronous_commit = {mode}"))
-                .map_err(|e| anyhow::anyhow!("PostgreSQL at {}: {}", self.addr(), self.say(&e)))?;
+                .batch_execute(&sql)
+                .await
+                .map_err(|e| self.setup_failed(&e))?;
         }
         Ok(client)
     }
@@ -418,11 +462,15 @@ impl Engine for PgEngine {
     }
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(PgWorker {
-            session: Some(Session::open(&self.options)?),
-            options: &self.options,
-            cache_key: String::new(),
-        }))
+        let records = run_now(Records::open(&self.options))?;
+        Ok(Box::new(PgWorker(records)))
+    }
+
+    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
+        Box::pin(async move {
+            let records = Records::open(&self.options).await?;
+            Ok(Box::new(PgTaskWorker(records)) as Box<dyn AsyncEngineWorker>)
+        })
     }
 
     fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
@@ -608,9 +656,107 @@ fn push_row(row: &postgres::Row, wanted: Option<&[&str]>, out: &mut Record) -> O
     Ok(())
 }
 
+/// A client's connection: a thread's blocking [`Client`] or a task's
+/// [`tokio_postgres::Client`]. The record operations are written once, as
+/// async code over it ([`Records`]); the blocking client's calls are done
+/// when their futures are made, so [`run_now`] completes an operation in
+/// one poll.
+trait Connection: Sized + Send {
+    fn connect(options: &PgOptions) -> impl Future<Output = anyhow::Result<Self>> + Send;
+    fn prepare<'a>(
+        &'a mut self,
+        sql: &'a str,
+    ) -> impl Future<Output = Result<Statement, postgres::Error>> + Send + 'a;
+    fn query_opt<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> impl Future<Output = Result<Option<Row>, postgres::Error>> + Send + 'a;
+    fn query<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> impl Future<Output = Result<Vec<Row>, postgres::Error>> + Send + 'a;
+    fn execute<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> impl Future<Output = Result<u64, postgres::Error>> + Send + 'a;
+    fn is_closed(&self) -> bool;
+}
+
+impl Connection for Client {
+    fn connect(options: &PgOptions) -> impl Future<Output = anyhow::Result<Self>> + Send {
+        ready(options.connect())
+    }
+    fn prepare<'a>(
+        &'a mut self,
+        sql: &'a str,
+    ) -> impl Future<Output = Result<Statement, postgres::Error>> + Send + 'a {
+        ready(Client::prepare(self, sql))
+    }
+    fn query_opt<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> impl Future<Output = Result<Option<Row>, postgres::Error>> + Send + 'a {
+        ready(Client::query_opt(self, stmt, params))
+    }
+    fn query<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> impl Future<Output = Result<Vec<Row>, postgres::Error>> + Send + 'a {
+        ready(Client::query(self, stmt, params))
+    }
+    fn execute<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> impl Future<Output = Result<u64, postgres::Error>> + Send + 'a {
+        ready(Client::execute(self, stmt, params))
+    }
+    fn is_closed(&self) -> bool {
+        Client::is_closed(self)
+    }
+}
+
+impl Connection for tokio_postgres::Client {
+    async fn connect(options: &PgOptions) -> anyhow::Result<Self> {
+        options.connect_async().await
+    }
+    async fn prepare<'a>(&'a mut self, sql: &'a str) -> Result<Statement, postgres::Error> {
+        tokio_postgres::Client::prepare(self, sql).await
+    }
+    async fn query_opt<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        tokio_postgres::Client::query_opt(self, stmt, params).await
+    }
+    async fn query<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        tokio_postgres::Client::query(self, stmt, params).await
+    }
+    async fn execute<'a>(
+        &'a mut self,
+        stmt: &'a Statement,
+        params: &'a [&'a (dyn ToSql + Sync)],
+    ) -> Result<u64, postgres::Error> {
+        tokio_postgres::Client::execute(self, stmt, params).await
+    }
+    fn is_closed(&self) -> bool {
+        tokio_postgres::Client::is_closed(self)
+    }
+}
+
 /// A connection and the statements prepared on it.
-struct Session {
-    client: Client,
+struct Session<C> {
+    client: C,
     read_all: Statement,
     scan: Statement,
     delete: Statement,
@@ -618,20 +764,20 @@ struct Session {
     by_fields: HashMap<String, Statement>,
 }
 
-impl Session {
-    fn open(options: &PgOptions) -> anyhow::Result<Self> {
-        let mut client = options.connect()?;
+impl<C: Connection> Session<C> {
+    async fn open(options: &PgOptions) -> anyhow::Result<Self> {
+        let mut client = C::connect(options).await?;
         let t = &options.table;
-        let mut prepare = |sql: String| {
-            client.prepare(&sql).map_err(|e| {
-                anyhow::anyhow!("PostgreSQL at {}: {}", options.addr(), options.say(&e))
-            })
-        };
-        let read_all = prepare(format!("SELECT * FROM {t} WHERE {KEY_COLUMN} = $1"))?;
-        let scan = prepare(format!(
-            "SELECT * FROM {t} WHERE {KEY_COLUMN} >= $1 ORDER BY {KEY_COLUMN} LIMIT $2"
-        ))?;
-        let delete = prepare(format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"))?;
+        let mut prepared = Vec::with_capacity(3);
+        for sql in [
+            format!("SELECT * FROM {t} WHERE {KEY_COLUMN} = $1"),
+            format!("SELECT * FROM {t} WHERE {KEY_COLUMN} >= $1 ORDER BY {KEY_COLUMN} LIMIT $2"),
+            format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"),
+        ] {
+            let stmt = client.prepare(&sql).await;
+            prepared.push(stmt.map_err(|e| options.setup_failed(&e))?);
+        }
+        let [read_all, scan, delete] = <[Statement; 3]>::try_from(prepared).expect("three statements");
         Ok(Self {
             client,
             read_all,
@@ -640,30 +786,35 @@ impl Session {
             by_fields: HashMap::new(),
         })
     }
-
-    /// The open session in `slot`, opened first if it was dropped.
-    fn ensure<'s>(slot: &'s mut Option<Session>, options: &PgOptions) -> Result<&'s mut Session, OpError> {
-        if slot.is_none() {
-            let session = Session::open(options)
-                .map_err(|e| OpError::Failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
-            *slot = Some(session);
-        }
-        Ok(slot.as_mut().expect("opened above"))
-    }
 }
 
-/// One runner thread's session, opened again after the server went away:
-/// while PostgreSQL is down or restarting every operation fails (and is
+/// One client's session, opened again after the server went away: while
+/// PostgreSQL is down or restarting every operation fails (and is
 /// counted), and the first one after it is back reconnects.
-pub struct PgWorker<'e> {
-    session: Option<Session>,
+struct Records<'e, C> {
+    session: Option<Session<C>>,
     options: &'e PgOptions,
     cache_key: String,
 }
 
-impl PgWorker<'_> {
-    fn session(&mut self) -> Result<&mut Session, OpError> {
-        Session::ensure(&mut self.session, self.options)
+impl<'e, C: Connection> Records<'e, C> {
+    async fn open(options: &'e PgOptions) -> anyhow::Result<Self> {
+        Ok(Self {
+            session: Some(Session::open(options).await?),
+            options,
+            cache_key: String::new(),
+        })
+    }
+
+    /// The open session, opened first if it was dropped.
+    async fn session(&mut self) -> Result<&mut Session<C>, OpError> {
+        if self.session.is_none() {
+            let session = Session::open(self.options)
+                .await
+                .map_err(|e| OpError::Failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
+            self.session = Some(session);
+        }
+        Ok(self.session.as_mut().expect("opened above"))
     }
 
     /// `result` of a call on the session, which is dropped if the
@@ -675,29 +826,10 @@ impl PgWorker<'_> {
         result.map_err(failed)
     }
 
-    /// The prepared statement of `kind` for these field names.
-    fn statement<'n>(
-        &mut self,
-        kind: Kind,
-        names: impl Iterator<Item = &'n str> + Clone,
-    ) -> Result<Statement, OpError> {
-        self.cache_key.clear();
-        self.cache_key.push(match kind {
-            Kind::Read => 'r',
-            Kind::Insert => 'i',
-            Kind::Update => 'u',
-        });
-        for n in names.clone() {
-            self.cache_key.push('\0');
-            self.cache_key.push_str(n);
-        }
-        let session = Session::ensure(&mut self.session, self.options)?;
-        if let Some(stmt) = session.by_fields.get(&self.cache_key) {
-            return Ok(stmt.clone());
-        }
+    /// The SQL of `kind` for these (quoted) columns.
+    fn sql(&self, kind: Kind, columns: &[String]) -> String {
         let t = &self.options.table;
-        let columns: Vec<String> = names.map(quoted).collect();
-        let sql = match kind {
+        match kind {
             Kind::Read => format!(
                 "SELECT {} FROM {t} WHERE {KEY_COLUMN} = $1",
                 columns.join(", ")
@@ -723,8 +855,29 @@ impl PgWorker<'_> {
                     .collect();
                 format!("UPDATE {t} SET {} WHERE {KEY_COLUMN} = $1", set.join(", "))
             }
-        };
-        let prepared = session.client.prepare(&sql);
+        }
+    }
+
+    /// The prepared statement of `kind` for these field names.
+    async fn statement(&mut self, kind: Kind, names: &[&str]) -> Result<Statement, OpError> {
+        self.cache_key.clear();
+        self.cache_key.push(match kind {
+            Kind::Read => 'r',
+            Kind::Insert => 'i',
+            Kind::Update => 'u',
+        });
+        for n in names {
+            self.cache_key.push('\0');
+            self.cache_key.push_str(n);
+        }
+        self.session().await?;
+        let cached = self.session.as_ref().and_then(|s| s.by_fields.get(&self.cache_key));
+        if let Some(stmt) = cached {
+            return Ok(stmt.clone());
+        }
+        let columns: Vec<String> = names.iter().map(|n| quoted(n)).collect();
+        let sql = self.sql(kind, &columns);
+        let prepared = self.session().await?.client.prepare(&sql).await;
         let stmt = self.checked(prepared)?;
         if let Some(session) = &mut self.session {
             session.by_fields.insert(self.cache_key.clone(), stmt.clone());
@@ -732,12 +885,40 @@ impl PgWorker<'_> {
         Ok(stmt)
     }
 
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+        let key = text("key", key)?;
+        let stmt = match fields {
+            None | Some([]) => self.session().await?.read_all.clone(),
+            Some(f) => self.statement(Kind::Read, f).await?,
+        };
+        let found = self.session().await?.client.query_opt(&stmt, &[&key]).await;
+        match self.checked(found)? {
+            None => Err(OpError::NotFound),
+            Some(row) => push_row(&row, fields.filter(|f| !f.is_empty()), out),
+        }
+    }
+
+    async fn scan(
+        &mut self,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        let start = text("key", start_key)?;
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let session = self.session().await?;
+        let found = session.client.query(&session.scan, &[&start, &limit]).await;
+        for row in &self.checked(found)? {
+            push_row(row, fields, out.next_slot())?;
+        }
+        Ok(())
+    }
+
     /// Runs an insert or update of `values` for `key`; the rows it changed.
-    fn write(&mut self, kind: Kind, key: &[u8], values: &Record) -> Result<u64, OpError> {
+    async fn write(&mut self, kind: Kind, key: &[u8], values: &Record) -> Result<u64, OpError> {
         let key = text("key", key)?;
         let mut names = Vec::with_capacity(values.len());
-        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
-        params.push(&key);
         let mut texts: Vec<&str> = Vec::with_capacity(values.len());
         for (name, value) in values.fields() {
             names.push(text("field name", name)?);
@@ -746,72 +927,95 @@ impl PgWorker<'_> {
         if names.is_empty() {
             return Err(OpError::Failed("PostgreSQL: a write without fields".into()));
         }
-        let stmt = self.statement(kind, names.iter().copied())?;
+        let stmt = self.statement(kind, &names).await?;
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
+        params.push(&key);
         for t in &texts {
             params.push(t);
         }
-        let done = self.session()?.client.execute(&stmt, &params);
+        let done = self.session().await?.client.execute(&stmt, &params).await;
         self.checked(done)
     }
-}
 
-impl EngineWorker for PgWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
-        let key = text("key", key)?;
-        let stmt = match fields {
-            None | Some([]) => self.session()?.read_all.clone(),
-            Some(f) => self.statement(Kind::Read, f.iter().copied())?,
-        };
-        let found = self.session()?.client.query_opt(&stmt, &[&key]);
-        let row = self.checked(found)?;
-        match row {
-            None => Err(OpError::NotFound),
-            Some(row) => push_row(&row, fields.filter(|f| !f.is_empty()), out),
-        }
-    }
-
-    fn scan(
-        &mut self,
-        _table: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        let start = text("key", start_key)?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let session = self.session()?;
-        let found = session.client.query(&session.scan, &[&start, &limit]);
-        let rows = self.checked(found)?;
-        for row in &rows {
-            push_row(row, fields, out.next_slot())?;
-        }
-        Ok(())
-    }
-
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        match self.write(Kind::Update, key, values)? {
+    async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
+        match self.write(Kind::Update, key, values).await? {
             0 => Err(OpError::NotFound),
             _ => Ok(()),
         }
     }
 
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.write(Kind::Insert, key, values).map(|_| ())
+    async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
+        self.write(Kind::Insert, key, values).await.map(|_| ())
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+    async fn delete(&mut self, key: &[u8]) -> OpResult {
         let key = text("key", key)?;
-        let session = self.session()?;
-        let done = session.client.execute(&session.delete, &[&key]);
+        let session = self.session().await?;
+        let done = session.client.execute(&session.delete, &[&key]).await;
         self.checked(done).map(|_| ())
+    }
+}
+
+/// A client thread's worker: each operation blocks on its session.
+pub struct PgWorker<'e>(Records<'e, Client>);
+
+impl EngineWorker for PgWorker<'_> {
+    fn read(&mut self, _: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+        run_now(self.0.read(key, fields, out))
+    }
+    fn scan(
+        &mut self,
+        _: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        run_now(self.0.scan(start_key, count, fields, out))
+    }
+    fn update(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
+        run_now(self.0.update(key, values))
+    }
+    fn insert(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
+        run_now(self.0.insert(key, values))
+    }
+    fn delete(&mut self, _: &str, key: &[u8]) -> OpResult {
+        run_now(self.0.delete(key))
+    }
+}
+
+/// A client task's worker: each operation awaits its session.
+struct PgTaskWorker<'e>(Records<'e, tokio_postgres::Client>);
+
+impl AsyncEngineWorker for PgTaskWorker<'_> {
+    fn read<'a>(
+        &'a mut self,
+        _: &'a str,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpFuture<'a> {
+        Box::pin(self.0.read(key, fields, out))
+    }
+    fn scan<'a>(
+        &'a mut self,
+        _: &'a str,
+        start_key: &'a [u8],
+        count: usize,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
+    ) -> OpFuture<'a> {
+        Box::pin(self.0.scan(start_key, count, fields, out))
+    }
+    fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
+        Box::pin(self.0.update(key, values))
+    }
+    fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
+        Box::pin(self.0.insert(key, values))
+    }
+    fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> OpFuture<'a> {
+        Box::pin(self.0.delete(key))
     }
 }
 
