@@ -35,7 +35,7 @@ enum Seam {
 
 /// The seams `spec` has.
 fn seams(spec: &EngineSpec) -> &'static [Seam] {
-    if spec.capabilities.async_ops {
+    if spec.capabilities.async_ops.available() {
         &[Seam::Threads, Seam::Tasks]
     } else {
         &[Seam::Threads]
@@ -121,7 +121,9 @@ impl Store {
         }
         let mut props: Vec<String> = self.props.iter().map(|(k, v)| format!("{k}={v}")).collect();
         match self.seam {
-            Seam::Threads if spec.capabilities.async_ops => props.push("clients=threads".into()),
+            Seam::Threads if spec.capabilities.async_ops.available() => {
+                props.push("clients=threads".into())
+            }
             Seam::Threads => {}
             Seam::Tasks => props.extend([
                 "clients=tasks".into(),

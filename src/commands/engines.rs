@@ -1,6 +1,6 @@
 //! `kvperf engines`: every engine compiled in, what it can do and its options.
 
-use crate::engine::{self, KvSupport, StoreKind};
+use crate::engine::{self, AsyncOps, KvSupport, StoreKind};
 
 pub fn list() -> anyhow::Result<()> {
     let compiled = engine::registry();
@@ -27,8 +27,10 @@ pub fn list() -> anyhow::Result<()> {
         if c.adopt {
             can.push("adopt a store kvperf did not load");
         }
-        if c.async_ops {
-            can.push("async operations (clients run as tasks by default)");
+        match c.async_ops {
+            AsyncOps::Unavailable => {}
+            AsyncOps::OnRequest => can.push("async operations (clients=tasks; threads by default)"),
+            AsyncOps::ByDefault => can.push("async operations (clients run as tasks by default)"),
         }
         println!(
             "{:<10} keeps its data in {store}; can: {}",

@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Args;
 
 use super::step::{self, Finished};
-use crate::engine::{self, Capability, EngineSpec, OpenMode, OpenOptions};
+use crate::engine::{self, AsyncOps, Capability, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
 use crate::measure::accounting::Snapshot;
@@ -235,7 +235,7 @@ impl ClientSettings {
                 true
             }
             Some(false) => false,
-            None => spec.capabilities.async_ops,
+            None => spec.capabilities.async_ops == AsyncOps::ByDefault,
         };
         match (tasks, self.runtime_threads) {
             // The machine's cores by default: the clients' and the driver's work.
@@ -248,7 +248,7 @@ impl ClientSettings {
                 format!(
                     "sizes the runtime of clients=tasks, but engine '{}' runs its clients on threads here{}",
                     spec.name,
-                    if spec.capabilities.async_ops {
+                    if spec.capabilities.async_ops.available() {
                         " (clients=threads)"
                     } else {
                         ""

@@ -76,7 +76,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
 use super::options::OptionValues;
-use super::{
+use super::{AsyncOps, 
     AsyncEngineWorker, Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
     KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode, OpenOptions, Record, ScanResults,
     SetupFuture, StoreKind, ThreadSlot,
@@ -104,7 +104,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // CQL UPDATE is an upsert, as in YCSB's binding.
         update_needs_existing: false,
         // The scylla driver is async.
-        async_ops: true,
+        async_ops: AsyncOps::ByDefault,
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },

@@ -38,7 +38,7 @@ use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::record::codec;
-use super::{
+use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
     KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
     ThreadSlot,
@@ -61,7 +61,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        async_ops: AsyncOps::Unavailable,
     },
     options: &[
         EngineOption { name: "map_size", default: "274877906944", help: "bytes of address space reserved for the store (its maximum size; sparse, not allocated): 256 GiB" },

@@ -42,7 +42,7 @@ use mongodb::options::{
 use mongodb::sync::{Client, Collection, Database};
 
 use super::options::OptionValues;
-use super::{
+use super::{AsyncOps, 
     Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker, KvSupport, KvWorker,
     OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
 };
@@ -65,7 +65,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        async_ops: AsyncOps::Unavailable,
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },

@@ -2,8 +2,8 @@
 //! `basicdb.verbose=false`. It exists only to measure the driver's own cost.
 
 use super::{
-    Capabilities, Engine, EngineInfo, EngineSpec, EngineWorker, KvSupport, KvWorker, OpError,
-    OpResult, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
+    AsyncOps, Capabilities, Engine, EngineInfo, EngineSpec, EngineWorker, KvSupport, KvWorker,
+    OpError, OpResult, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
 };
 
 pub static SPEC: EngineSpec = EngineSpec {
@@ -18,7 +18,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        async_ops: AsyncOps::Unavailable,
     },
     options: &[],
     open,

@@ -71,7 +71,7 @@ use redis::{
 };
 
 use super::options::OptionValues;
-use super::{
+use super::{AsyncOps, 
     run_now, AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
     EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode,
     OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
@@ -98,7 +98,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         // Clients as tasks, each on its own multiplexed async connection.
-        async_ops: true,
+        async_ops: AsyncOps::ByDefault,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },

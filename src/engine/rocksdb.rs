@@ -17,7 +17,7 @@ use rocksdb::{
 
 use super::options::OptionValues;
 use super::record::codec;
-use super::{
+use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
     KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults,
     StoreKind, ThreadSlot,
@@ -37,7 +37,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        async_ops: AsyncOps::Unavailable,
     },
     options: &[
         EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes" },

@@ -46,7 +46,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::record::codec;
-use super::{
+use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
     KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
     ThreadSlot,
@@ -69,7 +69,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        async_ops: AsyncOps::Unavailable,
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },

@@ -205,7 +205,7 @@ pub fn owned_size(dir: &Path, owns: fn(&str) -> bool) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Capabilities, KvSupport};
+    use crate::engine::{AsyncOps, Capabilities, KvSupport};
 
     fn owns_sst(name: &str) -> bool {
         name.ends_with(".sst") || name == "CURRENT" || name == "sub"
@@ -223,7 +223,7 @@ mod tests {
             adopt: true,
             ordered_scans: true,
             update_needs_existing: true,
-            async_ops: false,
+            async_ops: AsyncOps::Unavailable,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

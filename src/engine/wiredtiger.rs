@@ -23,7 +23,7 @@ use anyhow::Context;
 
 use super::options::OptionValues;
 use super::record::codec;
-use super::{
+use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
     KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
     ThreadSlot,
@@ -47,7 +47,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: false,
+        async_ops: AsyncOps::Unavailable,
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },
