@@ -5,7 +5,7 @@
 //! code ([`CqlClient`]), and the two workers only differ in how they wait:
 //! - **Clients as tasks** (`clients=tasks`, the default): the runner lends
 //!   the engine its runtime at open, the driver runs on it, and each client
-//!   task awaits its operations (`CassandraTaskWorker`). By default all
+//!   task awaits its operations (`TaskWorker`). By default all
 //!   clients share the engine's one session (`sessions=auto`), as YCSB's
 //!   binding does: one connection per node carries every client's requests,
 //!   which costs the server less CPU per request.
@@ -75,10 +75,11 @@ use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
+use super::client_ops::{ClientOps, TaskWorker};
 use super::options::OptionValues;
 use super::{AsyncOps, 
     AsyncEngineWorker, Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode, OpenOptions, Record, ScanResults,
+    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults,
     SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
@@ -868,7 +869,7 @@ impl Engine for CassandraEngine {
 
     fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
         Box::pin(async move {
-            Ok(Box::new(CassandraTaskWorker(CqlClient::open(self).await?))
+            Ok(Box::new(TaskWorker(CqlClient::open(self).await?))
                 as Box<dyn AsyncEngineWorker>)
         })
     }
@@ -1215,7 +1216,15 @@ impl CqlClient {
         self.run(stmt, &bound[..]).await.map(|_| ())
     }
 
-    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+}
+
+impl ClientOps for CqlClient {
+    async fn read<'a>(
+        &'a mut self,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpResult {
         let key = utf8("the key", key)?;
         let stmt = match self.read_statement(fields).await? {
             Some(i) => &self.read_some[i].1,
@@ -1230,12 +1239,12 @@ impl CqlClient {
         }
     }
 
-    async fn scan(
-        &mut self,
-        start_key: &[u8],
+    async fn scan<'a>(
+        &'a mut self,
+        start_key: &'a [u8],
         count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
     ) -> OpResult {
         let key = utf8("the start key", start_key)?;
         let stmts = match self.scan_statements(fields).await? {
@@ -1259,20 +1268,20 @@ impl CqlClient {
     }
 
     /// CQL UPDATE: an upsert (see the module's documentation).
-    async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
+    async fn update<'a>(&'a mut self, key: &'a [u8], values: &'a Record) -> OpResult {
         let key = utf8("the key", key)?;
         let i = self.write_statement(values, true).await?;
         self.write(&self.updates[i].1, key, values, false).await
     }
 
-    async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
+    async fn insert<'a>(&'a mut self, key: &'a [u8], values: &'a Record) -> OpResult {
         let key = utf8("the key", key)?;
         let i = self.write_statement(values, false).await?;
         self.write(&self.inserts[i].1, key, values, true).await
     }
 
     /// Deleting a missing key is Ok (YCSB's binding).
-    async fn delete(&mut self, key: &[u8]) -> OpResult {
+    async fn delete<'a>(&'a mut self, key: &'a [u8]) -> OpResult {
         let key = utf8("the key", key)?;
         self.run(&self.delete, (key,)).await.map(|_| ())
     }
@@ -1317,45 +1326,6 @@ impl EngineWorker for CassandraWorker<'_> {
 
     fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
         self.rt.block_on(self.client.delete(key))
-    }
-}
-
-/// A client task's worker: its operations are the client's futures
-/// (clients=tasks, on the runner's runtime).
-pub struct CassandraTaskWorker(CqlClient);
-
-impl AsyncEngineWorker for CassandraTaskWorker {
-    fn read<'a>(
-        &'a mut self,
-        _table: &'a str,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpFuture<'a> {
-        Box::pin(self.0.read(key, fields, out))
-    }
-
-    fn scan<'a>(
-        &'a mut self,
-        _table: &'a str,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpFuture<'a> {
-        Box::pin(self.0.scan(start_key, count, fields, out))
-    }
-
-    fn update<'a>(&'a mut self, _table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(self.0.update(key, values))
-    }
-
-    fn insert<'a>(&'a mut self, _table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(self.0.insert(key, values))
-    }
-
-    fn delete<'a>(&'a mut self, _table: &'a str, key: &'a [u8]) -> OpFuture<'a> {
-        Box::pin(self.0.delete(key))
     }
 }
 

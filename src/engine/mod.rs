@@ -26,6 +26,7 @@
 //!
 //! Adding an engine is one file and one line in [`registry`].
 
+pub mod client_ops;
 pub mod db_bench_flags;
 pub mod kv;
 pub mod null;

@@ -68,11 +68,12 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
+use super::client_ops::{ClientOps, ReadyWorker, TaskWorker};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{AsyncOps, 
     run_now, AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
-    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode,
+    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpResult, OpenMode,
     OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
@@ -466,14 +467,14 @@ impl Engine for PgEngine {
     }
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        let records = run_now(Records::open(&self.options))?;
-        Ok(Box::new(PgWorker(records)))
+        let records = run_now(Records::<Client>::open(&self.options))?;
+        Ok(Box::new(ReadyWorker(records)))
     }
 
     fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
         Box::pin(async move {
-            let records = Records::open(&self.options).await?;
-            Ok(Box::new(PgTaskWorker(records)) as Box<dyn AsyncEngineWorker>)
+            let records = Records::<tokio_postgres::Client>::open(&self.options).await?;
+            Ok(Box::new(TaskWorker(records)) as Box<dyn AsyncEngineWorker>)
         })
     }
 
@@ -889,36 +890,6 @@ impl<'e, C: Connection> Records<'e, C> {
         Ok(stmt)
     }
 
-    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
-        let key = text("key", key)?;
-        let stmt = match fields {
-            None | Some([]) => self.session().await?.read_all.clone(),
-            Some(f) => self.statement(Kind::Read, f).await?,
-        };
-        let found = self.session().await?.client.query_opt(&stmt, &[&key]).await;
-        match self.checked(found)? {
-            None => Err(OpError::NotFound),
-            Some(row) => push_row(&row, fields.filter(|f| !f.is_empty()), out),
-        }
-    }
-
-    async fn scan(
-        &mut self,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        let start = text("key", start_key)?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let session = self.session().await?;
-        let found = session.client.query(&session.scan, &[&start, &limit]).await;
-        for row in &self.checked(found)? {
-            push_row(row, fields, out.next_slot())?;
-        }
-        Ok(())
-    }
-
     /// Runs an insert or update of `values` for `key`; the rows it changed.
     async fn write(&mut self, kind: Kind, key: &[u8], values: &Record) -> Result<u64, OpError> {
         let key = text("key", key)?;
@@ -941,85 +912,61 @@ impl<'e, C: Connection> Records<'e, C> {
         self.checked(done)
     }
 
-    async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
+}
+
+impl<C: Connection> ClientOps for Records<'_, C> {
+    async fn read<'a>(
+        &'a mut self,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpResult {
+        let key = text("key", key)?;
+        let stmt = match fields {
+            None | Some([]) => self.session().await?.read_all.clone(),
+            Some(f) => self.statement(Kind::Read, f).await?,
+        };
+        let found = self.session().await?.client.query_opt(&stmt, &[&key]).await;
+        match self.checked(found)? {
+            None => Err(OpError::NotFound),
+            Some(row) => push_row(&row, fields.filter(|f| !f.is_empty()), out),
+        }
+    }
+
+    async fn scan<'a>(
+        &'a mut self,
+        start_key: &'a [u8],
+        count: usize,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
+    ) -> OpResult {
+        let start = text("key", start_key)?;
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let session = self.session().await?;
+        let found = session.client.query(&session.scan, &[&start, &limit]).await;
+        for row in &self.checked(found)? {
+            push_row(row, fields, out.next_slot())?;
+        }
+        Ok(())
+    }
+
+    async fn update<'a>(&'a mut self, key: &'a [u8], values: &'a Record) -> OpResult {
         match self.write(Kind::Update, key, values).await? {
             0 => Err(OpError::NotFound),
             _ => Ok(()),
         }
     }
 
-    async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
+    async fn insert<'a>(&'a mut self, key: &'a [u8], values: &'a Record) -> OpResult {
         self.write(Kind::Insert, key, values).await.map(|_| ())
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
-    async fn delete(&mut self, key: &[u8]) -> OpResult {
+    async fn delete<'a>(&'a mut self, key: &'a [u8]) -> OpResult {
         let key = text("key", key)?;
         let session = self.session().await?;
         let done = session.client.execute(&session.delete, &[&key]).await;
         self.checked(done).map(|_| ())
-    }
-}
-
-/// A client thread's worker: each operation blocks on its session.
-pub struct PgWorker<'e>(Records<'e, Client>);
-
-impl EngineWorker for PgWorker<'_> {
-    fn read(&mut self, _: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
-        run_now(self.0.read(key, fields, out))
-    }
-    fn scan(
-        &mut self,
-        _: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        run_now(self.0.scan(start_key, count, fields, out))
-    }
-    fn update(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
-        run_now(self.0.update(key, values))
-    }
-    fn insert(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
-        run_now(self.0.insert(key, values))
-    }
-    fn delete(&mut self, _: &str, key: &[u8]) -> OpResult {
-        run_now(self.0.delete(key))
-    }
-}
-
-/// A client task's worker: each operation awaits its session.
-struct PgTaskWorker<'e>(Records<'e, tokio_postgres::Client>);
-
-impl AsyncEngineWorker for PgTaskWorker<'_> {
-    fn read<'a>(
-        &'a mut self,
-        _: &'a str,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpFuture<'a> {
-        Box::pin(self.0.read(key, fields, out))
-    }
-    fn scan<'a>(
-        &'a mut self,
-        _: &'a str,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpFuture<'a> {
-        Box::pin(self.0.scan(start_key, count, fields, out))
-    }
-    fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(self.0.update(key, values))
-    }
-    fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(self.0.insert(key, values))
-    }
-    fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> OpFuture<'a> {
-        Box::pin(self.0.delete(key))
     }
 }
 

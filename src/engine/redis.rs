@@ -70,10 +70,11 @@ use redis::{
     Script, ScriptInvocation, Value,
 };
 
+use super::client_ops::{ClientOps, ReadyWorker, TaskWorker};
 use super::options::OptionValues;
 use super::{AsyncOps, 
-    run_now, AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
-    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpFuture, OpResult, OpenMode,
+    AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpResult, OpenMode,
     OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
@@ -541,13 +542,13 @@ impl Engine for RedisEngine {
 
     fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
         let link = Link::open(&self.options)?;
-        Ok(Box::new(RedisWorker(Records::new(link, &self.options))))
+        Ok(Box::new(ReadyWorker(Records::new(link, &self.options))))
     }
 
     fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
         Box::pin(async move {
             let link = AsyncLink::open(&self.options).await?;
-            Ok(Box::new(RedisTaskWorker(Records::new(link, &self.options)))
+            Ok(Box::new(TaskWorker(Records::new(link, &self.options)))
                 as Box<dyn AsyncEngineWorker>)
         })
     }
@@ -833,7 +834,15 @@ impl<'e, T: Transport> Records<'e, T> {
         self.key.extend_from_slice(key);
     }
 
-    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+}
+
+impl<T: Transport> ClientOps for Records<'_, T> {
+    async fn read<'a>(
+        &'a mut self,
+        key: &'a [u8],
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut Record,
+    ) -> OpResult {
         self.set_key(key);
         match fields {
             None => {
@@ -862,12 +871,12 @@ impl<'e, T: Transport> Records<'e, T> {
         }
     }
 
-    async fn scan(
-        &mut self,
-        start_key: &[u8],
+    async fn scan<'a>(
+        &'a mut self,
+        start_key: &'a [u8],
         count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
+        fields: Option<&'a [&'a str]>,
+        out: &'a mut ScanResults,
     ) -> OpResult {
         if count == 0 {
             return Ok(());
@@ -903,7 +912,7 @@ impl<'e, T: Transport> Records<'e, T> {
         Ok(())
     }
 
-    async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
+    async fn update<'a>(&'a mut self, key: &'a [u8], values: &'a Record) -> OpResult {
         self.set_key(key);
         let mut call = self.update.key(&self.key);
         for (name, value) in values.fields() {
@@ -915,7 +924,7 @@ impl<'e, T: Transport> Records<'e, T> {
         }
     }
 
-    async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
+    async fn insert<'a>(&'a mut self, key: &'a [u8], values: &'a Record) -> OpResult {
         self.set_key(key);
         let mut p = pipe();
         p.atomic().cmd("HSET").arg(&self.key);
@@ -932,7 +941,7 @@ impl<'e, T: Transport> Records<'e, T> {
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
-    async fn delete(&mut self, key: &[u8]) -> OpResult {
+    async fn delete<'a>(&'a mut self, key: &'a [u8]) -> OpResult {
         self.set_key(key);
         let mut p = pipe();
         p.atomic()
@@ -944,68 +953,6 @@ impl<'e, T: Transport> Records<'e, T> {
             .arg(key)
             .ignore();
         self.link.query_pipeline(&p).await.map(|_| ())
-    }
-}
-
-/// A client thread's worker: each operation blocks on its connection.
-struct RedisWorker<'e>(Records<'e, Link<'e>>);
-
-impl EngineWorker for RedisWorker<'_> {
-    fn read(&mut self, _: &str, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
-        run_now(self.0.read(key, fields, out))
-    }
-    fn scan(
-        &mut self,
-        _: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        run_now(self.0.scan(start_key, count, fields, out))
-    }
-    fn update(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
-        run_now(self.0.update(key, values))
-    }
-    fn insert(&mut self, _: &str, key: &[u8], values: &Record) -> OpResult {
-        run_now(self.0.insert(key, values))
-    }
-    fn delete(&mut self, _: &str, key: &[u8]) -> OpResult {
-        run_now(self.0.delete(key))
-    }
-}
-
-/// A client task's worker: each operation awaits its connection.
-struct RedisTaskWorker<'e>(Records<'e, AsyncLink<'e>>);
-
-impl AsyncEngineWorker for RedisTaskWorker<'_> {
-    fn read<'a>(
-        &'a mut self,
-        _: &'a str,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpFuture<'a> {
-        Box::pin(self.0.read(key, fields, out))
-    }
-    fn scan<'a>(
-        &'a mut self,
-        _: &'a str,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpFuture<'a> {
-        Box::pin(self.0.scan(start_key, count, fields, out))
-    }
-    fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(self.0.update(key, values))
-    }
-    fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(self.0.insert(key, values))
-    }
-    fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> OpFuture<'a> {
-        Box::pin(self.0.delete(key))
     }
 }
 
