@@ -407,6 +407,30 @@ fn client_tasks_need_an_engine_with_async_operations() {
     );
 }
 
+/// Checked before any server is reached: no PostgreSQL needed. Its
+/// clients are tasks on request only, so sizing their runtime says how.
+#[test]
+#[cfg(feature = "postgres")]
+fn a_runtime_for_postgres_clients_needs_them_as_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = workload("c");
+    let args = [
+        "run",
+        "--engine",
+        "postgres",
+        "-P",
+        &file,
+        "-p",
+        "postgres.port=1",
+        "-p",
+        "runtimethreads=2",
+    ];
+    assert_input_error(
+        &kvperf(tmp.path(), &args),
+        "engine 'postgres' runs its clients on threads here by default; add -p clients=tasks",
+    );
+}
+
 /// Checked before any server is reached: no Cassandra needed.
 #[test]
 #[cfg(feature = "cassandra")]

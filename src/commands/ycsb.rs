@@ -225,9 +225,11 @@ impl ClientSettings {
     }
 
     /// How the clients run against `spec`: as tasks on a runtime with this
-    /// many worker threads, or on threads (None). An engine with async
-    /// operations runs tasks unless `clients=threads`; asking a blocking
-    /// engine for tasks, or sizing a runtime that will not run, is an error.
+    /// many worker threads, or on threads (None). An engine whose async
+    /// operations are its default runs tasks unless `clients=threads`, one
+    /// that offers them on request only with `clients=tasks`; asking a
+    /// blocking engine for tasks, or sizing a runtime that will not run, is
+    /// an error.
     fn runtime_threads_for(&self, spec: &EngineSpec) -> Result<Option<usize>, InputError> {
         let tasks = match self.tasks {
             Some(true) => {
@@ -248,10 +250,10 @@ impl ClientSettings {
                 format!(
                     "sizes the runtime of clients=tasks, but engine '{}' runs its clients on threads here{}",
                     spec.name,
-                    if spec.capabilities.async_ops.available() {
-                        " (clients=threads)"
-                    } else {
-                        ""
+                    match (self.tasks, spec.capabilities.async_ops.available()) {
+                        (Some(false), _) => " (clients=threads)",
+                        (None, true) => " by default; add -p clients=tasks",
+                        _ => "",
                     }
                 ),
             )),
