@@ -175,7 +175,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         }
         Err(err) => return Err(InputError::Invalid(first_line(&err.to_string())).into()),
     };
-    match cli.command {
+    let done = match cli.command {
         Command::Load(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Load),
         Command::Run(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Run),
         Command::Merge(args) => commands::merge::run(args),
@@ -188,6 +188,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Engines => commands::engines::list(),
         Command::Device(command) => commands::device::run(command),
         Command::Server(command) => commands::server::run(command),
+    };
+    // A listing or a report's paths that stdout did not take is a failure
+    // too (commands that print results keep them and say where).
+    match (done, crate::output::stdout::failure()) {
+        (Ok(()), Some(why)) => Err(anyhow::anyhow!("cannot write to standard output ({why})")),
+        (done, _) => done,
     }
 }
 

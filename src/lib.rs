@@ -8,6 +8,7 @@ mod commands;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod fingerprint;
 pub mod host;
 pub mod measure;

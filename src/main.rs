@@ -14,7 +14,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // One line, no backtrace: the chain of contexts joined by ": ".
-            eprintln!("kvperf: {err:#}");
+            // Not eprintln!, which panics when stderr is closed or full.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "kvperf: {err:#}");
             ExitCode::from(kvperf::error::exit_code(&err))
         }
     }

@@ -7,8 +7,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::Context;
-
 use crate::error::InputError;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,8 +22,7 @@ impl Properties {
     /// Reads a Java properties file: `key=value`, `key: value` or
     /// `key value`, `#`/`!` comments, trailing-backslash continuations.
     pub fn load_file(&mut self, path: &Path) -> anyhow::Result<()> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read workload file '{}'", path.display()))?;
+        let text = crate::files::read_input(path, "workload file")?;
         self.load_str(&text);
         Ok(())
     }

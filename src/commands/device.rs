@@ -12,6 +12,7 @@ use crate::device::precondition::{self, PreconditionConfig};
 use crate::device::{fio, target};
 use crate::engine::store::PRECONDITION_FILE;
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::measure::steady::SteadyCriterion;
 use crate::output::{self, Format};
@@ -105,16 +106,25 @@ pub struct CornersArgs {
 }
 
 pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
-    let (mut out, measured, format, output) = match &command {
+    let (format, output, target) = match &command {
+        DeviceCommand::Corners(args) => (args.format, &args.output, &args.target),
+        DeviceCommand::Precondition(args) => (args.format, &args.output, &args.dir),
+    };
+    // Checked before the device is touched; never the target itself.
+    let destination = output
+        .as_deref()
+        .map(|p| Destination::check(p, "--output", output::written_as(format), &[target]))
+        .transpose()?;
+    let (mut out, measured) = match &command {
         DeviceCommand::Corners(args) => {
             let mut out = StepOutput::begin("corners");
             let measured = corners_into(args, &mut out);
-            (out, measured, args.format, &args.output)
+            (out, measured)
         }
         DeviceCommand::Precondition(args) => {
             let mut out = StepOutput::begin("precondition");
             let measured = precondition_into(args, &mut out);
-            (out, measured, args.format, &args.output)
+            (out, measured)
         }
     };
     let finished = step::finish(&mut out, measured);
@@ -123,10 +133,7 @@ pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
         Format::Text => finished.is_ok().then(|| render(&out)),
     };
     if let Some(text) = text {
-        match output {
-            Some(path) => output::write_atomically(path, text.as_bytes())?,
-            None => print!("{text}"),
-        }
+        output::emit(text, format, &out.command, destination.as_ref())?;
     }
     finished.map(|Finished| ())
 }

@@ -5,7 +5,7 @@ use crate::engine::{self, AsyncOps, KvSupport, StoreKind};
 pub fn list() -> anyhow::Result<()> {
     let compiled = engine::registry();
     for spec in &compiled {
-        println!("{:<10} {}", spec.name, spec.about);
+        crate::say!("{:<10} {}", spec.name, spec.about);
         let store = match spec.store {
             StoreKind::Directory { .. } => "a data directory (--db)",
             StoreKind::Server { .. } => "a database server",
@@ -32,22 +32,22 @@ pub fn list() -> anyhow::Result<()> {
             AsyncOps::OnRequest => can.push("async operations (clients=tasks; threads by default)"),
             AsyncOps::ByDefault => can.push("async operations (clients run as tasks by default)"),
         }
-        println!(
+        crate::say!(
             "{:<10} keeps its data in {store}; can: {}",
             "",
             can.join(", ")
         );
         if spec.options.is_empty() {
-            println!("{:<10} no options", "");
+            crate::say!("{:<10} no options", "");
         } else {
-            println!("{:<10} options (-p {}.NAME=VALUE):", "", spec.name);
+            crate::say!("{:<10} options (-p {}.NAME=VALUE):", "", spec.name);
             for o in spec.options {
                 let default = if o.default.is_empty() {
                     "(not set)"
                 } else {
                     o.default
                 };
-                println!("{:<12} {:<40} {default:<12} {}", "", o.name, o.help);
+                crate::say!("{:<12} {:<40} {default:<12} {}", "", o.name, o.help);
             }
         }
     }
@@ -57,7 +57,7 @@ pub fn list() -> anyhow::Result<()> {
         .map(|(name, feature)| format!("{name} (Cargo feature {feature})"))
         .collect();
     if !missing.is_empty() {
-        println!("not compiled in: {}", missing.join(", "));
+        crate::say!("not compiled in: {}", missing.join(", "));
     }
     Ok(())
 }

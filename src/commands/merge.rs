@@ -2,7 +2,7 @@
 //! --shard I/N --format json`) -> one result, in the layout and formats of
 //! a single run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -28,11 +28,13 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
+    // A merge must never write over one of its shards.
+    let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+    let destination = super::ycsb::destination(args.output.as_deref(), args.format, &inputs)?;
     let mut parts = Vec::with_capacity(args.results.len());
     for path in &args.results {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InputError::Invalid(format!("cannot read '{shown}': {e}")))?;
+        let text = crate::files::read_input(path, "shard result")?;
         let output = StepOutput::from_json(&text)
             .map_err(|e| InputError::Invalid(format!("'{shown}': {e}")))?;
         parts.push((shown, output));
@@ -41,7 +43,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     for warning in &merged.warnings {
         eprintln!("kvperf: warning: {warning}");
     }
-    super::ycsb::emit(&merged, args.format, args.output.as_deref())?;
+    super::ycsb::emit(&merged, args.format, destination.as_ref())?;
     match &merged.error {
         None => Ok(()),
         // A failed shard fails the merge as it failed the shard.

@@ -69,10 +69,12 @@ pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
         .report
         .clone()
         .unwrap_or_else(|| default_report_dir(&args.results));
+    // The report's place is checked before the first step runs.
+    report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
     let (prepared, opts) = prepare(&args.plan, args.results)?;
     runner::run(&prepared, &opts)?;
     let study = report::load(std::slice::from_ref(&opts.results))?;
-    report::write(&study, &report_dir)?;
+    report::write(&study, &report_dir, &[&opts.results])?;
     eprintln!(
         "report: {}",
         ["report.md", "report.csv", "report.html"]
@@ -93,7 +95,7 @@ fn default_report_dir(results: &Path) -> PathBuf {
 pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
     let (p, _) = prepare(&args, "results.jsonl".into())?;
     let plan = &p.loaded.plan;
-    println!(
+    crate::say!(
         "plan '{}' ({} driver) at scale {}: {} steps, fingerprint {}",
         p.id.name,
         match plan.driver {
@@ -105,11 +107,11 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
         p.id.fingerprint
     );
     if let Err(e) = runner::check_engines(&p) {
-        println!("cannot run here: {e}");
+        crate::say!("cannot run here: {e}");
     }
     if p.id.scale != 1.0 {
         let full = crate::plan::expand_steps(&p.loaded, 1.0, &[])?;
-        print!("{}", sizes(plan.driver, &full, &p.steps, p.id.scale));
+        crate::output::stdout::say(&sizes(plan.driver, &full, &p.steps, p.id.scale));
     }
     for (i, step) in p.steps.iter().enumerate() {
         let args = runner::child_args(
@@ -131,7 +133,7 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
                 step.clients - 1
             ));
         }
-        println!("{:>4}  {}\n      {command}", i + 1, step.id);
+        crate::say!("{:>4}  {}\n      {command}", i + 1, step.id);
     }
     Ok(())
 }

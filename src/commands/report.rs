@@ -1,6 +1,6 @@
 //! `kvperf report` and `kvperf compare`: results files -> the briefs' tables.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -28,10 +28,12 @@ pub struct CompareArgs {
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
+    let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+    report::check_out(&args.out, "--out", &inputs)?;
     let study = report::load(&args.results)?;
-    report::write(&study, &args.out)?;
+    report::write(&study, &args.out, &inputs)?;
     for name in ["report.md", "report.csv", "report.html"] {
-        println!("{}", args.out.join(name).display());
+        crate::say!("{}", args.out.join(name).display());
     }
     Ok(())
 }
@@ -45,6 +47,6 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    print!("{}", report::build(&study, false).to_markdown());
+    crate::output::stdout::say(&report::build(&study, false).to_markdown());
     Ok(())
 }

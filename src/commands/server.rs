@@ -91,7 +91,7 @@ pub fn run(command: ServerCommand) -> anyhow::Result<()> {
     let instance = instance(&args)?;
     // For status, "not running" is an answer, not a failure of the command.
     let answer = instance.run(action)?;
-    println!("{}", answer.line);
+    crate::say!("{}", answer.line);
     Ok(())
 }
 

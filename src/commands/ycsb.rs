@@ -12,6 +12,7 @@ use clap::Args;
 use super::step::{self, Finished};
 use crate::engine::{self, AsyncOps, Capability, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::measure::accounting::Snapshot;
 use crate::measure::{verdict, OpKind, Outcome};
@@ -296,16 +297,9 @@ fn parse_percentiles(text: &str) -> Result<Vec<f64>, InputError> {
 fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
     for file in &args.workload_files {
-        if file.is_dir() {
+        if std::fs::metadata(file).is_ok_and(|m| m.is_dir()) {
             return Err(InputError::Invalid(format!(
                 "workload file '{}' is a directory; give a property file such as workloads/workloada",
-                file.display()
-            ))
-            .into());
-        }
-        if !file.is_file() {
-            return Err(InputError::Invalid(format!(
-                "workload file '{}' does not exist",
                 file.display()
             ))
             .into());
@@ -323,28 +317,42 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         Phase::Load => "load",
         Phase::Run => "run",
     });
+    // Where the result goes is checked before anything is measured.
+    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
+    let destination = destination(args.output.as_deref(), args.format, &inputs)?;
     let measured = measure(&args, phase, &mut out);
     let finished = step::finish(&mut out, measured);
-    emit(&out, args.format, args.output.as_deref())?;
+    emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
 }
 
-/// Prints `out` or writes it to `path` (atomically) in `format`: what
-/// `load`, `run` and `merge` write.
-pub(super) fn emit(out: &StepOutput, format: Format, path: Option<&Path>) -> anyhow::Result<()> {
+/// The checked `--output` of `load`, `run` and `merge`.
+pub(super) fn destination(
+    path: Option<&Path>,
+    format: Format,
+    inputs: &[&Path],
+) -> Result<Option<Destination>, InputError> {
+    path.map(|p| Destination::check(p, "--output", output::written_as(format), inputs))
+        .transpose()
+}
+
+/// Prints `out` or writes it to `destination` in `format`: what `load`,
+/// `run` and `merge` write.
+pub(super) fn emit(
+    out: &StepOutput,
+    format: Format,
+    destination: Option<&Destination>,
+) -> anyhow::Result<()> {
     let rendered = match format {
         Format::Json => Some(output::json::to_pretty(out)),
         // What was measured is printed even when a check failed after it
         // (a data-integrity failure); nothing, when nothing was.
         Format::Text => (!out.measurements.is_empty()).then(|| render_text(out)),
     };
-    if let Some(text) = rendered {
-        match path {
-            Some(path) => output::write_atomically(path, text.as_bytes())?,
-            None => print!("{text}"),
-        }
+    match rendered {
+        Some(text) => output::emit(text, format, &out.command, destination),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn render_text(out: &StepOutput) -> String {

@@ -65,6 +65,10 @@ fn adopt_or_refuse(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Res
     let shown = dir.display();
     let entries = entry_names(dir)?;
     if entries.is_empty() {
+        if mode == OpenMode::Existing {
+            // Refused before kvperf writes its marker into a user's directory.
+            return Err(no_store(spec, dir).into());
+        }
         write_marker(dir, spec.name, CREATED)?;
         return Ok(CREATED);
     }
@@ -279,6 +283,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("holds no testdir store"), "{err}");
+        // A user's empty directory stays empty: no marker before a refusal.
+        let err = prepare(&SPEC, tmp.path(), OpenMode::Existing)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("holds no testdir store"), "{err}");
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 
     #[test]

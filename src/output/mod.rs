@@ -4,12 +4,10 @@
 
 pub mod dbbench_text;
 pub mod json;
+pub mod stdout;
 pub mod ycsb_text;
 
-use std::io::Write;
-use std::path::Path;
-
-use anyhow::Context;
+use crate::files::{Destination, Written};
 
 /// Output format of `kvperf load|run|merge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -27,30 +25,58 @@ pub fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Writes `bytes` so that a crash leaves either the old file or the new one:
-/// a temporary file in the same directory, fsync, rename, fsync the directory.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().context("output path has no file name")?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// kvperf's JSON step output (`--format json`, `bench --json`): a JSON
+/// object whose first key is `kvperf_step`, as [`json::to_pretty`] writes it.
+pub const STEP_JSON: Written = Written {
+    what: "kvperf JSON result",
+    recognizes: json::is_step_output,
+    extension: "json",
+};
+
+/// kvperf's text output written to a file: its first line is
+/// [`TEXT_MARKER`] (stdout carries YCSB's or db_bench's lines alone).
+pub const TEXT: Written = Written {
+    what: "kvperf text result",
+    recognizes: |head| head.starts_with(TEXT_MARKER.as_bytes()),
+    extension: "txt",
+};
+
+/// The first words of every text result kvperf writes to a file.
+pub const TEXT_MARKER: &str = "# kvperf ";
+
+/// What a `--output FILE` of `format` holds.
+pub fn written_as(format: Format) -> Written {
+    match format {
+        Format::Json => STEP_JSON,
+        Format::Text => TEXT,
     }
-    result.with_context(|| format!("cannot write output file '{}'", path.display()))
+}
+
+/// `text` as it goes into a file: text results get a first line naming
+/// kvperf and the command, so a later run recognises the file as its own.
+pub fn file_text(format: Format, command: &str, text: String) -> String {
+    match format {
+        Format::Json => text,
+        Format::Text => format!(
+            "{TEXT_MARKER}{} ({}) {command}\n{text}",
+            env!("CARGO_PKG_VERSION"),
+            env!("KVPERF_GIT_COMMIT")
+        ),
+    }
+}
+
+/// Writes the result of `command` to `destination` (as [`file_text`]),
+/// else to stdout (see [`stdout`]).
+pub fn emit(
+    text: String,
+    format: Format,
+    command: &str,
+    destination: Option<&Destination>,
+) -> anyhow::Result<()> {
+    match destination {
+        Some(d) => d.write(file_text(format, command, text).as_bytes()),
+        None => stdout::print_result(&text, written_as(format).extension),
+    }
 }
 
 #[cfg(test)]
@@ -58,12 +84,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn atomic_write_replaces_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.json");
-        write_atomically(&path, b"first").unwrap();
-        write_atomically(&path, b"second").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    fn text_written_to_a_file_is_recognised_and_stdout_text_is_not() {
+        let text = "[OVERALL], RunTime(ms), 10\n".to_string();
+        let file = file_text(Format::Text, "run", text.clone());
+        assert!((TEXT.recognizes)(file.as_bytes()));
+        assert!(!(TEXT.recognizes)(text.as_bytes()));
+        assert!(file.ends_with(&text));
     }
 }

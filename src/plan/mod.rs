@@ -280,9 +280,7 @@ impl LoadedPlan {
 
     /// The plan in `path` with `--set KEY=VALUE` changes applied.
     pub fn from_file_with(path: &Path, sets: &[String]) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::Invalid(format!("cannot read plan '{}': {e}", path.display()))
-        })?;
+        let text = crate::files::read_input(path, "plan")?;
         let in_plan = |e: String| InputError::Invalid(format!("plan '{}': {e}", path.display()));
         // Parsed as written first, so its own mistakes are named by line.
         let mut plan = parse(&text).map_err(in_plan)?;

@@ -134,7 +134,18 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
 
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
-    let loaded = results::read(&opts.results)?;
+    // Refuses a path that is not kvperf's results before creating anything.
+    results::read(&opts.results)?;
+    if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            InputError::Invalid(format!(
+                "cannot create the directory of --results '{}': {e}",
+                opts.results.display()
+            ))
+        })?;
+    }
+    // Locked from here on: a second plan run on the file is refused.
+    let (mut out, loaded) = Appender::open(&opts.results)?;
     if let Some(other) = loaded
         .records
         .iter()
@@ -166,15 +177,6 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         // Fail now, not after the load.
         crate::host::drop_page_cache("plan drop_caches")?;
     }
-    if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            InputError::Invalid(format!(
-                "cannot create the directory of --results '{}': {e}",
-                opts.results.display()
-            ))
-        })?;
-    }
-    let mut out = Appender::open(&opts.results, &loaded)?;
     // Ctrl-C or SIGTERM ends the step in progress (it is not kept) and the
     // plan, stopping the servers it started; a rerun resumes.
     runner::stop_on_interrupt();

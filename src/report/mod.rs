@@ -14,6 +14,9 @@ mod tables;
 
 use std::path::Path;
 
+use crate::error::InputError;
+use crate::files::{Destination, Written};
+
 pub use csv::csv;
 pub use document::{Block, Document, Table};
 pub use model::{compare, load, Comparison, Study};
@@ -265,17 +268,87 @@ fn time_series_charts(study: &Study, w: &WorkloadView) -> Vec<String> {
     out
 }
 
-/// Writes report.md, report.csv and report.html into `dir` (atomically each).
-pub fn write(study: &Study, dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        crate::error::InputError::Invalid(format!("cannot create --out '{}': {e}", dir.display()))
-    })?;
-    let put = |name: &str, text: String| {
-        crate::output::write_atomically(&dir.join(name), text.as_bytes())
-    };
-    put("report.md", build(study, false).to_markdown())?;
-    put("report.csv", csv(study))?;
-    put("report.html", build(study, true).to_html())
+/// The files of a report, each with how kvperf recognises one it wrote.
+const FILES: [(&str, Written); 3] = [
+    (
+        "report.md",
+        Written {
+            what: "kvperf report",
+            recognizes: |head| head.starts_with(b"# kvperf report"),
+            extension: "md",
+        },
+    ),
+    (
+        "report.csv",
+        Written {
+            what: "kvperf report table",
+            recognizes: |head| head.starts_with(b"config,workload,threads,"),
+            extension: "csv",
+        },
+    ),
+    (
+        "report.html",
+        Written {
+            what: "kvperf HTML report",
+            recognizes: |head| {
+                head.starts_with(b"<!DOCTYPE html>")
+                    && String::from_utf8_lossy(head).contains("<title>kvperf report")
+            },
+            extension: "html",
+        },
+    ),
+];
+
+/// Checks, before anything is measured, that a report may be written into
+/// `dir`: a directory or a path kvperf can create one at, whose report
+/// files are new or kvperf's own, and none of them one of `inputs`.
+pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<(), InputError> {
+    let refuse = |why: String| InputError::Invalid(format!("{flag} '{}' {why}", dir.display()));
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {
+            for (name, written) in FILES {
+                Destination::check(&dir.join(name), flag, written, inputs)?;
+            }
+            Ok(())
+        }
+        Ok(meta) => Err(refuse(format!(
+            "is {}; a report is a directory of files",
+            crate::files::kind_of(meta.file_type())
+        ))),
+        // Created when the report is written: its nearest existing
+        // ancestor must be a directory.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            match dir
+                .ancestors()
+                .skip(1)
+                .find(|a| a.as_os_str().is_empty() || a.exists())
+            {
+                Some(a) if !a.as_os_str().is_empty() && !a.is_dir() => Err(refuse(format!(
+                    "cannot be created: '{}' is not a directory",
+                    a.display()
+                ))),
+                _ => Ok(()),
+            }
+        }
+        Err(e) => Err(refuse(format!("cannot be checked: {e}"))),
+    }
+}
+
+/// Writes report.md, report.csv and report.html into `dir` (atomically
+/// each, and only in place of kvperf's own; see [`check_out`]).
+pub fn write(study: &Study, dir: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| InputError::Invalid(format!("cannot create '{}': {e}", dir.display())))?;
+    let texts = [
+        build(study, false).to_markdown(),
+        csv(study),
+        build(study, true).to_html(),
+    ];
+    for ((name, written), text) in FILES.into_iter().zip(texts) {
+        Destination::check(&dir.join(name), "report file", written, inputs)?
+            .write(text.as_bytes())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ mod record;
 pub mod step;
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -28,20 +28,33 @@ pub struct Loaded {
     pub complete_len: u64,
 }
 
-/// Reads every complete line of `path`; a missing file is empty.
+/// How every line kvperf appends to a results file starts.
+const LINE_START: &[u8] = b"{\"kvperf_results\":";
+
+/// Reads every complete line of `path`; a missing file is empty. A file
+/// that is not a kvperf results file (a user's notes, another format) is
+/// refused with one line, and so is a path that is not a regular file.
 pub fn read(path: &Path) -> anyhow::Result<Loaded> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
-        Err(e) => {
-            return Err(InputError::Invalid(format!(
-                "cannot read results file '{}': {e}",
-                path.display()
-            ))
-            .into())
-        }
-    };
+    if !path.exists() && std::fs::symlink_metadata(path).is_err() {
+        return Ok(Loaded::default());
+    }
+    let bytes = crate::files::read_input_bytes(path, "results file")?;
+    parse(path, &bytes)
+}
+
+fn parse(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let tail = &bytes[complete..];
+    // Only the start of one of kvperf's own lines may be cut off as torn:
+    // anything else is a file kvperf did not write, and stays untouched.
+    if !tail.is_empty() && !LINE_START.starts_with(&tail[..tail.len().min(LINE_START.len())]) {
+        return Err(InputError::Invalid(format!(
+            "results file '{}' is not a kvperf results file (its {} does not start like one); give a new --results path",
+            path.display(),
+            if complete == 0 { "text" } else { "last line" }
+        ))
+        .into());
+    }
     let mut records = Vec::new();
     for (index, line) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -52,7 +65,7 @@ pub fn read(path: &Path) -> anyhow::Result<Loaded> {
     }
     Ok(Loaded {
         records,
-        torn_tail: bytes.len() - complete,
+        torn_tail: tail.len(),
         complete_len: complete as u64,
     })
 }
@@ -65,6 +78,7 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<Record>> {
     struct Version {
         kvperf_step: Option<u32>,
     }
+    crate::files::require_regular(path, "results file")?;
     if let Ok(text) = std::fs::read_to_string(path) {
         // A step's output is one JSON document; a results file is lines.
         if let Ok(Version {
@@ -108,14 +122,37 @@ pub struct Appender {
 }
 
 impl Appender {
-    /// Opens `path` for appending, first cutting an incomplete last line
-    /// (reported by [`read`]) so the next record starts on a line of its own.
-    pub fn open(path: &Path, loaded: &Loaded) -> anyhow::Result<Self> {
+    /// Opens `path` for appending and locks it, so a second `plan run` on
+    /// the same file is refused; returns the records already in it, after
+    /// cutting an incomplete last line so the next record starts on a line
+    /// of its own. Only a regular file of kvperf's results is opened.
+    pub fn open(path: &Path) -> anyhow::Result<(Self, Loaded)> {
+        read(path)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .read(true)
             .open(path)
             .with_context(|| format!("cannot open results file '{}'", path.display()))?;
+        if let Err(e) = file.try_lock() {
+            return Err(match e {
+                std::fs::TryLockError::WouldBlock => InputError::Invalid(format!(
+                    "results file '{}' is in use by another kvperf plan run; wait for it or give another --results",
+                    path.display()
+                ))
+                .into(),
+                std::fs::TryLockError::Error(e) => anyhow::anyhow!(
+                    "cannot lock results file '{}': {e}",
+                    path.display()
+                ),
+            });
+        }
+        // Read again under the lock: the file is now ours alone.
+        let mut bytes = Vec::new();
+        (&file)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read results file '{}'", path.display()))?;
+        let loaded = parse(path, &bytes)?;
         if loaded.torn_tail > 0 {
             file.set_len(loaded.complete_len)
                 .and_then(|_| file.sync_all())
@@ -125,10 +162,13 @@ impl Appender {
             // A new file's directory entry must be durable too.
             File::open(dir).and_then(|d| d.sync_all()).ok();
         }
-        Ok(Self {
-            file,
-            path: path.to_path_buf(),
-        })
+        Ok((
+            Self {
+                file,
+                path: path.to_path_buf(),
+            },
+            loaded,
+        ))
     }
 
     /// Appends `record` as one line with a single write, then fsyncs. On
@@ -145,10 +185,21 @@ impl Appender {
             if let Some(len) = before {
                 let _ = self.file.set_len(len);
             }
-            return Err(anyhow::anyhow!(
+            let shown = format!(
                 "cannot append to results file '{}': {e}; the results already in it are intact",
                 self.path.display()
-            ));
+            );
+            // This step's record is kept apart, never dropped.
+            let near = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+            return Err(match crate::files::keep_unsaved(&line, near, "jsonl") {
+                Ok(kept) => anyhow::anyhow!(
+                    "{shown}; this step's record is kept in '{}'",
+                    kept.display()
+                ),
+                Err(lost) => anyhow::anyhow!(
+                    "{shown}; this step's record could not be kept elsewhere either ({lost})"
+                ),
+            });
         }
         Ok(())
     }
@@ -190,7 +241,7 @@ mod tests {
     fn appended_records_read_back_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
-        let mut out = Appender::open(&path, &read(&path).unwrap()).unwrap();
+        let (mut out, _) = Appender::open(&path).unwrap();
         out.append(&record("x")).unwrap();
         out.append(&record("y")).unwrap();
         let loaded = read(&path).unwrap();
@@ -203,7 +254,7 @@ mod tests {
     fn a_torn_last_line_is_dropped_and_cut_before_the_next_append() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
-        let mut out = Appender::open(&path, &Loaded::default()).unwrap();
+        let (mut out, _) = Appender::open(&path).unwrap();
         out.append(&record("x")).unwrap();
         drop(out);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -211,7 +262,8 @@ mod tests {
         let loaded = read(&path).unwrap();
         assert_eq!(loaded.records.len(), 1);
         assert_eq!(loaded.torn_tail, 23);
-        let mut out = Appender::open(&path, &loaded).unwrap();
+        let (mut out, reopened) = Appender::open(&path).unwrap();
+        assert_eq!(reopened.records.len(), 1);
         out.append(&record("y")).unwrap();
         let again = read(&path).unwrap();
         assert_eq!(again.records.len(), 2);
@@ -241,10 +293,52 @@ mod tests {
 
     #[test]
     fn a_full_disk_is_a_clear_error() {
-        // /dev/full accepts the open and fails every write with ENOSPC.
-        let mut out = Appender::open(Path::new("/dev/full"), &Loaded::default()).unwrap();
+        // /dev/full fails every write with ENOSPC, as a full disk does.
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Appender {
+            file: OpenOptions::new().append(true).open("/dev/full").unwrap(),
+            path: dir.path().join("r.jsonl"),
+        };
         let err = out.append(&record("x")).unwrap_err().to_string();
         assert!(err.contains("No space left on device"), "{err}");
+        let kept = err
+            .split("kept in '")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('\'');
+        assert!(Path::new(kept).starts_with(dir.path()), "{kept}");
+        let line = std::fs::read(kept).unwrap();
+        assert_eq!(parse_line(line.trim_ascii_end()).unwrap().step.id, "x");
+    }
+
+    #[test]
+    fn only_a_regular_file_of_kvperf_results_is_opened() {
+        let err = Appender::open(Path::new("/dev/full"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("is a character device"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        for foreign in ["my notes, no newline", "{\"a\": 1}", "\u{0}\u{1}binary"] {
+            let path = dir.path().join("notes");
+            std::fs::write(&path, foreign).unwrap();
+            let err = Appender::open(&path).err().unwrap().to_string();
+            assert!(err.contains("is not a kvperf results file"), "{err}");
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                foreign,
+                "left as it was"
+            );
+        }
+    }
+
+    #[test]
+    fn a_second_appender_on_one_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let _first = Appender::open(&path).unwrap();
+        let err = Appender::open(&path).err().unwrap().to_string();
+        assert!(err.contains("in use by another kvperf plan run"), "{err}");
     }
 }
 

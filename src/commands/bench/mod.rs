@@ -6,7 +6,7 @@
 mod args;
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,6 +15,7 @@ pub use args::BenchArgs;
 use super::step::{self, Finished};
 use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
+use crate::files::{Destination, Written};
 use crate::host::HostInfo;
 use crate::measure::accounting::Snapshot;
 use crate::measure::{verdict, OpHistograms, OpKind};
@@ -34,17 +35,48 @@ const HISTOGRAM_ORDER: [(OpKind, &str); 5] = [
     (OpKind::Update, "update"),
 ];
 
+/// db_bench's per-interval file (`--report_file`), recognised by its header.
+pub const OPS_CSV: Written = Written {
+    what: "db_bench report file (secs_elapsed,interval_qps)",
+    recognizes: |head| head.starts_with(b"secs_elapsed,interval_qps"),
+    extension: "csv",
+};
+
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut out = StepOutput::begin("bench");
-    let measured = measure(&args, &mut out);
+    // Every file the run writes is checked before anything is measured.
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| Destination::check(p, "--json", output::STEP_JSON, &[]))
+        .transpose()?;
+    if args.report_interval_seconds > 0 {
+        Destination::check(&args.report_file, "--report_file", OPS_CSV, &[])?;
+    }
+    let measured = measure(&args, json.as_ref(), &mut out);
     let finished = step::finish(&mut out, measured);
-    if let Some(path) = &args.json {
-        output::write_atomically(path, output::json::to_pretty(&out).as_bytes())?;
+    let json_text = output::json::to_pretty(&out);
+    if let Some(json) = &json {
+        json.write(json_text.as_bytes())?;
+    }
+    if let Some(why) = output::stdout::failure() {
+        // db_bench's lines are lost with stdout; the figures are not.
+        return Err(match &json {
+            Some(json) => anyhow::anyhow!(
+                "cannot write to standard output ({why}); every result is in '{}'",
+                json.path().display()
+            ),
+            None => output::stdout::lost_stdout(why, json_text.as_bytes(), "json"),
+        });
     }
     finished.map(|Finished| ())
 }
 
-fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+fn measure(
+    args: &BenchArgs,
+    json: Option<&Destination>,
+    out: &mut StepOutput,
+) -> anyhow::Result<()> {
     let benches = parse_benchmarks(&args.benchmarks)?;
     if !(args.compression_ratio > 0.0 && args.compression_ratio <= 1.0) {
         return Err(InputError::Invalid(format!(
@@ -118,7 +150,7 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     for (index, &bench) in benches.iter().enumerate() {
         if bench.needs_fresh_db() {
             if args.use_existing_db {
-                println!("{:<12} : skipped (--use_existing_db is true)", bench.name());
+                crate::say!("{:<12} : skipped (--use_existing_db is true)", bench.name());
                 continue;
             }
             if index > 0 {
@@ -129,9 +161,9 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         }
         if bench == Benchmark::WaitForCompaction {
             // db_bench's two lines; nothing is measured.
-            println!("waitforcompaction({shown_db}): started");
+            crate::say!("waitforcompaction({shown_db}): started");
             engine.settle(false)?;
-            println!("waitforcompaction({shown_db}): finished with status (OK)");
+            crate::say!("waitforcompaction({shown_db}): finished with status (OK)");
             continue;
         }
         if bench == Benchmark::Compact {
@@ -139,7 +171,7 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
             // how long it took and keeps it out of the results.
             let started = std::time::Instant::now();
             engine.compact()?;
-            println!(
+            crate::say!(
                 "compact({shown_db}): finished in {:.3} seconds",
                 started.elapsed().as_secs_f64()
             );
@@ -164,24 +196,20 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
             measured.measurement.accounting.as_ref().expect("measured"),
         );
         step::warn_failures(out, &measured.histograms);
-        print!(
-            "{}",
-            render_result_line(&ResultLine::of(&measured.measurement))
-        );
+        output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
         if matches!(
             bench,
             Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom
         ) {
             // db_bench's "(N of M found)\n" message ends in its own newline.
-            println!();
+            crate::say!();
         }
         if args.histogram {
             print_histograms(&measured.histograms);
         }
-        std::io::stdout().flush()?;
         out.measurements.push(measured.measurement);
-        if let Some(path) = &args.json {
-            output::write_atomically(path, output::json::to_pretty(&*out).as_bytes())?;
+        if let Some(json) = json {
+            json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
         if measured.interrupted {
             engine.close()?;
@@ -192,7 +220,7 @@ fn measure(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         }
     }
     if let Some(stats) = engine.statistics_text() {
-        println!("STATISTICS:\n{stats}");
+        crate::say!("STATISTICS:\n{stats}");
     }
     engine.close()
 }
@@ -380,22 +408,22 @@ fn print_header(args: &BenchArgs, cfg: &BenchConfig, engine: &dyn Engine, db: Op
     let info = engine.info();
     let compressed = (cfg.value_size as f64 * cfg.compression_ratio) as u64;
     let raw_mb = (cfg.key_size + cfg.value_size) as f64 * cfg.num as f64 / 1_048_576.0;
-    println!("kvperf:     {} (db_bench mode)", env!("CARGO_PKG_VERSION"));
-    println!("Engine:     {} {}", info.name, info.version);
-    println!("Keys:       {} bytes each", cfg.key_size);
-    println!(
+    crate::say!("kvperf:     {} (db_bench mode)", env!("CARGO_PKG_VERSION"));
+    crate::say!("Engine:     {} {}", info.name, info.version);
+    crate::say!("Keys:       {} bytes each", cfg.key_size);
+    crate::say!(
         "Values:     {} bytes each ({compressed} bytes after compression)",
         cfg.value_size
     );
-    println!("Entries:    {}", cfg.num);
-    println!("RawSize:    {raw_mb:.1} MB (estimated)");
+    crate::say!("Entries:    {}", cfg.num);
+    crate::say!("RawSize:    {raw_mb:.1} MB (estimated)");
     let compression = info.options.get("compression").cloned();
-    println!(
+    crate::say!(
         "Compression: {}",
         compression.unwrap_or_else(|| args.compression_type.clone().unwrap_or_else(|| "-".into()))
     );
     if let Some(db) = db {
-        println!("DB path: [{}]", db.display());
+        crate::say!("DB path: [{}]", db.display());
     }
 }
 
@@ -405,7 +433,7 @@ fn print_histograms(histograms: &OpHistograms) {
     for (kind, name) in HISTOGRAM_ORDER {
         if let Some(group) = histograms.get(kind) {
             let h = DbBenchHistogram::from_nanos(&group.ok);
-            println!("Microseconds per {name}:\n{}", h.render());
+            crate::say!("Microseconds per {name}:\n{}", h.render());
         }
     }
 }

@@ -14,8 +14,6 @@ pub mod values;
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 pub use config::CoreConfig;
 use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
 use keys::build_key_name;
@@ -130,10 +128,10 @@ impl CoreWorkload {
             });
         let field_length_histogram = match &cfg.field_length {
             FieldLength::Histogram(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read fieldlengthhistogram '{path}'"))?;
-                let gen = HistogramGen::parse(&text)
-                    .map_err(|e| anyhow::anyhow!("fieldlengthhistogram '{path}': {e}"))?;
+                let text = crate::files::read_input(path.as_ref(), "fieldlengthhistogram")?;
+                let gen = HistogramGen::parse(&text).map_err(|e| {
+                    crate::error::InputError::Invalid(format!("fieldlengthhistogram '{path}': {e}"))
+                })?;
                 Some(gen)
             }
             _ => None,

@@ -1,0 +1,306 @@
+//! A file kvperf will write: checked before measuring, written atomically
+//! at the end, kept elsewhere (and named) when that fails.
+
+use std::fs::{File, OpenOptions, Permissions};
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::error::InputError;
+
+/// A kind of file kvperf writes, and how to tell one it wrote earlier.
+#[derive(Debug, Clone, Copy)]
+pub struct Written {
+    /// In words, for errors: "kvperf JSON result".
+    pub what: &'static str,
+    /// Whether a file's first bytes (up to [`HEAD`]) are of this kind.
+    pub recognizes: fn(&[u8]) -> bool,
+    /// Extension of a file that keeps a result that could not be written.
+    pub extension: &'static str,
+}
+
+/// How much of an existing file is read to recognise it.
+pub const HEAD: usize = 4096;
+
+/// A path that kvperf may write `written` to, checked by [`Destination::check`].
+#[derive(Debug, Clone)]
+pub struct Destination {
+    path: PathBuf,
+    /// The flag that named it, for errors ("--output").
+    flag: String,
+    written: Written,
+}
+
+impl Destination {
+    /// Checks that kvperf may write `path`: a new file in a directory it
+    /// can write, an empty regular file, or a regular file that kvperf
+    /// wrote (recognised by format) and that no input of this command is.
+    /// Anything else is one line naming what stands there.
+    pub fn check(
+        path: &Path,
+        flag: &str,
+        written: Written,
+        inputs: &[&Path],
+    ) -> Result<Self, InputError> {
+        let destination = Self {
+            path: path.to_path_buf(),
+            flag: flag.to_string(),
+            written,
+        };
+        destination.replaceable()?;
+        for input in inputs {
+            let same = match (std::fs::metadata(input), std::fs::symlink_metadata(path)) {
+                (Ok(a), Ok(b)) => super::identity(&a) == super::identity(&b),
+                _ => false,
+            };
+            if same {
+                return Err(destination.refuse(&format!(
+                    "is also an input of this command ('{}'); writing it would destroy that input: give another path",
+                    input.display()
+                )));
+            }
+        }
+        Ok(destination)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `bytes` in place of the file, atomically (a crash leaves the
+    /// old file or the new one), keeping a replaced file's mode. The path
+    /// is checked again first: something else may stand there by now.
+    /// When it fails, the bytes are kept in a new file named in the error.
+    pub fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        let written = self
+            .replaceable()
+            .map_err(anyhow::Error::from)
+            .and_then(|mode| replace(&self.path, bytes, mode));
+        written.map_err(|e| {
+            let shown = format!(
+                "cannot write {} '{}': {e:#}",
+                self.flag,
+                self.path.display()
+            );
+            match super::keep_unsaved(bytes, Some(self.parent()), self.written.extension) {
+                Ok(kept) => anyhow::anyhow!("{shown}; the result is kept in '{}'", kept.display()),
+                Err(lost) => {
+                    anyhow::anyhow!("{shown}; it could not be kept elsewhere either ({lost})")
+                }
+            }
+        })
+    }
+
+    fn parent(&self) -> &Path {
+        match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        }
+    }
+
+    fn refuse(&self, why: &str) -> InputError {
+        InputError::Invalid(format!("{} '{}' {why}", self.flag, self.path.display()))
+    }
+
+    /// Whether the path may be written now: the mode of the file it would
+    /// replace (None for a new file), or why not.
+    fn replaceable(&self) -> Result<Option<Permissions>, InputError> {
+        if self.path.file_name().is_none() {
+            return Err(self.refuse("names no file"));
+        }
+        let mode = match std::fs::symlink_metadata(&self.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(self.refuse(&format!("cannot be checked: {e}"))),
+            Ok(meta) if !meta.file_type().is_file() => {
+                return Err(self.refuse(&format!(
+                    "is {}; kvperf writes only regular files: give a file path",
+                    super::kind_of(meta.file_type())
+                )))
+            }
+            Ok(meta) if meta.nlink() > 1 => {
+                return Err(self.refuse(&format!(
+                    "has {} hard links; replacing it would detach them: give another path",
+                    meta.nlink()
+                )))
+            }
+            Ok(meta) => {
+                if meta.len() > 0 && !self.recognized()? {
+                    return Err(self.refuse(&format!(
+                        "exists and is not a {} (kvperf replaces only files it wrote): move it or give another path",
+                        self.written.what
+                    )));
+                }
+                Some(meta.permissions())
+            }
+        };
+        probe_writable(self.parent()).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => self.refuse(&format!(
+                "is in '{}', which does not exist",
+                self.parent().display()
+            )),
+            _ => self.refuse(&format!(
+                "cannot be written in '{}': {e}",
+                self.parent().display()
+            )),
+        })?;
+        Ok(mode)
+    }
+
+    fn recognized(&self) -> Result<bool, InputError> {
+        let mut head = Vec::with_capacity(HEAD);
+        File::open(&self.path)
+            .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
+            .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
+        Ok((self.written.recognizes)(&head))
+    }
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A name for a new file in `dir` that no other kvperf process uses.
+fn private_name(dir: &Path, base: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{base}.kvperf-{}-{n}", std::process::id()))
+}
+
+/// Creates and removes a new file in `dir`: the only honest test that
+/// kvperf can create the temporary file of an atomic write there (as root,
+/// permission bits say nothing; a read-only mount says it only here).
+fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    if !std::fs::metadata(dir)?.is_dir() {
+        return Err(std::io::Error::other("not a directory"));
+    }
+    let probe = private_name(dir, "probe");
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// Temporary file, fsync, rename over `path`, fsync of the directory.
+fn replace(path: &Path, bytes: &[u8], mode: Option<Permissions>) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let base = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy());
+    let tmp = private_name(dir, &base);
+    let result = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        if let Some(mode) = mode {
+            file.set_permissions(mode)?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(result?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    const MINE: Written = Written {
+        what: "kvperf test file",
+        recognizes: |head| head.starts_with(b"MINE"),
+        extension: "txt",
+    };
+
+    fn check(path: &Path) -> Result<Destination, InputError> {
+        Destination::check(path, "--output", MINE, &[])
+    }
+
+    #[test]
+    fn writes_a_new_file_and_replaces_its_own_keeping_the_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        check(&path).unwrap().write(b"MINE 1").unwrap();
+        std::fs::set_permissions(&path, Permissions::from_mode(0o600)).unwrap();
+        check(&path).unwrap().write(b"MINE 2").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"MINE 2");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
+
+    #[test]
+    fn an_empty_file_may_be_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty");
+        std::fs::write(&path, "").unwrap();
+        check(&path).unwrap().write(b"MINE").unwrap();
+    }
+
+    #[test]
+    fn refuses_what_kvperf_did_not_write_and_leaves_it_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "my notes").unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&notes, &link).unwrap();
+        let mine = dir.path().join("mine");
+        std::fs::write(&mine, "MINE").unwrap();
+        let hard = dir.path().join("hard");
+        std::fs::hard_link(&mine, &hard).unwrap();
+        let cases: [(&Path, &str); 6] = [
+            (&notes, "is not a kvperf test file"),
+            (&sub, "is a directory"),
+            (&link, "is a symbolic link"),
+            (&hard, "has 2 hard links"),
+            (Path::new("/dev/null"), "is a character device"),
+            (&dir.path().join("missing/out"), "does not exist"),
+        ];
+        for (path, says) in cases {
+            let err = check(path).unwrap_err().to_string();
+            assert!(err.contains(says), "{}: {err}", path.display());
+            assert!(err.starts_with("--output '"), "{err}");
+        }
+        assert_eq!(std::fs::read(&notes).unwrap(), b"my notes");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn refuses_an_input_of_the_same_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let shard = dir.path().join("shard-0.json");
+        std::fs::write(&shard, "MINE shard").unwrap();
+        let err = Destination::check(&shard, "--output", MINE, &[&shard]).unwrap_err();
+        assert!(err.to_string().contains("is also an input"), "{err}");
+    }
+
+    #[test]
+    fn a_write_that_fails_keeps_the_result_and_names_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        let destination = check(&path).unwrap();
+        // A user's file appears at the path while kvperf measures.
+        std::fs::write(&path, "theirs").unwrap();
+        let err = destination.write(b"MINE measured").unwrap_err().to_string();
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        let kept = err
+            .split("kept in '")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('\'');
+        assert_eq!(std::fs::read(kept).unwrap(), b"MINE measured", "{err}");
+    }
+}

@@ -1,0 +1,70 @@
+//! Where a result goes when it cannot be written where it was asked to:
+//! a new file (never one that exists) beside the destination, else in the
+//! temporary directory, else in the working directory.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to a new file `kvperf-unsaved-<time>-<pid>.<extension>`
+/// in the first of `near`, the temporary directory and the working
+/// directory that takes it; its path, or the last error.
+pub fn keep_unsaved(
+    bytes: &[u8],
+    near: Option<&Path>,
+    extension: &str,
+) -> std::io::Result<PathBuf> {
+    let name = format!(
+        "kvperf-unsaved-{}-{}.{extension}",
+        crate::output::unix_ms(),
+        std::process::id()
+    );
+    let mut dirs: Vec<PathBuf> = near.map(Path::to_path_buf).into_iter().collect();
+    dirs.push(std::env::temp_dir());
+    dirs.push(PathBuf::from("."));
+    let mut last = std::io::Error::other("no directory to keep it in");
+    for dir in dirs {
+        let path = dir.join(&name);
+        match write_new(&path, bytes) {
+            Ok(()) => return Ok(path),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Creates `path` (never an existing file) with `bytes`; a file it
+/// created and could not fill (a full disk) is removed again.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_bytes_in_a_new_file_beside_the_destination() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = keep_unsaved(b"result", Some(dir.path()), "json").unwrap();
+        assert_eq!(kept.parent(), Some(dir.path()));
+        assert_eq!(std::fs::read(&kept).unwrap(), b"result");
+    }
+
+    #[test]
+    fn falls_back_when_the_destination_directory_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("missing");
+        let kept = keep_unsaved(b"x", Some(&gone), "txt").unwrap();
+        assert!(!kept.starts_with(&gone));
+        assert_eq!(std::fs::read(&kept).unwrap(), b"x");
+        std::fs::remove_file(kept).unwrap();
+    }
+}
