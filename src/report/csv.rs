@@ -2,12 +2,14 @@
 //! type), every figure, so a spreadsheet can recompute anything.
 
 use super::model::Study;
+use crate::measure::OpKind;
 
 const HEADER: &str = "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,\
 op,count,avg_us,p50_us,p99_us,p999_us,max_us,\
 device_read_bytes_per_op,device_write_bytes_per_op,read_amplification,write_amplification,\
 space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
-network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound\n";
+network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound,\
+failed,failed_pct,ok_ops_per_sec,step_error\n";
 
 pub fn csv(study: &Study) -> String {
     let mut out = String::from(HEADER);
@@ -45,24 +47,40 @@ pub fn csv(study: &Study) -> String {
                 .map(opt)
                 .join(",");
                 let bound = field(&p.verdicts.join(" / "));
-                let mut lines: Vec<String> = p
-                    .latency
-                    .iter()
-                    .map(|(op, l)| {
+                let step_error = field(&p.step_errors.join(" / "));
+                // The op's failures; "" where the op had none recorded.
+                let failures = |op: Option<&OpKind>| {
+                    let a = op.and_then(|op| p.attempts.get(op));
+                    let failed = a.map_or(String::new(), |a| a.failed_total().to_string());
+                    let pct = a.filter(|a| a.total > 0).map_or(String::new(), |a| {
+                        format!("{:.3}", a.failed_total() as f64 / a.total as f64 * 100.0)
+                    });
+                    format!("{failed},{pct},{:.1},{step_error}", p.ok_ops_per_sec)
+                };
+                // Every op that ran: one whose operations all failed has
+                // no latency, and its failures must still have a row.
+                let mut op_kinds: Vec<&OpKind> =
+                    p.latency.keys().chain(p.attempts.keys()).collect();
+                op_kinds.sort();
+                op_kinds.dedup();
+                let mut lines: Vec<String> = op_kinds
+                    .into_iter()
+                    .map(|op| {
+                        let latency = p.latency.get(op).map_or(",,,,,".into(), |l| {
+                            format!(
+                                "{},{:.3},{:.3},{:.3},{:.3},{:.3}",
+                                l.count, l.avg_us, l.p50_us, l.p99_us, l.p999_us, l.max_us
+                            )
+                        });
                         format!(
-                            "{cell},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{cost},{bound}\n",
+                            "{cell},{},{latency},{cost},{bound},{}\n",
                             op.name(),
-                            l.count,
-                            l.avg_us,
-                            l.p50_us,
-                            l.p99_us,
-                            l.p999_us,
-                            l.max_us
+                            failures(Some(op))
                         )
                     })
                     .collect();
                 if lines.is_empty() {
-                    lines.push(format!("{cell},,,,,,,,{cost},{bound}\n"));
+                    lines.push(format!("{cell},,,,,,,,{cost},{bound},{}\n", failures(None)));
                 }
                 out.extend(lines);
             }

@@ -7,6 +7,7 @@
 
 mod csv;
 mod document;
+mod failures;
 mod format;
 pub mod model;
 mod svg;
@@ -40,6 +41,9 @@ pub fn build(study: &Study, charts: bool) -> Document {
         .filter(|(_, h)| !h.is_empty())
     {
         blocks.push(Block::Paragraph(format!("{s}: {host}")));
+    }
+    if !study.workloads.is_empty() {
+        blocks.push(Block::Paragraph(failures::summary(study)));
     }
     tables::device_blocks(study, &mut blocks);
     if study.series.len() > 1 && !study.workloads.is_empty() {
@@ -99,6 +103,15 @@ fn workload_blocks(
         format!("{}: throughput (ops/s) vs #Threads", w.name),
     ));
     blocks.push(Block::Table(tables::throughput(study, w, &threads, style)));
+    let failed = failures::table(study, w);
+    let mut definition = failures::THROUGHPUT_DEFINITION.to_string();
+    if failed.is_some() {
+        definition.push_str(&format!(
+            " {} marks a cell with failed operations or a step that stopped early: see the failures table below.",
+            failures::MARK
+        ));
+    }
+    blocks.push(Block::Paragraph(definition));
     if w.points
         .iter()
         .flat_map(|p| p.values())
@@ -113,6 +126,13 @@ fn workload_blocks(
     }
     for b in 1..study.series.len() {
         blocks.push(Block::Paragraph(style.comparison_text(study, w, b)));
+    }
+    if let Some(table) = failed {
+        blocks.push(Block::Heading(
+            2,
+            format!("{}: failed operations and steps that stopped early", w.name),
+        ));
+        blocks.push(Block::Table(table));
     }
     for &op in &w.ops {
         blocks.push(Block::Heading(
@@ -430,6 +450,104 @@ mod tests {
             md.contains("Plan seed-000 (fingerprint f), 20 steps measured by kvperf "),
             "{md}"
         );
+    }
+
+    /// Seed 004's D at 32 threads: 391 of 10,000 reads NOT_FOUND; and a
+    /// config whose inserts all failed (seed 002's wire example).
+    fn study_with_failures() -> Study {
+        use crate::engine::OpError;
+        use crate::results::step::{op_stats, ErrorKind, StepError};
+        let mut records = vec![
+            record("disk", 16, 5000.0, 100.0),
+            record("tmpfs", 16, 6000.0, 90.0),
+        ];
+        let mut h = crate::measure::OpHistograms::new();
+        for i in 0..10_000u64 {
+            let result = if i < 391 {
+                Err(OpError::NotFound)
+            } else {
+                Ok(())
+            };
+            h.record(OpKind::Read, 100_000, None, &result);
+        }
+        for _ in 0..700 {
+            h.record(
+                OpKind::Insert,
+                50_000,
+                None,
+                &Err(OpError::Failed("E11000 duplicate key".into())),
+            );
+        }
+        let mut failing = record("disk", 32, 10_700.0, 100.0);
+        failing.1.output.measurements[0].ops = op_stats(&h);
+        records.push(failing);
+        let mut stopped = record("tmpfs", 32, 7000.0, 90.0);
+        stopped.1.output.error = Some(StepError {
+            kind: ErrorKind::Run,
+            message: "interrupted".into(),
+        });
+        records.push(stopped);
+        model::from_records(&records)
+    }
+
+    #[test]
+    fn failures_are_named_marked_and_counted_in_every_format() {
+        let s = study_with_failures();
+        let md = build(&s, false).to_markdown();
+        assert!(md.contains("**Failures in 2 of 4 measured cells**"), "{md}");
+        assert!(
+            md.contains("1,091 of 10,700 operations failed, 10.2%"),
+            "{md}"
+        );
+        assert!(md.contains("step stopped: interrupted"), "{md}");
+        assert!(
+            md.contains("| 32 | **10,700** \u{2021} | 7,000 \u{2021} | - |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 16 | 5,000 | **6,000** |") || md.contains("| 16 | 5,000 | 6,000 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 32 | disk | read | 391 | 10,000 | 3.9% | NOT_FOUND 391 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 32 | disk | insert | 700 | 700 | 100.0% | ERROR 700 |")
+                && md.contains("E11000 duplicate key"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 32 | tmpfs | (step) |") && md.contains("stopped early: interrupted"),
+            "{md}"
+        );
+        assert!(md.contains(failures::THROUGHPUT_DEFINITION), "{md}");
+        let text = csv(&s);
+        let insert = text
+            .lines()
+            .find(|l| l.starts_with("disk,Workload A,32,") && l.contains(",insert,"))
+            .unwrap();
+        assert!(
+            insert.contains(",insert,,,,,,,") && insert.ends_with(",700,100.000,9609.0,"),
+            "an op whose every operation failed keeps its row: {insert}"
+        );
+        let read = text
+            .lines()
+            .find(|l| l.starts_with("disk,Workload A,32,") && l.contains(",read,"))
+            .unwrap();
+        assert!(read.contains(",391,3.910,"), "{read}");
+        let stopped = text
+            .lines()
+            .find(|l| l.starts_with("tmpfs,Workload A,32,"))
+            .unwrap();
+        assert!(stopped.ends_with(",interrupted"), "{stopped}");
+    }
+
+    #[test]
+    fn a_study_without_failures_says_so() {
+        let md = build(&study(), false).to_markdown();
+        assert!(md.contains("**Failures: none.** No operation failed and no step stopped early in the 20 measured cells."), "{md}");
+        assert!(!md.contains(failures::MARK), "{md}");
     }
 
     #[test]

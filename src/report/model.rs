@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr;
 use crate::measure::steady::{Steadiness, SteadyCriterion};
-use crate::measure::OpKind;
+use crate::measure::{OpKind, Outcome};
 use crate::results::step::{Latency, Measurement};
 use crate::results::{self, Record};
 
@@ -35,6 +35,32 @@ pub struct Point {
     pub verdicts: Vec<String>,
     /// Operations per second of each repeat's window.
     pub intervals: Vec<Vec<u64>>,
+    /// Per operation type, over every repeat: how many there were
+    /// (successful or not) and how many did not succeed (YCSB's ERROR,
+    /// NOT_FOUND, UNEXPECTED_STATE), with the engine's first words for one.
+    pub attempts: BTreeMap<OpKind, Attempts>,
+    /// Mean over repeats of the successful operations per second.
+    pub ok_ops_per_sec: f64,
+    /// Errors that stopped a repeat early ("interrupted", "data integrity
+    /// check failed"): what it measured is here, but it is not a normal step.
+    pub step_errors: Vec<String>,
+    /// Warnings the steps recorded (distinct, in order).
+    pub warnings: Vec<String>,
+}
+
+/// One operation type's operations in a cell, over every repeat.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attempts {
+    pub total: u64,
+    /// Return code (`ERROR`, `NOT_FOUND`, ...) -> count, failures only.
+    pub failed: BTreeMap<String, u64>,
+    pub first_error: Option<String>,
+}
+
+impl Attempts {
+    pub fn failed_total(&self) -> u64 {
+        self.failed.values().sum()
+    }
 }
 
 impl Point {
@@ -62,6 +88,21 @@ impl Point {
             return 0.0;
         }
         (self.max() - self.min()) / self.ops_per_sec * 100.0
+    }
+
+    /// Operations that did not succeed, every type and repeat together.
+    pub fn failed(&self) -> u64 {
+        self.attempts.values().map(Attempts::failed_total).sum()
+    }
+
+    /// Every operation, successful or not, of every repeat.
+    pub fn operations(&self) -> u64 {
+        self.attempts.values().map(|a| a.total).sum()
+    }
+
+    /// Whether a reader must look twice: failed operations or a step error.
+    pub fn has_failures(&self) -> bool {
+        self.failed() > 0 || !self.step_errors.is_empty()
     }
 
     /// With three or more repeats: did they settle (SNIA's criterion over
@@ -330,10 +371,29 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         .collect();
     let mut verdicts: Vec<String> = Vec::new();
     for v in measured.iter().filter_map(|m| m.verdict.as_ref()) {
-        if !verdicts.contains(&v.text) {
-            verdicts.push(v.text.clone());
+        push_distinct(&mut verdicts, &v.text);
+    }
+    let mut step_errors = Vec::new();
+    let mut warnings = Vec::new();
+    for r in rs {
+        if let Some(e) = &r.output.error {
+            push_distinct(&mut step_errors, &e.message);
+        }
+        for w in &r.output.warnings {
+            push_distinct(&mut warnings, w);
         }
     }
+    let ok_each: Vec<f64> = measured
+        .iter()
+        .map(|m| {
+            let ok: u64 = m.ops.values().map(|s| s.count(Outcome::Ok)).sum();
+            if m.runtime_s > 0.0 {
+                ok as f64 / m.runtime_s
+            } else {
+                0.0
+            }
+        })
+        .collect();
     Point {
         threads,
         repeats: rs.len() as u32,
@@ -350,7 +410,37 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         intervals: measured.iter().map(|m| m.intervals.clone()).collect(),
         ops_each,
         latency,
+        attempts: attempts(&measured),
+        ok_ops_per_sec: ok_each.iter().sum::<f64>() / ok_each.len().max(1) as f64,
+        step_errors,
+        warnings,
     }
+}
+
+fn push_distinct(list: &mut Vec<String>, item: &str) {
+    if !list.iter().any(|i| i == item) {
+        list.push(item.to_string());
+    }
+}
+
+/// Per operation type, the operations of every repeat and their failures.
+fn attempts(measured: &[&Measurement]) -> BTreeMap<OpKind, Attempts> {
+    let mut per_op: BTreeMap<OpKind, Attempts> = BTreeMap::new();
+    for m in measured {
+        for (op, stats) in &m.ops {
+            let a = per_op.entry(*op).or_default();
+            for (code, n) in &stats.returns {
+                a.total += n;
+                if code != Outcome::Ok.ycsb_name() && *n > 0 {
+                    *a.failed.entry(code.clone()).or_default() += n;
+                }
+            }
+            if a.first_error.is_none() {
+                a.first_error.clone_from(&stats.first_error);
+            }
+        }
+    }
+    per_op
 }
 
 /// Per operation type, the successful operations of every repeat.
@@ -367,6 +457,9 @@ fn merged_latency(measured: &[&Measurement]) -> BTreeMap<OpKind, Latency> {
     per_op
         .into_iter()
         .filter_map(|(op, hs)| Some((op, Latency::of(&hdr::sum(hs)?))))
+        // An op none of whose operations succeeded has no latency to show
+        // (zeros would read as instant); its failures are counted apart.
+        .filter(|(_, l)| l.count > 0)
         .collect()
 }
 
@@ -426,6 +519,7 @@ pub fn improvement(a: f64, b: f64) -> Option<f64> {
 pub fn peak(points: &BTreeMap<u64, Point>) -> Option<(u64, f64)> {
     points
         .values()
+        .filter(|p| p.step_errors.is_empty())
         .map(|p| (p.threads, p.ops_per_sec))
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
@@ -439,9 +533,12 @@ pub fn geometric_mean(ratios: &[(u64, f64)]) -> Option<f64> {
 }
 
 pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison {
+    // A step that stopped early measured part of a window: it is shown,
+    // marked, and left out of every comparison.
     let both: Vec<(&Point, &Point)> = a
         .iter()
         .filter_map(|(t, pa)| Some((pa, b.get(t)?)))
+        .filter(|(pa, pb)| pa.step_errors.is_empty() && pb.step_errors.is_empty())
         .collect();
     let per_thread: Vec<(u64, f64)> = both
         .iter()

@@ -215,6 +215,11 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                         } else {
                             mean
                         };
+                        let failed = if p.has_failures() {
+                            format!(" {}", super::failures::MARK)
+                        } else {
+                            String::new()
+                        };
                         if p.repeats > 1 {
                             let flag = if p.spread_pct() > SPREAD_FLAG_PCT {
                                 " \u{2020}"
@@ -222,13 +227,13 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                                 ""
                             };
                             format!(
-                                "{mean} ({} / {} / {}){flag}",
+                                "{mean} ({} / {} / {}){flag}{failed}",
                                 ops(p.min()),
                                 ops(p.median()),
                                 ops(p.max())
                             )
                         } else {
-                            mean
+                            format!("{mean}{failed}")
                         }
                     }
                     None => "-".into(),
@@ -236,7 +241,9 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
             }
             for b in 1..cells.len() {
                 row.push(match (cells[0], cells[b]) {
-                    (Some(a), Some(bp)) => {
+                    (Some(a), Some(bp))
+                        if a.step_errors.is_empty() && bp.step_errors.is_empty() =>
+                    {
                         style.gain(model::improvement(a.ops_per_sec, bp.ops_per_sec))
                     }
                     _ => "-".into(),
