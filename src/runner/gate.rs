@@ -66,6 +66,11 @@ impl StartGate {
         self.set(|s| s.aborted = true);
     }
 
+    /// Whether the run was called off.
+    pub fn aborted(&self) -> bool {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).aborted
+    }
+
     fn set(&self, change: impl FnOnce(&mut State)) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         change(&mut state);

@@ -65,20 +65,24 @@ pub(super) fn run(
                         })
                     }))
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")));
+                    if setup.is_err() {
+                        // Nobody starts: a run a client short would measure
+                        // another study, and the others would run a whole
+                        // window before the failure was reported.
+                        gate.abort();
+                    }
                     if !gate.arrive_and_wait() {
-                        return Ok(None); // another thread could not start
+                        // This thread's setup failed, or another's did.
+                        return match setup {
+                            Err(err) => Err(err.context(format!("thread {index} setup"))),
+                            Ok(_) => Ok(None),
+                        };
                     }
                     // Arrives at the finish line however this thread ends.
                     let arrival = Arrival::new(finish);
                     let background = workload.is_background(index);
-                    let mut work = match setup {
-                        Ok(work) => work,
-                        Err(err) => {
-                            if !background {
-                                shared.foreground_left.fetch_sub(1, Relaxed);
-                            }
-                            return Err(err.context(format!("thread {index} setup")));
-                        }
+                    let Ok(mut work) = setup else {
+                        unreachable!("a failed setup calls the run off before the gate opens")
                     };
                     let quota = workload.thread_quota(spec.operations, threads, index);
                     let mut client = ClientLoop::new(shared, spec, index, quota, background, true);
@@ -110,6 +114,14 @@ pub(super) fn run(
         }
 
         gate.wait_until_all_arrived();
+        if gate.aborted() {
+            // A thread could not set up: its error, before anything is measured.
+            let errors = workers.into_iter().filter_map(|w| w.join().ok()?.err());
+            return Err(errors
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| anyhow::anyhow!("a client thread could not start")));
+        }
         let clock = Clock::start(shared, spec);
         gate.open();
         let status = status::spawn(scope, &spec.status, shared, spec, clock.measure_start);
