@@ -124,7 +124,7 @@ fn bad_plans_and_arguments_fail_with_one_line() {
     );
     assert_input_error(
         &kvperf(tmp.path(), &["plan", "show", "missing.toml"]),
-        "cannot read plan 'missing.toml'",
+        "plan 'missing.toml' does not exist",
     );
 }
 
@@ -169,6 +169,55 @@ fn a_plan_on_an_engine_without_a_data_directory_runs_and_reports() {
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     assert!(md.contains("Workload C"), "{md}");
     assert!(report.join("report.html").exists() && report.join("report.csv").exists());
+}
+
+#[test]
+fn a_failed_step_is_kept_as_a_failed_record_marked_in_the_report_and_retried() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The null engine stores nothing, so every verified read fails the
+    // data-integrity check: a run failure after a whole measured window.
+    let text = std::fs::read_to_string(null_plan(tmp.path(), "fails", "")).unwrap();
+    let plan = tmp.path().join("fails.toml");
+    std::fs::write(
+        &plan,
+        text.replace("[properties]", "[properties]\ndataintegrity = true"),
+    )
+    .unwrap();
+    let results = tmp.path().join("fails.jsonl");
+    let out = plan_run(tmp.path(), &plan, &results);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("marked failed"), "{}", out.stderr);
+    let records = lines(&results);
+    assert_eq!(records.len(), 2, "the load, then the failed run step");
+    let failed = &records[1];
+    let error = failed.output.error.as_ref().expect("kept as failed");
+    assert!(
+        error.message.contains("data integrity check failed"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        failed.measured().unwrap().operations,
+        5000,
+        "what it measured is kept"
+    );
+    // A rerun retries the failed step (not the load), and fails it again.
+    let again = plan_run(tmp.path(), &plan, &results);
+    assert_eq!(again.code, 3, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("done earlier, skipped"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(lines(&results).len(), 3);
+    let report = tmp.path().join("rep");
+    common::report(tmp.path(), &results, &report);
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        md.contains("step stopped: data integrity check failed"),
+        "{md}"
+    );
+    assert!(md.contains("**Failures in 1 of 2 measured cells**"), "{md}");
 }
 
 #[test]

@@ -170,8 +170,14 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             opts.results.display()
         );
     }
-    let done: std::collections::BTreeSet<String> =
-        loaded.records.iter().map(|r| r.step.id.clone()).collect();
+    // A step recorded as failed is run again; its record stays, and the
+    // report shows the later one.
+    let done: std::collections::BTreeSet<String> = loaded
+        .records
+        .iter()
+        .filter(|r| r.output.error.is_none())
+        .map(|r| r.step.id.clone())
+        .collect();
     let plan = &p.loaded.plan;
     if plan.drop_caches && p.steps.iter().any(|s| !done.contains(&s.id)) {
         // Fail now, not after the load.
@@ -231,6 +237,15 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             if let Some(v) = &m.verdict {
                 eprintln!("        {}", v.text);
             }
+        }
+        if let Some(e) = &record.output.error {
+            // Kept as a failed record: the report marks it, a rerun retries it.
+            anyhow::bail!(
+                "step {} failed: {} (what it measured is kept in '{}', marked failed; rerun the same command to retry it)",
+                step.id,
+                e.message,
+                opts.results.display()
+            );
         }
         ran += 1;
         ran_time += step_started.elapsed();
@@ -530,11 +545,15 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
         }
         _ => None,
     };
-    if let Some(StepError { kind, message }) = output.as_ref().and_then(|o| o.error.clone()) {
-        return Err(match kind {
-            ErrorKind::Input => InputError::Invalid(message).into(),
-            ErrorKind::Run => anyhow::anyhow!(message),
-        });
+    match output.as_ref().and_then(|o| o.error.as_ref()) {
+        Some(StepError {
+            kind: ErrorKind::Input,
+            message,
+        }) => return Err(InputError::Invalid(message.clone()).into()),
+        // A run that failed says so inside its output, with what it
+        // measured: the runner keeps it as a failed record.
+        Some(_) => return Ok(output),
+        None => {}
     }
     if status.success() {
         return Ok(output);

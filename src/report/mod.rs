@@ -544,6 +544,29 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_record_gives_way_to_the_retry_that_succeeded() {
+        use crate::results::step::{ErrorKind, StepError};
+        let failed = |ops: f64| {
+            let mut r = record("disk", 8, ops, 100.0);
+            r.1.step.id = "disk/a/8".into();
+            r.1.output.error = Some(StepError {
+                kind: ErrorKind::Run,
+                message: "stalled".into(),
+            });
+            r
+        };
+        let mut retried = record("disk", 8, 3000.0, 100.0);
+        retried.1.step.id = "disk/a/8".into();
+        let kept = model::current(vec![failed(1000.0), retried.clone(), failed(2000.0)]);
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].1.output.error.is_none());
+        // Never retried: the last failed record stays, to be marked.
+        let kept = model::current(vec![failed(1000.0), failed(2000.0)]);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].1.output.measurements[0].ops_per_sec, 2000.0);
+    }
+
+    #[test]
     fn a_study_without_failures_says_so() {
         let md = build(&study(), false).to_markdown();
         assert!(md.contains("**Failures: none.** No operation failed and no step stopped early in the 20 measured cells."), "{md}");

@@ -196,7 +196,34 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
             tagged.push((name, r));
         }
     }
-    Ok(from_records(&tagged))
+    Ok(from_records(&current(tagged)))
+}
+
+/// The records a report shows: a step's failed records give way to a
+/// successful one (a rerun retried the step); with none, its last failed
+/// record stays, to be marked. Order is kept.
+pub fn current(records: Vec<(String, Record)>) -> Vec<(String, Record)> {
+    let key = |(name, r): &(String, Record)| (name.clone(), r.step.id.clone());
+    let succeeded: std::collections::BTreeSet<(String, String)> = records
+        .iter()
+        .filter(|(_, r)| r.output.error.is_none())
+        .map(key)
+        .collect();
+    let mut last_failed: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, tagged) in records.iter().enumerate() {
+        if tagged.1.output.error.is_some() {
+            last_failed.insert(key(tagged), i);
+        }
+    }
+    records
+        .into_iter()
+        .enumerate()
+        .filter(|(i, tagged)| {
+            tagged.1.output.error.is_none()
+                || (!succeeded.contains(&key(tagged)) && last_failed.get(&key(tagged)) == Some(i))
+        })
+        .map(|(_, tagged)| tagged)
+        .collect()
 }
 
 /// Builds a study from records tagged with their series name, in order.
