@@ -221,6 +221,83 @@ fn a_failed_step_is_kept_as_a_failed_record_marked_in_the_report_and_retried() {
 }
 
 #[test]
+fn repeated_inserting_steps_insert_new_keys_into_one_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("inserts.toml");
+    let text = format!(
+        r#"
+name = "inserts"
+driver = "ycsb"
+engine = "redb"
+[properties]
+recordcount = 1000
+operationcount = 4000
+insertproportion = 0.5
+readproportion = 0.5
+[[configs]]
+name = "one"
+db = "{}/db"
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [1]
+[[steps]]
+workloads = ["d"]
+threads = [1, 2]
+"#,
+        tmp.path().display()
+    );
+    std::fs::write(&plan, text).unwrap();
+    let results = tmp.path().join("inserts.jsonl");
+    let out = plan_run(tmp.path(), &plan, &results);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let records = lines(&results);
+    let inserts = |r: &kvperf::results::Record| {
+        r.measured().unwrap().ops[&kvperf::measure::OpKind::Insert].returns["OK"]
+    };
+    let first = inserts(&records[1]);
+    let second = inserts(&records[2]);
+    assert!(first > 1000 && second > 1000, "{first} {second}");
+    // The second D starts past the first one's keys, and says so.
+    let start = format!("runinsertstart={}", 1000 + first);
+    assert!(
+        records[2].command.contains(&start),
+        "{:?}",
+        records[2].command
+    );
+    // Every key 0 .. all inserts is in the store exactly once: read each.
+    let total = (1000 + first + second).to_string();
+    let ops = format!("operationcount={total}");
+    let records_arg = format!("recordcount={total}");
+    let db = tmp.path().join("db").display().to_string();
+    let check = common::kvperf(
+        tmp.path(),
+        &[
+            "run",
+            "--engine",
+            "redb",
+            "--db",
+            &db,
+            "-P",
+            &common::workload("c"),
+            "-p",
+            &records_arg,
+            "-p",
+            &ops,
+            "-p",
+            "requestdistribution=sequential",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    let output = kvperf::results::StepOutput::from_json(&check.stdout).unwrap();
+    let reads = &output.measurements[0].ops[&kvperf::measure::OpKind::Read];
+    assert_eq!(reads.returns.get("NOT_FOUND"), None, "{:?}", reads.returns);
+    assert_eq!(reads.returns["OK"].to_string(), total);
+}
+
+#[test]
 fn what_an_engine_cannot_do_stops_a_plan_before_it_starts() {
     let tmp = tempfile::tempdir().unwrap();
     let plan = null_plan(tmp.path(), "compact-null", "settle = \"compact\"");

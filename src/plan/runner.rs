@@ -178,6 +178,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         .filter(|r| r.output.error.is_none())
         .map(|r| r.step.id.clone())
         .collect();
+    let mut inserted = crate::plan::InsertedKeys::from_records(&loaded.records);
     let plan = &p.loaded.plan;
     if plan.drop_caches && p.steps.iter().any(|s| !done.contains(&s.id)) {
         // Fail now, not after the load.
@@ -212,7 +213,14 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             eta.map_or("-".into(), clock)
         );
         let step_started = Instant::now();
-        let record = run_step(p, step, &opts.results);
+        let step = match plan.driver {
+            Driver::Ycsb => inserted.place(step),
+            Driver::DbBench => std::borrow::Cow::Borrowed(step),
+        };
+        if let (std::borrow::Cow::Owned(_), Some((_, at))) = (&step, step.properties.last()) {
+            eprintln!("        inserts start at key {at}, past the keys earlier steps inserted into this store");
+        }
+        let record = run_step(p, &step, &opts.results);
         if runner::interrupted() {
             anyhow::bail!(
                 "interrupted during step {}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
@@ -229,6 +237,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             )
         })?;
         out.append(&record)?;
+        inserted.add(&record);
         for warning in &record.output.warnings {
             eprintln!("        warning: {warning}");
         }

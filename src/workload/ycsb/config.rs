@@ -81,6 +81,10 @@ pub struct CoreConfig {
     pub hashed_inserts: bool,
     pub insert_start: u64,
     pub insert_count: u64,
+    /// kvperf extension: the key number of a run's first insert. YCSB
+    /// always starts at `recordcount`; a plan's later inserting step on the
+    /// same store starts past the keys earlier steps inserted.
+    pub run_insert_start: u64,
     pub zero_padding: usize,
     pub hotspot_data_fraction: f64,
     pub hotspot_opn_fraction: f64,
@@ -146,6 +150,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "measurement.trackjvm",
     // kvperf's own:
     "zipfianconstant",
+    "runinsertstart",
     "warmuptime",
     "seed",
     "onerror",
@@ -223,6 +228,15 @@ impl CoreConfig {
                 "insertstart ({insert_start}) + insertcount ({insert_count}) exceeds recordcount ({record_count})"
             )));
         }
+        let run_insert_start = p.u64("runinsertstart", record_count)?;
+        if run_insert_start < record_count {
+            return Err(InputError::property(
+                "runinsertstart",
+                format!(
+                    "{run_insert_start} is below recordcount ({record_count}): a run's inserts would overwrite loaded records"
+                ),
+            ));
+        }
         let zipfian_constant = p.f64("zipfianconstant", 0.99)?;
         if zipfian_constant.is_nan() || zipfian_constant <= 0.0 || zipfian_constant == 1.0 {
             return Err(InputError::property(
@@ -283,6 +297,7 @@ impl CoreConfig {
             hashed_inserts: p.string("insertorder", "hashed") == "hashed",
             insert_start,
             insert_count,
+            run_insert_start,
             zero_padding: at_most(p, "zeropadding", p.u64("zeropadding", 1)?, MAX_ZERO_PADDING)?
                 as usize,
             hotspot_data_fraction,

@@ -117,7 +117,7 @@ impl CoreWorkload {
                 op_chooser.add(weight, op);
             }
         }
-        let run_inserts = AcknowledgedCounter::new(cfg.record_count);
+        let run_inserts = AcknowledgedCounter::new(cfg.run_insert_start);
         let sequential = (cfg.request_distribution == RequestDistribution::Sequential)
             .then(|| Sequential::new(cfg.insert_start, cfg.insert_start + cfg.insert_count - 1));
         let latest_zipfian = (phase == Phase::Run
@@ -161,13 +161,13 @@ impl CoreWorkload {
     }
 
     /// The key number of a run-phase insert whose counter value is
-    /// `counted`. Each shard counts its inserts from `recordcount`, as a
-    /// YCSB client does; interleaving them (shard I takes `recordcount +
-    /// I`, then `+ N` each time) keeps the shards from inserting the same
-    /// keys, which several YCSB clients would. One shard: the counter
-    /// value itself.
+    /// `counted`. Each shard counts its inserts from `runinsertstart`
+    /// (`recordcount`, as a YCSB client does); interleaving them (shard I
+    /// takes the start + I, then + N each time) keeps the shards from
+    /// inserting the same keys, which several YCSB clients would. One
+    /// shard: the counter value itself.
     fn run_insert_keynum(&self, counted: u64) -> u64 {
-        let rc = self.cfg.record_count;
+        let rc = self.cfg.run_insert_start;
         match counted.checked_sub(rc) {
             Some(k) => rc + k * self.shard.count + self.shard.index,
             None => counted,
@@ -215,7 +215,7 @@ impl CoreWorkload {
         let written = inserts as f64 * record + ok(OpKind::Update) as f64 * write_one;
         let records = match self.phase {
             Phase::Load => c.record_count.max(c.insert_start + inserts),
-            Phase::Run => c.record_count + inserts,
+            Phase::Run => c.run_insert_start + inserts,
         };
         LogicalBytes {
             read: read as u64,
