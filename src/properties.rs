@@ -170,16 +170,35 @@ pub fn redacted(key: &str, value: &str) -> String {
             "(redacted)".into()
         };
     }
-    match value.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((userinfo, host)) if userinfo.contains(':') => {
-                let user = userinfo.split(':').next().unwrap_or("");
-                format!("{scheme}://{user}:(redacted)@{host}")
-            }
-            _ => value.to_string(),
-        },
+    match url_credentials(value) {
+        Some(c) => format!("{}://{}:(redacted)@{}", c.scheme, c.user, c.host),
         None => value.to_string(),
     }
+}
+
+/// The parts of `scheme://user:password@host...` around its password.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UrlCredentials<'a> {
+    pub scheme: &'a str,
+    pub user: &'a str,
+    pub password: &'a str,
+    /// The host and all after it.
+    pub host: &'a str,
+}
+
+/// A URL's user and password, if it has a password. The userinfo ends at
+/// the last `@` (a password may hold `@`, `:` and `/` unescaped; an `@`
+/// after the host only hides more) and the user at its first `:`.
+pub fn url_credentials(url: &str) -> Option<UrlCredentials<'_>> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (userinfo, host) = rest.rsplit_once('@')?;
+    let (user, password) = userinfo.split_once(':')?;
+    Some(UrlCredentials {
+        scheme,
+        user,
+        password,
+        host,
+    })
 }
 
 impl Properties {
@@ -241,9 +260,28 @@ mod tests {
             "mongodb://ycsb:(redacted)@127.0.0.1:27017/db"
         );
         assert_eq!(redacted("recordcount", "1000"), "1000");
+        assert_eq!(
+            redacted("ferretdb_pg_url", "postgres://kv@127.0.0.1/db"),
+            "postgres://kv@127.0.0.1/db",
+            "no password, nothing to hide"
+        );
         let mut p = Properties::new();
         p.set("cassandra.password", "pw");
         assert_eq!(p.redacted_map()["cassandra.password"], "(redacted)");
+    }
+
+    #[test]
+    fn a_url_password_with_at_colon_or_slash_never_shows() {
+        for password in ["p@ss", "p:ss", "p/ss", "a@b:c/d@e"] {
+            let url = format!("postgres://kv:{password}@127.0.0.1:5432/db?sslmode=disable");
+            let shown = redacted("ferretdb_pg_url", &url);
+            assert_eq!(
+                shown, "postgres://kv:(redacted)@127.0.0.1:5432/db?sslmode=disable",
+                "{password}"
+            );
+            let c = url_credentials(&url).unwrap();
+            assert_eq!((c.user, c.password), ("kv", password));
+        }
     }
 
     #[test]

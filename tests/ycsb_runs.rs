@@ -169,7 +169,7 @@ fn json_output_has_configuration_host_and_figures() {
 }
 
 #[test]
-fn target_rate_paces_reports_intended_latency_and_status_lines() {
+fn target_rate_paces_reports_both_latencies_and_status_lines() {
     let tmp = tempfile::tempdir().unwrap();
     let out = run_null(
         tmp.path(),
@@ -192,12 +192,19 @@ fn target_rate_paces_reports_intended_latency_and_status_lines() {
     let runtime = metric(&out.stdout, "OVERALL", "RunTime(ms)").unwrap();
     // 3000 ops at 2000 ops/s: the last is due at 1.4995 s.
     assert!((1450.0..2500.0).contains(&runtime), "runtime {runtime} ms");
-    // YCSB's default measurement.interval is `op`: no Intended groups.
+    // Under a target kvperf defaults to `both` (YCSB: `op`): the
+    // coordinated-omission-corrected groups are printed beside [READ].
+    assert_eq!(metric(&out.stdout, "READ", "Operations"), Some(3000.0));
     assert_eq!(
         metric(&out.stdout, "Intended-READ", "Operations"),
-        None,
+        Some(3000.0),
         "{}",
         out.stdout
+    );
+    assert!(
+        out.stderr.contains("[Intended-READ: Count="),
+        "{}",
+        out.stderr
     );
     let status: Vec<&str> = out
         .stderr
@@ -211,6 +218,54 @@ fn target_rate_paces_reports_intended_latency_and_status_lines() {
             .any(|l| l.contains("operations;") && l.contains("[READ: Count=")),
         "{status:?}"
     );
+}
+
+#[test]
+fn under_a_target_measurement_interval_op_keeps_ycsbs_output_and_json_records_the_choice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let paced = |extra: &[&str]| {
+        let head = [
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=3000",
+            "-target",
+            "2000",
+        ];
+        run_null(tmp.path(), "c", &args(&head, extra))
+    };
+    let op = paced(&["-p", "measurement.interval=op"]);
+    assert_eq!(op.code, 0, "{}", op.stderr);
+    assert_eq!(metric(&op.stdout, "READ", "Operations"), Some(3000.0));
+    assert_eq!(metric(&op.stdout, "Intended-READ", "Operations"), None);
+
+    let json = paced(&["--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let v = StepOutput::from_json(&json.stdout).unwrap();
+    assert_eq!(
+        v.settings.get("measurement.interval").map(String::as_str),
+        Some("both"),
+        "the effective value is recorded"
+    );
+    let read = &v.measurements[0].ops[&OpKind::Read];
+    assert_eq!(read.intended.as_ref().map(|l| l.count), Some(3000));
+
+    // Unpaced runs keep YCSB's default and record nothing extra.
+    let free = run_null(
+        tmp.path(),
+        "c",
+        &[
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=300",
+            "--format",
+            "json",
+        ],
+    );
+    let v = StepOutput::from_json(&free.stdout).unwrap();
+    assert_eq!(v.settings.get("measurement.interval"), None);
+    assert!(v.measurements[0].ops[&OpKind::Read].intended.is_none());
 }
 
 #[test]

@@ -39,7 +39,11 @@ pub enum DeviceCommand {
         write kvperf's fill file (kvperf-precondition.fill, kept, owned by no engine) of\n\
         --size bytes sequentially --passes times, then, with --steady, run rounds of\n\
         4 KiB random writes at queue depth 32 until the rounds' IOPS are steady over a\n\
-        window (SNIA: 5 rounds, range within 20%, slope within 10%) or --max-rounds.\n\n\
+        window of 5 rounds (,window:N to change) or --max-rounds. --steady names the rule:\n\
+        snia          range (max - min) within 20% and best-fit excursion within 10% of the mean\n\
+        iops:N%       fio's: every round within +/-N% of the mean (bw:N% is the same here)\n\
+        iops_slope:N% fio's: best-fit slope within N% of the mean per round\n\
+        iops:N% also takes ,slope:N% (SNIA's excursion limit as well).\n\n\
         Example:\n  kvperf device precondition /mnt/nvme/kv --size 900GB --passes 2 --steady iops:20%"
     )]
     Precondition(PreconditionArgs),
@@ -55,8 +59,9 @@ pub struct PreconditionArgs {
     /// Sequential passes over the fill file (workload-independent).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub passes: u32,
-    /// Then random-write rounds until steady: METRIC:RANGE% with optional
-    /// `,slope:N%` and `,window:N` (fio's steadystate form), e.g. iops:20%.
+    /// Then random-write rounds until steady: `snia`, or fio's `iops:N%`
+    /// (every round within ±N% of the mean) or `iops_slope:N%`, with an
+    /// optional `,window:N`.
     #[arg(long, value_name = "CRITERION")]
     pub steady: Option<String>,
     /// Seconds per round.
@@ -143,8 +148,7 @@ fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::R
     let steady = match &args.steady {
         Some(text) => Some(
             SteadyCriterion::parse(text)
-                .map_err(|e| InputError::Invalid(format!("--steady {e}")))?
-                .1,
+                .map_err(|e| InputError::Invalid(format!("--steady {e}")))?,
         ),
         None => None,
     };
@@ -170,6 +174,12 @@ fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::R
         (
             "steady".to_string(),
             args.steady.clone().unwrap_or_default(),
+        ),
+        (
+            "steady_rule".to_string(),
+            steady.map_or(String::new(), |c| {
+                format!("{}, window {} rounds", c.rule.describe(), c.window)
+            }),
         ),
         ("round_seconds".to_string(), args.round_seconds.to_string()),
     ]

@@ -42,9 +42,9 @@ pub struct YcsbArgs {
     pub threads: Option<u64>,
 
     /// Target total throughput in ops/s (also `-target N`, or property
-    /// `target`); 0 = as fast as possible. With `measurement.interval`
-    /// `intended` or `both`, latency is also measured from each operation's
-    /// intended start.
+    /// `target`); 0 = as fast as possible. With a target, latency is also
+    /// measured from each operation's intended start (`Intended-` groups;
+    /// `-p measurement.interval=op` for YCSB's output only).
     #[arg(long, value_name = "OPS")]
     pub target: Option<u64>,
 
@@ -160,7 +160,9 @@ impl ClientSettings {
         let status_interval = seconds(p, "status.interval", 10.0)?.max(Duration::from_secs(1));
         // Checked now; the text output reads them from the settings.
         parse_percentiles(&p.string("hdrhistogram.percentiles", DEFAULT_PERCENTILES))?;
-        let interval = p.string("measurement.interval", "op");
+        // Under a target, latency from the actual start hides the queueing
+        // a stall causes (coordinated omission): both unless told otherwise.
+        let interval = p.string("measurement.interval", default_interval(target));
         let latency_from = LatencyFrom::parse(&interval).ok_or_else(|| {
             InputError::property(
                 "measurement.interval",
@@ -259,6 +261,16 @@ impl ClientSettings {
                 ),
             )),
         }
+    }
+}
+
+/// `measurement.interval` when the user gives none: YCSB's `op`, or
+/// `both` under a target rate.
+fn default_interval(target: u64) -> &'static str {
+    if target > 0 {
+        "both"
+    } else {
+        "op"
     }
 }
 
@@ -397,6 +409,13 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     }
     let cfg = CoreConfig::from_properties(&props, phase == Phase::Load)?;
     let client = ClientSettings::from(args, &props)?;
+    // The effective interval, when kvperf chose it, is part of the record.
+    if !props.contains("measurement.interval") && client.target > 0 {
+        out.settings.insert(
+            "measurement.interval".into(),
+            default_interval(client.target).into(),
+        );
+    }
     let (shard, shard_source) = shard
         .filter(|(s, _)| s.count > 1)
         .unwrap_or((Shard::WHOLE, String::new()));

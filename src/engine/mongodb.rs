@@ -47,7 +47,7 @@ use super::{AsyncOps,
     OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
-use crate::properties::{redacted, Properties};
+use crate::properties::{redacted, url_credentials, Properties};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "mongodb",
@@ -154,9 +154,7 @@ fn scrub(text: &str, secrets: &[String]) -> String {
 
 /// The password inside `mongodb://user:PASSWORD@host`, if any.
 fn url_password(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let userinfo = rest.split_once('@')?.0;
-    userinfo.split_once(':').map(|(_, p)| p.to_string())
+    url_credentials(url).map(|c| c.password.to_string())
 }
 
 fn hosts_text(hosts: &[ServerAddress]) -> String {
@@ -986,6 +984,23 @@ mod tests {
         assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.database, "ycsb");
         assert_eq!(s.address, "127.0.0.1:27017");
+    }
+
+    #[test]
+    fn a_url_password_holding_at_colon_or_slash_never_shows() {
+        for url in [
+            "mongodb://bob:hun@ter2@127.0.0.1:1/shop",
+            "mongodb://bob:hun:ter2@127.0.0.1:1/shop",
+            "mongodb://bob:hun/ter2@127.0.0.1:1/shop",
+        ] {
+            let mut p = Properties::new();
+            p.set("mongodb.url", url);
+            let shown = match Settings::from_properties(&p) {
+                Ok(s) => format!("{s:?} {:?}", s.effective),
+                Err(e) => e.to_string(),
+            };
+            assert!(!shown.contains("ter2"), "{url}: {shown}");
+        }
     }
 
     #[test]

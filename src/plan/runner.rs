@@ -670,10 +670,7 @@ impl Servers {
         self.stop()?;
         let mut started = Vec::new();
         for args in wanted {
-            eprintln!(
-                "        starting server: kvperf server start {}",
-                args.join(" ")
-            );
+            eprintln!("{}", server_start_line(&args));
             let mut start = vec!["server".to_string(), "start".into()];
             start.extend(args.iter().cloned());
             let result = run_child(&start, None);
@@ -704,6 +701,15 @@ impl Drop for Servers {
     fn drop(&mut self) {
         let _ = self.stop();
     }
+}
+
+/// What a plan prints before it starts a server: its settings may hold a
+/// password (`ferretdb_pg_url`), which stderr must not.
+fn server_start_line(args: &[String]) -> String {
+    format!(
+        "        starting server: kvperf server start {}",
+        redacted_args(args).join(" ")
+    )
 }
 
 /// A command line as results may show it: `KEY=VALUE` arguments (`-p
@@ -754,5 +760,32 @@ fn clock(d: Duration) -> String {
         format!("{}h{:02}m", s / 3600, s % 3600 / 60)
     } else {
         format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_start_line_hides_its_credentials() {
+        let args: Vec<String> = [
+            "ferretdb",
+            "--dir",
+            "/srv/f",
+            "-p",
+            "ferretdb_pg_url=postgres://kv:p@ss:w/rd@127.0.0.1:5432/kvperf",
+            "-p",
+            "redis_password=hunter2",
+        ]
+        .map(String::from)
+        .into();
+        let line = server_start_line(&args);
+        assert_eq!(
+            line,
+            "        starting server: kvperf server start ferretdb --dir /srv/f \
+             -p ferretdb_pg_url=postgres://kv:(redacted)@127.0.0.1:5432/kvperf \
+             -p redis_password=(redacted)"
+        );
     }
 }

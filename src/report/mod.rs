@@ -144,6 +144,13 @@ fn workload_blocks(
     if w.points
         .iter()
         .flat_map(|p| p.values())
+        .any(|p| p.latency_from_intended_start)
+    {
+        blocks.push(Block::Paragraph(PACED_LATENCY_NOTE.into()));
+    }
+    if w.points
+        .iter()
+        .flat_map(|p| p.values())
         .any(|p| !p.verdicts.is_empty())
     {
         blocks.push(Block::Heading(
@@ -288,6 +295,12 @@ fn time_series_charts(study: &Study, w: &WorkloadView) -> Vec<String> {
     out
 }
 
+/// Under a table of paced cells' latency: which start it is timed from.
+const PACED_LATENCY_NOTE: &str =
+    "Latency of a paced step (a target rate) is from each operation's \
+     intended start (coordinated-omission corrected; each step's result also keeps it from the \
+     actual start).";
+
 /// The files of a report, each with how kvperf recognises one it wrote.
 const FILES: [(&str, Written); 3] = [
     (
@@ -426,6 +439,19 @@ mod tests {
         let latency = model::geometric_mean(&c.latency_avg_ratios).unwrap();
         assert!((latency - 2.0).abs() < 0.01, "{latency}");
         assert_eq!(format::lower_ratio(Some(latency)), "50% lower");
+    }
+
+    #[test]
+    fn a_report_says_when_latency_is_from_the_intended_start() {
+        let md = build(&study(), false).to_markdown();
+        assert!(!md.contains(PACED_LATENCY_NOTE), "unpaced: no note");
+        let (name, mut r) = record("x", 4, 1000.0, 100.0);
+        let m = &mut r.output.measurements[0];
+        m.target_ops_per_sec = 1000.0;
+        let read = m.ops.get_mut(&OpKind::Read).unwrap();
+        read.intended = Some(read.latency.clone());
+        let md = build(&model::from_records(&[(name, r)]), false).to_markdown();
+        assert!(md.contains(PACED_LATENCY_NOTE), "{md}");
     }
 
     #[test]

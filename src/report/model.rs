@@ -25,6 +25,9 @@ pub struct Point {
     /// Latency of every operation type, from the repeats' histograms
     /// added together (never averaged percentiles).
     pub latency: BTreeMap<OpKind, Latency>,
+    /// Whether `latency` is from each operation's intended start: every
+    /// repeat was paced (a target rate) and recorded it.
+    pub latency_from_intended_start: bool,
     /// Latency of the workload's primary operation (read where it has one).
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
@@ -390,7 +393,8 @@ fn primary_op(r: &Record) -> Option<OpKind> {
 fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
     let measured: Vec<&Measurement> = rs.iter().filter_map(|r| r.measured()).collect();
     let ops_each: Vec<f64> = measured.iter().map(|m| m.ops_per_sec).collect();
-    let latency = merged_latency(&measured);
+    let intended = !measured.is_empty() && measured.iter().all(|m| paced_with_intended(m));
+    let latency = merged_latency(&measured, intended);
     let primary = op.and_then(|op| latency.get(&op));
     let accountings: Vec<Accounting> = measured
         .iter()
@@ -441,6 +445,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         ok_ops_per_sec: ok_each.iter().sum::<f64>() / ok_each.len().max(1) as f64,
         step_errors,
         warnings,
+        latency_from_intended_start: intended,
     }
 }
 
@@ -470,15 +475,26 @@ fn attempts(measured: &[&Measurement]) -> BTreeMap<OpKind, Attempts> {
     per_op
 }
 
-/// Per operation type, the successful operations of every repeat.
-fn merged_latency(measured: &[&Measurement]) -> BTreeMap<OpKind, Latency> {
+/// A paced measurement that recorded intended-start latency for every
+/// operation type that succeeded: its honest latency under the target.
+fn paced_with_intended(m: &Measurement) -> bool {
+    m.target_ops_per_sec > 0.0
+        && m.ops
+            .values()
+            .all(|s| s.intended.is_some() || s.latency.count == 0)
+}
+
+/// Per operation type, the successful operations of every repeat, from
+/// their intended start when `intended`.
+fn merged_latency(measured: &[&Measurement], intended: bool) -> BTreeMap<OpKind, Latency> {
     let mut per_op: BTreeMap<OpKind, Vec<&hdrhistogram::Histogram<u64>>> = BTreeMap::new();
     for m in measured {
         for (op, stats) in &m.ops {
-            per_op
-                .entry(*op)
-                .or_default()
-                .push(&stats.latency.histogram.0);
+            let latency = match &stats.intended {
+                Some(from_intended) if intended => from_intended,
+                _ => &stats.latency,
+            };
+            per_op.entry(*op).or_default().push(&latency.histogram.0);
         }
     }
     per_op
@@ -680,6 +696,29 @@ mod tests {
             p.latency_p999_us
         );
         assert_eq!(p.latency[&OpKind::Read].count, 200);
+    }
+
+    #[test]
+    fn a_paced_cell_shows_latency_from_the_intended_start() {
+        // Served in 10 us, but queued behind a stall: 5 ms from the intended start.
+        let paced = |target: f64| {
+            let mut r = record("x", "c", 4, 100.0, OpKind::Read, &[10_000; 100]);
+            let m = &mut r.output.measurements[0];
+            m.target_ops_per_sec = target;
+            let mut h = crate::measure::new_histogram();
+            h.record_n(5_000_000, 100).unwrap();
+            m.ops.get_mut(&OpKind::Read).unwrap().intended = Some(Latency::of(&h));
+            r
+        };
+        let r = paced(1000.0);
+        let p = average(4, &[&r], Some(OpKind::Read));
+        assert!(p.latency_from_intended_start);
+        assert!((p.latency_avg_us.unwrap() - 5000.0).abs() < 10.0, "{p:?}");
+        // Unpaced (measurement.interval=both without a target): the actual start.
+        let r = paced(0.0);
+        let p = average(4, &[&r], Some(OpKind::Read));
+        assert!(!p.latency_from_intended_start);
+        assert!((p.latency_avg_us.unwrap() - 10.0).abs() < 0.1, "{p:?}");
     }
 
     #[test]

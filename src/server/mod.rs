@@ -359,6 +359,64 @@ mod tests {
         assert!(!status.running);
     }
 
+    /// A stand-in for the FerretDB binary records what it was given; the
+    /// PostgreSQL URL's password must be in its environment, not its argv.
+    #[test]
+    fn ferretdb_gets_the_postgresql_url_from_its_environment() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("cache/servers/ferretdb-v1.24.0/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let fake = bin.join("ferretdb");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'version: v1.24.0'; exit 0; }\n\
+             printf '%s\\n' \"$@\" > \"$KVPERF_DIR/argv\"\n\
+             printf '%s' \"$FERRETDB_POSTGRESQL_URL\" > \"$KVPERF_DIR/env\"\nexit 1\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // The script checks that PostgreSQL's port answers before starting.
+        let pg = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!(
+            "postgres://kv:p@ss/w:rd@127.0.0.1:{}/kvperf",
+            pg.local_addr().unwrap().port()
+        );
+        let dir = tmp.path().join("f");
+        std::fs::create_dir_all(&dir).unwrap();
+        let i = Instance {
+            server: find("ferretdb").unwrap(),
+            dir: dir.clone(),
+            port,
+            nodes: 1,
+            settings: [
+                (
+                    "KVPERF_CACHE",
+                    tmp.path().join("cache").display().to_string(),
+                ),
+                ("KVPERF_FERRETDB_HANDLER", "postgresql".into()),
+                ("KVPERF_FERRETDB_PG_URL", url.clone()),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into(),
+        };
+        // The stand-in exits at once: the start fails after it ran.
+        let err = i.script(Action::Start, 30).unwrap_err().to_string();
+        assert!(!err.contains("ss/w"), "{err}");
+        let argv = std::fs::read_to_string(dir.join("argv")).unwrap();
+        assert!(argv.contains("--handler=postgresql"), "{argv}");
+        assert!(
+            !argv.contains("ss/w") && !argv.contains("postgres://"),
+            "{argv}"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("env")).unwrap(), url);
+    }
+
     #[test]
     fn pid_files_are_found_under_the_directory() {
         let tmp = tempfile::tempdir().unwrap();

@@ -14,7 +14,8 @@ pub struct Server {
 
 impl Server {
     /// Starts `name` (redis, postgres); None, with the reason printed as
-    /// SKIPPED for `test`, when this machine cannot run it.
+    /// SKIPPED for `test`, when this machine cannot run it (under CI, a
+    /// failure: see `cannot_start`).
     pub fn start(name: &'static str, test: &str) -> Option<Self> {
         Self::start_with(name, test, Vec::new())
     }
@@ -30,10 +31,14 @@ impl Server {
         };
         let out = server.action("start");
         if out.code != 0 {
-            eprintln!(
-                "SKIPPED {test}: `kvperf server start {name}` could not run it here: {}",
+            let why = format!(
+                "`kvperf server start {name}` could not run it here: {}",
                 out.stderr.trim()
             );
+            match cannot_start(test, &why, std::env::var("CI").ok().as_deref()) {
+                Ok(skipped) => eprintln!("{skipped}"),
+                Err(failed) => panic!("{failed}"),
+            }
             return None;
         }
         Some(server)
@@ -78,6 +83,19 @@ impl Drop for Server {
         if !std::thread::panicking() {
             assert_eq!(out.code, 0, "stopping {}: {}", self.name, out.stderr);
         }
+    }
+}
+
+/// What a test whose server cannot start does, given the `CI` variable:
+/// Ok(the SKIPPED line) on a developer's machine; under CI (`CI=true`)
+/// Err(why it fails), since a skip there would pass a test that never ran.
+pub fn cannot_start(test: &str, why: &str, ci: Option<&str>) -> Result<String, String> {
+    if ci.is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1") {
+        Err(format!(
+            "FAILED {test}: CI=true and its server cannot start: {why}"
+        ))
+    } else {
+        Ok(format!("SKIPPED {test}: {why}"))
     }
 }
 

@@ -146,8 +146,9 @@ do_start() {
         postgresql)
             [ -n "${KVPERF_FERRETDB_PG_URL:-}" ] || die "KVPERF_FERRETDB_HANDLER=postgresql needs KVPERF_FERRETDB_PG_URL"
             # FerretDB starts even when PostgreSQL is down (then every request fails): check it first
+            # host:port follows the last @ (a password may hold @, : and /) and ends at / or ?
             local hp h pp
-            hp=$(echo "$KVPERF_FERRETDB_PG_URL" | sed -n 's|^postgres[a-z]*://\([^@/]*@\)\{0,1\}\([^/?]*\).*|\2|p')
+            hp=${KVPERF_FERRETDB_PG_URL#*://}; hp=${hp##*@}; hp=${hp%%[/?]*}
             h=${hp%:*}; pp=${hp##*:}; [ "$pp" != "$hp" ] || pp=5432
             if [ -n "$h" ] && ! port_open "$h" "$pp"; then die "PostgreSQL at $h:$pp (KVPERF_FERRETDB_PG_URL) is not reachable"; fi
             case ${KVPERF_FERRETDB_PG_ID_INDEX:-none} in
@@ -155,7 +156,9 @@ do_start() {
                 gin) add_pg_id_index ;;
                 *) die "unknown KVPERF_FERRETDB_PG_ID_INDEX '$KVPERF_FERRETDB_PG_ID_INDEX' (none|gin)" ;;
             esac
-            args+=(--handler=postgresql --postgresql-url="$KVPERF_FERRETDB_PG_URL") ;;
+            # The URL may hold a password: FerretDB reads it from its environment, which ps does not show.
+            export FERRETDB_POSTGRESQL_URL=$KVPERF_FERRETDB_PG_URL
+            args+=(--handler=postgresql) ;;
         *) die "unknown KVPERF_FERRETDB_HANDLER '$handler' (sqlite|postgresql)" ;;
     esac
     dbg=${KVPERF_FERRETDB_DEBUG_PORT:-}
