@@ -298,6 +298,40 @@ threads = [1, 2]
 }
 
 #[test]
+fn a_step_that_died_while_changing_its_store_makes_the_store_again_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = null_plan(tmp.path(), "resume", "");
+    let results = tmp.path().join("resume.jsonl");
+    assert_eq!(plan_run(tmp.path(), &plan, &results).code, 0);
+    assert!(
+        !tmp.path().join(".resume.jsonl.in-progress").exists(),
+        "ended with its step"
+    );
+    // As a kill -9 after the last step began: its record is not in the
+    // results, and the marker names it.
+    let step_id = lines(&results)[2].step.id.clone();
+    let text = std::fs::read_to_string(&results).unwrap();
+    let kept: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&results, format!("{}\n", kept.join("\n"))).unwrap();
+    std::fs::write(
+        tmp.path().join(".resume.jsonl.in-progress"),
+        format!("kvperf step in progress\ndriver\n{step_id}\n"),
+    )
+    .unwrap();
+    let again = plan_run(tmp.path(), &plan, &results);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("making it again with"),
+        "{}",
+        again.stderr
+    );
+    let records = lines(&results);
+    assert_eq!(records.len(), 3, "the remade load is not recorded again");
+    assert_eq!(records[2].step.id, step_id);
+    assert!(!tmp.path().join(".resume.jsonl.in-progress").exists());
+}
+
+#[test]
 fn what_an_engine_cannot_do_stops_a_plan_before_it_starts() {
     let tmp = tempfile::tempdir().unwrap();
     let plan = null_plan(tmp.path(), "compact-null", "settle = \"compact\"");

@@ -49,6 +49,11 @@ impl InsertedKeys {
         }
     }
 
+    /// `config`'s store was made again: no key inserted yet.
+    pub fn restart(&mut self, config: &str) {
+        self.per_config.remove(config);
+    }
+
     /// `step` with its first insert past the keys inserted before it into
     /// its store; unchanged when there are none, when it is not a run, or
     /// when the plan sets `runinsertstart` itself.

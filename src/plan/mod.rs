@@ -7,6 +7,7 @@
 //! unknown workloads or benchmarks, duplicate configuration names.
 
 mod expand;
+mod in_progress;
 mod inserted;
 mod overrides;
 pub mod runner;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use expand::{scaled_keys, steps as expand_steps, Step, StepKind};
+pub use in_progress::{InProgress, LeftOver};
 pub use inserted::InsertedKeys;
 pub use size::{format_size, parse_size};
 

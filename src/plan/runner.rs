@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::expand::{self, Step, StepKind};
-use super::{Driver, LoadedPlan, Settle};
+use super::{Driver, InProgress, LoadedPlan, Settle};
 use crate::engine::{self, Capability, OpenMode};
 use crate::error::{InputError, EXIT_INPUT};
 use crate::output::unix_ms;
@@ -179,6 +179,13 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         .map(|r| r.step.id.clone())
         .collect();
     let mut inserted = crate::plan::InsertedKeys::from_records(&loaded.records);
+    // A step that died while it changed its store leaves that store to be
+    // made again before the configuration's next step (its record is lost).
+    let in_progress = InProgress::beside(&opts.results)?;
+    let mut remake = in_progress
+        .left_over()?
+        .filter(|left| !done.contains(&left.step))
+        .map(|left| left.config);
     let plan = &p.loaded.plan;
     if plan.drop_caches && p.steps.iter().any(|s| !done.contains(&s.id)) {
         // Fail now, not after the load.
@@ -199,6 +206,13 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         }
         // A config's server runs while its steps do.
         servers.serve(step)?;
+        if remake.as_deref() == Some(step.config.as_str()) {
+            if step.kind != StepKind::Load {
+                remake_store(p, step, &opts.results)?;
+                inserted.restart(&step.config);
+            }
+            remake = None;
+        }
         let remaining = p.steps[index..]
             .iter()
             .filter(|s| !done.contains(&s.id))
@@ -213,6 +227,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             eta.map_or("-".into(), clock)
         );
         let step_started = Instant::now();
+        in_progress.begin(&step.config, &step.id)?;
         let step = match plan.driver {
             Driver::Ycsb => inserted.place(step),
             Driver::DbBench => std::borrow::Cow::Borrowed(step),
@@ -237,6 +252,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             )
         })?;
         out.append(&record)?;
+        in_progress.end()?;
         inserted.add(&record);
         for warning in &record.output.warnings {
             eprintln!("        warning: {warning}");
@@ -269,6 +285,35 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         clock(started.elapsed()),
     );
     Ok(())
+}
+
+/// Makes `step`'s store again with its configuration's load, which is not
+/// recorded again: a step that died while it changed the store left it in
+/// a state no record describes.
+fn remake_store(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<()> {
+    let load = p
+        .steps
+        .iter()
+        .find(|s| s.config == step.config && s.kind == StepKind::Load)
+        .ok_or_else(|| {
+            InputError::Invalid(format!(
+                "a step of config '{}' was interrupted while it changed the store, and the plan has no load to make the store again; start over with a new --results file",
+                step.config
+            ))
+        })?;
+    eprintln!(
+        "        config '{}': a step was interrupted while it changed this store; making it again with {} (not recorded again)",
+        step.config, load.id
+    );
+    let record = run_step(p, load, results)?;
+    match record.output.error {
+        Some(e) => Err(anyhow::anyhow!(
+            "making the store of config '{}' again: {}",
+            step.config,
+            e.message
+        )),
+        None => Ok(()),
+    }
 }
 
 fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record> {
