@@ -568,4 +568,73 @@ mod tests {
         assert!(!html.contains("http"), "no network references");
         assert!(!html.contains("<script"));
     }
+
+    /// Seed 003's readrandomwriterandom: db_bench's writes are `write`
+    /// operations, not YCSB's update or insert.
+    #[test]
+    fn the_tail_table_shows_db_bench_write_p999() {
+        use crate::measure::OpHistograms;
+        use crate::results::step::op_stats;
+        let cell = |config: &str, read_us: u64, write_us: u64| {
+            let mut r = testing::record(
+                config,
+                "readrandomwriterandom",
+                16,
+                100_000.0,
+                OpKind::Read,
+                &[],
+            );
+            let mut h = OpHistograms::new();
+            h.record(OpKind::Read, read_us * 1000, None, &Ok(()));
+            h.record(OpKind::Write, write_us * 1000, None, &Ok(()));
+            r.output.measurements[0].ops = op_stats(&h);
+            r.output.command = "bench".into();
+            (config.to_string(), r)
+        };
+        let s = model::from_records(&[
+            cell("micron-9400", 200, 500),
+            cell("competitor-c", 400, 1500),
+        ]);
+        let t = tables::tails_and_amplification(&s, &Style::of(&s));
+        let at = |name: &str| t.header.iter().position(|h| h == name).unwrap();
+        assert_eq!(t.rows[0][at("micron-9400 p99.9 write us")], "500");
+        assert_eq!(t.rows[0][at("competitor-c p99.9 write us")], "1,500");
+    }
+
+    #[test]
+    fn preconditioning_columns_say_what_they_hold_with_separators() {
+        use crate::results::step::{DeviceFigures, Measurement};
+        let figure =
+            |name: &str, block: u64, depth: u64, random: bool, ops: f64, mb: f64| Measurement {
+                name: name.into(),
+                ops_per_sec: ops,
+                device: Some(DeviceFigures {
+                    block_bytes: block,
+                    queue_depth: depth,
+                    random,
+                    write: true,
+                    mb_per_sec: mb,
+                    fio: None,
+                }),
+                ..Measurement::default()
+            };
+        let mut s = study();
+        s.devices[0].precondition = vec![
+            figure("fill pass 1", 1 << 20, 8, false, 2_900.0, 3_041.2),
+            figure("round 1", 4096, 32, true, 251_234.0, 1_029.0),
+            figure("round 2", 4096, 32, true, 249_876.0, 1_023.5),
+        ];
+        let md = build(&s, false).to_markdown();
+        assert!(
+            md.contains(
+                "| Config | fill passes (1 MiB sequential writes, QD 8): MB/s each | \
+                 steady-state rounds (4 KiB random writes, QD 32): count: IOPS each | steady state |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| micron-7400 | 3,041 MB/s | 2: 251,234, 249,876 | - |"),
+            "{md}"
+        );
+    }
 }

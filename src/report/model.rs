@@ -305,7 +305,7 @@ fn provenance(records: &[(String, Record)]) -> String {
             format!("`{}`", first.plan.file)
         },
         first.plan.fingerprint,
-        records.len(),
+        super::format::ops(records.len() as f64),
     )
 }
 

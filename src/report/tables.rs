@@ -6,6 +6,7 @@ use super::format::{self, micros, ops, Style, SPREAD_FLAG_PCT};
 use super::model::{self, Point, Study, WorkloadView};
 use crate::measure::steady::Steadiness;
 use crate::measure::OpKind;
+use crate::results::step::Measurement;
 
 /// Per workload: each series' peak, and the first series' improvement
 /// over each other one (peak, average, range) and its latency.
@@ -151,12 +152,18 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
                 row.push(style.gain(gain));
             }
             // Tails: lower is better; the write is the workload's update,
-            // insert or read-modify-write, the first it has.
+            // insert or read-modify-write (YCSB), or db_bench's write, the
+            // first it has.
             let read = |p: &Point| p.latency.get(&OpKind::Read).map(|l| l.p999_us);
             let write = |p: &Point| {
-                [OpKind::Update, OpKind::Insert, OpKind::ReadModifyWrite]
-                    .iter()
-                    .find_map(|op| p.latency.get(op).map(|l| l.p999_us))
+                [
+                    OpKind::Update,
+                    OpKind::Insert,
+                    OpKind::ReadModifyWrite,
+                    OpKind::Write,
+                ]
+                .iter()
+                .find_map(|op| p.latency.get(op).map(|l| l.p999_us))
             };
             for tail in [&read as &dyn Fn(&Point) -> Option<f64>, &write] {
                 let v: Vec<Option<f64>> = peaks.iter().map(|p| p.and_then(tail)).collect();
@@ -408,10 +415,7 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
                     d.server_cpu_s_per_op
                         .map_or("-".into(), |x| format!("{:.1}", x * 1e6)),
                 );
-                row.push(
-                    d.ops_per_joule
-                        .map_or("unavailable".into(), |x| format!("{x:.0}")),
-                );
+                row.push(d.ops_per_joule.map_or("unavailable".into(), ops));
             }
             None => row.extend(std::iter::repeat_n("unavailable".to_string(), 11)),
         }
@@ -451,12 +455,12 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
                         row.push(d.corners.iter().find(|m| &m.name == name).map_or(
                             "-".into(),
                             |m| {
-                                let mut cell = crate::device::corners::headline(m);
+                                let mut cell = device_headline(m);
                                 if let Some(f) = m.device.as_ref().and_then(|d| d.fio.as_ref()) {
                                     let fio = if m.device.as_ref().is_some_and(|d| d.random) {
-                                        format!("{:.0} IOPS", f.iops)
+                                        format!("{} IOPS", ops(f.iops))
                                     } else {
-                                        format!("{:.0} MB/s", f.mb_per_sec)
+                                        format!("{} MB/s", ops(f.mb_per_sec))
                                     };
                                     cell.push_str(&format!(" (fio {fio})"));
                                 }
@@ -471,31 +475,45 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
     }
     if study.devices.iter().any(|d| !d.precondition.is_empty()) {
         blocks.push(Block::Heading(1, "Preconditioning".into()));
-        let header = [
-            "Config",
-            "fill passes",
-            "rounds (4 KiB random writes)",
-            "steady state",
-        ]
-        .map(String::from)
-        .to_vec();
+        // What each column holds, from the figures themselves: the fill's
+        // passes are sequential writes (MB/s each), the rounds random writes
+        // (IOPS each) until steady.
+        let (fill, rounds): (Vec<&Measurement>, Vec<&Measurement>) = study
+            .devices
+            .iter()
+            .flat_map(|d| &d.precondition)
+            .partition(|m| is_fill(m));
+        let header = vec![
+            "Config".to_string(),
+            format!(
+                "fill passes ({}): MB/s each",
+                pattern_of(&fill, "sequential writes")
+            ),
+            format!(
+                "steady-state rounds ({}): count: IOPS each",
+                pattern_of(&rounds, "random writes")
+            ),
+            "steady state".to_string(),
+        ];
         let rows = study
             .series
             .iter()
             .zip(&study.devices)
             .filter(|(_, d)| !d.precondition.is_empty())
             .map(|(s, d)| {
-                let (passes, rounds): (Vec<_>, Vec<_>) = d
-                    .precondition
-                    .iter()
-                    .partition(|m| m.name.starts_with("fill"));
+                let (passes, rounds): (Vec<_>, Vec<_>) =
+                    d.precondition.iter().partition(|m| is_fill(m));
                 vec![
                     s.clone(),
-                    passes
-                        .iter()
-                        .map(|m| crate::device::corners::headline(m))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    if passes.is_empty() {
+                        "-".into()
+                    } else {
+                        passes
+                            .iter()
+                            .map(|m| device_headline(m))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
                     if rounds.is_empty() {
                         "-".into()
                     } else {
@@ -504,7 +522,7 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
                             rounds.len(),
                             rounds
                                 .iter()
-                                .map(|m| format!("{:.0}", m.ops_per_sec))
+                                .map(|m| ops(m.ops_per_sec))
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         )
@@ -517,6 +535,41 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
     }
 }
 
+fn is_fill(m: &Measurement) -> bool {
+    m.name.starts_with("fill")
+}
+
+/// "1 MiB sequential writes, QD 8", from the first figure that says.
+fn pattern_of(ms: &[&Measurement], otherwise: &str) -> String {
+    match ms.iter().find_map(|m| m.device.as_ref()) {
+        Some(d) => format!(
+            "{} {} {}, QD {}",
+            block_size(d.block_bytes),
+            if d.random { "random" } else { "sequential" },
+            if d.write { "writes" } else { "reads" },
+            d.queue_depth
+        ),
+        None => otherwise.to_string(),
+    }
+}
+
+fn block_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes / 1024)
+    }
+}
+
+/// A device figure as the report writes numbers: "12,345 IOPS", "3,100 MB/s".
+fn device_headline(m: &Measurement) -> String {
+    match &m.device {
+        Some(d) if d.random => format!("{} IOPS", ops(m.ops_per_sec)),
+        Some(d) => format!("{} MB/s", ops(d.mb_per_sec)),
+        None => "-".into(),
+    }
+}
+
 /// "read" -> "128 KiB sequential read, QD 32", from any series' figures.
 fn corner_label(study: &Study, name: &str) -> String {
     let m = study
@@ -526,8 +579,8 @@ fn corner_label(study: &Study, name: &str) -> String {
         .find(|m| m.name == name);
     match m.and_then(|m| m.device.as_ref()) {
         Some(d) => format!(
-            "{} KiB {} {}, QD {}",
-            d.block_bytes / 1024,
+            "{} {} {}, QD {}",
+            block_size(d.block_bytes),
             if d.random { "random" } else { "sequential" },
             if d.write { "write" } else { "read" },
             d.queue_depth
