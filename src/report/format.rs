@@ -22,7 +22,7 @@ impl Style {
     /// A throughput improvement of `pct` percent.
     pub fn gain(&self, pct: Option<f64>) -> String {
         match (self.ratios, pct) {
-            (true, Some(p)) => format!("{:.1}x", 1.0 + p / 100.0),
+            (true, Some(p)) => times(1.0 + p / 100.0),
             _ => percent(pct),
         }
     }
@@ -30,7 +30,7 @@ impl Style {
     /// A latency comparison from the ratio baseline / candidate.
     pub fn latency(&self, ratio: Option<f64>) -> String {
         match (self.ratios, ratio) {
-            (true, Some(r)) => format!("{r:.1}x"),
+            (true, Some(r)) => times(r),
             _ => lower_ratio(ratio),
         }
     }
@@ -140,10 +140,23 @@ pub fn micros(v: f64) -> String {
     }
 }
 
+/// A ratio: "2.1x", "181x" from 10x on.
+pub fn times(r: f64) -> String {
+    if r < 9.95 {
+        format!("{r:.1}x")
+    } else {
+        format!("{r:.0}x")
+    }
+}
+
+/// An improvement in %: "+44%", "-13%"; above +100% as a ratio ("2.1x",
+/// as seed 001 writes it), so a large gain never reads "+17958%" beside
+/// a latency "20x lower".
 pub fn percent(v: Option<f64>) -> String {
     match v {
         // Rounds to zero: no sign ("-0%" reads as a loss).
         Some(x) if x.abs() < 0.5 => "0%".into(),
+        Some(x) if x > 100.0 => times(1.0 + x / 100.0),
         Some(x) => format!("{x:+.0}%"),
         None => "-".into(),
     }
@@ -158,7 +171,7 @@ pub fn lower_ratio(ratio: Option<f64>) -> String {
     if r >= 1.0 {
         let lower = (1.0 - 1.0 / r) * 100.0;
         if lower >= 90.0 {
-            format!("{r:.0}x lower")
+            format!("{} lower", times(r))
         } else if lower < 0.5 {
             "same".into()
         } else {
@@ -167,7 +180,7 @@ pub fn lower_ratio(ratio: Option<f64>) -> String {
     } else {
         let higher = (1.0 / r - 1.0) * 100.0;
         if higher >= 100.0 {
-            format!("{:.1}x higher", 1.0 / r)
+            format!("{} higher", times(1.0 / r))
         } else if higher < 0.5 {
             "same".into()
         } else {
@@ -198,5 +211,22 @@ mod tests {
         let ratio = Style { ratios: true };
         assert_eq!(ratio.gain(Some(197.0)), "3.0x");
         assert_eq!(ratio.latency(Some(2.88)), "2.9x");
+    }
+
+    #[test]
+    fn gains_above_100_percent_are_ratios() {
+        // Seed 001, readwhilewriting at 128 threads: 616,223 against
+        // 300,580 ops/s, "maximum performance gain of 2.1x".
+        let gain = model::improvement(616_223.0, 300_580.0);
+        assert_eq!(percent(gain), "2.1x");
+        let style = Style { ratios: false };
+        assert_eq!(style.gain(gain), "2.1x");
+        // A gain as large as the latency beside it: one style, no "+17958%".
+        assert_eq!(percent(Some(17_958.0)), "181x");
+        assert_eq!(lower_ratio(Some(20.0)), "20x lower");
+        assert_eq!(percent(Some(100.0)), "+100%");
+        assert_eq!(percent(Some(59.0)), "+59%");
+        assert_eq!(percent(Some(-60.0)), "-60%");
+        assert_eq!(Style { ratios: true }.gain(Some(17_958.0)), "181x");
     }
 }
