@@ -9,7 +9,10 @@ use crate::measure::OpKind;
 use crate::results::step::Measurement;
 
 /// Per workload: each series' peak, and the first series' improvement
-/// over each other one (peak, average, range) and its latency.
+/// over each other one (peak, average, range), its latency averaged over
+/// thread counts (the briefs' arithmetic mean of "% lower", and the
+/// geometric mean of the ratios), its largest p99 improvement (seeds 001
+/// and 003) and its latency advantage at each one's peak (seed 004).
 pub fn summary(study: &Study, style: &Style) -> Table {
     let a = &study.series[0];
     let mut header = vec!["Workload".to_string()];
@@ -20,11 +23,15 @@ pub fn summary(study: &Study, style: &Style) -> Table {
         header.push(format!("{a} vs {b}: peak"));
         header.push("average over #Threads".into());
         header.push("range over #Threads".into());
-        header.push("avg latency".into());
-        header.push("p99 latency".into());
+        header.push("avg latency (arithmetic mean)".into());
+        header.push("avg latency (geometric mean)".into());
+        header.push("p99 latency (arithmetic mean)".into());
+        header.push("largest p99 improvement".into());
+        header.push("avg latency at each one's peak".into());
     }
     if study.series.len() > 2 {
         header.push("largest over any".into());
+        header.push("largest p99 improvement over any".into());
     }
     let rows = study
         .workloads
@@ -38,7 +45,15 @@ pub fn summary(study: &Study, style: &Style) -> Table {
                 );
             }
             let op = w.latency_op.map_or("", |o| o.name());
+            let with_op = |text: String| {
+                if text == "-" {
+                    text
+                } else {
+                    format!("{text} ({op})")
+                }
+            };
             let mut largest: Option<(f64, u64, &str)> = None;
+            let mut largest_p99: Option<(f64, u64, &str)> = None;
             for b in 1..study.series.len() {
                 let c = model::compare(&w.points[0], &w.points[b]);
                 row.push(style.gain(c.peak_improvement));
@@ -51,22 +66,41 @@ pub fn summary(study: &Study, style: &Style) -> Table {
                     ),
                     _ => "-".into(),
                 });
-                for ratios in [&c.latency_avg_ratios, &c.latency_p99_ratios] {
-                    let mean = model::geometric_mean(ratios);
-                    row.push(match mean {
-                        Some(_) => format!("{} ({op})", style.latency(mean)),
-                        None => "-".into(),
-                    });
-                }
+                row.push(with_op(style.latency_lower_pct(c.latency_avg_lower_pct)));
+                row.push(with_op(
+                    style.latency(model::geometric_mean(&c.latency_avg_ratios)),
+                ));
+                row.push(with_op(style.latency_lower_pct(c.latency_p99_lower_pct)));
+                row.push(c.max_p99_improvement.map_or("-".into(), |(t, v)| {
+                    format!("{} ({op}, {t} thr)", style.latency_lower_pct(Some(v)))
+                }));
+                row.push(with_op(
+                    style.latency(
+                        w.latency_op
+                            .and_then(|o| c.latency_at_peaks.get(&o).copied()),
+                    ),
+                ));
+                let name = study.series[b].as_str();
                 if let Some((t, v)) = c.max_improvement {
                     if largest.is_none_or(|(l, _, _)| v > l) {
-                        largest = Some((v, t, &study.series[b]));
+                        largest = Some((v, t, name));
+                    }
+                }
+                if let Some((t, v)) = c.max_p99_improvement {
+                    if largest_p99.is_none_or(|(l, _, _)| v > l) {
+                        largest_p99 = Some((v, t, name));
                     }
                 }
             }
             if study.series.len() > 2 {
                 row.push(largest.map_or("-".into(), |(v, t, b)| {
                     format!("{} over {b} at {t} threads", style.gain(Some(v)))
+                }));
+                row.push(largest_p99.map_or("-".into(), |(v, t, b)| {
+                    format!(
+                        "{} ({op}) vs {b} at {t} threads",
+                        style.latency_lower_pct(Some(v))
+                    )
                 }));
             }
             row
@@ -75,32 +109,58 @@ pub fn summary(study: &Study, style: &Style) -> Table {
     Table { header, rows }
 }
 
-/// Seed 004's table: per workload and configuration, the thread count with
-/// the highest throughput and each operation's average latency there.
-pub fn best_threads(study: &Study) -> Table {
-    const OPS: [OpKind; 5] = [
+/// Seed 004's tables: per workload and configuration, the thread count with
+/// the highest throughput and each operation's average latency there; on
+/// each other configuration's row, the first one's advantage over it, each
+/// at its own best thread count (peak against peak, latency at each peak).
+pub fn best_threads(study: &Study, style: &Style) -> Table {
+    const OPS: [OpKind; 6] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::ReadModifyWrite,
         OpKind::Insert,
         OpKind::Scan,
+        OpKind::Write,
     ];
+    let a = &study.series[0];
+    let advantage = format!("{a} advantage");
+    let compared = study.series.len() > 1;
     let mut header: Vec<String> = ["Workload", "Config", "best #Threads", "ops/s"]
         .map(String::from)
         .to_vec();
-    header.extend(OPS.iter().map(|op| format!("{} avg us", op.name())));
+    if compared {
+        header.push(advantage.clone());
+    }
+    for op in OPS {
+        header.push(format!("{} avg us", op.name()));
+        if compared {
+            header.push(advantage.clone());
+        }
+    }
     let mut rows = Vec::new();
     for w in &study.workloads {
-        for (s, points) in study.series.iter().zip(&w.points) {
-            let Some((t, v)) = model::peak(points) else {
+        for (s, name) in study.series.iter().enumerate() {
+            let points_s = &w.points[s];
+            let Some((t, v)) = model::peak(points_s) else {
                 continue;
             };
-            let p = &points[&t];
-            let mut row = vec![w.name.clone(), s.clone(), t.to_string(), ops(v)];
-            row.extend(
-                OPS.iter()
-                    .map(|op| p.latency.get(op).map_or("-".into(), |l| micros(l.avg_us))),
-            );
+            let c = (s > 0).then(|| model::compare(&w.points[0], points_s));
+            let p = &points_s[&t];
+            let mut row = vec![w.name.clone(), name.clone(), t.to_string(), ops(v)];
+            if compared {
+                row.push(
+                    c.as_ref()
+                        .map_or(String::new(), |c| style.gain(c.peak_improvement)),
+                );
+            }
+            for op in OPS {
+                row.push(p.latency.get(&op).map_or("-".into(), |l| micros(l.avg_us)));
+                if compared {
+                    row.push(c.as_ref().map_or(String::new(), |c| {
+                        style.latency(c.latency_at_peaks.get(&op).copied())
+                    }));
+                }
+            }
             rows.push(row);
         }
     }
