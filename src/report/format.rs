@@ -22,7 +22,7 @@ impl Style {
     /// A throughput improvement of `pct` percent.
     pub fn gain(&self, pct: Option<f64>) -> String {
         match (self.ratios, pct) {
-            (true, Some(p)) => format!("{:.1}x", 1.0 + p / 100.0),
+            (true, Some(p)) => times(1.0 + p / 100.0),
             _ => percent(pct),
         }
     }
@@ -30,9 +30,15 @@ impl Style {
     /// A latency comparison from the ratio baseline / candidate.
     pub fn latency(&self, ratio: Option<f64>) -> String {
         match (self.ratios, ratio) {
-            (true, Some(r)) => format!("{r:.1}x"),
+            (true, Some(r)) => times(r),
             _ => lower_ratio(ratio),
         }
+    }
+
+    /// A latency comparison from its "% lower", (B - A) / B: the same
+    /// words as [`Style::latency`] ("51% lower", "2.0x").
+    pub fn latency_lower_pct(&self, pct: Option<f64>) -> String {
+        self.latency(pct.filter(|p| *p < 100.0).map(|p| 100.0 / (100.0 - p)))
     }
 
     /// How the report compares, in one paragraph.
@@ -53,14 +59,20 @@ impl Style {
         let throughput = if self.ratios {
             "throughput as the ratio A / B (\"3.0x\"), latency advantage as B / A, as seed 004 writes them"
         } else {
-            "throughput as (A - B) / B, latency as \"X% lower\" (\"Nx lower\" beyond 90%, so never \"100% lower\")"
+            "throughput as (A - B) / B (as a ratio, \"2.1x\", above +100%, as seed 001 writes it), \
+             latency as \"X% lower\", (B - A) / B (\"Nx lower\" beyond 90%, so never \"100% lower\")"
         };
         format!(
             "Configurations: {names}. Improvements are {first}'s over each other configuration, \
              per thread count: {throughput}. The average improvement across thread counts is the \
-             arithmetic mean of the per-thread-count throughput improvements (as the briefs \
-             compute it); the average latency comparison is the geometric mean of the \
-             per-thread-count ratios, so a 2x gain and a 2x loss cancel and no average is unbounded."
+             arithmetic mean of the per-thread-count throughput improvements, and the average \
+             latency comparison the arithmetic mean of the per-thread-count \"% lower\" (as the \
+             briefs compute both); beside it, labelled, kvperf's geometric mean of the \
+             per-thread-count ratios B / A, in which a 2x gain and a 2x loss cancel. The largest \
+             p99 improvement is the largest per-thread-count p99 \"% lower\" and its thread count \
+             (seeds 001 and 003). An advantage at each one's peak compares each configuration at \
+             its own best thread count, peak throughput against peak throughput and the latency \
+             at each one's peak (seed 004)."
         )
     }
 
@@ -93,27 +105,54 @@ impl Style {
             }
         }
         let op = w.latency_op.map_or("", |o| o.name());
-        for (what, ratios) in [
-            ("average", &c.latency_avg_ratios),
-            ("p99", &c.latency_p99_ratios),
+        for (what, ratios, mean) in [
+            ("Average", &c.latency_avg_ratios, c.latency_avg_lower_pct),
+            ("p99", &c.latency_p99_ratios, c.latency_p99_lower_pct),
         ] {
             if ratios.is_empty() {
                 continue;
             }
-            let mean = model::geometric_mean(ratios);
-            text.push_str(&format!(" {what} {op} latency: **{}**", self.latency(mean)));
+            text.push_str(&format!(
+                " {what} {op} latency across {} thread counts: **{}** (arithmetic mean \
+                 of the per-thread-count % lower, as the briefs compute it; geometric mean of the \
+                 ratios: {})",
+                ratios.len(),
+                self.latency_lower_pct(mean),
+                self.latency(model::geometric_mean(ratios)),
+            ));
             if ratios.len() > 1 {
                 let lo = ratios.iter().min_by(|x, y| x.1.total_cmp(&y.1)).copied();
                 let hi = ratios.iter().max_by(|x, y| x.1.total_cmp(&y.1)).copied();
                 if let (Some((t0, r0)), Some((t1, r1))) = (lo, hi) {
                     text.push_str(&format!(
-                        " (from {} at {t0} threads to {} at {t1})",
+                        "; per thread count from {} at {t0} threads to {} at {t1}",
                         self.latency(Some(r0)),
                         self.latency(Some(r1))
                     ));
                 }
             }
             text.push('.');
+        }
+        if let Some((t, pct)) = c.max_p99_improvement {
+            text.push_str(&format!(
+                " Largest p99 {op} latency improvement: **{}** at {t} threads.",
+                self.latency_lower_pct(Some(pct))
+            ));
+        }
+        if let (Some((ta, _)), Some((tb, _))) = (c.peak_candidate, c.peak_baseline) {
+            if !c.latency_at_peaks.is_empty() {
+                let each = c
+                    .latency_at_peaks
+                    .iter()
+                    .map(|(o, r)| format!("{} {}", o.name(), self.latency(Some(*r))))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                text.push_str(&format!(
+                    " At each one's peak ({a_name} {ta} threads, {b_name} {tb}): throughput {}, \
+                     average latency {each}.",
+                    self.gain(c.peak_improvement)
+                ));
+            }
         }
         text
     }
@@ -140,10 +179,23 @@ pub fn micros(v: f64) -> String {
     }
 }
 
+/// A ratio: "2.1x", "181x" from 10x on.
+pub fn times(r: f64) -> String {
+    if r < 9.95 {
+        format!("{r:.1}x")
+    } else {
+        format!("{r:.0}x")
+    }
+}
+
+/// An improvement in %: "+44%", "-13%"; above +100% as a ratio ("2.1x",
+/// as seed 001 writes it), so a large gain never reads "+17958%" beside
+/// a latency "20x lower".
 pub fn percent(v: Option<f64>) -> String {
     match v {
         // Rounds to zero: no sign ("-0%" reads as a loss).
         Some(x) if x.abs() < 0.5 => "0%".into(),
+        Some(x) if x > 100.0 => times(1.0 + x / 100.0),
         Some(x) => format!("{x:+.0}%"),
         None => "-".into(),
     }
@@ -158,7 +210,7 @@ pub fn lower_ratio(ratio: Option<f64>) -> String {
     if r >= 1.0 {
         let lower = (1.0 - 1.0 / r) * 100.0;
         if lower >= 90.0 {
-            format!("{r:.0}x lower")
+            format!("{} lower", times(r))
         } else if lower < 0.5 {
             "same".into()
         } else {
@@ -167,7 +219,7 @@ pub fn lower_ratio(ratio: Option<f64>) -> String {
     } else {
         let higher = (1.0 / r - 1.0) * 100.0;
         if higher >= 100.0 {
-            format!("{:.1}x higher", 1.0 / r)
+            format!("{} higher", times(1.0 / r))
         } else if higher < 0.5 {
             "same".into()
         } else {
@@ -198,5 +250,32 @@ mod tests {
         let ratio = Style { ratios: true };
         assert_eq!(ratio.gain(Some(197.0)), "3.0x");
         assert_eq!(ratio.latency(Some(2.88)), "2.9x");
+    }
+
+    #[test]
+    fn gains_above_100_percent_are_ratios() {
+        // Seed 001, readwhilewriting at 128 threads: 616,223 against
+        // 300,580 ops/s, "maximum performance gain of 2.1x".
+        let gain = model::improvement(616_223.0, 300_580.0);
+        assert_eq!(percent(gain), "2.1x");
+        let style = Style { ratios: false };
+        assert_eq!(style.gain(gain), "2.1x");
+        // A gain as large as the latency beside it: one style, no "+17958%".
+        assert_eq!(percent(Some(17_958.0)), "181x");
+        assert_eq!(lower_ratio(Some(20.0)), "20x lower");
+        assert_eq!(percent(Some(100.0)), "+100%");
+        assert_eq!(percent(Some(59.0)), "+59%");
+        assert_eq!(percent(Some(-60.0)), "-60%");
+        assert_eq!(Style { ratios: true }.gain(Some(17_958.0)), "181x");
+    }
+
+    #[test]
+    fn a_mean_percent_lower_reads_like_a_latency_comparison() {
+        let style = Style { ratios: false };
+        assert_eq!(style.latency_lower_pct(Some(51.0)), "51% lower");
+        assert_eq!(style.latency_lower_pct(Some(-25.0)), "25% higher");
+        assert_eq!(style.latency_lower_pct(Some(95.0)), "20x lower");
+        assert_eq!(style.latency_lower_pct(None), "-");
+        assert_eq!(Style { ratios: true }.latency_lower_pct(Some(50.0)), "2.0x");
     }
 }

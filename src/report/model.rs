@@ -335,7 +335,7 @@ fn provenance(records: &[(String, Record)]) -> String {
             format!("`{}`", first.plan.file)
         },
         first.plan.fingerprint,
-        records.len(),
+        super::format::ops(records.len() as f64),
     )
 }
 
@@ -552,11 +552,39 @@ pub struct Comparison {
     /// Lower-is-better, per thread: B / A of the primary op's average and p99.
     pub latency_avg_ratios: Vec<(u64, f64)>,
     pub latency_p99_ratios: Vec<(u64, f64)>,
+    /// The briefs' average latency comparison: the arithmetic mean of the
+    /// per-thread "% lower", (B - A) / B (seed 000's "when averaged across
+    /// all #Threads ... 51% lower").
+    pub latency_avg_lower_pct: Option<f64>,
+    pub latency_p99_lower_pct: Option<f64>,
+    /// The largest per-thread p99 "% lower" and its thread count (seeds
+    /// 001 and 003's "greatest application responsiveness improvement").
+    pub max_p99_improvement: Option<(u64, f64)>,
+    /// Seed 004's "advantage": each configuration at its own peak, B / A of
+    /// every operation's average latency there.
+    pub latency_at_peaks: BTreeMap<OpKind, f64>,
 }
 
 /// Higher is better: (a - b) / b in %.
 pub fn improvement(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| (a - b) / b * 100.0)
+}
+
+/// A latency's "% lower" from the ratio baseline / candidate, as the
+/// briefs compute it: (B - A) / B in %.
+pub fn lower_pct(ratio: f64) -> f64 {
+    (1.0 - 1.0 / ratio) * 100.0
+}
+
+/// The arithmetic mean of the per-thread "% lower" (how the briefs average
+/// latency across thread counts).
+pub fn mean_lower_pct(ratios: &[(u64, f64)]) -> Option<f64> {
+    let pcts: Vec<f64> = ratios
+        .iter()
+        .filter(|r| r.1 > 0.0)
+        .map(|r| lower_pct(r.1))
+        .collect();
+    (!pcts.is_empty()).then(|| pcts.iter().sum::<f64>() / pcts.len() as f64)
 }
 
 pub fn peak(points: &BTreeMap<u64, Point>) -> Option<(u64, f64)> {
@@ -597,6 +625,18 @@ pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison
             .collect()
     };
     let (peak_candidate, peak_baseline) = (peak(a), peak(b));
+    let latency_avg_ratios = ratios(|p| p.latency_avg_us);
+    let latency_p99_ratios = ratios(|p| p.latency_p99_us);
+    let mut latency_at_peaks = BTreeMap::new();
+    if let (Some((ta, _)), Some((tb, _))) = (peak_candidate, peak_baseline) {
+        for (op, la) in &a[&ta].latency {
+            if let Some(lb) = b[&tb].latency.get(op) {
+                if la.avg_us > 0.0 && *op != OpKind::Verify {
+                    latency_at_peaks.insert(*op, lb.avg_us / la.avg_us);
+                }
+            }
+        }
+    }
     Comparison {
         peak_improvement: match (peak_candidate, peak_baseline) {
             (Some(pa), Some(pb)) => improvement(pa.1, pb.1),
@@ -611,8 +651,16 @@ pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison
             .iter()
             .copied()
             .min_by(|x, y| x.1.total_cmp(&y.1)),
-        latency_avg_ratios: ratios(|p| p.latency_avg_us),
-        latency_p99_ratios: ratios(|p| p.latency_p99_us),
+        latency_avg_lower_pct: mean_lower_pct(&latency_avg_ratios),
+        latency_p99_lower_pct: mean_lower_pct(&latency_p99_ratios),
+        max_p99_improvement: latency_p99_ratios
+            .iter()
+            .filter(|r| r.1 > 0.0)
+            .map(|(t, r)| (*t, lower_pct(*r)))
+            .max_by(|x, y| x.1.total_cmp(&y.1)),
+        latency_at_peaks,
+        latency_avg_ratios,
+        latency_p99_ratios,
         per_thread,
         peak_candidate,
         peak_baseline,
@@ -753,5 +801,18 @@ mod tests {
         assert_eq!(geometric_mean(&[(1, 2.0), (2, 0.5)]), Some(1.0));
         assert!((geometric_mean(&[(1, 4.0), (2, 1.0)]).unwrap() - 2.0).abs() < 1e-12);
         assert_eq!(geometric_mean(&[]), None);
+    }
+
+    #[test]
+    fn the_briefs_average_latency_is_the_mean_of_percent_lower() {
+        // 2x lower at one thread count (50% lower), 2x higher at another
+        // (-100%): the briefs' arithmetic mean is 25% higher; the geometric
+        // mean of the ratios says the same.
+        let ratios = [(4, 2.0), (8, 0.5)];
+        assert_eq!(mean_lower_pct(&ratios), Some(-25.0));
+        assert_eq!(geometric_mean(&ratios), Some(1.0));
+        // Seed 001's footnote 9: (0.24 ms - 0.52 ms) / 0.52 ms = -54%.
+        assert!((lower_pct(0.52 / 0.24) - 53.846).abs() < 1e-3);
+        assert_eq!(mean_lower_pct(&[]), None);
     }
 }

@@ -6,9 +6,13 @@ use super::format::{self, micros, ops, Style, SPREAD_FLAG_PCT};
 use super::model::{self, Point, Study, WorkloadView};
 use crate::measure::steady::Steadiness;
 use crate::measure::OpKind;
+use crate::results::step::Measurement;
 
 /// Per workload: each series' peak, and the first series' improvement
-/// over each other one (peak, average, range) and its latency.
+/// over each other one (peak, average, range), its latency averaged over
+/// thread counts (the briefs' arithmetic mean of "% lower", and the
+/// geometric mean of the ratios), its largest p99 improvement (seeds 001
+/// and 003) and its latency advantage at each one's peak (seed 004).
 pub fn summary(study: &Study, style: &Style) -> Table {
     let a = &study.series[0];
     let mut header = vec!["Workload".to_string()];
@@ -19,11 +23,15 @@ pub fn summary(study: &Study, style: &Style) -> Table {
         header.push(format!("{a} vs {b}: peak"));
         header.push("average over #Threads".into());
         header.push("range over #Threads".into());
-        header.push("avg latency".into());
-        header.push("p99 latency".into());
+        header.push("avg latency (arithmetic mean)".into());
+        header.push("avg latency (geometric mean)".into());
+        header.push("p99 latency (arithmetic mean)".into());
+        header.push("largest p99 improvement".into());
+        header.push("avg latency at each one's peak".into());
     }
     if study.series.len() > 2 {
         header.push("largest over any".into());
+        header.push("largest p99 improvement over any".into());
     }
     let rows = study
         .workloads
@@ -37,7 +45,15 @@ pub fn summary(study: &Study, style: &Style) -> Table {
                 );
             }
             let op = w.latency_op.map_or("", |o| o.name());
+            let with_op = |text: String| {
+                if text == "-" {
+                    text
+                } else {
+                    format!("{text} ({op})")
+                }
+            };
             let mut largest: Option<(f64, u64, &str)> = None;
+            let mut largest_p99: Option<(f64, u64, &str)> = None;
             for b in 1..study.series.len() {
                 let c = model::compare(&w.points[0], &w.points[b]);
                 row.push(style.gain(c.peak_improvement));
@@ -50,22 +66,41 @@ pub fn summary(study: &Study, style: &Style) -> Table {
                     ),
                     _ => "-".into(),
                 });
-                for ratios in [&c.latency_avg_ratios, &c.latency_p99_ratios] {
-                    let mean = model::geometric_mean(ratios);
-                    row.push(match mean {
-                        Some(_) => format!("{} ({op})", style.latency(mean)),
-                        None => "-".into(),
-                    });
-                }
+                row.push(with_op(style.latency_lower_pct(c.latency_avg_lower_pct)));
+                row.push(with_op(
+                    style.latency(model::geometric_mean(&c.latency_avg_ratios)),
+                ));
+                row.push(with_op(style.latency_lower_pct(c.latency_p99_lower_pct)));
+                row.push(c.max_p99_improvement.map_or("-".into(), |(t, v)| {
+                    format!("{} ({op}, {t} thr)", style.latency_lower_pct(Some(v)))
+                }));
+                row.push(with_op(
+                    style.latency(
+                        w.latency_op
+                            .and_then(|o| c.latency_at_peaks.get(&o).copied()),
+                    ),
+                ));
+                let name = study.series[b].as_str();
                 if let Some((t, v)) = c.max_improvement {
                     if largest.is_none_or(|(l, _, _)| v > l) {
-                        largest = Some((v, t, &study.series[b]));
+                        largest = Some((v, t, name));
+                    }
+                }
+                if let Some((t, v)) = c.max_p99_improvement {
+                    if largest_p99.is_none_or(|(l, _, _)| v > l) {
+                        largest_p99 = Some((v, t, name));
                     }
                 }
             }
             if study.series.len() > 2 {
                 row.push(largest.map_or("-".into(), |(v, t, b)| {
                     format!("{} over {b} at {t} threads", style.gain(Some(v)))
+                }));
+                row.push(largest_p99.map_or("-".into(), |(v, t, b)| {
+                    format!(
+                        "{} ({op}) vs {b} at {t} threads",
+                        style.latency_lower_pct(Some(v))
+                    )
                 }));
             }
             row
@@ -74,32 +109,58 @@ pub fn summary(study: &Study, style: &Style) -> Table {
     Table { header, rows }
 }
 
-/// Seed 004's table: per workload and configuration, the thread count with
-/// the highest throughput and each operation's average latency there.
-pub fn best_threads(study: &Study) -> Table {
-    const OPS: [OpKind; 5] = [
+/// Seed 004's tables: per workload and configuration, the thread count with
+/// the highest throughput and each operation's average latency there; on
+/// each other configuration's row, the first one's advantage over it, each
+/// at its own best thread count (peak against peak, latency at each peak).
+pub fn best_threads(study: &Study, style: &Style) -> Table {
+    const OPS: [OpKind; 6] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::ReadModifyWrite,
         OpKind::Insert,
         OpKind::Scan,
+        OpKind::Write,
     ];
+    let a = &study.series[0];
+    let advantage = format!("{a} advantage");
+    let compared = study.series.len() > 1;
     let mut header: Vec<String> = ["Workload", "Config", "best #Threads", "ops/s"]
         .map(String::from)
         .to_vec();
-    header.extend(OPS.iter().map(|op| format!("{} avg us", op.name())));
+    if compared {
+        header.push(advantage.clone());
+    }
+    for op in OPS {
+        header.push(format!("{} avg us", op.name()));
+        if compared {
+            header.push(advantage.clone());
+        }
+    }
     let mut rows = Vec::new();
     for w in &study.workloads {
-        for (s, points) in study.series.iter().zip(&w.points) {
-            let Some((t, v)) = model::peak(points) else {
+        for (s, name) in study.series.iter().enumerate() {
+            let points_s = &w.points[s];
+            let Some((t, v)) = model::peak(points_s) else {
                 continue;
             };
-            let p = &points[&t];
-            let mut row = vec![w.name.clone(), s.clone(), t.to_string(), ops(v)];
-            row.extend(
-                OPS.iter()
-                    .map(|op| p.latency.get(op).map_or("-".into(), |l| micros(l.avg_us))),
-            );
+            let c = (s > 0).then(|| model::compare(&w.points[0], points_s));
+            let p = &points_s[&t];
+            let mut row = vec![w.name.clone(), name.clone(), t.to_string(), ops(v)];
+            if compared {
+                row.push(
+                    c.as_ref()
+                        .map_or(String::new(), |c| style.gain(c.peak_improvement)),
+                );
+            }
+            for op in OPS {
+                row.push(p.latency.get(&op).map_or("-".into(), |l| micros(l.avg_us)));
+                if compared {
+                    row.push(c.as_ref().map_or(String::new(), |c| {
+                        style.latency(c.latency_at_peaks.get(&op).copied())
+                    }));
+                }
+            }
             rows.push(row);
         }
     }
@@ -151,12 +212,18 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
                 row.push(style.gain(gain));
             }
             // Tails: lower is better; the write is the workload's update,
-            // insert or read-modify-write, the first it has.
+            // insert or read-modify-write (YCSB), or db_bench's write, the
+            // first it has.
             let read = |p: &Point| p.latency.get(&OpKind::Read).map(|l| l.p999_us);
             let write = |p: &Point| {
-                [OpKind::Update, OpKind::Insert, OpKind::ReadModifyWrite]
-                    .iter()
-                    .find_map(|op| p.latency.get(op).map(|l| l.p999_us))
+                [
+                    OpKind::Update,
+                    OpKind::Insert,
+                    OpKind::ReadModifyWrite,
+                    OpKind::Write,
+                ]
+                .iter()
+                .find_map(|op| p.latency.get(op).map(|l| l.p999_us))
             };
             for tail in [&read as &dyn Fn(&Point) -> Option<f64>, &write] {
                 let v: Vec<Option<f64>> = peaks.iter().map(|p| p.and_then(tail)).collect();
@@ -408,10 +475,7 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
                     d.server_cpu_s_per_op
                         .map_or("-".into(), |x| format!("{:.1}", x * 1e6)),
                 );
-                row.push(
-                    d.ops_per_joule
-                        .map_or("unavailable".into(), |x| format!("{x:.0}")),
-                );
+                row.push(d.ops_per_joule.map_or("unavailable".into(), ops));
             }
             None => row.extend(std::iter::repeat_n("unavailable".to_string(), 11)),
         }
@@ -451,12 +515,12 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
                         row.push(d.corners.iter().find(|m| &m.name == name).map_or(
                             "-".into(),
                             |m| {
-                                let mut cell = crate::device::corners::headline(m);
+                                let mut cell = device_headline(m);
                                 if let Some(f) = m.device.as_ref().and_then(|d| d.fio.as_ref()) {
                                     let fio = if m.device.as_ref().is_some_and(|d| d.random) {
-                                        format!("{:.0} IOPS", f.iops)
+                                        format!("{} IOPS", ops(f.iops))
                                     } else {
-                                        format!("{:.0} MB/s", f.mb_per_sec)
+                                        format!("{} MB/s", ops(f.mb_per_sec))
                                     };
                                     cell.push_str(&format!(" (fio {fio})"));
                                 }
@@ -471,31 +535,45 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
     }
     if study.devices.iter().any(|d| !d.precondition.is_empty()) {
         blocks.push(Block::Heading(1, "Preconditioning".into()));
-        let header = [
-            "Config",
-            "fill passes",
-            "rounds (4 KiB random writes)",
-            "steady state",
-        ]
-        .map(String::from)
-        .to_vec();
+        // What each column holds, from the figures themselves: the fill's
+        // passes are sequential writes (MB/s each), the rounds random writes
+        // (IOPS each) until steady.
+        let (fill, rounds): (Vec<&Measurement>, Vec<&Measurement>) = study
+            .devices
+            .iter()
+            .flat_map(|d| &d.precondition)
+            .partition(|m| is_fill(m));
+        let header = vec![
+            "Config".to_string(),
+            format!(
+                "fill passes ({}): MB/s each",
+                pattern_of(&fill, "sequential writes")
+            ),
+            format!(
+                "steady-state rounds ({}): count: IOPS each",
+                pattern_of(&rounds, "random writes")
+            ),
+            "steady state".to_string(),
+        ];
         let rows = study
             .series
             .iter()
             .zip(&study.devices)
             .filter(|(_, d)| !d.precondition.is_empty())
             .map(|(s, d)| {
-                let (passes, rounds): (Vec<_>, Vec<_>) = d
-                    .precondition
-                    .iter()
-                    .partition(|m| m.name.starts_with("fill"));
+                let (passes, rounds): (Vec<_>, Vec<_>) =
+                    d.precondition.iter().partition(|m| is_fill(m));
                 vec![
                     s.clone(),
-                    passes
-                        .iter()
-                        .map(|m| crate::device::corners::headline(m))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    if passes.is_empty() {
+                        "-".into()
+                    } else {
+                        passes
+                            .iter()
+                            .map(|m| device_headline(m))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
                     if rounds.is_empty() {
                         "-".into()
                     } else {
@@ -504,7 +582,7 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
                             rounds.len(),
                             rounds
                                 .iter()
-                                .map(|m| format!("{:.0}", m.ops_per_sec))
+                                .map(|m| ops(m.ops_per_sec))
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         )
@@ -517,6 +595,41 @@ pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
     }
 }
 
+fn is_fill(m: &Measurement) -> bool {
+    m.name.starts_with("fill")
+}
+
+/// "1 MiB sequential writes, QD 8", from the first figure that says.
+fn pattern_of(ms: &[&Measurement], otherwise: &str) -> String {
+    match ms.iter().find_map(|m| m.device.as_ref()) {
+        Some(d) => format!(
+            "{} {} {}, QD {}",
+            block_size(d.block_bytes),
+            if d.random { "random" } else { "sequential" },
+            if d.write { "writes" } else { "reads" },
+            d.queue_depth
+        ),
+        None => otherwise.to_string(),
+    }
+}
+
+fn block_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes / 1024)
+    }
+}
+
+/// A device figure as the report writes numbers: "12,345 IOPS", "3,100 MB/s".
+fn device_headline(m: &Measurement) -> String {
+    match &m.device {
+        Some(d) if d.random => format!("{} IOPS", ops(m.ops_per_sec)),
+        Some(d) => format!("{} MB/s", ops(d.mb_per_sec)),
+        None => "-".into(),
+    }
+}
+
 /// "read" -> "128 KiB sequential read, QD 32", from any series' figures.
 fn corner_label(study: &Study, name: &str) -> String {
     let m = study
@@ -526,8 +639,8 @@ fn corner_label(study: &Study, name: &str) -> String {
         .find(|m| m.name == name);
     match m.and_then(|m| m.device.as_ref()) {
         Some(d) => format!(
-            "{} KiB {} {}, QD {}",
-            d.block_bytes / 1024,
+            "{} {} {}, QD {}",
+            block_size(d.block_bytes),
             if d.random { "random" } else { "sequential" },
             if d.write { "write" } else { "read" },
             d.queue_depth
