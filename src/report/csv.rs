@@ -9,7 +9,7 @@ op,count,avg_us,p50_us,p99_us,p999_us,max_us,\
 device_read_bytes_per_op,device_write_bytes_per_op,read_amplification,write_amplification,\
 space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
 network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound,\
-failed,failed_pct,ok_ops_per_sec,step_error\n";
+failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,short_window\n";
 
 pub fn csv(study: &Study) -> String {
     let mut out = String::from(HEADER);
@@ -55,7 +55,21 @@ pub fn csv(study: &Study) -> String {
                     let pct = a.filter(|a| a.total > 0).map_or(String::new(), |a| {
                         format!("{:.3}", a.failed_total() as f64 / a.total as f64 * 100.0)
                     });
-                    format!("{failed},{pct},{:.1},{step_error}", p.ok_ops_per_sec)
+                    let shortest = p
+                        .windows
+                        .iter()
+                        .map(|w| w.seconds)
+                        .fold(f64::INFINITY, f64::min);
+                    format!(
+                        "{failed},{pct},{:.1},{step_error},{},{}",
+                        p.ok_ops_per_sec,
+                        if shortest.is_finite() {
+                            format!("{shortest:.3}")
+                        } else {
+                            String::new()
+                        },
+                        p.short_window()
+                    )
                 };
                 // Every op that ran: one whose operations all failed has
                 // no latency, and its failures must still have a row.

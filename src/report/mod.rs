@@ -12,6 +12,7 @@ mod format;
 pub mod model;
 mod svg;
 mod tables;
+mod windows;
 
 use std::path::Path;
 
@@ -44,6 +45,7 @@ pub fn build(study: &Study, charts: bool) -> Document {
     }
     if !study.workloads.is_empty() {
         blocks.push(Block::Paragraph(failures::summary(study)));
+        blocks.push(Block::Paragraph(windows::summary(study)));
     }
     tables::device_blocks(study, &mut blocks);
     if study.series.len() > 1 && !study.workloads.is_empty() {
@@ -115,6 +117,17 @@ fn workload_blocks(
             failures::MARK
         ));
     }
+    if w.points
+        .iter()
+        .flat_map(|p| p.values())
+        .any(|p| p.short_window())
+    {
+        definition.push_str(&format!(
+            " {} marks a cell measured in a window under {:.0} s: too short to judge.",
+            windows::MARK,
+            model::MIN_WINDOW_S
+        ));
+    }
     blocks.push(Block::Paragraph(definition));
     if w.points
         .iter()
@@ -131,6 +144,14 @@ fn workload_blocks(
     for b in 1..study.series.len() {
         blocks.push(Block::Paragraph(style.comparison_text(study, w, b)));
     }
+    blocks.push(Block::Heading(
+        2,
+        format!(
+            "{}: measured windows (seconds, operations, what ended them)",
+            w.name
+        ),
+    ));
+    blocks.push(Block::Table(windows::table(study, w, &threads)));
     if let Some(table) = failed {
         blocks.push(Block::Heading(
             2,
@@ -570,7 +591,8 @@ mod tests {
             .find(|l| l.starts_with("disk,Workload A,32,") && l.contains(",insert,"))
             .unwrap();
         assert!(
-            insert.contains(",insert,,,,,,,") && insert.ends_with(",700,100.000,9609.0,"),
+            insert.contains(",insert,,,,,,,")
+                && insert.ends_with(",700,100.000,960.9,,10.000,false"),
             "an op whose every operation failed keeps its row: {insert}"
         );
         let read = text
@@ -582,7 +604,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("tmpfs,Workload A,32,"))
             .unwrap();
-        assert!(stopped.ends_with(",interrupted"), "{stopped}");
+        assert!(stopped.ends_with(",interrupted,10.000,false"), "{stopped}");
     }
 
     #[test]
@@ -606,6 +628,33 @@ mod tests {
         let kept = model::current(vec![failed(1000.0), failed(2000.0)]);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].1.output.measurements[0].ops_per_sec, 2000.0);
+    }
+
+    #[test]
+    fn every_window_is_stated_and_a_short_one_is_flagged() {
+        let mut short = record("disk", 8, 5000.0, 100.0);
+        let m = &mut short.1.output.measurements[0];
+        m.runtime_s = 2.5;
+        m.hit_time_limit = true;
+        let s = model::from_records(&[short, record("tmpfs", 8, 6000.0, 90.0)]);
+        let md = build(&s, false).to_markdown();
+        assert!(
+            md.contains("**Measured windows too short to judge in 1 of 2 cells** (under 10 s, the shortest 2.5 s"),
+            "{md}"
+        );
+        assert!(md.contains("| 8 | **5,000** \u{a7} | **6,000** |"), "{md}");
+        assert!(
+            md.contains(
+                "| 8 | 2.5 s, 1 ops, ended by time \u{a7} | 10.0 s, 1 ops, ended by count |"
+            ),
+            "{md}"
+        );
+        let long = build(&study(), false).to_markdown();
+        assert!(
+            long.contains("every one lasted at least 10 s (the shortest 10.0 s)"),
+            "{long}"
+        );
+        assert!(!long.contains(windows::MARK), "{long}");
     }
 
     #[test]

@@ -18,6 +18,8 @@ use crate::results::{self, Record};
 pub struct Point {
     pub threads: u64,
     pub repeats: u32,
+    /// Every repeat's measured window, in order.
+    pub windows: Vec<Window>,
     /// The mean over repeats (the briefs average passes).
     pub ops_per_sec: f64,
     /// Every repeat's ops/s, in order.
@@ -49,6 +51,28 @@ pub struct Point {
     pub step_errors: Vec<String>,
     /// Warnings the steps recorded (distinct, in order).
     pub warnings: Vec<String>,
+}
+
+/// One repeat's measured window: how long, how many operations, and what
+/// ended it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub seconds: f64,
+    pub operations: u64,
+    /// A time limit ended it (`maxexecutiontime`, `--duration`), not the
+    /// operation count.
+    pub ended_on_time: bool,
+}
+
+/// A window shorter than this is too short to judge: too few one-second
+/// intervals to tell a steady rate from a warm-up or a stall.
+pub const MIN_WINDOW_S: f64 = 10.0;
+
+impl Point {
+    /// Whether any repeat's window is too short to mean much.
+    pub fn short_window(&self) -> bool {
+        self.windows.iter().any(|w| w.seconds < MIN_WINDOW_S)
+    }
 }
 
 /// One operation type's operations in a cell, over every repeat.
@@ -439,6 +463,14 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         },
         verdicts,
         intervals: measured.iter().map(|m| m.intervals.clone()).collect(),
+        windows: measured
+            .iter()
+            .map(|m| Window {
+                seconds: m.runtime_s,
+                operations: m.operations,
+                ended_on_time: m.hit_time_limit,
+            })
+            .collect(),
         ops_each,
         latency,
         attempts: attempts(&measured),

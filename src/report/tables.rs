@@ -282,11 +282,14 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                         } else {
                             mean
                         };
-                        let failed = if p.has_failures() {
+                        let mut marks = if p.has_failures() {
                             format!(" {}", super::failures::MARK)
                         } else {
                             String::new()
                         };
+                        if p.short_window() {
+                            marks.push_str(&format!(" {}", super::windows::MARK));
+                        }
                         if p.repeats > 1 {
                             let flag = if p.spread_pct() > SPREAD_FLAG_PCT {
                                 " \u{2020}"
@@ -294,13 +297,13 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                                 ""
                             };
                             format!(
-                                "{mean} ({} / {} / {}){flag}{failed}",
+                                "{mean} ({} / {} / {}){flag}{marks}",
                                 ops(p.min()),
                                 ops(p.median()),
                                 ops(p.max())
                             )
                         } else {
-                            format!("{mean}{failed}")
+                            format!("{mean}{marks}")
                         }
                     }
                     None => "-".into(),
