@@ -242,4 +242,9 @@ fn a_server_that_stops_answering_ends_the_run_after_the_stall_timeout() {
             .any(|l| l.contains("stopped answering (stalltimeout=3)")),
         "{rest:?}"
     );
+    // --output is written before the process ends, with the stall as its error.
+    let output = StepOutput::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let error = output.error.expect("the stall is the step's error");
+    assert!(error.message.contains("stopped answering"), "{}", error.message);
+    assert_eq!(output.engine.name, "redis");
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::EngineSpec;
 use crate::error::{exit_code, EXIT_INPUT};
+use crate::files::Destination;
 use crate::measure::accounting::Accounting;
 use crate::measure::{OpHistograms, Outcome};
 use crate::results::step::{ErrorKind, StepError, StepOutput};
@@ -31,6 +32,27 @@ pub fn finish(out: &mut StepOutput, result: anyhow::Result<()>) -> anyhow::Resul
             Err(err)
         }
     }
+}
+
+/// When a stall ends the process mid-run, `destination` still gets the
+/// step's output as it stands (`out` now: settings, engine, host) with the
+/// stall as its error, so a plan records the step as failed, not mute.
+pub fn keep_on_stall(out: &StepOutput, destination: Option<&Destination>) {
+    let Some(destination) = destination.cloned() else {
+        return;
+    };
+    let partial = out.clone();
+    crate::runner::keep_on_stall(move |why| {
+        let mut output = partial.clone();
+        output.finished_at_unix_ms = crate::output::unix_ms();
+        output.error = Some(StepError {
+            kind: ErrorKind::Run,
+            message: why.to_string(),
+        });
+        if let Err(e) = destination.write(crate::output::json::to_pretty(&output).as_bytes()) {
+            eprintln!("kvperf: {e:#}");
+        }
+    });
 }
 
 /// A warning: on stderr now, and in the output for whoever reads it later.

@@ -332,7 +332,7 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     // Where the result goes is checked before anything is measured.
     let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
     let destination = destination(args.output.as_deref(), args.format, &inputs)?;
-    let measured = measure(&args, phase, &mut out);
+    let measured = measure(&args, phase, destination.as_ref(), &mut out);
     let finished = step::finish(&mut out, measured);
     emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
@@ -385,7 +385,12 @@ fn render_text(out: &StepOutput) -> String {
 }
 
 /// Runs the phase and fills `out`; an error leaves what was measured in it.
-fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Result<()> {
+fn measure(
+    args: &YcsbArgs,
+    phase: Phase,
+    destination: Option<&Destination>,
+    out: &mut StepOutput,
+) -> anyhow::Result<()> {
     let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
     if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
         eprintln!("kvperf: shard {shard} (from {source})");
@@ -492,6 +497,9 @@ fn measure(args: &YcsbArgs, phase: Phase, out: &mut StepOutput) -> anyhow::Resul
     out.engine = engine.info();
     // A server's data directory, when it is local, is the device to account.
     out.host = HostInfo::collect(db.or_else(|| engine.data_location()).as_deref());
+    if args.format == Format::Json {
+        step::keep_on_stall(out, destination);
+    }
     let run_spec = RunSpec {
         threads,
         operations,

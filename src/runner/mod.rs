@@ -276,6 +276,18 @@ struct Ended {
     runtime_cpu_s: Option<f64>,
 }
 
+/// What the command keeps when a stall ends the process (its output with
+/// the reason), since the stuck clients can never be joined.
+type StallKeeper = Box<dyn Fn(&str) + Send + Sync>;
+static STALL_KEEPER: Mutex<Option<StallKeeper>> = Mutex::new(None);
+
+/// Sets what to keep when a stall ends the process (`keep` gets the
+/// reason), in place of what was set before: what a step has measured so
+/// far grows as its benchmarks finish.
+pub fn keep_on_stall(keep: impl Fn(&str) + Send + Sync + 'static) {
+    *STALL_KEEPER.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(keep));
+}
+
 /// Watches a run until every client has ended (`ended_within` waits at
 /// most the given time and says whether they have). If none completes an
 /// operation for `limit` after the measured window began while some are
@@ -301,12 +313,20 @@ fn watch_for_stalls(
                 .iter()
                 .filter(|s| !s.finished.load(Relaxed))
                 .count();
-            eprintln!(
-                "kvperf: no operation completed in {} s and {stuck} of {} {clients} are still inside the engine: it stopped answering (stalltimeout={}); stopping",
+            let why = format!(
+                "no operation completed in {} s and {stuck} of {} {clients} are still inside the engine after {ops} operations: it stopped answering (stalltimeout={}); stopping",
                 limit.as_secs(),
                 shared.slots.len(),
                 limit.as_secs()
             );
+            if let Some(keep) = STALL_KEEPER
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            {
+                keep(&why);
+            }
+            eprintln!("kvperf: {why}");
             std::process::exit(i32::from(crate::error::EXIT_RUN));
         }
     }

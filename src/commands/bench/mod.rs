@@ -140,6 +140,7 @@ fn measure(
     })?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
+    step::keep_on_stall(out, json);
     print_header(args, &cfg, engine.as_ref(), db.as_deref());
 
     // db_bench seeds thread i of the run with seed_base + (threads started so far).
@@ -211,6 +212,7 @@ fn measure(
         if let Some(json) = json {
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
+        step::keep_on_stall(out, json);
         if measured.interrupted {
             engine.close()?;
             anyhow::bail!(
