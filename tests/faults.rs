@@ -245,6 +245,83 @@ fn a_server_that_stops_answering_ends_the_run_after_the_stall_timeout() {
     // --output is written before the process ends, with the stall as its error.
     let output = StepOutput::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let error = output.error.expect("the stall is the step's error");
-    assert!(error.message.contains("stopped answering"), "{}", error.message);
+    assert!(
+        error.message.contains("stopped answering"),
+        "{}",
+        error.message
+    );
     assert_eq!(output.engine.name, "redis");
+}
+
+/// A plan whose first configuration's Redis cannot start (its port is
+/// taken) records that configuration's steps as failed and runs the
+/// other configuration; `--fail-fast` stops at the first instead.
+#[test]
+fn a_configuration_whose_server_cannot_start_does_not_stop_the_study() {
+    // Only to know this machine runs Redis at all (else SKIPPED, or a
+    // failure under CI).
+    let Some(redis) = Redis::start() else { return };
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = redis.0.dir();
+    let plan = dir.join("study.toml");
+    let text = format!(
+        r#"
+name = "two-configs"
+driver = "ycsb"
+[properties]
+recordcount = 100
+operationcount = 500
+[[configs]]
+name = "broken"
+engine = "redis"
+properties = {{ "redis.port" = {port} }}
+servers = [{{ name = "redis", port = {port} }}]
+[[configs]]
+name = "driver"
+engine = "null"
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [1]
+[[steps]]
+workloads = ["c"]
+threads = [1]
+"#
+    );
+    std::fs::write(&plan, text).unwrap();
+    let plan_arg = plan.display().to_string();
+    let run = |results: &str, extra: &[&str]| {
+        let mut args = vec!["plan", "run", plan_arg.as_str(), "--results", results];
+        args.extend_from_slice(extra);
+        common::kvperf(dir, &args)
+    };
+    let out = run("r.jsonl", &[]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the other configurations go on"),
+        "{}",
+        out.stderr
+    );
+    let records = common::lines(&dir.join("r.jsonl"));
+    let failed: Vec<_> = records
+        .iter()
+        .filter(|r| r.step.config == "broken")
+        .collect();
+    let ran: Vec<_> = records
+        .iter()
+        .filter(|r| r.step.config == "driver")
+        .collect();
+    assert_eq!(failed.len(), 2, "both of its steps, recorded as failed");
+    assert!(failed.iter().all(|r| r.output.error.is_some()));
+    assert_eq!(ran.len(), 2);
+    assert!(ran.iter().all(|r| r.output.error.is_none()));
+    // The report is written all the same, the failed configuration marked.
+    let md = std::fs::read_to_string(dir.join("r-report/report.md")).unwrap();
+    assert!(md.contains("step stopped"), "{md}");
+    // --fail-fast: nothing after the first configuration runs.
+    let out = run("fast.jsonl", &["--fail-fast"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(common::lines(&dir.join("fast.jsonl")).is_empty());
+    drop(taken);
 }

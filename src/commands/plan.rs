@@ -38,6 +38,11 @@ pub struct PlanRunArgs {
     /// `.jsonl`, plus `-report`.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Stop the study at the first configuration whose servers cannot
+    /// start (by default its steps are recorded as failed and the other
+    /// configurations go on).
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
@@ -54,11 +59,13 @@ fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
 fn prepare(
     args: &PlanShowArgs,
     results: PathBuf,
+    fail_fast: bool,
 ) -> anyhow::Result<(runner::Prepared, RunOptions)> {
     let opts = RunOptions {
         results,
         scale: args.scale,
         db_overrides: args.db.clone(),
+        fail_fast,
     };
     let loaded = LoadedPlan::from_file_with(&args.plan, &args.set)?;
     Ok((runner::prepare(loaded, &opts)?, opts))
@@ -71,17 +78,25 @@ pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| default_report_dir(&args.results));
     // The report's place is checked before the first step runs.
     report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
-    let (prepared, opts) = prepare(&args.plan, args.results)?;
-    runner::run(&prepared, &opts)?;
-    let study = report::load(std::slice::from_ref(&opts.results))?;
-    report::write(&study, &report_dir, &[&opts.results])?;
-    eprintln!(
-        "report: {}",
-        ["report.md", "report.csv", "report.html"]
-            .map(|f| report_dir.join(f).display().to_string())
-            .join(", ")
-    );
-    Ok(())
+    let (prepared, opts) = prepare(&args.plan, args.results, args.fail_fast)?;
+    let ran = runner::run(&prepared, &opts);
+    // A study that failed part of the way still gets its report, failures
+    // marked, when anything reached the results (not after bad input).
+    let has_results = crate::results::read(&opts.results).is_ok_and(|l| !l.records.is_empty());
+    let input_error = ran
+        .as_ref()
+        .is_err_and(|e| crate::error::exit_code(e) == crate::error::EXIT_INPUT);
+    if has_results && !input_error && !crate::runner::interrupted() {
+        let study = report::load(std::slice::from_ref(&opts.results))?;
+        report::write(&study, &report_dir, &[&opts.results])?;
+        eprintln!(
+            "report: {}",
+            ["report.md", "report.csv", "report.html"]
+                .map(|f| report_dir.join(f).display().to_string())
+                .join(", ")
+        );
+    }
+    ran
 }
 
 /// `results/seed-000.jsonl` -> `results/seed-000-report`.
@@ -93,7 +108,7 @@ fn default_report_dir(results: &Path) -> PathBuf {
 }
 
 pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
-    let (p, _) = prepare(&args, "results.jsonl".into())?;
+    let (p, _) = prepare(&args, "results.jsonl".into(), false)?;
     let plan = &p.loaded.plan;
     crate::say!(
         "plan '{}' ({} driver) at scale {}: {} steps, fingerprint {}",

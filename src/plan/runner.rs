@@ -25,6 +25,9 @@ pub struct RunOptions {
     pub results: PathBuf,
     pub scale: f64,
     pub db_overrides: Vec<(String, PathBuf)>,
+    /// Stop the study at a configuration whose servers cannot start,
+    /// instead of recording its steps as failed and going on.
+    pub fail_fast: bool,
 }
 
 /// A plan ready to run: its steps at the chosen scale and its identity.
@@ -199,13 +202,39 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     let mut ran = 0u32;
     let mut ran_time = Duration::ZERO;
     let mut servers = Servers::new(&opts.results);
+    // Configurations whose servers could not start: (name, why).
+    let mut not_served: Vec<(String, String)> = Vec::new();
     for (index, step) in p.steps.iter().enumerate() {
         if done.contains(&step.id) {
             eprintln!("[{}/{total}] {}: done earlier, skipped", index + 1, step.id);
             continue;
         }
+        if not_served.iter().any(|(config, _)| *config == step.config) {
+            continue;
+        }
         // A config's server runs while its steps do.
-        servers.serve(step)?;
+        if let Err(e) = servers.serve(step) {
+            // Bad settings are the plan's mistake, not this configuration's.
+            if opts.fail_fast || crate::error::exit_code(&e) == EXIT_INPUT {
+                return Err(e);
+            }
+            // One configuration's server is not the study: its steps are
+            // recorded as failed (a rerun retries them), the others go on.
+            let why = format!("{e:#}");
+            eprintln!(
+                "[{}/{total}] config '{}': {why}; its steps are recorded as failed and the other configurations go on (--fail-fast stops here)",
+                index + 1,
+                step.config
+            );
+            for s in p.steps[index..]
+                .iter()
+                .filter(|s| s.config == step.config && !done.contains(&s.id))
+            {
+                out.append(&not_run(p, s, &why))?;
+            }
+            not_served.push((step.config.clone(), why));
+            continue;
+        }
         if remake.as_deref() == Some(step.config.as_str()) {
             if step.kind != StepKind::Load {
                 remake_store(p, step, &opts.results)?;
@@ -276,6 +305,17 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         ran_time += step_started.elapsed();
     }
     servers.stop()?;
+    if !not_served.is_empty() {
+        let names: Vec<String> = not_served
+            .iter()
+            .map(|(c, why)| format!("'{c}' ({why})"))
+            .collect();
+        anyhow::bail!(
+            "the servers of config {} could not start: their steps are recorded as failed in '{}'; the other configurations ran; rerun the same command to retry them",
+            names.join(", "),
+            opts.results.display()
+        );
+    }
     eprintln!(
         "plan '{}' complete: {} steps in '{}' ({} run now, in {})",
         p.id.name,
@@ -374,7 +414,19 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             }
         }
     };
-    Ok(Record {
+    Ok(record_of(p, step, started_at, before, command, output))
+}
+
+/// `step`'s record: what ran before it and as it (redacted), its output.
+fn record_of(
+    p: &Prepared,
+    step: &Step,
+    started_at: u64,
+    before: Vec<Vec<String>>,
+    command: Vec<String>,
+    output: StepOutput,
+) -> Record {
+    Record {
         kvperf_results: results::FORMAT,
         plan: p.id.clone(),
         step: StepId {
@@ -395,7 +447,19 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
         before: before.iter().map(|c| redacted_args(c)).collect(),
         command: redacted_args(&command),
         output,
-    })
+    }
+}
+
+/// The record of a step that could not run at all (its configuration's
+/// server did not start): nothing measured, `why` as its error.
+fn not_run(p: &Prepared, step: &Step, why: &str) -> Record {
+    let mut output = StepOutput::begin(step.kind.name());
+    output.finished_at_unix_ms = unix_ms();
+    output.error = Some(StepError {
+        kind: ErrorKind::Run,
+        message: why.to_string(),
+    });
+    record_of(p, step, unix_ms(), Vec::new(), Vec::new(), output)
 }
 
 /// The child command line of a load or run step (without the program).
