@@ -11,16 +11,37 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::net::NetworkBytes;
+use super::net::{NetworkBytes, SocketBytes};
 use super::process::{ServerCost, TreeCounters};
 
 /// Bytes per sector in `/proc/diskstats`, whatever the device's own size.
 const SECTOR_BYTES: u64 = 512;
 const RAPL_DIR: &str = "/sys/class/powercap/intel-rapl:0";
 
+/// What a window reads besides this process's own counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Probe {
+    /// The data directory's block device ("major:minor"); None: no data
+    /// directory, or no block device under it.
+    pub device: Option<String>,
+    /// A server engine's processes (empty: none).
+    pub server_pids: Vec<u32>,
+    /// This process's TCP sockets (a server engine's connections).
+    pub network: bool,
+}
+
+impl Probe {
+    /// Every counter, now.
+    pub fn take(&self) -> Snapshot {
+        Snapshot::take(self)
+    }
+}
+
 /// Counters at one instant; two of them make an [`Accounting`].
+#[derive(Debug)]
 pub struct Snapshot {
     at: Instant,
+    device_name: Option<String>,
     device: Result<DeviceCounters, String>,
     process: Result<ProcessIo, String>,
     cpu: Result<CpuTimes, String>,
@@ -28,6 +49,7 @@ pub struct Snapshot {
     /// A server engine's processes, and their counters.
     server: Option<(Vec<u32>, Result<TreeCounters, String>)>,
     energy_uj: Result<u64, String>,
+    sockets: Option<SocketBytes>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -151,13 +173,13 @@ pub struct Derived {
 }
 
 impl Snapshot {
-    /// Reads every counter now; `device` is the data directory's
-    /// "major:minor" (None: no data directory, or no block device under it);
-    /// `server_pids` a server engine's processes (empty: none).
-    pub fn take(device: Option<&str>, server_pids: &[u32]) -> Self {
+    /// Reads every counter `probe` names, and this process's, now.
+    pub fn take(probe: &Probe) -> Self {
+        let server_pids = &probe.server_pids;
         Self {
             at: Instant::now(),
-            device: match device {
+            device_name: probe.device.clone(),
+            device: match &probe.device {
                 Some(dev) => DeviceCounters::read(Path::new("/proc/diskstats"), dev),
                 None => Err("device I/O: the data directory is not on a block device".into()),
             },
@@ -168,7 +190,13 @@ impl Snapshot {
                 .then(|| (server_pids.to_vec(), TreeCounters::read(server_pids))),
             energy_uj: read_u64(&Path::new(RAPL_DIR).join("energy_uj"))
                 .map_err(|e| format!("energy: RAPL counters not readable here ({e})")),
+            sockets: probe.network.then(SocketBytes::read),
         }
+    }
+
+    /// When the counters were read.
+    pub fn at(&self) -> Instant {
+        self.at
     }
 
     /// The cost from `self` to `end`, for `operations` operations;
@@ -176,7 +204,6 @@ impl Snapshot {
     pub fn until(
         &self,
         end: &Snapshot,
-        device: Option<&str>,
         operations: u64,
         logical: LogicalBytes,
         footprint: Result<u64, String>,
@@ -208,13 +235,16 @@ impl Snapshot {
         let mut accounting = Accounting {
             wall_s,
             operations,
-            device: device_io.and(device.map(str::to_string)),
+            device: device_io.and(self.device_name.clone()),
             device_io,
             process_io,
             cpu,
             client_threads_cpu_s: None,
             machine_cpu,
-            network: None,
+            network: match (&self.sockets, &end.sockets) {
+                (Some(a), Some(b)) => Some(b.since(a)),
+                _ => None,
+            },
             server,
             energy_joules,
             data_dir_bytes,
@@ -665,15 +695,9 @@ mod tests {
     fn unreadable_diskstats_is_unavailable_not_zero() {
         let err = DeviceCounters::read(Path::new("/nonexistent/diskstats"), "8:0").unwrap_err();
         assert!(err.contains("cannot read /nonexistent/diskstats"), "{err}");
-        let before = Snapshot::take(None, &[]);
-        let after = Snapshot::take(None, &[]);
-        let a = before.until(
-            &after,
-            None,
-            10,
-            LogicalBytes::default(),
-            Err("no store".into()),
-        );
+        let before = Probe::default().take();
+        let after = Probe::default().take();
+        let a = before.until(&after, 10, LogicalBytes::default(), Err("no store".into()));
         assert_eq!(a.device_io, None);
         assert_eq!(a.derived.write_amplification, None);
         assert!(a.unavailable.iter().any(|u| u.starts_with("device I/O")));
