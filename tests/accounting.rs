@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use kvperf::host::HostInfo;
-use kvperf::measure::accounting::{size_on_disk, LogicalBytes, Snapshot};
+use kvperf::measure::accounting::{size_on_disk, LogicalBytes, Probe};
 
 #[test]
 fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
@@ -12,9 +12,12 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let host = HostInfo::collect(Some(dir.path()));
     let device = host.block_device().map(str::to_string);
-    let device = device.as_deref();
+    let probe = Probe {
+        device: device.clone(),
+        ..Probe::default()
+    };
     const N: u64 = 8 << 20;
-    let before = Snapshot::take(device, &[]);
+    let before = probe.take();
     let mut file = std::fs::File::create(dir.path().join("known")).unwrap();
     // Incompressible, so no layer can shrink it.
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -34,7 +37,7 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
         dataset: N,
     };
     let size = size_on_disk(dir.path()).map_err(|e| e.to_string());
-    let a = before.until(&Snapshot::take(device, &[]), device, 1, logical, size);
+    let a = before.until(&probe.take(), 1, logical, size);
     let dev = a.device_io.unwrap_or_else(|| {
         panic!(
             "{} should be on a block device: {:?}",
@@ -52,7 +55,7 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
     assert!(a.derived.write_amplification.unwrap() >= 1.0);
     assert!(a.data_dir_bytes.unwrap() >= N);
     assert!(a.derived.space_amplification.unwrap() >= 1.0);
-    assert_eq!(a.device.as_deref(), device, "the data directory's device");
+    assert_eq!(a.device, device, "the data directory's device");
     assert!(
         a.unavailable.iter().all(|u| !u.starts_with("device")),
         "{:?}",

@@ -226,7 +226,7 @@ fn spec(clients: usize, operations: Option<u64>) -> RunSpec {
         warmup: Duration::ZERO,
         max_execution: None,
         track_intended: false,
-        count_network: false,
+        costs: None,
         stop_on_error: false,
         stall_timeout: None,
         status: StatusOptions::default(),

@@ -153,7 +153,7 @@ fn stalled_run(clients: usize, tasks: Option<&ClientRuntime>) -> RunOutcome {
         warmup: Duration::ZERO,
         max_execution: None,
         track_intended: true,
-        count_network: false,
+        costs: None,
         stop_on_error: false,
         stall_timeout: None,
         status: StatusOptions::default(),

@@ -106,7 +106,7 @@ fn a_thread_that_cannot_set_up_fails_the_run_before_anything_is_measured() {
         warmup: Duration::ZERO,
         max_execution: Some(Duration::from_secs(2)),
         track_intended: false,
-        count_network: false,
+        costs: None,
         stop_on_error: false,
         stall_timeout: None,
         status: StatusOptions::default(),

@@ -4,12 +4,72 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::engine::EngineSpec;
+use crate::engine::{Engine, EngineSpec, StoreKind};
 use crate::error::{exit_code, EXIT_INPUT};
 use crate::files::Destination;
-use crate::measure::accounting::Accounting;
+use crate::measure::accounting::{Accounting, LogicalBytes, Probe};
+use crate::measure::verdict::{self, Verdict};
 use crate::measure::{OpHistograms, Outcome};
 use crate::results::step::{ErrorKind, StepError, StepOutput};
+use crate::runner::{RunOutcome, RunSpec};
+
+/// A measured window and what it cost.
+pub struct Window {
+    pub outcome: RunOutcome,
+    pub accounting: Accounting,
+    pub verdict: Verdict,
+    pub engine_stats: BTreeMap<String, u64>,
+    /// The engine's close, when asked for (after the window, outside it).
+    pub closed: Option<anyhow::Result<()>>,
+}
+
+/// Runs `execute` on `spec` with every cost counter read by the runner at
+/// the measured window's open and close; then closes the engine if
+/// `close`, reads its size on disk, and judges what bound the window.
+/// `logical` gives the bytes the window's operations moved. What `load`,
+/// `run` and `bench` measure a step with (docs/semantics.md, "Costs").
+pub fn measure_window(
+    out: &mut StepOutput,
+    engine_spec: &EngineSpec,
+    engine: &dyn Engine,
+    mut spec: RunSpec,
+    execute: impl FnOnce(&RunSpec) -> anyhow::Result<RunOutcome>,
+    logical: impl FnOnce(&RunOutcome) -> LogicalBytes,
+    close: bool,
+) -> anyhow::Result<Window> {
+    spec.costs = Some(Probe {
+        device: out.host.block_device().map(str::to_string),
+        server_pids: engine.server_pids(),
+        network: matches!(engine_spec.store, StoreKind::Server { .. }),
+    });
+    let stats_before = engine.stats();
+    crate::runner::stop_on_interrupt();
+    let outcome = execute(&spec)?;
+    let closed = close.then(|| engine.close());
+    let counters = outcome
+        .costs
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("internal: the runner read no cost counters"))?;
+    let mut accounting = counters.open.until(
+        &counters.close,
+        outcome.operations,
+        logical(&outcome),
+        engine.footprint(),
+    );
+    accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
+    accounting.derived = accounting.derive();
+    let engine_stats = engine.stats();
+    let verdict = verdict::judge(&accounting, stall_seconds(&stats_before, &engine_stats));
+    warn_unreadable(out, &accounting);
+    warn_failures(out, &outcome.histograms);
+    Ok(Window {
+        outcome,
+        accounting,
+        verdict,
+        engine_stats,
+        closed,
+    })
+}
 
 /// Proof that a step ended without an error.
 pub struct Finished;

@@ -14,8 +14,7 @@ use crate::engine::{self, AsyncOps, Capability, EngineSpec, OpenMode, OpenOption
 use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
-use crate::measure::accounting::Snapshot;
-use crate::measure::{verdict, OpKind, Outcome};
+use crate::measure::{OpKind, Outcome};
 use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
@@ -507,7 +506,7 @@ fn measure(
         warmup: client.warmup,
         max_execution: client.max_execution,
         track_intended: client.latency_from.needs_intended(),
-        count_network: matches!(spec.store, engine::StoreKind::Server { .. }),
+        costs: None,
         stop_on_error: client.stop_on_error,
         stall_timeout: client.stall_timeout,
         status: StatusOptions {
@@ -518,38 +517,29 @@ fn measure(
             intended_groups: client.latency_from == LatencyFrom::Both,
         },
     };
-    let device = out.host.block_device().map(str::to_string);
-    let stats_before = engine.stats();
-    let server_pids = engine.server_pids();
-    let before = Snapshot::take(device.as_deref(), &server_pids);
-    runner::stop_on_interrupt();
     let bound = workload.bind(engine.as_ref());
-    let outcome = match &runtime {
-        Some(rt) => runner::execute_tasks(&bound, &run_spec, rt)?,
-        None => runner::execute(&bound, &run_spec)?,
-    };
-    // Closing (a flush for RocksDB) is outside the measured window; YCSB
-    // counts it in RunTime, which makes short runs look slow. Its I/O and
-    // CPU belong to this run, so accounting includes it. A failed close is
+    // Closing (a flush for RocksDB) comes after the measured window and is
+    // outside every figure, its time (YCSB counts it in RunTime, which
+    // makes short runs look slow) and its costs alike. A failed close is
     // reported after what was measured is kept.
-    let closed = engine.close();
-    let mut accounting = before.until(
-        &Snapshot::take(device.as_deref(), &server_pids),
-        device.as_deref(),
-        outcome.operations,
-        workload.logical_bytes(&outcome.histograms),
-        engine.footprint(),
-    );
-    accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
-    accounting.network = outcome.network;
-    accounting.derived = accounting.derive();
-    let engine_stats = engine.stats();
-    let verdict = verdict::judge(
-        &accounting,
-        step::stall_seconds(&stats_before, &engine_stats),
-    );
-    step::warn_unreadable(out, &accounting);
-    step::warn_failures(out, &outcome.histograms);
+    let step::Window {
+        outcome,
+        accounting,
+        verdict,
+        engine_stats,
+        closed,
+    } = step::measure_window(
+        out,
+        spec,
+        engine.as_ref(),
+        run_spec,
+        |run_spec| match &runtime {
+            Some(rt) => runner::execute_tasks(&bound, run_spec, rt),
+            None => runner::execute(&bound, run_spec),
+        },
+        |outcome| workload.logical_bytes(&outcome.histograms),
+        true,
+    )?;
 
     let integrity = workload.config().data_integrity.then(|| {
         let verify = outcome.histograms.get(OpKind::Verify);
@@ -608,7 +598,9 @@ fn measure(
             outcome.operations
         );
     }
-    closed.context("closing the engine after the run")?;
+    if let Some(closed) = closed {
+        closed.context("closing the engine after the run")?;
+    }
     if let Some(Integrity { verified, failed }) = integrity {
         if failed > 0 {
             anyhow::bail!(

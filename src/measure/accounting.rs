@@ -11,16 +11,43 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::net::NetworkBytes;
+use super::net::{NetworkBytes, SocketBytes};
 use super::process::{ServerCost, TreeCounters};
 
 /// Bytes per sector in `/proc/diskstats`, whatever the device's own size.
 const SECTOR_BYTES: u64 = 512;
 const RAPL_DIR: &str = "/sys/class/powercap/intel-rapl:0";
+/// Fewer logical bytes than this make amplification a ratio of noise: a
+/// few pages of the engine's own metadata would swing it.
+pub const MIN_LOGICAL_BYTES: u64 = 1 << 20;
+/// Above this share of a device's bytes not being the engine's, device
+/// bytes cannot stand for the engine's I/O.
+pub const MAX_FOREIGN_DEVICE_PCT: f64 = 20.0;
+
+/// What a window reads besides this process's own counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Probe {
+    /// The data directory's block device ("major:minor"); None: no data
+    /// directory, or no block device under it.
+    pub device: Option<String>,
+    /// A server engine's processes (empty: none).
+    pub server_pids: Vec<u32>,
+    /// This process's TCP sockets (a server engine's connections).
+    pub network: bool,
+}
+
+impl Probe {
+    /// Every counter, now.
+    pub fn take(&self) -> Snapshot {
+        Snapshot::take(self)
+    }
+}
 
 /// Counters at one instant; two of them make an [`Accounting`].
+#[derive(Debug)]
 pub struct Snapshot {
     at: Instant,
+    device_name: Option<String>,
     device: Result<DeviceCounters, String>,
     process: Result<ProcessIo, String>,
     cpu: Result<CpuTimes, String>,
@@ -28,6 +55,7 @@ pub struct Snapshot {
     /// A server engine's processes, and their counters.
     server: Option<(Vec<u32>, Result<TreeCounters, String>)>,
     energy_uj: Result<u64, String>,
+    sockets: Option<SocketBytes>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -127,10 +155,21 @@ pub struct Derived {
     pub device_write_bytes_per_op: Option<f64>,
     pub process_read_bytes_per_op: Option<f64>,
     pub process_write_bytes_per_op: Option<f64>,
-    /// Device bytes read / logical bytes read.
+    /// The engine's block-layer bytes read / logical bytes read; None
+    /// when unreliable (see below) or nothing to divide by.
     pub read_amplification: Option<f64>,
-    /// Device bytes written / logical bytes written.
+    /// The same for bytes written.
     pub write_amplification: Option<f64>,
+    /// The ratio was not a figure: too few logical bytes, or only device
+    /// counters, which every process shares.
+    #[serde(default)]
+    pub read_amplification_unreliable: bool,
+    #[serde(default)]
+    pub write_amplification_unreliable: bool,
+    /// Share of the device's bytes (read + written) in the window that
+    /// were not the engine's, in %.
+    #[serde(default)]
+    pub device_foreign_pct: Option<f64>,
     /// Size on disk / logical data set size.
     pub space_amplification: Option<f64>,
     /// Share of the window the device had I/O in flight, in %.
@@ -151,13 +190,13 @@ pub struct Derived {
 }
 
 impl Snapshot {
-    /// Reads every counter now; `device` is the data directory's
-    /// "major:minor" (None: no data directory, or no block device under it);
-    /// `server_pids` a server engine's processes (empty: none).
-    pub fn take(device: Option<&str>, server_pids: &[u32]) -> Self {
+    /// Reads every counter `probe` names, and this process's, now.
+    pub fn take(probe: &Probe) -> Self {
+        let server_pids = &probe.server_pids;
         Self {
             at: Instant::now(),
-            device: match device {
+            device_name: probe.device.clone(),
+            device: match &probe.device {
                 Some(dev) => DeviceCounters::read(Path::new("/proc/diskstats"), dev),
                 None => Err("device I/O: the data directory is not on a block device".into()),
             },
@@ -168,7 +207,13 @@ impl Snapshot {
                 .then(|| (server_pids.to_vec(), TreeCounters::read(server_pids))),
             energy_uj: read_u64(&Path::new(RAPL_DIR).join("energy_uj"))
                 .map_err(|e| format!("energy: RAPL counters not readable here ({e})")),
+            sockets: probe.network.then(SocketBytes::read),
         }
+    }
+
+    /// When the counters were read.
+    pub fn at(&self) -> Instant {
+        self.at
     }
 
     /// The cost from `self` to `end`, for `operations` operations;
@@ -176,7 +221,6 @@ impl Snapshot {
     pub fn until(
         &self,
         end: &Snapshot,
-        device: Option<&str>,
         operations: u64,
         logical: LogicalBytes,
         footprint: Result<u64, String>,
@@ -208,13 +252,16 @@ impl Snapshot {
         let mut accounting = Accounting {
             wall_s,
             operations,
-            device: device_io.and(device.map(str::to_string)),
+            device: device_io.and(self.device_name.clone()),
             device_io,
             process_io,
             cpu,
             client_threads_cpu_s: None,
             machine_cpu,
-            network: None,
+            network: match (&self.sockets, &end.sockets) {
+                (Some(a), Some(b)) => Some(b.since(a)),
+                _ => None,
+            },
             server,
             energy_joules,
             data_dir_bytes,
@@ -404,15 +451,54 @@ impl Accounting {
         let cpu_s = self.cpu.map(|c| c.user_s + c.system_s);
         let dev = self.device_io;
         let proc_io = self.process_io;
+        // The engine's own block-layer bytes: its server's processes, or
+        // this process for an embedded engine.
+        let engine_io = match &self.server {
+            Some(s) => Some((s.read_bytes, s.write_bytes)),
+            None => proc_io.map(|p| (p.read_bytes, p.write_bytes)),
+        };
+        let device_foreign_pct = match (dev, engine_io) {
+            (Some(d), Some((r, w))) => {
+                let total = d.read_bytes + d.write_bytes;
+                ratio(total.saturating_sub(r + w) as f64 * 100.0, total as f64)
+            }
+            _ => None,
+        };
+        // (bytes, true when they are the engine's own) for one direction.
+        let numerator = |engine: Option<u64>, device: Option<u64>| match engine {
+            Some(e) => Some((e, true)),
+            None => device.map(|d| (d, false)),
+        };
+        let amp = |bytes: Option<(u64, bool)>, logical: u64| -> (Option<f64>, bool) {
+            let Some((bytes, own)) = bytes else {
+                return (None, false);
+            };
+            if logical == 0 {
+                return (None, false);
+            }
+            if logical < MIN_LOGICAL_BYTES || !own {
+                return (None, true);
+            }
+            (ratio(bytes as f64, logical as f64), false)
+        };
+        let (read_amplification, read_amplification_unreliable) = amp(
+            numerator(engine_io.map(|e| e.0), dev.map(|d| d.read_bytes)),
+            self.logical.read,
+        );
+        let (write_amplification, write_amplification_unreliable) = amp(
+            numerator(engine_io.map(|e| e.1), dev.map(|d| d.write_bytes)),
+            self.logical.written,
+        );
         Derived {
             device_read_bytes_per_op: dev.and_then(|d| per_op(d.read_bytes)),
             device_write_bytes_per_op: dev.and_then(|d| per_op(d.write_bytes)),
             process_read_bytes_per_op: proc_io.and_then(|p| per_op(p.rchar)),
             process_write_bytes_per_op: proc_io.and_then(|p| per_op(p.wchar)),
-            read_amplification: dev
-                .and_then(|d| ratio(d.read_bytes as f64, self.logical.read as f64)),
-            write_amplification: dev
-                .and_then(|d| ratio(d.write_bytes as f64, self.logical.written as f64)),
+            read_amplification,
+            write_amplification,
+            read_amplification_unreliable,
+            write_amplification_unreliable,
+            device_foreign_pct,
             space_amplification: self
                 .data_dir_bytes
                 .and_then(|s| ratio(s as f64, self.logical.dataset as f64)),
@@ -665,15 +751,9 @@ mod tests {
     fn unreadable_diskstats_is_unavailable_not_zero() {
         let err = DeviceCounters::read(Path::new("/nonexistent/diskstats"), "8:0").unwrap_err();
         assert!(err.contains("cannot read /nonexistent/diskstats"), "{err}");
-        let before = Snapshot::take(None, &[]);
-        let after = Snapshot::take(None, &[]);
-        let a = before.until(
-            &after,
-            None,
-            10,
-            LogicalBytes::default(),
-            Err("no store".into()),
-        );
+        let before = Probe::default().take();
+        let after = Probe::default().take();
+        let a = before.until(&after, 10, LogicalBytes::default(), Err("no store".into()));
         assert_eq!(a.device_io, None);
         assert_eq!(a.derived.write_amplification, None);
         assert!(a.unavailable.iter().any(|u| u.starts_with("device I/O")));
@@ -705,7 +785,11 @@ mod tests {
                 busy_ms: 1_500,
                 queue_ms: 6_000,
             }),
-            process_io: None,
+            process_io: Some(ProcessIo {
+                read_bytes: 4 << 20,
+                write_bytes: 30 << 20,
+                ..Default::default()
+            }),
             cpu: Some(CpuTimes {
                 user_s: 1.5,
                 system_s: 0.5,
@@ -717,8 +801,8 @@ mod tests {
             energy_joules: None,
             data_dir_bytes: Some(3_000_000),
             logical: LogicalBytes {
-                read: 20_000,
-                written: 100_000,
+                read: 2 << 20,
+                written: 10 << 20,
                 dataset: 1_000_000,
             },
             derived: Derived::default(),
@@ -727,6 +811,7 @@ mod tests {
         a.derived = a.derive();
         let d = a.derived;
         assert_eq!(d.device_write_bytes_per_op, Some(300.0));
+        // The process's own block-layer bytes, not the device's.
         assert_eq!(d.read_amplification, Some(2.0));
         assert_eq!(d.write_amplification, Some(3.0));
         assert_eq!(d.space_amplification, Some(3.0));
@@ -748,7 +833,10 @@ mod tests {
                     busy_ms: 500,
                     ..Default::default()
                 }),
-                process_io: None,
+                process_io: Some(ProcessIo {
+                    write_bytes: written,
+                    ..Default::default()
+                }),
                 cpu: Some(CpuTimes {
                     user_s: 0.5,
                     system_s: 0.0,
@@ -761,7 +849,7 @@ mod tests {
                 data_dir_bytes: Some(1000),
                 logical: LogicalBytes {
                     read: 0,
-                    written: ops * 10,
+                    written: ops << 20,
                     dataset: 100,
                 },
                 derived: Derived::default(),
@@ -770,9 +858,16 @@ mod tests {
             a.derived = a.derive();
             a
         };
-        // Write amplification 1 and 3: together 4000 device bytes over 2000 logical.
-        let all = Accounting::combine(&[one(100, 1000), one(100, 3000)]).unwrap();
-        assert_eq!(all.operations, 200);
+        // Write amplification 1, 3 and 2: together 600 MiB written over
+        // 300 MiB logical, every pass's bytes over every pass's.
+        let all = Accounting::combine(&[
+            one(100, 100 << 20),
+            one(100, 300 << 20),
+            one(100, 200 << 20),
+        ])
+        .unwrap();
+        assert_eq!(all.operations, 300);
+        assert_eq!(all.logical.written, 300 << 20);
         assert_eq!(all.derived.write_amplification, Some(2.0));
         assert_eq!(all.derived.device_busy_pct, Some(50.0));
         assert_eq!(all.derived.ops_per_cpu_s, Some(200.0));
@@ -845,6 +940,71 @@ mod tests {
         assert_eq!(all.data_dir_bytes, Some(10_000));
         assert_eq!(all.logical.dataset, 100);
         assert!(Accounting::concurrent(&[], 1.0).is_none());
+    }
+
+    #[test]
+    fn amplification_is_the_engines_own_io_or_marked_unreliable() {
+        let mut a = Accounting {
+            wall_s: 1.0,
+            operations: 10,
+            device: Some("8:0".into()),
+            device_io: Some(DeviceCounters {
+                read_bytes: 10 << 20,
+                write_bytes: 30 << 20,
+                ..Default::default()
+            }),
+            process_io: Some(ProcessIo {
+                read_bytes: 2 << 20,
+                write_bytes: 6 << 20,
+                ..Default::default()
+            }),
+            cpu: None,
+            client_threads_cpu_s: None,
+            machine_cpu: None,
+            network: None,
+            server: None,
+            energy_joules: None,
+            data_dir_bytes: None,
+            logical: LogicalBytes {
+                read: 1 << 20,
+                written: 2 << 20,
+                dataset: 0,
+            },
+            derived: Derived::default(),
+            unavailable: vec![],
+        };
+        let d = a.derive();
+        // Another process moved 32 of the device's 40 MiB; the engine's own 8 count.
+        assert_eq!(d.read_amplification, Some(2.0));
+        assert_eq!(d.write_amplification, Some(3.0));
+        assert_eq!(d.device_foreign_pct, Some(80.0));
+        assert!(!d.write_amplification_unreliable);
+        // A server engine: its processes' bytes, not this process's.
+        a.server = Some(ServerCost {
+            read_bytes: 3 << 20,
+            write_bytes: 8 << 20,
+            ..ServerCost::default()
+        });
+        let d = a.derive();
+        assert_eq!(d.read_amplification, Some(3.0));
+        assert_eq!(d.write_amplification, Some(4.0));
+        // Only device counters: every process's bytes, not a figure.
+        a.server = None;
+        a.process_io = None;
+        let d = a.derive();
+        assert_eq!(d.write_amplification, None);
+        assert!(d.write_amplification_unreliable && d.read_amplification_unreliable);
+        assert_eq!(d.device_foreign_pct, None);
+        // Too few logical bytes to divide by.
+        a.process_io = Some(ProcessIo::default());
+        a.logical.written = MIN_LOGICAL_BYTES - 1;
+        let d = a.derive();
+        assert_eq!(d.write_amplification, None);
+        assert!(d.write_amplification_unreliable);
+        assert!(!d.read_amplification_unreliable);
+        // Nothing written: nothing to mark.
+        a.logical.written = 0;
+        assert!(!a.derive().write_amplification_unreliable);
     }
 
     #[test]

@@ -29,22 +29,26 @@ pub fn csv(study: &Study) -> String {
                     p.median(),
                     p.max()
                 );
+                // An unreliable ratio is a marked cell, never a number.
+                let amp = |v: Option<f64>, unreliable: bool| match unreliable {
+                    true => super::tables::UNRELIABLE.to_string(),
+                    false => opt(v),
+                };
                 let cost = [
-                    d.device_read_bytes_per_op,
-                    d.device_write_bytes_per_op,
-                    d.read_amplification,
-                    d.write_amplification,
-                    d.space_amplification,
-                    d.device_busy_pct,
-                    d.device_queue_depth,
-                    d.cpu_s_per_op.map(|x| x * 1e6),
-                    d.ops_per_cpu_s,
-                    d.network_sent_bytes_per_op,
-                    d.network_received_bytes_per_op,
-                    d.server_cpu_s_per_op.map(|x| x * 1e6),
-                    d.ops_per_joule,
+                    opt(d.device_read_bytes_per_op),
+                    opt(d.device_write_bytes_per_op),
+                    amp(d.read_amplification, d.read_amplification_unreliable),
+                    amp(d.write_amplification, d.write_amplification_unreliable),
+                    opt(d.space_amplification),
+                    opt(d.device_busy_pct),
+                    opt(d.device_queue_depth),
+                    opt(d.cpu_s_per_op.map(|x| x * 1e6)),
+                    opt(d.ops_per_cpu_s),
+                    opt(d.network_sent_bytes_per_op),
+                    opt(d.network_received_bytes_per_op),
+                    opt(d.server_cpu_s_per_op.map(|x| x * 1e6)),
+                    opt(d.ops_per_joule),
                 ]
-                .map(opt)
                 .join(",");
                 let bound = field(&p.verdicts.join(" / "));
                 let step_error = field(&p.step_errors.join(" / "));

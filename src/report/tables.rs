@@ -8,6 +8,9 @@ use crate::measure::steady::Steadiness;
 use crate::measure::OpKind;
 use crate::results::step::Measurement;
 
+/// A ratio kvperf measured but that cannot mean anything (docs/semantics.md).
+pub const UNRELIABLE: &str = "unreliable";
+
 /// Per workload: each series' peak, and the first series' improvement
 /// over each other one (peak, average, range), its latency averaged over
 /// thread counts (the briefs' arithmetic mean of "% lower", and the
@@ -237,10 +240,13 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
                 }
             }
             for p in &peaks {
-                let amp = p
-                    .and_then(|p| p.accounting.as_ref())
-                    .and_then(|a| a.derived.write_amplification);
-                row.push(amp.map_or("-".into(), |x| format!("{x:.2}")));
+                let d = p.and_then(|p| p.accounting.as_ref()).map(|a| a.derived);
+                row.push(match d {
+                    Some(d) if d.write_amplification_unreliable => UNRELIABLE.into(),
+                    d => d
+                        .and_then(|d| d.write_amplification)
+                        .map_or("-".into(), |x| format!("{x:.2}")),
+                });
             }
             for p in &peaks {
                 let d = p.and_then(|p| p.accounting.as_ref()).map(|a| &a.derived);
@@ -454,10 +460,20 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
                 let amp = |v: Option<f64>, measured: bool| {
                     v.map_or_else(|| missing(measured), |x| format!("{x:.2}"))
                 };
+                let io_amp = |v: Option<f64>, unreliable: bool| match unreliable {
+                    true => UNRELIABLE.to_string(),
+                    false => amp(v, device || a.process_io.is_some()),
+                };
                 row.push(dev(d.device_read_bytes_per_op));
                 row.push(dev(d.device_write_bytes_per_op));
-                row.push(amp(d.read_amplification, device));
-                row.push(amp(d.write_amplification, device));
+                row.push(io_amp(
+                    d.read_amplification,
+                    d.read_amplification_unreliable,
+                ));
+                row.push(io_amp(
+                    d.write_amplification,
+                    d.write_amplification_unreliable,
+                ));
                 row.push(amp(d.space_amplification, a.data_dir_bytes.is_some()));
                 row.push(
                     d.device_busy_pct

@@ -24,7 +24,7 @@ mod timer;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use pacing::Pacer;
@@ -34,7 +34,7 @@ pub use timer::sleep_until;
 
 use crate::engine::{SetupFuture, ThreadSlot};
 use crate::error::InputError;
-use crate::measure::net::{NetworkBytes, SocketBytes};
+use crate::measure::accounting::{Probe, Snapshot};
 use crate::measure::{Meter, OpHistograms};
 use client::ClientDone;
 
@@ -119,8 +119,9 @@ pub struct RunSpec {
     pub max_execution: Option<Duration>,
     /// Record latency from each operation's intended start too (with a target).
     pub track_intended: bool,
-    /// Count the bytes this process's TCP connections move (server engines).
-    pub count_network: bool,
+    /// The cost counters read at the measured window's open and close;
+    /// None reads none.
+    pub costs: Option<Probe>,
     /// A run in which no operation completes for this long, with threads
     /// still inside the engine, is stopped (exit 3): an engine or server
     /// that stopped answering must not hang a plan. `None`: wait forever.
@@ -151,9 +152,8 @@ pub struct RunOutcome {
     /// threads' (driver work and an embedded engine's foreground calls), or
     /// with tasks the runtime's worker threads' (the driver's I/O included).
     pub client_cpu_s: f64,
-    /// Bytes this process's TCP connections sent and received between the
-    /// start and the end of the run (`RunSpec::count_network`).
-    pub network: Option<NetworkBytes>,
+    /// `RunSpec::costs` at the measured window's open and close.
+    pub costs: Option<WindowCounters>,
     /// The run ended early at a failed operation (`RunSpec::stop_on_error`).
     pub stopped_on_error: bool,
     /// The run ended early at SIGINT or SIGTERM ([`stop_on_interrupt`]).
@@ -235,34 +235,83 @@ impl Shared {
     }
 }
 
+/// The cost counters at the measured window's open and close.
+#[derive(Debug)]
+pub struct WindowCounters {
+    pub open: Snapshot,
+    pub close: Snapshot,
+}
+
 /// The run's clock, started once every client is ready.
 struct Clock {
     start_unix_ms: u64,
     measure_start: Instant,
-    sockets_at_start: Option<SocketBytes>,
+    costs: Option<Probe>,
+    /// The counters when the measured window opened, until its close.
+    opened: Arc<Mutex<Option<Snapshot>>>,
 }
 
+/// How often a warmup's watcher looks for an interrupt.
+const WARMUP_POLL: Duration = Duration::from_millis(50);
+
 impl Clock {
-    /// Starts the clock for every client (they read it from `shared`).
+    /// Starts the clock for every client (they read it from `shared`);
+    /// without warmup the measured window opens now.
     fn start(shared: &Shared, spec: &RunSpec) -> Self {
-        let sockets_at_start = spec.count_network.then(SocketBytes::read);
+        let opened = spec
+            .costs
+            .as_ref()
+            .filter(|_| spec.warmup.is_zero())
+            .map(Probe::take);
+        let opened = Arc::new(Mutex::new(opened));
         let start = Instant::now();
         let start_unix_ms = crate::output::unix_ms();
         shared.start.set(start).expect("set once");
         Self {
             start_unix_ms,
             measure_start: start + spec.warmup,
-            sockets_at_start,
+            costs: spec.costs.clone(),
+            opened,
         }
     }
 
-    /// Bytes moved since the start, read while the clients' connections
-    /// are still open.
-    fn network(&self) -> Option<NetworkBytes> {
-        self.sockets_at_start
-            .as_ref()
-            .map(|s0| SocketBytes::read().since(s0))
+    /// After a warmup, reads the counters when the window opens, on a
+    /// thread that sleeps through the warmup (an interrupt ends it early).
+    fn watch_for_window<'scope>(&self, scope: &'scope std::thread::Scope<'scope, '_>) {
+        let Some(probe) = self.costs.clone() else {
+            return;
+        };
+        if lock(&self.opened).is_some() {
+            return;
+        }
+        let (opened, measure_start) = (self.opened.clone(), self.measure_start);
+        scope.spawn(move || {
+            while let Some(left) = measure_start.checked_duration_since(Instant::now()) {
+                if INTERRUPTED.load(Relaxed) {
+                    break;
+                }
+                std::thread::sleep(left.min(WARMUP_POLL));
+            }
+            // Ignored when it comes after the close (an interrupted warmup).
+            lock(&opened).get_or_insert_with(|| probe.take());
+        });
     }
+
+    /// The counters at the window's close, read while the clients'
+    /// connections are still open; a window that never opened opens here,
+    /// empty.
+    fn close(&self) -> Option<WindowCounters> {
+        let probe = self.costs.as_ref()?;
+        let open = lock(&self.opened).take().unwrap_or_else(|| probe.take());
+        Some(WindowCounters {
+            open,
+            close: probe.take(),
+        })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What an executor hands back once every client has ended.
@@ -270,7 +319,7 @@ struct Ended {
     clock: Clock,
     /// Per client: its figures, None if it never ran, or why it failed.
     clients: Vec<anyhow::Result<Option<ClientDone>>>,
-    network: Option<NetworkBytes>,
+    costs: Option<WindowCounters>,
     intervals: Vec<u64>,
     /// The runtime's CPU in the window (tasks); threads measure their own.
     runtime_cpu_s: Option<f64>,
@@ -387,7 +436,7 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
         end_unix_ms: 0,
         intervals: ended.intervals,
         client_cpu_s: 0.0,
-        network: ended.network,
+        costs: ended.costs,
         stopped_on_error: shared.stop.load(Relaxed) && !INTERRUPTED.load(Relaxed),
         interrupted: INTERRUPTED.load(Relaxed),
     };

@@ -35,6 +35,7 @@ pub(super) fn run(
         let _ = cpu_at_window.set(rt.cpu_seconds());
     }
     std::thread::scope(|scope| {
+        clock.watch_for_window(scope);
         let status = status::spawn(scope, &spec.status, shared, spec, clock.measure_start);
         let mut done: Vec<Option<ClientDone>> = (0..count).map(|_| None).collect();
         let loops = clients
@@ -83,7 +84,7 @@ pub(super) fn run(
         rt.run_all(loops);
         drop(ended);
         let cpu_at_end = rt.cpu_seconds();
-        let network = clock.network();
+        let costs = clock.close();
         drop(clients);
         shared.all_done.store(true, Relaxed);
         let clients = done
@@ -95,7 +96,7 @@ pub(super) fn run(
             .collect();
         Ok(Ended {
             clients,
-            network,
+            costs,
             intervals: status.join().unwrap_or_default(),
             runtime_cpu_s: Some(cpu_at_end - cpu_at_window.get().copied().unwrap_or(cpu_at_end)),
             clock,

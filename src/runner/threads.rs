@@ -123,6 +123,7 @@ pub(super) fn run(
                 .unwrap_or_else(|| anyhow::anyhow!("a client thread could not start")));
         }
         let clock = Clock::start(shared, spec);
+        clock.watch_for_window(scope);
         gate.open();
         let status = status::spawn(scope, &spec.status, shared, spec, clock.measure_start);
         match spec.stall_timeout {
@@ -135,7 +136,7 @@ pub(super) fn run(
             ),
             None => finish.wait_until_all_arrived(),
         }
-        let network = clock.network();
+        let costs = clock.close();
         finish.open();
         let clients = workers
             .into_iter()
@@ -149,7 +150,7 @@ pub(super) fn run(
         Ok(Ended {
             clock,
             clients,
-            network,
+            costs,
             intervals: status.join().unwrap_or_default(),
             runtime_cpu_s: None,
         })

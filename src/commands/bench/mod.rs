@@ -17,8 +17,7 @@ use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions}
 use crate::error::InputError;
 use crate::files::{Destination, Written};
 use crate::host::HostInfo;
-use crate::measure::accounting::Snapshot;
-use crate::measure::{verdict, OpHistograms, OpKind};
+use crate::measure::{OpHistograms, OpKind};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self};
 use crate::properties::Properties;
@@ -181,22 +180,16 @@ fn measure(
         if args.drop_caches {
             crate::host::drop_page_cache("--drop_caches")?;
         }
-        let device = out.host.block_device().map(str::to_string);
         let measured = run_one(
+            out,
             args,
             &cfg,
             bench,
+            spec,
             engine.as_ref(),
             seed_base + threads_started,
-            device.as_deref(),
-            matches!(spec.store, engine::StoreKind::Server { .. }),
         )?;
         threads_started += measured.measurement.threads as u64;
-        step::warn_unreadable(
-            out,
-            measured.measurement.accounting.as_ref().expect("measured"),
-        );
-        step::warn_failures(out, &measured.histograms);
         output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
         if matches!(
             bench,
@@ -236,13 +229,13 @@ struct Measured {
 }
 
 fn run_one(
+    out: &mut StepOutput,
     args: &BenchArgs,
     cfg: &BenchConfig,
     bench: Benchmark,
+    engine_spec: &EngineSpec,
     engine: &dyn Engine,
     seed: u64,
-    device: Option<&str>,
-    count_network: bool,
 ) -> anyhow::Result<Measured> {
     let workload = BenchWorkload::new(bench, cfg, engine, seed);
     let foreground = args.threads as usize;
@@ -259,7 +252,7 @@ fn run_one(
             None
         },
         track_intended: false,
-        count_network,
+        costs: None,
         stop_on_error: false,
         stall_timeout: Some(Duration::from_secs(300)),
         status: StatusOptions {
@@ -273,26 +266,21 @@ fn run_one(
             intended_groups: false,
         },
     };
-    let stats_before = engine.stats();
-    let server_pids = engine.server_pids();
-    let before = Snapshot::take(device, &server_pids);
-    runner::stop_on_interrupt();
-    let outcome = runner::execute(&workload, &spec)?;
-    let mut accounting = before.until(
-        &Snapshot::take(device, &server_pids),
-        device,
-        outcome.operations,
-        workload.logical_bytes(),
-        engine.footprint(),
-    );
-    accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
-    accounting.network = outcome.network;
-    accounting.derived = accounting.derive();
-    let engine_stats = engine.stats();
-    let verdict = verdict::judge(
-        &accounting,
-        step::stall_seconds(&stats_before, &engine_stats),
-    );
+    let step::Window {
+        outcome,
+        accounting,
+        verdict,
+        engine_stats,
+        ..
+    } = step::measure_window(
+        out,
+        engine_spec,
+        engine,
+        spec,
+        |spec| runner::execute(&workload, spec),
+        |_| workload.logical_bytes(),
+        false,
+    )?;
     let seconds = outcome.runtime.as_secs_f64().max(1e-9);
     let operations = outcome.operations.max(1); // db_bench: "at least one op"
     let tally = &workload.tally;

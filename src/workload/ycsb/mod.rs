@@ -12,6 +12,7 @@ pub mod config;
 pub mod keys;
 pub mod values;
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 pub use config::CoreConfig;
@@ -67,6 +68,10 @@ pub struct CoreWorkload {
     /// operations (run), and the whole they are part of.
     slice: Option<Slice>,
     of: Option<Slice>,
+    /// Record bytes the clients' successful operations in the measured
+    /// window returned and wrote, added by each client as it ends.
+    read_bytes: AtomicU64,
+    written_bytes: AtomicU64,
 }
 
 impl CoreWorkload {
@@ -152,6 +157,8 @@ impl CoreWorkload {
             shard,
             slice,
             of,
+            read_bytes: AtomicU64::new(0),
+            written_bytes: AtomicU64::new(0),
         })
     }
 
@@ -187,11 +194,12 @@ impl CoreWorkload {
         }
     }
 
-    /// Logical record bytes (field values) this phase read and wrote, and
-    /// the data set it left, from the successful operation counts: the
-    /// denominators of read, write and space amplification. A
-    /// read-modify-write's read and update are already counted in the READ
-    /// and UPDATE groups (as YCSB records them), so it adds nothing itself.
+    /// Logical record bytes (field names and values) the measured
+    /// window's successful operations read and wrote, as counted by the
+    /// clients, and the data set the phase left: the denominators of read,
+    /// write and space amplification. A read-modify-write counts its read
+    /// and its update. The data set is records x the configured mean
+    /// record size (the loaded records were written by another process).
     pub fn logical_bytes(&self, h: &OpHistograms) -> LogicalBytes {
         let c = &self.cfg;
         let ok = |kind| h.get(kind).map_or(0, |g| g.count(Outcome::Ok));
@@ -205,21 +213,16 @@ impl CoreWorkload {
                 .as_ref()
                 .map_or(0.0, |g| g.mean()),
         };
-        let record = field * c.field_count as f64;
-        let read_one = if c.read_all_fields { record } else { field };
-        let write_one = if c.write_all_fields { record } else { field };
-        let scan_mean = (c.min_scan_length + c.max_scan_length) as f64 / 2.0;
+        let names: usize = self.field_names.iter().map(String::len).sum();
+        let record = field * c.field_count as f64 + names as f64;
         let inserts = ok(OpKind::Insert);
-        let read =
-            ok(OpKind::Read) as f64 * read_one + ok(OpKind::Scan) as f64 * scan_mean * record;
-        let written = inserts as f64 * record + ok(OpKind::Update) as f64 * write_one;
         let records = match self.phase {
             Phase::Load => c.record_count.max(c.insert_start + inserts),
             Phase::Run => c.run_insert_start + inserts,
         };
         LogicalBytes {
-            read: read as u64,
-            written: written as u64,
+            read: self.read_bytes.load(Relaxed),
+            written: self.written_bytes.load(Relaxed),
             dataset: (records as f64 * record) as u64,
         }
     }
@@ -316,6 +319,8 @@ impl<'a> BoundWorkload<'a> {
             record: Record::new(),
             read: Record::new(),
             scan: ScanResults::default(),
+            read_bytes: 0,
+            written_bytes: 0,
         }
     }
 }
@@ -380,6 +385,27 @@ pub struct CoreThread<'a, D> {
     record: Record,
     read: Record,
     scan: ScanResults,
+    /// Record bytes this client's successful operations in the window
+    /// returned and wrote.
+    read_bytes: u64,
+    written_bytes: u64,
+}
+
+impl<D> Drop for CoreThread<'_, D> {
+    fn drop(&mut self) {
+        self.wl.read_bytes.fetch_add(self.read_bytes, Relaxed);
+        self.wl.written_bytes.fetch_add(self.written_bytes, Relaxed);
+    }
+}
+
+/// The bytes an operation counts: `bytes` if it succeeded in the window.
+#[inline]
+fn counted(meter: &Meter, result: &OpResult, bytes: usize) -> u64 {
+    if meter.recording && result.is_ok() {
+        bytes as u64
+    } else {
+        0
+    }
 }
 
 impl WorkloadThread for CoreThread<'_, Blocking<'_>> {
@@ -505,6 +531,7 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
                 })
                 .await;
             if result.is_ok() || retries >= self.wl.cfg.insertion_retry_limit {
+                self.written_bytes += counted(meter, &result, self.record.logical_bytes());
                 return result;
             }
             retries += 1;
@@ -538,11 +565,12 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
         };
         self.read.clear();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter
+        let read = meter
             .time_await(OpKind::Read, intended, || {
                 self.db.read(table, &self.key, fields, &mut self.read)
             })
             .await;
+        self.read_bytes += counted(meter, &read, self.read.logical_bytes());
         if integrity {
             self.verify(meter);
         }
@@ -553,11 +581,12 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
         self.build_key(keynum);
         self.build_update_values();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter
+        let update = meter
             .time_await(OpKind::Update, intended, || {
                 self.db.update(table, &self.key, &self.record)
             })
             .await;
+        self.written_bytes += counted(meter, &update, self.record.logical_bytes());
     }
 
     async fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
@@ -581,11 +610,13 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
         let fields = one.as_ref().map(std::slice::from_ref);
         self.scan.clear();
         let table = self.wl.cfg.table.as_str();
-        let _ = meter
+        let scan = meter
             .time_await(OpKind::Scan, intended, || {
                 self.db.scan(table, &self.key, len, fields, &mut self.scan)
             })
             .await;
+        let rows = self.scan.rows().iter().map(Record::logical_bytes).sum();
+        self.read_bytes += counted(meter, &scan, rows);
     }
 
     async fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
@@ -607,6 +638,8 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
                 self.db.update(table, &self.key, &self.record)
             })
             .await;
+        self.read_bytes += counted(meter, &read, self.read.logical_bytes());
+        self.written_bytes += counted(meter, &update, self.record.logical_bytes());
         // YCSB's extra group around both calls; it fails if either failed.
         let both: OpResult = read.and(update);
         meter.finish(OpKind::ReadModifyWrite, intended, started, &both);
