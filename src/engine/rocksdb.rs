@@ -283,12 +283,64 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     }
     let db = DB::open(&db_options, dir)
         .with_context(|| format!("cannot open RocksDB in '{}'", dir.display()))?;
+    let mut options = options;
+    // What RocksDB says it runs with wins over the names kvperf set: a
+    // `rocksdb.options` string may have changed them.
+    options.effective.extend(reported_options(dir));
     Ok(Box::new(RocksEngine {
         db: Arc::new(db),
         dir: dir.to_path_buf(),
         options,
         db_options,
     }))
+}
+
+/// kvperf's option names and where RocksDB's OPTIONS file reports each:
+/// (name, section, key).
+const REPORTED: [(&str, &str, &str); 7] = [
+    ("use_direct_reads", "DBOptions", "use_direct_reads"),
+    (
+        "use_direct_io_for_flush_and_compaction",
+        "DBOptions",
+        "use_direct_io_for_flush_and_compaction",
+    ),
+    ("max_background_jobs", "DBOptions", "max_background_jobs"),
+    ("max_open_files", "DBOptions", "max_open_files"),
+    ("write_buffer_size", "CFOptions \"default\"", "write_buffer_size"),
+    ("max_write_buffer_number", "CFOptions \"default\"", "max_write_buffer_number"),
+    ("block_size", "TableOptions/BlockBasedTable \"default\"", "block_size"),
+];
+
+/// The values RocksDB wrote into the newest OPTIONS file of `dir` after
+/// opening it, under kvperf's names; empty when it cannot be read.
+fn reported_options(dir: &Path) -> BTreeMap<String, String> {
+    let newest = std::fs::read_dir(dir).ok().and_then(|entries| {
+        entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter_map(|n| Some((n.strip_prefix("OPTIONS-")?.parse::<u64>().ok()?, n)))
+            .max()
+    });
+    newest
+        .and_then(|(_, name)| std::fs::read_to_string(dir.join(name)).ok())
+        .map_or_else(BTreeMap::new, |text| parse_options_file(&text))
+}
+
+/// `[Section]` headers and `key=value` lines of an OPTIONS file, picked
+/// by [`REPORTED`].
+fn parse_options_file(text: &str) -> BTreeMap<String, String> {
+    let mut section = "";
+    let mut found = BTreeMap::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name;
+        } else if let Some((key, value)) = line.split_once('=') {
+            if let Some((name, _, _)) = REPORTED.iter().find(|(_, s, k)| *s == section && *k == key) {
+                found.insert((*name).to_string(), value.to_string());
+            }
+        }
+    }
+    found
 }
 
 pub struct RocksEngine {
@@ -547,6 +599,37 @@ impl KvWorker for RocksKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn effective_options_are_what_rocksdb_reports() {
+        let text = "[Version]\n  rocksdb_version=11.8.1\n[DBOptions]\n  use_direct_reads=true\n  max_open_files=-1\n\
+                    [CFOptions \"default\"]\n  write_buffer_size=67108864\n\
+                    [TableOptions/BlockBasedTable \"default\"]\n  block_size=4096\n";
+        let found = parse_options_file(text);
+        assert_eq!(found["use_direct_reads"], "true");
+        assert_eq!(found["max_open_files"], "-1");
+        assert_eq!(found["write_buffer_size"], "67108864");
+        assert_eq!(found["block_size"], "4096");
+        assert_eq!(found.len(), 4);
+    }
+
+    #[test]
+    fn an_options_string_shows_in_the_recorded_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut props = Properties::new();
+        props.set("rocksdb.options", "use_direct_io_for_flush_and_compaction=true");
+        let engine = open(&OpenOptions {
+            dir: Some(dir.path()),
+            properties: &props,
+            mode: OpenMode::Any,
+            runtime: None,
+        })
+        .unwrap();
+        let info = engine.info();
+        // The named option's default says false; RocksDB runs with true.
+        assert_eq!(info.options["use_direct_io_for_flush_and_compaction"], "true");
+        engine.close().unwrap();
+    }
 
     #[test]
     fn stall_time_is_read_from_the_db_stats() {
