@@ -16,7 +16,10 @@ fn main() -> ExitCode {
             // One line, no backtrace: the chain of contexts joined by ": ".
             // Not eprintln!, which panics when stderr is closed or full.
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "kvperf: {err:#}");
+            // A value quoted in the message may hold a line break: shown
+            // escaped, so the message stays one line.
+            let line = format!("{err:#}").replace('\r', "\\r").replace('\n', "\\n");
+            let _ = writeln!(std::io::stderr(), "kvperf: {line}");
             ExitCode::from(kvperf::error::exit_code(&err))
         }
     }

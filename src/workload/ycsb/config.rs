@@ -165,6 +165,9 @@ const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
 /// scan's results per thread), so a typo is an error instead of a run that
 /// allocates until it is killed.
 const MAX_ZERO_PADDING: u64 = 1 << 16;
+/// Key numbers stay below this (2^48, 281 trillion records), so sums of
+/// counts never overflow: a study a million times a billion-record one.
+pub const MAX_KEY_NUMBER: u64 = 1 << 48;
 const MAX_FIELD_COUNT: u64 = 1 << 20;
 const MAX_RECORD_BYTES: u64 = 1 << 30;
 const MAX_SCAN_LENGTH: u64 = 1 << 24;
@@ -184,7 +187,12 @@ impl CoreConfig {
                 ));
             }
         }
-        let record_count = positive(p, "recordcount", 0)?;
+        let record_count = at_most(
+            p,
+            "recordcount",
+            positive(p, "recordcount", 0)?,
+            MAX_KEY_NUMBER,
+        )?;
         let operation_count = p.u64("operationcount", 0)?;
         let field_count = at_most(
             p,
@@ -228,7 +236,12 @@ impl CoreConfig {
                 "insertstart ({insert_start}) + insertcount ({insert_count}) exceeds recordcount ({record_count})"
             )));
         }
-        let run_insert_start = p.u64("runinsertstart", record_count)?;
+        let run_insert_start = at_most(
+            p,
+            "runinsertstart",
+            p.u64("runinsertstart", record_count)?,
+            MAX_KEY_NUMBER,
+        )?;
         if run_insert_start < record_count {
             return Err(InputError::property(
                 "runinsertstart",
@@ -336,8 +349,9 @@ impl CoreConfig {
     /// YCSB's zipfian key space includes the inserts it expects during the
     /// run: `(int)(operationcount * insertproportion * 2.0)` ("2 is fudge factor").
     pub fn expected_new_keys(&self) -> u64 {
-        // The raw property, not the normalised share, as YCSB does.
-        (self.operation_count as f64 * self.proportions.insert * 2.0) as u64
+        // The raw property, not the normalised share, as YCSB does; a float
+        // cast saturates, and the key space stops at MAX_KEY_NUMBER.
+        ((self.operation_count as f64 * self.proportions.insert * 2.0) as u64).min(MAX_KEY_NUMBER)
     }
 }
 

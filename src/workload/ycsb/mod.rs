@@ -234,6 +234,7 @@ impl CoreWorkload {
             RequestDistribution::Uniform => KeyChooser::Uniform(UniformLong::new(lb, ub)),
             RequestDistribution::Zipfian => KeyChooser::Zipfian(ScrambledZipfian::with_theta(
                 c.insert_start,
+                // All three are at most MAX_KEY_NUMBER (2^48): no overflow.
                 c.insert_start + c.insert_count + c.expected_new_keys(),
                 c.zipfian_constant,
             )),
