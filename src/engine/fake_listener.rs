@@ -4,7 +4,16 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Held by a test that opens sockets in this process and by the test that
+/// counts this process's socket bytes, which others' sockets would skew.
+pub fn sockets_alone() -> MutexGuard<'static, ()> {
+    static SOCKETS: Mutex<()> = Mutex::new(());
+    SOCKETS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Accepts connections (the kernel does) and never answers. Keep the
 /// listener alive while connecting to it.

@@ -788,7 +788,8 @@ impl Connection for Client {
         Client::is_closed(self)
     }
     fn pause(time: Duration) -> impl Future<Output = ()> + Send {
-        ready(std::thread::sleep(time))
+        std::thread::sleep(time);
+        ready(())
     }
 }
 
@@ -1193,6 +1194,7 @@ mod tests {
 
     #[test]
     fn a_server_that_wants_a_password_or_refuses_it_is_not_called_unreachable() {
+        let _alone = fake_listener::sockets_alone();
         let (port, _) = fake_listener::serving(refusing_login);
         let err = format!("{:#}", at(port, "").connect().err().expect("no password"));
         let wants = format!("PostgreSQL at 127.0.0.1:{port} wants a password for user 'postgres'");
@@ -1200,12 +1202,13 @@ mod tests {
         let refused = format!("PostgreSQL at 127.0.0.1:{port} refused the login as user 'postgres': FATAL: password authentication failed");
         let err = format!("{:#}", at(port, SECRET).connect().err().expect("a refused login"));
         assert!(err.starts_with(&refused) && !err.contains(SECRET), "{err}");
-        let err = runtime().block_on(at(port, SECRET).connect_async()).err().expect("a refused login");
+        let err = runtime().block_on(at(port, SECRET).connect_async()).expect_err("a refused login");
         assert!(format!("{err:#}").starts_with(&refused), "{err:#}");
     }
 
     #[test]
     fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
+        let _alone = fake_listener::sockets_alone();
         let (_listener, port) = fake_listener::silent();
         let o = at(port, "");
         let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 5 s");
@@ -1214,12 +1217,13 @@ mod tests {
         let err = format!("{:#}", o.connect().err().expect("nothing answers"));
         assert!(started.elapsed() < limit && err.starts_with(&said), "{err} after {:?}", started.elapsed());
         let started = Instant::now();
-        let err = format!("{:#}", runtime().block_on(o.connect_async()).err().expect("nothing answers"));
+        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("nothing answers"));
         assert!(started.elapsed() < limit && err.starts_with(&said), "{err} after {:?}", started.elapsed());
     }
 
     #[test]
     fn an_http_server_is_named_as_not_speaking_postgresql() {
+        let _alone = fake_listener::sockets_alone();
         let (port, _) = fake_listener::serving(fake_listener::http);
         let said = format!("the server at 127.0.0.1:{port} does not speak the PostgreSQL protocol");
         let err = format!("{:#}", at(port, "").connect().err().expect("not PostgreSQL"));
@@ -1230,6 +1234,7 @@ mod tests {
     /// second and a half: each fails, and reconnect attempts are spaced.
     #[test]
     fn reconnects_to_a_dead_server_back_off() {
+        let _alone = fake_listener::sockets_alone();
         let (port, accepted) = fake_listener::serving(fake_listener::closing);
         let o = at(port, "");
         let mut records = Records::<Client> {

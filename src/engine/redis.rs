@@ -1099,6 +1099,7 @@ mod tests {
 
     #[test]
     fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
+        let _alone = fake_listener::sockets_alone();
         let (_listener, port) = fake_listener::silent();
         let o = at(port);
         let limit = CONNECT_LIMIT + Duration::from_secs(3);
@@ -1108,19 +1109,20 @@ mod tests {
         let said = format!("Redis at 127.0.0.1:{port} did not answer within 5 s");
         assert!(err.starts_with(&said), "{err}");
         let started = std::time::Instant::now();
-        let err = format!("{:#}", runtime().block_on(o.connect_async()).err().expect("nothing answers"));
+        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("nothing answers"));
         assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
         assert!(err.starts_with(&said), "{err}");
     }
 
     #[test]
     fn an_http_server_is_named_as_not_speaking_redis_in_one_line() {
+        let _alone = fake_listener::sockets_alone();
         let (port, _) = fake_listener::serving(fake_listener::http);
         let o = at(port);
         let said = format!("the server at 127.0.0.1:{port} does not speak the Redis protocol");
         let err = format!("{:#}", o.connect().err().expect("not Redis"));
         assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
-        let err = format!("{:#}", runtime().block_on(o.connect_async()).err().expect("not Redis"));
+        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("not Redis"));
         assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
     }
 
@@ -1129,6 +1131,7 @@ mod tests {
     /// operation.
     #[test]
     fn reconnects_to_a_dead_server_back_off() {
+        let _alone = fake_listener::sockets_alone();
         let (port, accepted) = fake_listener::serving(fake_listener::closing);
         let o = at(port);
         let ping = || cmd("PING");
