@@ -37,6 +37,9 @@ struct MemoryEngine {
     spin: Duration,
     /// Reads fail from the n-th operation of the engine on.
     fail_reads_after: Option<u64>,
+    /// Inserts fail from the n-th operation of the engine on (a server
+    /// that died mid-load).
+    fail_inserts_after: Option<u64>,
     /// This client cannot be made.
     failing_client: Option<usize>,
     operations: AtomicU64,
@@ -177,7 +180,14 @@ impl AsyncEngineWorker for MemoryWorker<'_> {
     }
     fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
         Box::pin(async move {
-            self.wait().await;
+            let n = self.wait().await;
+            if self
+                .engine
+                .fail_inserts_after
+                .is_some_and(|after| n >= after)
+            {
+                return Err(OpError::Failed("the test engine fails on purpose".into()));
+            }
             let mut records = self.engine.records.lock().unwrap();
             if records.insert(key.to_vec(), values.clone()).is_some() {
                 self.engine.duplicate_inserts.fetch_add(1, Relaxed);
@@ -344,6 +354,28 @@ fn onerror_stop_ends_every_task_at_the_first_failure() {
     assert!(count(&outcome, OpKind::Read, Outcome::Error) >= 1);
     // Each client stops after its operation in flight.
     assert!(outcome.operations < 300 + 20, "{}", outcome.operations);
+}
+
+/// Each load task stops at its first failed insert; the load is then
+/// short, and says so, with or without onerror=stop.
+#[test]
+fn a_load_whose_server_dies_is_incomplete_and_stops_under_onerror_stop() {
+    let load = workload(SHAPE, Phase::Load);
+    for stop_on_error in [false, true] {
+        let engine = MemoryEngine {
+            fail_inserts_after: Some(500),
+            ..MemoryEngine::default()
+        };
+        let mut spec = spec(4, Some(1003));
+        spec.stop_on_error = stop_on_error;
+        let outcome = run(&engine, &load, &spec, 2).unwrap();
+        assert_eq!(outcome.stopped_on_error, stop_on_error);
+        assert_eq!(count(&outcome, OpKind::Insert, Outcome::Ok), 500);
+        assert!(count(&outcome, OpKind::Insert, Outcome::Error) >= 1);
+        assert_eq!(load.incomplete_load(&outcome.histograms), Some((500, 1003)));
+    }
+    let whole = run(&MemoryEngine::default(), &load, &spec(4, Some(1003)), 2).unwrap();
+    assert_eq!(load.incomplete_load(&whole.histograms), None);
 }
 
 #[test]

@@ -582,20 +582,31 @@ fn measure(
             outcome.operations
         );
     }
-    if outcome.stopped_on_error {
-        let (kind, first) = outcome
+    let first_failure = || {
+        outcome
             .histograms
             .iter()
             .find(|(_, g)| g.count(Outcome::Error) > 0)
-            .map_or(("an", "unknown error"), |(k, g)| {
-                (
-                    k.ycsb_name(),
-                    g.first_error.as_deref().unwrap_or("unknown error"),
-                )
-            });
+            .map_or("an operation failed: unknown error".into(), |(k, g)| {
+                let first = g.first_error.as_deref().unwrap_or("unknown error");
+                format!("{} failed: {first}", k.ycsb_name())
+            })
+    };
+    // A load cut short by its own time limit is the user's choice.
+    if let Some((inserted, share)) = workload
+        .incomplete_load(&outcome.histograms)
+        .filter(|_| !outcome.hit_time_limit)
+    {
         anyhow::bail!(
-            "stopped at the first failed operation (onerror=stop) after {} operations: {kind} failed: {first}",
-            outcome.operations
+            "load incomplete: {inserted} of {share} records inserted; first: {}",
+            first_failure()
+        );
+    }
+    if outcome.stopped_on_error {
+        anyhow::bail!(
+            "stopped at the first failed operation (onerror=stop) after {} operations: {}",
+            outcome.operations,
+            first_failure()
         );
     }
     if let Some(closed) = closed {

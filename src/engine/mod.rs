@@ -28,6 +28,8 @@
 
 pub mod client_ops;
 pub mod db_bench_flags;
+#[cfg(test)]
+pub(crate) mod fake_listener;
 pub mod kv;
 pub mod null;
 pub mod options;

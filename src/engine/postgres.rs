@@ -65,10 +65,11 @@ use std::future::{ready, Future};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
-use super::client_ops::{ClientOps, ReadyWorker, TaskWorker};
+use super::client_ops::{within, Backoff, ClientOps, ReadyWorker, TaskWorker};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{AsyncOps, 
@@ -112,7 +113,9 @@ pub static SPEC: EngineSpec = EngineSpec {
     db_bench: map_db_bench_flags,
 };
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long connecting and the startup handshake may take in all: a port
+/// where something other than PostgreSQL listens fails in seconds.
+const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 /// How long `settle` waits for autovacuum of the store's tables.
 const SETTLE_LIMIT: Duration = Duration::from_secs(600);
 const KEY_COLUMN: &str = "ycsb_key";
@@ -258,7 +261,7 @@ impl PgOptions {
             .user(&self.user)
             .dbname(&self.database)
             .application_name("kvperf")
-            .connect_timeout(CONNECT_TIMEOUT);
+            .connect_timeout(CONNECT_LIMIT);
         if let Some(password) = &self.password {
             config.password(password);
         }
@@ -277,8 +280,11 @@ impl PgOptions {
 
     /// A new blocking session (a client thread's, or the engine's own).
     fn connect(&self) -> anyhow::Result<Client> {
-        let mut client = postgres::Config::from(self.config())
-            .connect(NoTls)
+        // The crate's connect_timeout bounds the TCP connect only; a silent
+        // peer keeps the connecting thread until it closes.
+        let config = postgres::Config::from(self.config());
+        let mut client = within(CONNECT_LIMIT, move || config.connect(NoTls))
+            .ok_or_else(|| self.silent())?
             .map_err(|e| self.refused(&e))?;
         if let Some(sql) = self.session_setup() {
             client.batch_execute(&sql).map_err(|e| self.setup_failed(&e))?;
@@ -289,10 +295,9 @@ impl PgOptions {
     /// A new async session (a client task's): its connection runs as a
     /// task on the runtime this is called on.
     async fn connect_async(&self) -> anyhow::Result<tokio_postgres::Client> {
-        let (client, connection) = self
-            .config()
-            .connect(NoTls)
+        let (client, connection) = tokio::time::timeout(CONNECT_LIMIT, self.config().connect(NoTls))
             .await
+            .map_err(|_| self.silent())?
             .map_err(|e| self.refused(&e))?;
         // Ends when the client is dropped or the server goes away; an
         // error then shows in the client's next call.
@@ -306,19 +311,45 @@ impl PgOptions {
         Ok(client)
     }
 
+    /// A connection whose handshake did not finish within [`CONNECT_LIMIT`].
+    fn silent(&self) -> anyhow::Error {
+        InputError::Invalid(format!(
+            "PostgreSQL at {} did not answer within {} s: is a PostgreSQL server listening there? (set -p postgres.host and postgres.port)",
+            self.addr(),
+            CONNECT_LIMIT.as_secs()
+        ))
+        .into()
+    }
+
     /// The error of a connection that failed: unreachable (with how to
-    /// start a server) or refused by the server (its words).
+    /// start a server), not PostgreSQL, a login refused, or refused by the
+    /// server otherwise (its words).
     fn refused(&self, err: &postgres::Error) -> anyhow::Error {
         let addr = self.addr();
+        let login = format!("PostgreSQL at {addr} refused the login as user '{}'", self.user);
+        let password_hint = "set -p postgres.password (or KVPERF_POSTGRES_PASSWORD) and postgres.user";
         match err.as_db_error() {
+            // The server asked for a password and none is set.
+            None if words(err).contains("password missing") => InputError::Invalid(format!(
+                "PostgreSQL at {addr} wants a password for user '{}': {password_hint}",
+                self.user
+            ))
+            .into(),
+            None if !speaks_postgres(&addr, err) => InputError::Invalid(format!(
+                "the server at {addr} does not speak the PostgreSQL protocol (set -p postgres.host and postgres.port)"
+            ))
+            .into(),
             None => InputError::Invalid(format!(
                 "cannot reach PostgreSQL at {addr} ({}); `kvperf server start postgres --port {}` starts one, or set -p postgres.host and postgres.port",
                 self.say(err),
                 self.port
             ))
             .into(),
+            Some(db) if is_login_refusal(db.code()) => {
+                InputError::Invalid(format!("{login}: {}; {password_hint}", self.say(err))).into()
+            }
             Some(db) => {
-                let hint = if db.code() == &postgres::error::SqlState::INVALID_CATALOG_NAME {
+                let hint = if db.code() == &SqlState::INVALID_CATALOG_NAME {
                     " (`kvperf server start postgres` creates database kvperf; or set -p postgres.database)"
                 } else {
                     ""
@@ -614,6 +645,35 @@ impl Engine for PgEngine {
     }
 }
 
+/// Whether a refused login: a wrong password or a user not allowed in.
+fn is_login_refusal(code: &SqlState) -> bool {
+    [SqlState::INVALID_PASSWORD, SqlState::INVALID_AUTHORIZATION_SPECIFICATION].contains(code)
+}
+
+/// After a handshake failed without the server's words: whether the peer
+/// answers PostgreSQL's SSL request with 'S' or 'N' as every server does.
+/// A refused or silent peer counts as PostgreSQL (unreachable, not wrong).
+fn speaks_postgres(addr: &str, err: &postgres::Error) -> bool {
+    use std::io::{Read, Write};
+    let refused = std::error::Error::source(err)
+        .and_then(|e| e.downcast_ref::<std::io::Error>())
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused);
+    if refused {
+        return true;
+    }
+    let probe = || -> std::io::Result<Option<u8>> {
+        let sock = std::net::ToSocketAddrs::to_socket_addrs(addr)?.next();
+        let Some(sock) = sock else { return Ok(None) };
+        let mut stream = std::net::TcpStream::connect_timeout(&sock, CONNECT_LIMIT)?;
+        stream.set_read_timeout(Some(CONNECT_LIMIT))?;
+        // SSLRequest: length 8, code 80877103.
+        stream.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])?;
+        let mut first = [0u8];
+        Ok((stream.read(&mut first)? == 1).then_some(first[0]))
+    };
+    !matches!(probe(), Ok(Some(b)) if b != b'S' && b != b'N')
+}
+
 /// What went wrong: the server's message, or the client's with its cause
 /// (`error connecting to server: Connection refused`).
 fn words(err: &postgres::Error) -> String {
@@ -688,6 +748,9 @@ trait Connection: Sized + Send {
         params: &'a [&'a (dyn ToSql + Sync)],
     ) -> impl Future<Output = Result<u64, postgres::Error>> + Send + 'a;
     fn is_closed(&self) -> bool;
+    /// A pause before reconnecting: a thread sleeps, a task waits without
+    /// holding its worker thread.
+    fn pause(time: Duration) -> impl Future<Output = ()> + Send;
 }
 
 impl Connection for Client {
@@ -724,6 +787,10 @@ impl Connection for Client {
     fn is_closed(&self) -> bool {
         Client::is_closed(self)
     }
+    fn pause(time: Duration) -> impl Future<Output = ()> + Send {
+        std::thread::sleep(time);
+        ready(())
+    }
 }
 
 impl Connection for tokio_postgres::Client {
@@ -756,6 +823,9 @@ impl Connection for tokio_postgres::Client {
     }
     fn is_closed(&self) -> bool {
         tokio_postgres::Client::is_closed(self)
+    }
+    async fn pause(time: Duration) {
+        tokio::time::sleep(time).await
     }
 }
 
@@ -795,11 +865,13 @@ impl<C: Connection> Session<C> {
 
 /// One client's session, opened again after the server went away: while
 /// PostgreSQL is down or restarting every operation fails (and is
-/// counted), and the first one after it is back reconnects.
+/// counted), and the first one after it is back reconnects; attempts are
+/// spaced by [`Backoff`].
 struct Records<'e, C> {
     session: Option<Session<C>>,
     options: &'e PgOptions,
     cache_key: String,
+    backoff: Backoff,
 }
 
 impl<'e, C: Connection> Records<'e, C> {
@@ -808,12 +880,14 @@ impl<'e, C: Connection> Records<'e, C> {
             session: Some(Session::open(options).await?),
             options,
             cache_key: String::new(),
+            backoff: Backoff::default(),
         })
     }
 
     /// The open session, opened first if it was dropped.
     async fn session(&mut self) -> Result<&mut Session<C>, OpError> {
         if self.session.is_none() {
+            C::pause(self.backoff.next_pause()).await;
             let session = Session::open(self.options)
                 .await
                 .map_err(|e| OpError::Failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
@@ -825,7 +899,9 @@ impl<'e, C: Connection> Records<'e, C> {
     /// `result` of a call on the session, which is dropped if the
     /// connection closed under it.
     fn checked<T>(&mut self, result: Result<T, postgres::Error>) -> Result<T, OpError> {
-        if result.is_err() && self.session.as_ref().is_some_and(|s| s.client.is_closed()) {
+        if result.is_ok() {
+            self.backoff.reset();
+        } else if self.session.as_ref().is_some_and(|s| s.client.is_closed()) {
             self.session = None;
         }
         result.map_err(failed)
@@ -1050,6 +1126,9 @@ impl KvWorker for PgKvWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::fake_listener;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     const SECRET: &str = "s3cret-Pw-xyz";
 
@@ -1073,6 +1152,107 @@ mod tests {
         assert!(err.contains("127.0.0.1:1"), "{err}");
         assert!(err.contains("kvperf server start postgres"), "{err}");
         assert!(!err.contains(SECRET), "{err}");
+    }
+
+    fn at(port: u16, password: &str) -> PgOptions {
+        let port = port.to_string();
+        PgOptions::from_properties(&props(&[("postgres.port", &port), ("postgres.password", password)])).unwrap()
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    }
+
+    /// One length-prefixed message without a type byte (startup, SSL request).
+    fn untyped(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+        let mut len = [0; 4];
+        s.read_exact(&mut len)?;
+        let mut body = vec![0; (u32::from_be_bytes(len) as usize).saturating_sub(4)];
+        s.read_exact(&mut body)?;
+        Ok(body)
+    }
+
+    /// Just enough of a PostgreSQL server to ask for a cleartext password
+    /// and refuse it (SQLSTATE 28P01).
+    fn refusing_login(mut s: TcpStream) {
+        let mut talk = || -> std::io::Result<()> {
+            if untyped(&mut s)? == [0x04, 0xd2, 0x16, 0x2f] {
+                s.write_all(b"N")?;
+                untyped(&mut s)?;
+            }
+            s.write_all(&[b'R', 0, 0, 0, 8, 0, 0, 0, 3])?;
+            let mut tag = [0];
+            s.read_exact(&mut tag)?;
+            untyped(&mut s)?;
+            let fields = b"SFATAL\0VFATAL\0C28P01\0Mpassword authentication failed for user \"postgres\"\0\0";
+            s.write_all(b"E")?;
+            s.write_all(&(4 + fields.len() as u32).to_be_bytes())?;
+            s.write_all(fields)
+        };
+        let _ = talk();
+    }
+
+    #[test]
+    fn a_server_that_wants_a_password_or_refuses_it_is_not_called_unreachable() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, _) = fake_listener::serving(refusing_login);
+        let err = format!("{:#}", at(port, "").connect().err().expect("no password"));
+        let wants = format!("PostgreSQL at 127.0.0.1:{port} wants a password for user 'postgres'");
+        assert!(err.starts_with(&wants), "{err}");
+        let refused = format!("PostgreSQL at 127.0.0.1:{port} refused the login as user 'postgres': FATAL: password authentication failed");
+        let err = format!("{:#}", at(port, SECRET).connect().err().expect("a refused login"));
+        assert!(err.starts_with(&refused) && !err.contains(SECRET), "{err}");
+        let err = runtime().block_on(at(port, SECRET).connect_async()).expect_err("a refused login");
+        assert!(format!("{err:#}").starts_with(&refused), "{err:#}");
+    }
+
+    #[test]
+    fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
+        let _alone = fake_listener::sockets_alone();
+        let (_listener, port) = fake_listener::silent();
+        let o = at(port, "");
+        let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 5 s");
+        let limit = CONNECT_LIMIT + Duration::from_secs(3);
+        let started = Instant::now();
+        let err = format!("{:#}", o.connect().err().expect("nothing answers"));
+        assert!(started.elapsed() < limit && err.starts_with(&said), "{err} after {:?}", started.elapsed());
+        let started = Instant::now();
+        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("nothing answers"));
+        assert!(started.elapsed() < limit && err.starts_with(&said), "{err} after {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn an_http_server_is_named_as_not_speaking_postgresql() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, _) = fake_listener::serving(fake_listener::http);
+        let said = format!("the server at 127.0.0.1:{port} does not speak the PostgreSQL protocol");
+        let err = format!("{:#}", at(port, "").connect().err().expect("not PostgreSQL"));
+        assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
+    }
+
+    /// Operations against a server that closes every connection, for a
+    /// second and a half: each fails, and reconnect attempts are spaced.
+    #[test]
+    fn reconnects_to_a_dead_server_back_off() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, accepted) = fake_listener::serving(fake_listener::closing);
+        let o = at(port, "");
+        let mut records = Records::<Client> {
+            session: None,
+            options: &o,
+            cache_key: String::new(),
+            backoff: Backoff::default(),
+        };
+        let (mut failed_ops, started) = (0, Instant::now());
+        while started.elapsed() < Duration::from_millis(1500) {
+            assert!(run_now(records.delete(b"user1")).is_err());
+            failed_ops += 1;
+        }
+        // One reconnect per operation: at once, then 10, 20, ... 640 ms,
+        // so 8 in 1.5 s; each failed one is probed once more (not PostgreSQL?).
+        let accepted = accepted.load(std::sync::atomic::Ordering::Relaxed);
+        assert!((5..=10).contains(&failed_ops), "{failed_ops} operations");
+        assert!(accepted <= 2 * failed_ops, "{accepted} connections in {failed_ops} operations");
     }
 
     #[test]

@@ -70,7 +70,7 @@ use redis::{
     Script, ScriptInvocation, Value,
 };
 
-use super::client_ops::{ClientOps, ReadyWorker, TaskWorker};
+use super::client_ops::{within, Backoff, ClientOps, ReadyWorker, TaskWorker};
 use super::options::OptionValues;
 use super::{AsyncOps, 
     AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
@@ -114,8 +114,11 @@ pub static SPEC: EngineSpec = EngineSpec {
     db_bench: |flags: &DbBenchFlags, _: &mut Properties| flags.given(),
 };
 
-/// How long connecting, and then any one command, may take.
+/// How long any one command may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long connecting and the first reply (`PING`) may take: a port where
+/// something other than Redis listens fails in seconds, not in [`TIMEOUT`].
+const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 /// Keys per command or pipeline when kvperf walks a whole store.
 const BATCH: usize = 1000;
 
@@ -211,43 +214,61 @@ impl RedisOptions {
             .set_tcp_settings(TcpSettings::default().set_nodelay(true)))
     }
 
-    /// A new blocking connection (a client thread's), timeouts set.
+    /// A new blocking connection (a client thread's), timeouts set; the
+    /// handshake and the first reply within [`CONNECT_LIMIT`] in all.
     fn connect(&self) -> anyhow::Result<Connection> {
-        let con = redis::Client::open(self.connection_info()?)
-            .and_then(|client| client.get_connection_with_timeout(TIMEOUT))
-            .and_then(|con| {
-                con.set_read_timeout(Some(TIMEOUT))?;
-                con.set_write_timeout(Some(TIMEOUT))?;
-                Ok(con)
-            })
-            .and_then(|mut con| cmd("PING").query::<()>(&mut con).map(|()| con))
-            .map_err(|e| self.unreachable(&e))?;
-        Ok(con)
+        let info = self.connection_info()?;
+        let connect = move || {
+            let mut con = redis::Client::open(info)?.get_connection_with_timeout(CONNECT_LIMIT)?;
+            con.set_read_timeout(Some(CONNECT_LIMIT))?;
+            con.set_write_timeout(Some(CONNECT_LIMIT))?;
+            cmd("PING").query::<()>(&mut con)?;
+            con.set_read_timeout(Some(TIMEOUT))?;
+            con.set_write_timeout(Some(TIMEOUT))?;
+            Ok(con)
+        };
+        within(CONNECT_LIMIT, connect)
+            .unwrap_or_else(|| Err(timed_out()))
+            .map_err(|e| self.unreachable(&e))
     }
 
     /// A new async connection (a client task's), on the runtime it is
     /// made on, timeouts set.
     async fn connect_async(&self) -> anyhow::Result<MultiplexedConnection> {
         let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(TIMEOUT))
+            .set_connection_timeout(Some(CONNECT_LIMIT))
             .set_response_timeout(Some(TIMEOUT));
         let client = redis::Client::open(self.connection_info()?).map_err(|e| self.unreachable(&e))?;
-        let mut con = client
-            .get_multiplexed_async_connection_with_config(&config)
+        let first_reply = async {
+            let mut con = client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await?;
+            cmd("PING").query_async::<()>(&mut con).await?;
+            Ok(con)
+        };
+        tokio::time::timeout(CONNECT_LIMIT, first_reply)
             .await
-            .map_err(|e| self.unreachable(&e))?;
-        cmd("PING")
-            .query_async::<()>(&mut con)
-            .await
-            .map_err(|e| self.unreachable(&e))?;
-        Ok(con)
+            .unwrap_or_else(|_| Err(timed_out()))
+            .map_err(|e| self.unreachable(&e))
     }
 
     /// The error of a connection that failed: unreachable (with how to start
-    /// a server) or refused by the server (its words: never the password).
+    /// a server), silent, not Redis, or refused by the server (its words:
+    /// never the password).
     fn unreachable(&self, err: &RedisError) -> anyhow::Error {
         let addr = self.addr();
-        if err.is_io_error() || err.is_connection_refusal() || err.is_timeout() {
+        if err.is_timeout() {
+            InputError::Invalid(format!(
+                "Redis at {addr} did not answer within {} s: is a Redis server listening there? (set -p redis.host and redis.port)",
+                CONNECT_LIMIT.as_secs()
+            ))
+            .into()
+        } else if err.kind() == redis::ErrorKind::Parse {
+            InputError::Invalid(format!(
+                "the server at {addr} does not speak the Redis protocol (set -p redis.host and redis.port)"
+            ))
+            .into()
+        } else if err.is_io_error() || err.is_connection_refusal() {
             InputError::Invalid(format!(
                 "cannot reach Redis at {addr} ({err}); `kvperf server start redis --port {}` starts one, or set -p redis.host and redis.port",
                 self.port
@@ -633,10 +654,11 @@ fn connection_lost(err: &RedisError) -> bool {
 }
 
 /// A client thread's blocking connection, made again after the server
-/// went away ([`connection_lost`]).
+/// went away ([`connection_lost`]), attempts spaced by [`Backoff`].
 struct Link<'e> {
     con: Option<Connection>,
     options: &'e RedisOptions,
+    backoff: Backoff,
 }
 
 impl<'e> Link<'e> {
@@ -644,24 +666,45 @@ impl<'e> Link<'e> {
         Ok(Self {
             con: Some(options.connect()?),
             options,
+            backoff: Backoff::default(),
         })
     }
 
     fn run<T>(&mut self, op: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, OpError> {
         let con = match &mut self.con {
             Some(con) => con,
-            None => self.con.insert(
-                self.options
-                    .connect()
-                    .map_err(|e| OpError::Failed(format!("Redis: reconnecting: {e}")))?,
-            ),
-        };
-        op(con).map_err(|err| {
-            if connection_lost(&err) {
-                self.con = None;
+            None => {
+                std::thread::sleep(self.backoff.next_pause());
+                self.con.insert(self.options.connect().map_err(reconnect_failed)?)
             }
-            failed(err)
-        })
+        };
+        let result = op(con);
+        settle(&mut self.con, &mut self.backoff, result)
+    }
+}
+
+fn timed_out() -> RedisError {
+    std::io::Error::from(std::io::ErrorKind::TimedOut).into()
+}
+
+fn reconnect_failed(e: anyhow::Error) -> OpError {
+    OpError::Failed(format!("Redis: reconnecting: {e}"))
+}
+
+/// An operation's result; a lost connection is dropped to be made again,
+/// and a success starts the reconnect back-off over.
+fn settle<C, T>(con: &mut Option<C>, backoff: &mut Backoff, result: RedisResult<T>) -> Result<T, OpError> {
+    match result {
+        Ok(value) => {
+            backoff.reset();
+            Ok(value)
+        }
+        Err(err) => {
+            if connection_lost(&err) {
+                *con = None;
+            }
+            Err(failed(err))
+        }
     }
 }
 
@@ -688,10 +731,12 @@ impl Transport for Link<'_> {
 
 /// A client task's async connection (multiplexed, but one per client, so
 /// each client has one request in flight as a thread's does), made again
-/// after the server went away ([`connection_lost`]).
+/// after the server went away ([`connection_lost`]), attempts spaced by
+/// [`Backoff`].
 struct AsyncLink<'e> {
     con: Option<MultiplexedConnection>,
     options: &'e RedisOptions,
+    backoff: Backoff,
 }
 
 impl<'e> AsyncLink<'e> {
@@ -699,24 +744,21 @@ impl<'e> AsyncLink<'e> {
         Ok(Self {
             con: Some(options.connect_async().await?),
             options,
+            backoff: Backoff::default(),
         })
     }
 
     async fn connection(&mut self) -> Result<&mut MultiplexedConnection, OpError> {
         if self.con.is_none() {
+            tokio::time::sleep(self.backoff.next_pause()).await;
             let con = self.options.connect_async().await;
-            self.con = Some(con.map_err(|e| OpError::Failed(format!("Redis: reconnecting: {e}")))?);
+            self.con = Some(con.map_err(reconnect_failed)?);
         }
         Ok(self.con.as_mut().expect("connected above"))
     }
 
     fn settle<T>(&mut self, result: RedisResult<T>) -> Result<T, OpError> {
-        result.map_err(|err| {
-            if connection_lost(&err) {
-                self.con = None;
-            }
-            failed(err)
-        })
+        settle(&mut self.con, &mut self.backoff, result)
     }
 }
 
@@ -1016,6 +1058,7 @@ impl KvWorker for RedisKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::fake_listener;
 
     const SECRET: &str = "s3cret-Pw-xyz";
 
@@ -1044,6 +1087,73 @@ mod tests {
             scrub(&format!("bad {SECRET}!"), Some(SECRET)),
             "bad (redacted)!"
         );
+    }
+
+    fn at(port: u16) -> RedisOptions {
+        RedisOptions::from_properties(&props(&[("redis.port", &port.to_string())])).unwrap()
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    }
+
+    #[test]
+    fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
+        let _alone = fake_listener::sockets_alone();
+        let (_listener, port) = fake_listener::silent();
+        let o = at(port);
+        let limit = CONNECT_LIMIT + Duration::from_secs(3);
+        let started = std::time::Instant::now();
+        let err = format!("{:#}", o.connect().err().expect("nothing answers"));
+        assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
+        let said = format!("Redis at 127.0.0.1:{port} did not answer within 5 s");
+        assert!(err.starts_with(&said), "{err}");
+        let started = std::time::Instant::now();
+        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("nothing answers"));
+        assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
+        assert!(err.starts_with(&said), "{err}");
+    }
+
+    #[test]
+    fn an_http_server_is_named_as_not_speaking_redis_in_one_line() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, _) = fake_listener::serving(fake_listener::http);
+        let o = at(port);
+        let said = format!("the server at 127.0.0.1:{port} does not speak the Redis protocol");
+        let err = format!("{:#}", o.connect().err().expect("not Redis"));
+        assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
+        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("not Redis"));
+        assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
+    }
+
+    /// Operations against a server that closes every connection, for a
+    /// second: each fails, and reconnect attempts are spaced, not one per
+    /// operation.
+    #[test]
+    fn reconnects_to_a_dead_server_back_off() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, accepted) = fake_listener::serving(fake_listener::closing);
+        let o = at(port);
+        let ping = || cmd("PING");
+        let mut link = Link { con: None, options: &o, backoff: Backoff::default() };
+        let (mut failed_ops, started) = (0, std::time::Instant::now());
+        while started.elapsed() < Duration::from_millis(1500) {
+            let c = ping();
+            assert!(link.run(|con| c.query::<()>(con)).is_err());
+            failed_ops += 1;
+        }
+        // At once, then 10, 20, ... 640 ms: 8 attempts in 1.5 s.
+        let attempts = accepted.load(std::sync::atomic::Ordering::Relaxed);
+        assert!((5..=10).contains(&attempts), "{attempts} attempts in {failed_ops} operations");
+        let mut link = AsyncLink { con: None, options: &o, backoff: Backoff::default() };
+        let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
+        let rt = runtime();
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_millis(1500) {
+            assert!(rt.block_on(link.query(&ping())).is_err());
+        }
+        let attempts = accepted.load(std::sync::atomic::Ordering::Relaxed) - before;
+        assert!((5..=10).contains(&attempts), "{attempts} async attempts");
     }
 
     #[test]

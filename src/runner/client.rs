@@ -153,7 +153,9 @@ impl<'a> ClientLoop<'a> {
             self.seen_epoch = epoch;
             self.hand_over(epoch);
         }
-        if step == Step::Stop || self.should_stop() {
+        // should_stop first: a failed load insert (Step::Stop) under
+        // onerror=stop must still tell the others and mark the run stopped.
+        if self.should_stop() || step == Step::Stop {
             self.stopped = true;
         } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.hit_time_limit = true;

@@ -194,6 +194,16 @@ impl CoreWorkload {
         }
     }
 
+    /// A load that inserted fewer records than its share (`insertcount`):
+    /// the records inserted and the share. A load thread stops at its first
+    /// failed insert (after YCSB's insertion retries), so this is how a
+    /// server that died mid-load shows.
+    pub fn incomplete_load(&self, h: &OpHistograms) -> Option<(u64, u64)> {
+        let inserted = h.get(OpKind::Insert).map_or(0, |g| g.count(Outcome::Ok));
+        let share = self.cfg.insert_count;
+        (self.phase == Phase::Load && inserted < share).then_some((inserted, share))
+    }
+
     /// Logical record bytes (field names and values) the measured
     /// window's successful operations read and wrote, as counted by the
     /// clients, and the data set the phase left: the denominators of read,

@@ -1,0 +1,88 @@
+//! A server engine pointed at a port where something that does not speak
+//! its protocol listens: one line naming the address and what was wrong,
+//! exit 2, in bounded time. The listeners are this test's own.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `kvperf load` against `port`, killed if it outlives `limit`.
+fn load(engine: &str, port: u16, limit: Duration) -> common::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["load", "--engine", engine, "-P", &common::workload("a")])
+        .args([
+            "-p",
+            &format!("{engine}.port={port}"),
+            "-p",
+            "recordcount=10",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("kvperf load --engine {engine} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    common::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Accepts (the kernel does) and never answers, while it lives.
+fn silent() -> (TcpListener, u16) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (listener, port)
+}
+
+/// Answers every connection as an HTTP server would, then closes it.
+fn http() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let _ = stream.read(&mut [0; 1024]);
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    port
+}
+
+fn check(engine: &str, protocol: &str) {
+    // The limit is 5 s; far above it is a hang.
+    let limit = Duration::from_secs(60);
+    let (_listener, port) = silent();
+    let out = load(engine, port, limit);
+    common::assert_input_error(&out, &format!("127.0.0.1:{port} did not answer within 5 s"));
+    let port = http();
+    let out = load(engine, port, limit);
+    common::assert_input_error(
+        &out,
+        &format!("the server at 127.0.0.1:{port} does not speak the {protocol} protocol"),
+    );
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn redis_on_a_port_that_is_not_redis_fails_in_one_line() {
+    check("redis", "Redis");
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_on_a_port_that_is_not_postgres_fails_in_one_line() {
+    check("postgres", "PostgreSQL");
+}
