@@ -120,7 +120,7 @@ enum Span<'a> {
 /// Splits `text` at its `` ` `` and `**` markers, each kind only when its
 /// markers pair up; an unpaired one is text.
 fn spans(text: &str) -> Vec<Span<'_>> {
-    let code_pairs = text.matches('`').count() % 2 == 0;
+    let code_pairs = text.matches('`').count().is_multiple_of(2);
     let parts: Vec<&str> = if code_pairs {
         text.split('`').collect()
     } else {
@@ -131,8 +131,7 @@ fn spans(text: &str) -> Vec<Span<'_>> {
         .step_by(2)
         .map(|p| p.matches("**").count())
         .sum::<usize>()
-        % 2
-        == 0;
+        .is_multiple_of(2);
     let mut out = Vec::new();
     for (i, part) in parts.into_iter().enumerate() {
         if i % 2 == 1 {
