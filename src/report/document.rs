@@ -167,18 +167,20 @@ fn markdown(text: &str, cell: bool) -> String {
             Span::Text(plain) => {
                 let chars: Vec<char> = plain.chars().collect();
                 for (i, &c) in chars.iter().enumerate() {
-                    // `_` inside a word (NOT_FOUND) never starts emphasis.
-                    let in_word = |j: Option<usize>| {
-                        j.and_then(|j| chars.get(j))
-                            .is_some_and(|c| c.is_alphanumeric())
+                    let next = chars.get(i + 1).copied().unwrap_or(' ');
+                    let after_word = i > 0 && chars[i - 1].is_alphanumeric();
+                    // Only what would start markup is escaped, so that
+                    // kvperf's own "<0.1%" or "[file.go:133]" stay readable.
+                    let syntax = match c {
+                        '\\' | '`' | '*' | '|' | '~' => true,
+                        // Inside a word (NOT_FOUND) `_` never starts emphasis.
+                        '_' => !(after_word && next.is_alphanumeric()),
+                        '<' => next.is_ascii_alphabetic() || matches!(next, '/' | '!' | '?'),
+                        '&' => next.is_alphanumeric() || next == '#',
+                        ']' => matches!(next, '(' | '[' | ':'),
+                        _ => false,
                     };
-                    let intraword = c == '_' && in_word(i.checked_sub(1)) && in_word(Some(i + 1));
-                    if !intraword
-                        && matches!(
-                            c,
-                            '\\' | '`' | '*' | '_' | '<' | '>' | '[' | ']' | '&' | '|' | '~'
-                        )
-                    {
+                    if syntax {
                         out.push('\\');
                     }
                     out.push(c);
@@ -186,12 +188,13 @@ fn markdown(text: &str, cell: bool) -> String {
             }
         }
     }
-    // A line starting `#`, `-`, `+`, `=` or `1.` would be a heading or a list.
+    // A line starting `#`, `-`, `+`, `=`, `>`, `[` or `1.` would be a
+    // heading, a list, a quote or a link definition.
     let digits = out.bytes().take_while(u8::is_ascii_digit).count();
     let list_number = digits > 0
         && matches!(out.as_bytes().get(digits), Some(b'.' | b')'))
         && matches!(out.as_bytes().get(digits + 1), None | Some(b' '));
-    if !cell && (out.starts_with(['#', '-', '+', '=']) || list_number) {
+    if !cell && (out.starts_with(['#', '-', '+', '=', '>', '[']) || list_number) {
         let at = if list_number { digits } else { 0 };
         out.insert(at, '\\');
     }
@@ -264,7 +267,7 @@ mod tests {
             ],
         };
         let md = doc.to_markdown();
-        let shown = r#"a\|b \<x\> \& "y" \*z\* \_w\_ \[l\](u) # 2"#;
+        let shown = r#"a\|b \<x> & "y" \*z\* \_w\_ [l\](u) # 2"#;
         assert!(
             md.starts_with(&format!("# {shown}\n\n\\- {shown} peak **42,012**\n")),
             "{md}"
@@ -301,6 +304,13 @@ mod tests {
         );
         assert_eq!(markdown("1.5k ops", false), "1.5k ops");
         assert_eq!(markdown("NOT_FOUND _x", true), r"NOT_FOUND \_x");
+        assert_eq!(
+            markdown("failed, <0.1% [a.go:1]", true),
+            "failed, <0.1% [a.go:1]"
+        );
+        assert_eq!(markdown("&amp; </b>", true), r"\&amp; \</b>");
+        assert_eq!(markdown("> q", false), r"\> q");
+        assert_eq!(markdown("[x]: u", false), r"\[x\]: u");
         assert_eq!(markdown("it`s **x", true), r"it\`s \*\*x", "unpaired");
         assert_eq!(inline("it`s **x"), "it`s **x");
     }

@@ -636,7 +636,7 @@ mod tests {
         }
         let s = model::from_records(&records);
         let md = build(&s, false).to_markdown();
-        assert!(md.contains(r#"a\|b \<x\> \& "y""#), "{md}");
+        assert!(md.contains(r#"a\|b \<x> & "y""#), "{md}");
         let columns = |row: &str| {
             row.replace(r"\\", "")
                 .replace(r"\|", "")
