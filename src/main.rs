@@ -10,7 +10,11 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    match kvperf::cli::run(std::env::args_os()) {
+    let private = std::env::var_os(kvperf::cli::PRIVATE_ARGS);
+    // Not passed on to this process's own children (a server's script).
+    std::env::remove_var(kvperf::cli::PRIVATE_ARGS);
+    let args = kvperf::cli::with_private_args(std::env::args_os(), private);
+    match args.map_err(anyhow::Error::from).and_then(kvperf::cli::run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // One line, no backtrace: the chain of contexts joined by ": ".

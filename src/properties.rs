@@ -176,6 +176,15 @@ pub fn redacted(key: &str, value: &str) -> String {
     }
 }
 
+/// `text` (a server's or a driver's words, shown as they are) with every
+/// non-empty secret cut out.
+pub fn scrubbed<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
+    secrets
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .fold(text.to_string(), |t, s| t.replace(s, "(redacted)"))
+}
+
 /// The parts of `scheme://user:password@host...` around its password.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UrlCredentials<'a> {
@@ -226,6 +235,15 @@ pub fn parse_u64(key: &str, text: &str) -> Result<u64, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_scrubbed_from_words_and_an_empty_one_is_ignored() {
+        assert_eq!(
+            scrubbed("no pw1 and pw2", ["pw1", "", "pw2"]),
+            "no (redacted) and (redacted)"
+        );
+        assert_eq!(scrubbed("as is", None), "as is");
+    }
 
     #[test]
     fn parses_java_properties_syntax() {

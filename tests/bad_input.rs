@@ -457,3 +457,29 @@ fn cassandra_options_that_do_not_fit_the_clients_are_refused() {
         "runs its clients on threads here (clients=threads)",
     );
 }
+
+/// The arguments a plan hands its child through the environment are read
+/// as if they were on the command line; a malformed list is bad input.
+#[test]
+fn private_arguments_from_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let with = |private: &str, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"))
+            .args(args)
+            .env("KVPERF_PRIVATE_ARGS", private)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        common::Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let file = workload("a");
+    let run = ["run", "--engine", "null", "-P", file.as_str()];
+    let out = with(r#"["-p", "recordcount=-5"]"#, &run);
+    assert_input_error(&out, "recordcount");
+    let out = with("-p recordcount=5", &run);
+    assert_input_error(&out, "KVPERF_PRIVATE_ARGS is not a JSON array of strings");
+}

@@ -484,3 +484,64 @@ fn sigterm_ends_a_plan_keeping_finished_steps_and_a_rerun_resumes() {
     assert!(stderr.contains(message), "{stderr}");
     assert_eq!(lines(&tmp.path().join("r.jsonl")).len(), 1);
 }
+
+/// Passwords in a config's properties (a password property, a URL's
+/// userinfo) and in a server's settings: nowhere in the results, the
+/// report's files or what `plan run` and `plan show` print.
+#[test]
+fn a_plans_passwords_reach_no_results_report_or_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = null_plan(tmp.path(), "secret", "");
+    let text = std::fs::read_to_string(&plan).unwrap().replace(
+        "name = \"driver\"",
+        "name = \"driver\"\nproperties = { \"db.passwd\" = \"S3cr3tPw1\", \
+         \"db.url\" = \"mongodb://kv:S3cr3tPw2@127.0.0.1:1/db\" }",
+    );
+    std::fs::write(&plan, text).unwrap();
+    let results = tmp.path().join("r.jsonl");
+    let out = plan_run(tmp.path(), &plan, &results);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = tmp.path().join("r-report");
+    let mut shown = vec![
+        ("stdout".to_string(), out.stdout),
+        ("stderr".to_string(), out.stderr),
+        (
+            "results".to_string(),
+            std::fs::read_to_string(&results).unwrap(),
+        ),
+    ];
+    for file in ["report.md", "report.csv", "report.html"] {
+        shown.push((
+            file.into(),
+            std::fs::read_to_string(report.join(file)).unwrap(),
+        ));
+    }
+    assert!(shown[2].1.contains("db.passwd"), "the property is recorded");
+    // A server engine's config with a server whose URL holds a password.
+    let wire = tmp.path().join("wire.toml");
+    std::fs::write(
+        &wire,
+        r#"
+name = "wire"
+driver = "ycsb"
+engine = "mongodb"
+[properties]
+recordcount = 1000
+"mongodb.url" = "mongodb://kv:S3cr3tPw3@127.0.0.1:27018/db"
+[[configs]]
+name = "pg"
+servers = [{ name = "ferretdb", port = 27018, settings = { ferretdb_handler = "postgresql", ferretdb_pg_url = "postgres://kv:S3cr3tPw4@127.0.0.1:1/kvperf" } }]
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [1]
+"#,
+    )
+    .unwrap();
+    let show = kvperf(tmp.path(), &["plan", "show", &wire.display().to_string()]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    shown.push(("plan show".into(), show.stdout + &show.stderr));
+    for (what, text) in &shown {
+        assert!(!text.contains("S3cr3tPw"), "{what}: {text}");
+    }
+}

@@ -83,7 +83,7 @@ use super::{AsyncOps,
     SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
-use crate::properties::Properties;
+use crate::properties::{scrubbed, Properties};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "cassandra",
@@ -323,6 +323,17 @@ impl Settings {
         })
     }
 
+    /// Why a session could not be made, in the driver's words, but never
+    /// with the password in them.
+    fn connect_error(&self, why: &dyn std::fmt::Display) -> anyhow::Error {
+        let password = self.credentials.as_ref().map(|c| c.password.as_str());
+        anyhow::anyhow!(
+            "cannot connect to Cassandra at {} ({}); is the server running? `kvperf server start cassandra` starts one (set -p cassandra.hosts and cassandra.port to reach another)",
+            self.addresses().join(", "),
+            scrubbed(&why.to_string(), password)
+        )
+    }
+
     /// `host:port` of every node to contact.
     fn addresses(&self) -> Vec<String> {
         self.hosts
@@ -421,12 +432,11 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 }
 
 async fn connect(settings: &Settings) -> anyhow::Result<Session> {
-    settings.builder().build().await.map_err(|e| {
-        anyhow::anyhow!(
-            "cannot connect to Cassandra at {} ({e}); is the server running? `kvperf server start cassandra` starts one (set -p cassandra.hosts and cassandra.port to reach another)",
-            settings.addresses().join(", ")
-        )
-    })
+    settings
+        .builder()
+        .build()
+        .await
+        .map_err(|e| settings.connect_error(&e))
 }
 
 /// Runs a statement of the engine's own (schema, system tables).
@@ -1415,6 +1425,12 @@ mod tests {
         assert!(!format!("{:?}", s.effective).contains("s3cret"));
         assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.fields.len(), 10);
+        // A driver that repeats what it was given does not show it either.
+        let err = s
+            .connect_error(&"auth as alice/s3cret refused")
+            .to_string();
+        assert!(err.contains("alice/(redacted) refused"), "{err}");
+        assert!(err.starts_with("cannot connect to Cassandra at 127.0.0.1:9042"), "{err}");
 
         let mut p = Properties::new();
         p.set("cassandra.keyspace", "bad-name");

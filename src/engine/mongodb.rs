@@ -47,7 +47,7 @@ use super::{AsyncOps,
     OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
-use crate::properties::{redacted, url_credentials, Properties};
+use crate::properties::{redacted, scrubbed, url_credentials, Properties};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "mongodb",
@@ -145,11 +145,7 @@ fn describe(e: &mongodb::error::Error) -> String {
 
 /// `text` with every secret replaced.
 fn scrub(text: &str, secrets: &[String]) -> String {
-    let mut text = text.to_string();
-    for s in secrets.iter().filter(|s| !s.is_empty()) {
-        text = text.replace(s.as_str(), "(redacted)");
-    }
-    text
+    scrubbed(text, secrets.iter().map(String::as_str))
 }
 
 /// The password inside `mongodb://user:PASSWORD@host`, if any.

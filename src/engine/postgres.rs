@@ -78,7 +78,7 @@ use super::{AsyncOps,
     OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
-use crate::properties::{redacted, Properties};
+use crate::properties::{redacted, scrubbed, Properties};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "postgres",
@@ -367,11 +367,7 @@ impl PgOptions {
 
     /// An error's words, never with the password in them.
     fn say(&self, err: &postgres::Error) -> String {
-        let text = words(err);
-        match &self.password {
-            Some(p) => text.replace(p.as_str(), "(redacted)"),
-            None => text,
-        }
+        scrubbed(&words(err), self.password.as_deref())
     }
 
     fn create_sql(&self, if_not_exists: bool) -> [String; 2] {

@@ -78,7 +78,7 @@ use super::{AsyncOps,
     OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
 };
 use crate::error::InputError;
-use crate::properties::{redacted, Properties};
+use crate::properties::{redacted, scrubbed, Properties};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "redis",
@@ -282,7 +282,7 @@ impl RedisOptions {
         } else {
             InputError::Invalid(format!(
                 "Redis at {addr} refused the connection: {}",
-                scrub(&err.to_string(), self.password.as_deref())
+                scrubbed(&err.to_string(), self.password.as_deref())
             ))
             .into()
         }
@@ -322,14 +322,6 @@ impl RedisOptions {
     }
 }
 
-/// `text` with the password (if any) cut out: a server's words are shown
-/// as they are, but never with a credential in them.
-fn scrub(text: &str, password: Option<&str>) -> String {
-    match password {
-        Some(p) if !p.is_empty() => text.replace(p, "(redacted)"),
-        _ => text.to_string(),
-    }
-}
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = RedisOptions::from_properties(opts.properties)?;
@@ -1084,7 +1076,7 @@ mod tests {
         assert!(err.contains("kvperf server start redis"), "{err}");
         assert!(!err.contains(SECRET), "{err}");
         assert_eq!(
-            scrub(&format!("bad {SECRET}!"), Some(SECRET)),
+            scrubbed(&format!("bad {SECRET}!"), Some(SECRET)),
             "bad (redacted)!"
         );
     }

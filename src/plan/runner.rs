@@ -618,6 +618,35 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
     args
 }
 
+/// `exe ARGS`, with the arguments that hold a credential (`-p
+/// redis.password=...`, a URL with a password) passed in its environment
+/// ([`crate::cli::PRIVATE_ARGS`]): `ps` shows every user a command line.
+fn child_command(exe: &Path, args: &[String]) -> Command {
+    let mut public = Vec::new();
+    let mut private = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let option = args[i] == "-p" && i + 1 < args.len();
+        let value = &args[i + usize::from(option)];
+        let to = if redacted_arg(value) == *value {
+            &mut public
+        } else {
+            &mut private
+        };
+        to.extend_from_slice(&args[i..=i + usize::from(option)]);
+        i += 1 + usize::from(option);
+    }
+    let mut cmd = Command::new(exe);
+    cmd.args(public);
+    if !private.is_empty() {
+        cmd.env(
+            crate::cli::PRIVATE_ARGS,
+            serde_json::to_string(&private).unwrap_or_default(),
+        );
+    }
+    cmd
+}
+
 /// Runs `kvperf ARGS`; it dies with this process (so `kill -9` of a plan
 /// leaves no orphan writing to the store). The step reports through its
 /// typed output in `json` (warnings and its error included); its stderr is
@@ -625,11 +654,10 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
 fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<StepOutput>> {
     use std::io::Read;
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
-    let mut cmd = Command::new(exe);
-    cmd.args(args)
-        // A plan's steps are whole steps (a step with clients says which
-        // shard each is): never shards picked up from a job array's variables.
-        .env_remove("KVPERF_SHARD")
+    let mut cmd = child_command(&exe, args);
+    // A plan's steps are whole steps (a step with clients says which
+    // shard each is): never shards picked up from a job array's variables.
+    cmd.env_remove("KVPERF_SHARD")
         .env_remove("JOB_COMPLETION_INDEX")
         .env_remove("SLURM_ARRAY_TASK_ID")
         .stdin(Stdio::null())
@@ -824,22 +852,24 @@ fn server_start_line(args: &[String]) -> String {
 /// A command line as results may show it: `KEY=VALUE` arguments (`-p
 /// postgres.password=...`, `--flag=...`) with credentials redacted.
 pub fn redacted_args(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|a| match a.trim_start_matches('-').split_once('=') {
-            Some((k, v)) => {
-                let shown = crate::properties::redacted(k, v);
-                if shown == v {
-                    a.clone()
-                } else {
-                    format!(
-                        "{}{k}={shown}",
-                        &a[..a.len() - a.trim_start_matches('-').len()]
-                    )
-                }
+    args.iter().map(|a| redacted_arg(a)).collect()
+}
+
+fn redacted_arg(a: &str) -> String {
+    match a.trim_start_matches('-').split_once('=') {
+        Some((k, v)) => {
+            let shown = crate::properties::redacted(k, v);
+            if shown == v {
+                a.to_string()
+            } else {
+                format!(
+                    "{}{k}={shown}",
+                    &a[..a.len() - a.trim_start_matches('-').len()]
+                )
             }
-            None => a.clone(),
-        })
-        .collect()
+        }
+        None => a.to_string(),
+    }
 }
 
 fn one_line(m: &Measurement) -> String {
@@ -875,6 +905,62 @@ fn clock(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each server engine's password property, a URL with userinfo and a
+    /// server setting: none on the child's command line, all in its
+    /// environment, in an order its `-p` parsing reads back.
+    #[test]
+    fn credentials_reach_a_child_through_its_environment_only() {
+        let secret = [
+            "redis.password=S3cr3t-r",
+            "postgres.password=S3cr3t-p",
+            "cassandra.password=S3cr3t-c",
+            "mongodb.url=mongodb://kv:S3cr3t-m@127.0.0.1:27017/db",
+            "ferretdb_pg_url=postgres://kv:S3cr3t-f@127.0.0.1/kvperf",
+        ];
+        let mut args: Vec<String> = ["run", "--engine", "redis", "-p", "redis.port=1"]
+            .map(String::from)
+            .into();
+        for s in secret {
+            args.extend(["-p".into(), s.into()]);
+        }
+        args.push("--db=/tmp/x".into());
+        let cmd = child_command(Path::new("kvperf"), &args);
+        let argv: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            argv,
+            [
+                "run",
+                "--engine",
+                "redis",
+                "-p",
+                "redis.port=1",
+                "--db=/tmp/x"
+            ]
+        );
+        let envs: Vec<_> = cmd.get_envs().collect();
+        assert_eq!(envs.len(), 1);
+        assert_eq!(envs[0].0, crate::cli::PRIVATE_ARGS);
+        let private = envs[0].1.map(std::ffi::OsStr::to_os_string);
+        let all = crate::cli::with_private_args(argv.iter().map(std::ffi::OsString::from), private)
+            .unwrap();
+        let mut expected: Vec<String> = argv;
+        for s in secret {
+            expected.extend(["-p".into(), s.into()]);
+        }
+        assert_eq!(
+            all,
+            expected
+                .iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+        );
+        let plain = child_command(Path::new("kvperf"), &args[..5]);
+        assert_eq!(plain.get_envs().count(), 0, "nothing to hide: no variable");
+    }
 
     #[test]
     fn a_servers_start_line_hides_its_credentials() {

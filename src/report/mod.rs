@@ -676,6 +676,38 @@ mod tests {
     }
 
     #[test]
+    fn a_config_name_with_markup_keeps_every_table_whole_and_no_raw_html() {
+        let name = "a|b <x> & \"y\"";
+        let mut records = Vec::new();
+        for (i, &t) in THREADS.iter().take(3).enumerate() {
+            records.push(record(name, t, MICRON_7400[i], 100.0));
+            records.push(record("gen3", t, GEN3[i], 200.0));
+        }
+        let s = model::from_records(&records);
+        let md = build(&s, false).to_markdown();
+        assert!(md.contains(r#"a\|b \<x> & "y""#), "{md}");
+        let columns = |row: &str| {
+            row.replace(r"\\", "")
+                .replace(r"\|", "")
+                .matches('|')
+                .count()
+        };
+        let mut tables = 0;
+        for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
+            tables += 1;
+            let header = columns(table.lines().next().unwrap());
+            for row in table.lines() {
+                assert_eq!(columns(row), header, "{row}\nin\n{table}");
+            }
+        }
+        assert!(tables >= 5, "{md}");
+        let html = build(&s, true).to_html();
+        assert!(html.matches("<svg").count() >= 3);
+        assert!(!html.contains("<x>") && !html.contains("& \""), "{html}");
+        assert!(html.contains("a|b &lt;x&gt; &amp; &quot;y&quot;"), "{html}");
+    }
+
+    #[test]
     fn html_is_self_contained_with_charts_per_workload() {
         let html = build(&study(), true).to_html();
         assert_eq!(html.matches("<svg").count(), 3);

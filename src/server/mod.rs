@@ -359,8 +359,9 @@ mod tests {
         assert!(!status.running);
     }
 
-    /// A stand-in for the FerretDB binary records what it was given; the
-    /// PostgreSQL URL's password must be in its environment, not its argv.
+    /// Stand-ins for the FerretDB binary and psql record what they were
+    /// given; the PostgreSQL URL's password must be in their environment,
+    /// not their argv.
     #[test]
     fn ferretdb_gets_the_postgresql_url_from_its_environment() {
         use std::os::unix::fs::PermissionsExt;
@@ -376,6 +377,16 @@ mod tests {
         )
         .unwrap();
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // psql (for the _id index) gets the password in PGPASSWORD too.
+        let psql = tmp.path().join("psql-bin/psql");
+        std::fs::create_dir_all(psql.parent().unwrap()).unwrap();
+        std::fs::write(
+            &psql,
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$KVPERF_DIR/psql-argv\"\n\
+             printf '%s' \"$PGPASSWORD\" > \"$KVPERF_DIR/psql-env\"\ncat >/dev/null\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&psql, std::fs::Permissions::from_mode(0o755)).unwrap();
         // The script checks that PostgreSQL's port answers before starting.
         let pg = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -384,7 +395,7 @@ mod tests {
             .unwrap()
             .port();
         let url = format!(
-            "postgres://kv:p@ss/w:rd@127.0.0.1:{}/kvperf",
+            "postgres://kv:p@ss/w:rd%21@127.0.0.1:{}/kvperf?pool_max_conns=4",
             pg.local_addr().unwrap().port()
         );
         let dir = tmp.path().join("f");
@@ -401,6 +412,15 @@ mod tests {
                 ),
                 ("KVPERF_FERRETDB_HANDLER", "postgresql".into()),
                 ("KVPERF_FERRETDB_PG_URL", url.clone()),
+                ("KVPERF_FERRETDB_PG_ID_INDEX", "gin".into()),
+                (
+                    "PATH",
+                    format!(
+                        "{}:{}",
+                        psql.parent().unwrap().display(),
+                        std::env::var("PATH").unwrap_or_default()
+                    ),
+                ),
             ]
             .map(|(k, v)| (k.to_string(), v))
             .into(),
@@ -415,6 +435,24 @@ mod tests {
             "{argv}"
         );
         assert_eq!(std::fs::read_to_string(dir.join("env")).unwrap(), url);
+        let psql_argv = std::fs::read_to_string(dir.join("psql-argv")).unwrap();
+        assert_eq!(
+            psql_argv.lines().next(),
+            Some(
+                format!(
+                    "postgres://kv@127.0.0.1:{}/kvperf",
+                    pg.local_addr().unwrap().port()
+                )
+                .as_str()
+            ),
+            "{psql_argv}"
+        );
+        assert!(!psql_argv.contains("ss/w"), "{psql_argv}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("psql-env")).unwrap(),
+            "p@ss/w:rd!",
+            "PGPASSWORD, its %21 decoded as libpq decodes a URL's"
+        );
     }
 
     #[test]

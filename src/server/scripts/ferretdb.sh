@@ -108,8 +108,20 @@ answers() {
 # starts: FerretDB's pooled connections keep the plans they prepared without the index.
 add_pg_id_index() {
     command -v psql >/dev/null || die "KVPERF_FERRETDB_PG_ID_INDEX=gin needs psql (package postgresql-client)"
-    # psql refuses pgx pool parameters such as ?pool_max_conns=: connect without the query string
-    psql "${KVPERF_FERRETDB_PG_URL%%\?*}" -q -v ON_ERROR_STOP=1 >>"$LOG" 2>&1 <<'SQL' || die "cannot add the _id index trigger to PostgreSQL (see $LOG)"
+    # The password goes in PGPASSWORD, not on psql's command line (ps shows it); the userinfo ends at
+    # the last @. psql refuses pgx pool parameters such as ?pool_max_conns=: no query string either.
+    local url=$KVPERF_FERRETDB_PG_URL scheme rest user pw=
+    scheme=${url%%://*}; rest=${url#*://}
+    if [[ $rest == *@* ]]; then
+        user=${rest%@*}; rest=${rest##*@}
+        if [[ $user == *:* ]]; then pw=${user#*:}; user=${user%%:*}; fi
+        # libpq decodes a URL's %XX escapes; PGPASSWORD is taken as it is
+        pw=${pw//\\/\\\\}; printf -v pw '%b' "${pw//%/\\x}"
+        url="$scheme://$user@${rest%%\?*}"
+    else
+        url="$scheme://${rest%%\?*}"
+    fi
+    PGPASSWORD=$pw psql "$url" -q -v ON_ERROR_STOP=1 >>"$LOG" 2>&1 <<'SQL' || die "cannot add the _id index trigger to PostgreSQL (see $LOG)"
 CREATE OR REPLACE FUNCTION kvperf_ferretdb_id_gin() RETURNS event_trigger LANGUAGE plpgsql AS $f$
 DECLARE r record;
 BEGIN
