@@ -378,7 +378,7 @@ fn merge_refuses_shards_that_do_not_make_one_study_once() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     merge_refused(d, &[&whole], "is not a shard's result");
-    merge_refused(d, &[&d.join("absent.json")], "cannot read");
+    merge_refused(d, &[&d.join("absent.json")], "does not exist");
 
     // What is left is a study: merged, and readable by report and compare.
     let merged = merge(d, &files, &d.join("merged.json"));
