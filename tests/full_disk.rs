@@ -322,6 +322,45 @@ threads = [1]
     assert_eq!(inserted, 3000);
 }
 
+/// db_bench's fillrandom onto a full disk: db_bench exits at the first
+/// failed write ("put error: ... No space left on device"); kvperf counts
+/// the failure, keeps fillrandom's figures in the JSON, runs no further
+/// benchmark, and fails in one line that names the full disk (not the
+/// "Previous I/O error" of the close after it).
+#[test]
+fn bench_fillrandom_onto_a_full_disk_fails_in_one_line() {
+    let test = "bench_fillrandom_onto_a_full_disk_fails_in_one_line";
+    let Some(disk) = SmallDisk::mount(test, 16) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let db = disk.mount.join("db");
+    let json = outside.path().join("bench.json");
+    let args = [
+        "bench",
+        "--engine",
+        "redb",
+        "--db",
+        db.to_str().unwrap(),
+        "--benchmarks=fillrandom,readrandom",
+        "--num=8000",
+        "--value_size=4096",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let out = kvperf(outside.path(), &args);
+    let line = assert_full_disk_failure(&out);
+    eprintln!("bench: exit {}: {line}", out.code);
+    let step = StepOutput::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(step.error.is_some(), "the step records its error");
+    assert_eq!(step.measurements.len(), 1, "readrandom does not run");
+    let m = &step.measurements[0];
+    assert_eq!(m.name, "fillrandom");
+    let writes = m.ops.get(&OpKind::Write).expect("writes were counted");
+    eprintln!("bench: WRITE returns {:?}", writes.returns);
+    assert!(writes.returns.get("ERROR").copied().unwrap_or(0) > 0);
+}
+
 #[test]
 fn an_unmountable_disk_skips_here_and_fails_under_ci() {
     let why = "no permission";
