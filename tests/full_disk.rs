@@ -374,3 +374,37 @@ fn an_unmountable_disk_skips_here_and_fails_under_ci() {
             .starts_with("FAILED t: "));
     }
 }
+
+/// LMDB writing through its memory map (`lmdb.write_map=true`) meets a
+/// full disk as SIGBUS, not ENOSPC: still one line that says so, exit 3,
+/// not "Bus error (core dumped)".
+#[test]
+fn lmdb_write_map_onto_a_full_disk_fails_in_one_line_not_a_bus_error() {
+    let test = "lmdb_write_map_onto_a_full_disk_fails_in_one_line_not_a_bus_error";
+    let Some(disk) = SmallDisk::mount(test, 16) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let db = disk.mount.join("db");
+    let file = workload("a");
+    let args = [
+        "load",
+        "--engine",
+        "lmdb",
+        "-p",
+        "lmdb.write_map=true",
+        "--db",
+        db.to_str().unwrap(),
+        "-P",
+        &file,
+        "-p",
+        "recordcount=4000",
+        "-p",
+        "fieldcount=10",
+        "-p",
+        "fieldlength=1000",
+    ];
+    let out = kvperf(outside.path(), &args);
+    let line = assert_full_disk_failure(&out);
+    eprintln!("lmdb write_map: exit {}: {line}", out.code);
+}
