@@ -10,6 +10,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // SAFETY: as above; the handler only writes and exits.
+    unsafe {
+        libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
+    }
     let private = std::env::var_os(kvperf::cli::PRIVATE_ARGS);
     // Not passed on to this process's own children (a server's script).
     std::env::remove_var(kvperf::cli::PRIVATE_ARGS);
@@ -26,5 +30,18 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "kvperf: {line}");
             ExitCode::from(kvperf::error::exit_code(&err))
         }
+    }
+}
+
+/// A store written through a memory map (`lmdb.write_map=true`) on a
+/// sparse file gets SIGBUS, not ENOSPC, when its disk fills: one line and
+/// a failed run's exit code (3) instead of "Bus error (core dumped)". The
+/// step's output is lost with the process. Only async-signal-safe calls.
+extern "C" fn on_sigbus(_: libc::c_int) {
+    const LINE: &[u8] = b"kvperf: bus error (SIGBUS) on a memory-mapped file: its disk is full or the file was truncated underneath; what this step measured is lost\n";
+    // SAFETY: write(2) and _exit(2) are async-signal-safe.
+    unsafe {
+        libc::write(2, LINE.as_ptr().cast(), LINE.len());
+        libc::_exit(3);
     }
 }

@@ -17,7 +17,7 @@ use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions}
 use crate::error::InputError;
 use crate::files::{Destination, Written};
 use crate::host::HostInfo;
-use crate::measure::{OpHistograms, OpKind};
+use crate::measure::{OpHistograms, OpKind, Outcome};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self};
 use crate::properties::Properties;
@@ -206,6 +206,13 @@ fn measure(
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
         step::keep_on_stall(out, json);
+        if let Some(failure) = first_failure(&measured.histograms) {
+            // db_bench exits at a failed operation ("put error: ..."):
+            // the sequence ends here, with the engine's own words (a full
+            // disk's ENOSPC), not with the close that fails after it.
+            let _ = engine.close();
+            anyhow::bail!("{} failed: {failure}", bench.name());
+        }
         if measured.interrupted {
             engine.close()?;
             anyhow::bail!(
@@ -218,6 +225,21 @@ fn measure(
         crate::say!("STATISTICS:\n{stats}");
     }
     engine.close()
+}
+
+/// How many operations of the first kind that had failures failed, and
+/// the engine's words for the first failure.
+fn first_failure(histograms: &OpHistograms) -> Option<String> {
+    histograms.iter().find_map(|(kind, group)| {
+        let failed = group.count(Outcome::Error);
+        (failed > 0).then(|| {
+            format!(
+                "{failed} {} operations failed; first: {}",
+                kind.ycsb_name(),
+                group.first_error.as_deref().unwrap_or("unknown error")
+            )
+        })
+    })
 }
 
 struct Measured {
