@@ -58,19 +58,7 @@ fn window(w: &Window) -> String {
 
 /// Rows by thread count: each series' windows (repeats joined by " / ").
 pub fn table(study: &Study, w: &WorkloadView, threads: &[u64]) -> Table {
-    let mut header = vec!["#Threads".to_string()];
-    header.extend(study.series.iter().cloned());
-    let rows = threads
-        .iter()
-        .map(|t| {
-            let mut row = vec![t.to_string()];
-            for points in &w.points {
-                row.push(points.get(t).map_or("-".into(), |p| {
-                    p.windows.iter().map(window).collect::<Vec<_>>().join(" / ")
-                }));
-            }
-            row
-        })
-        .collect();
-    Table { header, rows }
+    super::tables::per_series(study, w, threads, |p| {
+        p.windows.iter().map(window).collect::<Vec<_>>().join(" / ")
+    })
 }
