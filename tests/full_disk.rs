@@ -140,10 +140,21 @@ fn load_fills_the_disk(test: &str, engine: &str) {
     let db = disk.mount.join("db");
     let output = outside.path().join("load.json");
     let file = workload("a");
+    // redb commits without fsync by default and writes at a later commit
+    // or at close, so a fast load could fill only memory; every commit
+    // reaching the disk makes the full disk show at the insert it hits.
+    let durable = format!("{engine}.durability=immediate");
+    let durable = if engine == "redb" {
+        durable.as_str()
+    } else {
+        "seed=1"
+    };
     let args = [
         "load",
         "--engine",
         engine,
+        "-p",
+        durable,
         "--db",
         db.to_str().unwrap(),
         "-P",
@@ -232,6 +243,7 @@ name = "full-disk"
 driver = "ycsb"
 engine = "redb"
 [properties]
+"redb.durability" = "immediate"
 recordcount = 3000
 operationcount = 500
 fieldcount = 10
@@ -340,6 +352,8 @@ fn bench_fillrandom_onto_a_full_disk_fails_in_one_line() {
         "bench",
         "--engine",
         "redb",
+        "-p",
+        "redb.durability=immediate",
         "--db",
         db.to_str().unwrap(),
         "--benchmarks=fillrandom,readrandom",

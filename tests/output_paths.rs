@@ -143,7 +143,8 @@ fn results_files_kvperf_did_not_write_are_refused_untouched() {
     for text in contents {
         std::fs::write(&notes, text).unwrap();
         let out = common::plan_run(tmp.path(), &plan, &notes);
-        assert_input_error(&out, "is not a kvperf results file");
+        // "is not a kvperf results file", or its line "is not a kvperf result".
+        assert_input_error(&out, "not a kvperf result");
         assert_eq!(std::fs::read_to_string(&notes).unwrap(), text);
     }
     for (path, says) in [

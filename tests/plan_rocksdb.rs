@@ -174,8 +174,17 @@ threads = [1]
         errors[0]
     );
     let kept = lines(&results);
-    assert_eq!(kept.len(), 1, "the finished step is kept");
+    assert_eq!(kept.len(), 2, "the finished step, then the failed one");
     assert_eq!(kept[0].step.config, "roomy");
+    assert!(kept[0].output.error.is_none());
+    // The failed step keeps what it measured, marked failed for a retry.
+    assert_eq!(kept[1].step.config, "full");
+    let error = kept[1].output.error.as_ref().expect("recorded as failed");
+    assert!(
+        error.message.contains("No space left on device"),
+        "{}",
+        error.message
+    );
 }
 
 /// A db_bench plan at a tiny scale: precondition, a fill, reads behind
