@@ -37,8 +37,8 @@ name = "kill-loop-ycsb"
 driver = "ycsb"
 engine = "rocksdb"
 [properties]
-recordcount = 20000
-operationcount = 60000
+recordcount = 100000
+operationcount = 300000
 [precondition]
 fill = "64MiB"
 [[configs]]
@@ -63,11 +63,11 @@ db = "$WORK/DIR/db"
 load = true
 workloads = ["fillrandom"]
 threads = [1]
-properties = { num = 50000, value_size = 1024 }
+properties = { num = 200000, value_size = 1024 }
 [[steps]]
 workloads = ["readrandom", "readwhilewriting"]
 threads = [1, 2]
-properties = { num = 50000, value_size = 1024, reads = 30000 }
+properties = { num = 200000, value_size = 1024, reads = 100000 }
 EOF
 }
 
@@ -86,26 +86,28 @@ fixed_fields() {
 }
 
 # kill_loop NAME: KILLS random SIGKILLs of the plan's whole process group,
-# each after the run is 0.3-4 s old; then the run to its end.
+# each after the run is 0.3-6 s old; then the run to its end.
 kill_loop() {
   local name=$1 dir=$WORK/$1-killed i
   mkdir -p "$dir"
   sed "s#DIR#$name-killed#" "$WORK/$name.toml" >"$dir/plan.toml"
   for ((i = 1; i <= KILLS; i++)); do
     setsid "$KVPERF" plan run "$dir/plan.toml" --results "$dir/results.jsonl" >>"$dir/out.log" 2>&1 &
-    local pid=$! wait_ms=$((300 + RANDOM % 3700))
+    local pid=$! wait_ms=$((300 + RANDOM % 5700))
     sleep "$(printf '%d.%03d' $((wait_ms / 1000)) $((wait_ms % 1000)))"
     if kill -0 "$pid" 2>/dev/null; then
       kill -9 -- "-$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
       # Children die with the group (and by PR_SET_PDEATHSIG): none may stay.
+      # A process in the middle of an fsync ends when the I/O returns, so
+      # it gets up to 20 s to be gone.
       local left=0 t
-      for t in 1 2 3 4 5 6 7 8 9 10; do
+      for ((t = 0; t < 100; t++)); do
         left=$(pgrep -g "$pid" | wc -l || true)
         [ "$left" -eq 0 ] && break
         sleep 0.2
       done
-      [ "$left" -eq 0 ] || fail "$name kill $i: $left processes of the killed run are still running"
+      [ "$left" -eq 0 ] || fail "$name kill $i: $left processes of the killed run are still running: $(ps -o pid,stat,etime,args -g "$pid" | tail -n +2)"
       echo "$name: kill $i after ${wait_ms} ms; $(grep -c . "$dir/results.jsonl" 2>/dev/null || echo 0) records so far"
     else
       wait "$pid" || true

@@ -663,10 +663,18 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    let parent = std::process::id();
+    // SAFETY: prctl, getppid and _exit are async-signal-safe; nothing else
+    // runs between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // A plan killed between fork and prctl would leave the step
+            // running on its own, writing to the store (seen in
+            // scripts/kill-loop.sh): the child checks it still has its parent.
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
             Ok(())
         });
     }
