@@ -161,30 +161,6 @@ fn is_single_dash_long(arg: &str) -> bool {
 }
 
 /// The command line as kvperf reads it (YCSB's single-dash flags included).
-/// Arguments a parent kvperf (a plan) gives its child through this variable
-/// instead of the command line, which `ps` shows every user: those holding
-/// a password. A JSON array of strings, appended to the command line.
-pub const PRIVATE_ARGS: &str = "KVPERF_PRIVATE_ARGS";
-
-/// `args` with [`PRIVATE_ARGS`]' appended, read from `private` (the
-/// variable's value, if set).
-pub fn with_private_args(
-    args: impl IntoIterator<Item = OsString>,
-    private: Option<OsString>,
-) -> Result<Vec<OsString>, InputError> {
-    let mut args: Vec<OsString> = args.into_iter().collect();
-    if let Some(text) = private {
-        let extra: Vec<String> = text
-            .to_str()
-            .and_then(|t| serde_json::from_str(t).ok())
-            .ok_or_else(|| {
-                InputError::Invalid(format!("{PRIVATE_ARGS} is not a JSON array of strings"))
-            })?;
-        args.extend(extra.into_iter().map(OsString::from));
-    }
-    Ok(args)
-}
-
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(normalize_ycsb_flags(args))
 }
@@ -230,6 +206,7 @@ fn first_line(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::private_args::with_private_args;
 
     #[test]
     fn private_args_from_the_environment_join_the_command_line() {

@@ -14,6 +14,7 @@ pub mod host;
 pub mod measure;
 pub mod output;
 pub mod plan;
+pub mod private_args;
 pub mod properties;
 pub mod report;
 pub mod results;

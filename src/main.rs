@@ -14,10 +14,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
     }
-    let private = std::env::var_os(kvperf::cli::PRIVATE_ARGS);
+    let private = std::env::var_os(kvperf::private_args::PRIVATE_ARGS);
     // Not passed on to this process's own children (a server's script).
-    std::env::remove_var(kvperf::cli::PRIVATE_ARGS);
-    let args = kvperf::cli::with_private_args(std::env::args_os(), private);
+    std::env::remove_var(kvperf::private_args::PRIVATE_ARGS);
+    let args = kvperf::private_args::with_private_args(std::env::args_os(), private);
     match args.map_err(anyhow::Error::from).and_then(kvperf::cli::run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

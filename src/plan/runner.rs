@@ -620,7 +620,7 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
 
 /// `exe ARGS`, with the arguments that hold a credential (`-p
 /// redis.password=...`, a URL with a password) passed in its environment
-/// ([`crate::cli::PRIVATE_ARGS`]): `ps` shows every user a command line.
+/// ([`crate::private_args::PRIVATE_ARGS`]): `ps` shows every user a command line.
 fn child_command(exe: &Path, args: &[String]) -> Command {
     let mut public = Vec::new();
     let mut private = Vec::new();
@@ -640,7 +640,7 @@ fn child_command(exe: &Path, args: &[String]) -> Command {
     cmd.args(public);
     if !private.is_empty() {
         cmd.env(
-            crate::cli::PRIVATE_ARGS,
+            crate::private_args::PRIVATE_ARGS,
             serde_json::to_string(&private).unwrap_or_default(),
         );
     }
@@ -951,10 +951,13 @@ mod tests {
         );
         let envs: Vec<_> = cmd.get_envs().collect();
         assert_eq!(envs.len(), 1);
-        assert_eq!(envs[0].0, crate::cli::PRIVATE_ARGS);
+        assert_eq!(envs[0].0, crate::private_args::PRIVATE_ARGS);
         let private = envs[0].1.map(std::ffi::OsStr::to_os_string);
-        let all = crate::cli::with_private_args(argv.iter().map(std::ffi::OsString::from), private)
-            .unwrap();
+        let all = crate::private_args::with_private_args(
+            argv.iter().map(std::ffi::OsString::from),
+            private,
+        )
+        .unwrap();
         let mut expected: Vec<String> = argv;
         for s in secret {
             expected.extend(["-p".into(), s.into()]);

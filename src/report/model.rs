@@ -359,7 +359,7 @@ fn provenance(records: &[(String, Record)]) -> String {
             format!("`{}`", first.plan.file)
         },
         first.plan.fingerprint,
-        super::format::ops(records.len() as f64),
+        super::numbers::ops(records.len() as f64),
     )
 }
 

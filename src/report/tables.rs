@@ -372,36 +372,13 @@ pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> 
 
 /// What bound each step, by thread count and series.
 pub fn verdicts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Table {
-    per_series(study, w, threads, |p| {
+    super::grid::per_series(study, w, threads, |p| {
         if p.verdicts.is_empty() {
             "-".into()
         } else {
             p.verdicts.join(" / ")
         }
     })
-}
-
-/// Rows by thread count, a column per series holding `cell` of its point
-/// there ("-" where it has none).
-pub fn per_series(
-    study: &Study,
-    w: &WorkloadView,
-    threads: &[u64],
-    cell: impl Fn(&Point) -> String,
-) -> Table {
-    let mut header = vec!["#Threads".to_string()];
-    header.extend(study.series.iter().cloned());
-    let rows = threads
-        .iter()
-        .map(|t| {
-            let mut row = vec![t.to_string()];
-            for points in &w.points {
-                row.push(points.get(t).map_or("-".into(), &cell));
-            }
-            row
-        })
-        .collect();
-    Table { header, rows }
 }
 
 /// A line on the repeats that did not settle (SNIA's criterion over them).

@@ -58,7 +58,7 @@ fn window(w: &Window) -> String {
 
 /// Rows by thread count: each series' windows (repeats joined by " / ").
 pub fn table(study: &Study, w: &WorkloadView, threads: &[u64]) -> Table {
-    super::tables::per_series(study, w, threads, |p| {
+    super::grid::per_series(study, w, threads, |p| {
         p.windows.iter().map(window).collect::<Vec<_>>().join(" / ")
     })
 }
