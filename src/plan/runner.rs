@@ -137,8 +137,6 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
 
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
-    // Refuses a path that is not kvperf's results before creating anything.
-    results::read(&opts.results)?;
     if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
             InputError::Invalid(format!(
@@ -147,7 +145,8 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             ))
         })?;
     }
-    // Locked from here on: a second plan run on the file is refused.
+    // Refuses what is not kvperf's results, untouched; locked from here
+    // on: a second plan run on the file is refused.
     let (mut out, loaded) = Appender::open(&opts.results)?;
     if let Some(other) = loaded
         .records

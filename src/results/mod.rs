@@ -35,11 +35,24 @@ const LINE_START: &[u8] = b"{\"kvperf_results\":";
 /// that is not a kvperf results file (a user's notes, another format) is
 /// refused with one line, and so is a path that is not a regular file.
 pub fn read(path: &Path) -> anyhow::Result<Loaded> {
-    if !path.exists() && std::fs::symlink_metadata(path).is_err() {
+    if is_missing(path)? {
         return Ok(Loaded::default());
     }
     let bytes = crate::files::read_input_bytes(path, "results file")?;
     parse(path, &bytes)
+}
+
+/// Whether nothing stands at `path` (a dangling link is something: its
+/// read names it); any other trouble looking is an error.
+fn is_missing(path: &Path) -> Result<bool, InputError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+        Err(e) => Err(InputError::Invalid(format!(
+            "cannot read results file '{}': {e}",
+            path.display()
+        ))),
+    }
 }
 
 fn parse(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
@@ -127,7 +140,11 @@ impl Appender {
     /// cutting an incomplete last line so the next record starts on a line
     /// of its own. Only a regular file of kvperf's results is opened.
     pub fn open(path: &Path) -> anyhow::Result<(Self, Loaded)> {
-        read(path)?;
+        // Only a regular file is opened (a FIFO's open would block); what
+        // it holds is read once, under the lock.
+        if !is_missing(path)? {
+            crate::files::require_regular(path, "results file")?;
+        }
         let file = OpenOptions::new()
             .create(true)
             .append(true)
