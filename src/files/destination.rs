@@ -49,11 +49,21 @@ impl Destination {
             written,
         };
         destination.replaceable()?;
+        // Creating the atomic write's temporary file is the only honest test
+        // that the directory takes it; done once, here, not at every write.
+        let dir = parent_of(path);
+        probe_writable(dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                destination.refuse(&format!("is in '{}', which does not exist", dir.display()))
+            }
+            _ => destination.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
+        })?;
+        let standing = std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| super::identity(&m));
         for input in inputs {
-            let same = match (std::fs::metadata(input), std::fs::symlink_metadata(path)) {
-                (Ok(a), Ok(b)) => super::identity(&a) == super::identity(&b),
-                _ => false,
-            };
+            let same = standing.is_some()
+                && std::fs::metadata(input).ok().map(|m| super::identity(&m)) == standing;
             if same {
                 return Err(destination.refuse(&format!(
                     "is also an input of this command ('{}'); writing it would destroy that input: give another path",
@@ -83,7 +93,7 @@ impl Destination {
                 self.flag,
                 self.path.display()
             );
-            match super::keep_unsaved(bytes, Some(self.parent()), self.written.extension) {
+            match super::keep_unsaved(bytes, Some(parent_of(&self.path)), self.written.extension) {
                 Ok(kept) => anyhow::anyhow!("{shown}; the result is kept in '{}'", kept.display()),
                 Err(lost) => {
                     anyhow::anyhow!("{shown}; it could not be kept elsewhere either ({lost})")
@@ -92,24 +102,17 @@ impl Destination {
         })
     }
 
-    fn parent(&self) -> &Path {
-        match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        }
-    }
-
     fn refuse(&self, why: &str) -> InputError {
         InputError::Invalid(format!("{} '{}' {why}", self.flag, self.path.display()))
     }
 
-    /// Whether the path may be written now: the mode of the file it would
-    /// replace (None for a new file), or why not.
+    /// Whether what stands at the path may be replaced now: the mode of
+    /// the file it would replace (None for a new file), or why not.
     fn replaceable(&self) -> Result<Option<Permissions>, InputError> {
         if self.path.file_name().is_none() {
             return Err(self.refuse("names no file"));
         }
-        let mode = match std::fs::symlink_metadata(&self.path) {
+        Ok(match std::fs::symlink_metadata(&self.path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(self.refuse(&format!("cannot be checked: {e}"))),
             Ok(meta) if !meta.file_type().is_file() => {
@@ -133,18 +136,7 @@ impl Destination {
                 }
                 Some(meta.permissions())
             }
-        };
-        probe_writable(self.parent()).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => self.refuse(&format!(
-                "is in '{}', which does not exist",
-                self.parent().display()
-            )),
-            _ => self.refuse(&format!(
-                "cannot be written in '{}': {e}",
-                self.parent().display()
-            )),
-        })?;
-        Ok(mode)
+        })
     }
 
     fn recognized(&self) -> Result<bool, InputError> {
@@ -153,6 +145,14 @@ impl Destination {
             .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
         Ok((self.written.recognizes)(&head))
+    }
+}
+
+/// The directory `path` is in ("." for a bare file name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     }
 }
 
@@ -181,10 +181,7 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
 
 /// Temporary file, fsync, rename over `path`, fsync of the directory.
 fn replace(path: &Path, bytes: &[u8], mode: Option<Permissions>) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent_of(path);
     let base = path
         .file_name()
         .map_or("out".into(), |n| n.to_string_lossy());
