@@ -6,7 +6,7 @@ use super::format::{self, micros, ops, Style, SPREAD_FLAG_PCT};
 use super::model::{self, Point, Study, WorkloadView};
 use crate::measure::steady::Steadiness;
 use crate::measure::OpKind;
-use crate::results::step::Measurement;
+use crate::results::step::{DeviceFigures, Measurement};
 
 /// A ratio kvperf measured but that cannot mean anything (docs/semantics.md).
 pub const UNRELIABLE: &str = "unreliable";
@@ -609,15 +609,20 @@ fn is_fill(m: &Measurement) -> bool {
 /// "1 MiB sequential writes, QD 8", from the first figure that says.
 fn pattern_of(ms: &[&Measurement], otherwise: &str) -> String {
     match ms.iter().find_map(|m| m.device.as_ref()) {
-        Some(d) => format!(
-            "{} {} {}, QD {}",
-            block_size(d.block_bytes),
-            if d.random { "random" } else { "sequential" },
-            if d.write { "writes" } else { "reads" },
-            d.queue_depth
-        ),
+        Some(d) => io_pattern(d, "s"),
         None => otherwise.to_string(),
     }
+}
+
+/// "128 KiB sequential read, QD 32" (`plural` "s": "reads").
+fn io_pattern(d: &DeviceFigures, plural: &str) -> String {
+    format!(
+        "{} {} {}{plural}, QD {}",
+        block_size(d.block_bytes),
+        if d.random { "random" } else { "sequential" },
+        if d.write { "write" } else { "read" },
+        d.queue_depth
+    )
 }
 
 fn block_size(bytes: u64) -> String {
@@ -645,13 +650,7 @@ fn corner_label(study: &Study, name: &str) -> String {
         .flat_map(|d| &d.corners)
         .find(|m| m.name == name);
     match m.and_then(|m| m.device.as_ref()) {
-        Some(d) => format!(
-            "{} {} {}, QD {}",
-            block_size(d.block_bytes),
-            if d.random { "random" } else { "sequential" },
-            if d.write { "write" } else { "read" },
-            d.queue_depth
-        ),
+        Some(d) => io_pattern(d, ""),
         None => name.to_string(),
     }
 }
