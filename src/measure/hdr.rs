@@ -1,6 +1,8 @@
 //! HdrHistograms as text (V2 + deflate, base64; nanoseconds): how results
 //! carry them, so percentiles can be recomputed and runs merged exactly.
 
+use std::io::Read;
+
 use anyhow::Context;
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -14,16 +16,87 @@ pub fn encode(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// Reads [`encode`]'s text. The text may come from a file a user edited,
+/// so its header is checked before anything is sized by it: the deflated
+/// form is inflated to at most [`LARGEST_ENCODING`] bytes, and the plain
+/// form's payload length must fit what is there (the decoder would
+/// otherwise allocate whatever length a header claims, up to 4 GiB).
 pub fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
         .context("histogram is not base64")?;
+    let plain =
+        plain_encoding(&bytes).map_err(|e| anyhow::anyhow!("histogram does not decode: {e}"))?;
     let mut h: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
+        .deserialize(&mut plain.as_slice())
         .map_err(|e| anyhow::anyhow!("histogram does not decode: {e:?}"))?;
     // Merging with a wider histogram must not fail.
     h.auto(true);
     Ok(h)
+}
+
+/// HdrHistogram's V2 encoding: plain, and deflated around a plain one.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_DEFLATED_COOKIE: u32 = 0x1c84_9314;
+/// Cookie, payload length, normalizing offset, significant digits, lowest
+/// and highest trackable value, integer-to-double ratio.
+const V2_HEADER_LEN: usize = 40;
+/// The most bytes a plain encoding may take. kvperf's own histograms take
+/// a few KiB (a counter per occupied bucket run); a million distinct
+/// latencies take a few MiB.
+pub const LARGEST_ENCODING: usize = 16 << 20;
+/// HdrHistogram's own limit on significant digits.
+const MOST_SIGNIFICANT_DIGITS: u32 = 5;
+
+/// The plain V2 encoding inside `bytes`, its header checked.
+fn plain_encoding(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let plain = match be_u32(bytes, 0)? {
+        V2_COOKIE => bytes.to_vec(),
+        V2_DEFLATED_COOKIE => {
+            let claimed = be_u32(bytes, 4)? as usize;
+            let deflated = bytes.get(8..).unwrap_or_default();
+            if claimed > deflated.len() {
+                return Err(format!(
+                    "its header claims {claimed} deflated bytes, {} are there",
+                    deflated.len()
+                ));
+            }
+            let mut plain = Vec::new();
+            flate2::read::ZlibDecoder::new(&deflated[..claimed])
+                .take(LARGEST_ENCODING as u64 + 1)
+                .read_to_end(&mut plain)
+                .map_err(|e| format!("it does not inflate ({e})"))?;
+            if plain.len() > LARGEST_ENCODING {
+                return Err(format!("it inflates to more than {LARGEST_ENCODING} bytes"));
+            }
+            plain
+        }
+        other => return Err(format!("unknown encoding (cookie {other:#x})")),
+    };
+    if be_u32(&plain, 0)? != V2_COOKIE {
+        return Err("the inflated bytes are not an HdrHistogram V2 encoding".into());
+    }
+    let payload = be_u32(&plain, 4)? as usize;
+    let present = plain.len().saturating_sub(V2_HEADER_LEN);
+    if payload > present {
+        return Err(format!(
+            "its header claims {payload} payload bytes, {present} are there"
+        ));
+    }
+    let digits = be_u32(&plain, 12)?;
+    if digits > MOST_SIGNIFICANT_DIGITS {
+        return Err(format!(
+            "{digits} significant digits (at most {MOST_SIGNIFICANT_DIGITS})"
+        ));
+    }
+    Ok(plain)
+}
+
+fn be_u32(bytes: &[u8], at: usize) -> Result<u32, String> {
+    bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or_else(|| "it is shorter than its header".into())
 }
 
 /// The sum of `histograms` (every recorded value of each, none averaged),
@@ -81,5 +154,73 @@ mod tests {
         let again: Hdr = serde_json::from_str(&json).unwrap();
         assert_eq!(again.0.len(), 3);
         assert!(serde_json::from_str::<Hdr>("\"not a histogram\"").is_err());
+    }
+
+    fn base64(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// A plain V2 header with `payload` claimed payload bytes.
+    fn plain_header(payload: u32, digits: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(V2_COOKIE.to_be_bytes());
+        b.extend(payload.to_be_bytes());
+        b.extend(0u32.to_be_bytes());
+        b.extend(digits.to_be_bytes());
+        b.extend(1u64.to_be_bytes());
+        b.extend(1_000_000u64.to_be_bytes());
+        b.extend(1.0f64.to_be_bytes());
+        b
+    }
+
+    fn deflated(plain: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(plain).unwrap();
+        let z = z.finish().unwrap();
+        let mut b = Vec::new();
+        b.extend(V2_DEFLATED_COOKIE.to_be_bytes());
+        b.extend((z.len() as u32).to_be_bytes());
+        b.extend(z);
+        b
+    }
+
+    fn refusal(bytes: &[u8]) -> String {
+        let err = decode(&base64(bytes)).expect_err("refused").to_string();
+        assert!(!err.contains('\n'), "{err}");
+        err
+    }
+
+    #[test]
+    fn a_header_claiming_more_than_is_there_is_refused_before_allocating() {
+        // 4 GiB of payload claimed by 40 bytes: the decoder alone would
+        // allocate all of it.
+        let err = refusal(&deflated(&plain_header(u32::MAX, 3)));
+        assert!(
+            err.contains("claims 4294967295 payload bytes, 0 are there"),
+            "{err}"
+        );
+        let err = refusal(&plain_header(1000, 3));
+        assert!(err.contains("claims 1000 payload bytes"), "{err}");
+        let mut short = deflated(&plain_header(0, 3));
+        short[7] = 255; // more deflated bytes claimed than follow
+        assert!(refusal(&short).contains("deflated bytes"));
+    }
+
+    #[test]
+    fn a_deflate_bomb_is_cut_off() {
+        let mut bomb = plain_header(0, 3);
+        bomb.resize(LARGEST_ENCODING + 64, 0);
+        let err = refusal(&deflated(&bomb));
+        assert!(err.contains("inflates to more than"), "{err}");
+    }
+
+    #[test]
+    fn impossible_precision_and_unknown_cookies_are_refused() {
+        assert!(refusal(&deflated(&plain_header(0, 6))).contains("6 significant digits"));
+        assert!(refusal(&[0, 1, 2, 3, 4, 5, 6, 7]).contains("unknown encoding"));
+        assert!(refusal(&[0x1c]).contains("shorter than its header"));
+        // A plain encoding (not deflated) is read as well, as HdrHistogram's tools write it.
+        assert_eq!(decode(&base64(&plain_header(0, 3))).unwrap().len(), 0);
     }
 }
