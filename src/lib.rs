@@ -10,6 +10,8 @@ pub mod engine;
 pub mod error;
 pub mod files;
 pub mod fingerprint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod measure;
 pub mod output;

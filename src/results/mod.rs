@@ -39,7 +39,7 @@ pub fn read(path: &Path) -> anyhow::Result<Loaded> {
         return Ok(Loaded::default());
     }
     let bytes = crate::files::read_input_bytes(path, "results file")?;
-    parse(path, &bytes)
+    parse_bytes(path, &bytes)
 }
 
 /// Whether nothing stands at `path` (a dangling link is something: its
@@ -55,7 +55,8 @@ fn is_missing(path: &Path) -> Result<bool, InputError> {
     }
 }
 
-fn parse(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
+/// A results file's bytes, read from `path` (named in errors).
+pub fn parse_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let tail = &bytes[complete..];
     // Only the start of one of kvperf's own lines may be cut off as torn:
@@ -169,7 +170,7 @@ impl Appender {
         (&file)
             .read_to_end(&mut bytes)
             .with_context(|| format!("cannot read results file '{}'", path.display()))?;
-        let loaded = parse(path, &bytes)?;
+        let loaded = parse_bytes(path, &bytes)?;
         if loaded.torn_tail > 0 {
             file.set_len(loaded.complete_len)
                 .and_then(|_| file.sync_all())
@@ -235,6 +236,7 @@ mod tests {
                 scale: 1.0,
                 file: String::new(),
                 ratios: false,
+                ..Default::default()
             },
             step: StepId {
                 id: id.into(),
@@ -410,6 +412,7 @@ pub mod testing {
                 scale: 1.0,
                 file: String::new(),
                 ratios: false,
+                ..Default::default()
             },
             step: StepId {
                 id: format!("{config}/{workload}-t{threads}"),

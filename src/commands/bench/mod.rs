@@ -76,41 +76,12 @@ fn measure(
     json: Option<&Destination>,
     out: &mut StepOutput,
 ) -> anyhow::Result<()> {
-    let benches = parse_benchmarks(&args.benchmarks)?;
-    if !(args.compression_ratio > 0.0 && args.compression_ratio <= 1.0) {
-        return Err(InputError::Invalid(format!(
-            "--compression_ratio={} must be in (0, 1]",
-            args.compression_ratio
-        ))
-        .into());
-    }
-    let cfg = BenchConfig {
-        num: args.num,
-        reads: if args.reads < 0 {
-            args.num
-        } else {
-            args.reads as u64
-        },
-        key_size: args.key_size as usize,
-        value_size: args.value_size as usize,
-        compression_ratio: args.compression_ratio,
-        read_write_percent: args.readwritepercent,
-        seek_nexts: args.seek_nexts,
-        duration: (args.duration > 0).then(|| Duration::from_secs(args.duration)),
-        write_rate_limit: args.benchmark_write_rate_limit,
-    };
-    let spec = engine::find(&args.engine)?;
-    for bench in &benches {
-        if *bench == Benchmark::Compact {
-            spec.require(Capability::Compact, "--benchmarks=compact")?;
-        } else if !bench.is_maintenance() {
-            spec.require(
-                Capability::Kv(bench.kv_support()),
-                &format!("--benchmarks={}", bench.name()),
-            )?;
-        }
-    }
-    let props = engine_properties(spec, args, out)?;
+    let Checked {
+        benches,
+        cfg,
+        spec,
+        props,
+    } = checked_inputs(args, out)?;
     let db = step::data_dir(spec, args.db.as_deref(), &default_db_dir());
     let seed_base = match args.seed {
         0 => SystemTime::now()
@@ -343,6 +314,61 @@ fn run_one(
         },
         histograms: outcome.histograms,
         interrupted: outcome.interrupted,
+    })
+}
+
+/// What db_bench's flags ask for, checked before anything is opened or
+/// measured.
+pub(crate) struct Checked {
+    benches: Vec<Benchmark>,
+    cfg: BenchConfig,
+    spec: &'static EngineSpec,
+    props: Properties,
+}
+
+/// Every check of the flags that needs no engine open; warnings about
+/// flags the engine cannot honour go to `out`.
+pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<Checked> {
+    let benches = parse_benchmarks(&args.benchmarks)?;
+    if !(args.compression_ratio > 0.0 && args.compression_ratio <= 1.0) {
+        return Err(InputError::Invalid(format!(
+            "--compression_ratio={} must be in (0, 1]",
+            args.compression_ratio
+        ))
+        .into());
+    }
+    let cfg = BenchConfig {
+        num: args.num,
+        reads: if args.reads < 0 {
+            args.num
+        } else {
+            args.reads as u64
+        },
+        key_size: args.key_size as usize,
+        value_size: args.value_size as usize,
+        compression_ratio: args.compression_ratio,
+        read_write_percent: args.readwritepercent,
+        seek_nexts: args.seek_nexts,
+        duration: (args.duration > 0).then(|| Duration::from_secs(args.duration)),
+        write_rate_limit: args.benchmark_write_rate_limit,
+    };
+    let spec = engine::find(&args.engine)?;
+    for bench in &benches {
+        if *bench == Benchmark::Compact {
+            spec.require(Capability::Compact, "--benchmarks=compact")?;
+        } else if !bench.is_maintenance() {
+            spec.require(
+                Capability::Kv(bench.kv_support()),
+                &format!("--benchmarks={}", bench.name()),
+            )?;
+        }
+    }
+    let props = engine_properties(spec, args, out)?;
+    Ok(Checked {
+        benches,
+        cfg,
+        spec,
+        props,
     })
 }
 
