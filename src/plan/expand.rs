@@ -511,6 +511,10 @@ duration = 600
         let other = load(&PLAN.replace("[4, 8]", "[4, 16]"));
         let s3 = steps(&other, 1.0, &[]).unwrap();
         assert_ne!(f1, fingerprint(&other.plan, 1.0, &s3));
+        // Notes are for the report: editing them keeps results valid.
+        let mut noted = load(PLAN);
+        noted.plan.notes = "Not reproduced: a third device".into();
+        assert_eq!(f1, fingerprint(&noted.plan, 1.0, &s1));
     }
 
     #[test]

@@ -42,6 +42,11 @@ pub struct Plan {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// What the report says about the study beyond its figures (what of
+    /// the brief was not reproduced, and why). Not part of the plan's
+    /// identity: editing it does not refuse results already written.
+    #[serde(default, skip_serializing)]
+    pub notes: String,
     pub driver: Driver,
     #[serde(default = "default_engine")]
     pub engine: String,

@@ -58,6 +58,8 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
             .plan
             .report
             .is_some_and(|r| r.improvements == super::Improvements::Ratio),
+        description: loaded.plan.description.clone(),
+        notes: loaded.plan.notes.clone(),
     };
     Ok(Prepared { loaded, steps, id })
 }

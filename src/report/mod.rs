@@ -34,6 +34,9 @@ pub fn build(study: &Study, charts: bool) -> Document {
     let style = Style::of(study);
     let mut blocks = Vec::new();
     blocks.push(Block::Paragraph(style.method(study)));
+    for text in &study.about {
+        blocks.push(Block::Paragraph(text.clone()));
+    }
     if !study.provenance.is_empty() {
         blocks.push(Block::Paragraph(study.provenance.clone()));
     }
@@ -707,6 +710,27 @@ mod tests {
         assert!(html.matches("<svg").count() >= 3);
         assert!(!html.contains("<x>") && !html.contains("& \""), "{html}");
         assert!(html.contains("a|b &lt;x&gt; &amp; &quot;y&quot;"), "{html}");
+    }
+
+    #[test]
+    fn the_plans_description_and_notes_open_the_report() {
+        let mut records = vec![record("gen3", 4, GEN3[0], 200.0)];
+        records[0].1.plan.description = "Cassandra RF 3, YCSB A".into();
+        records[0].1.plan.notes = "Not reproduced: the 9300 <PRO> cluster".into();
+        let s = model::from_records(&records);
+        let md = build(&s, false).to_markdown();
+        let method = md
+            .find("Cassandra RF 3, YCSB A")
+            .expect("description in the report");
+        let notes = md
+            .find("Not reproduced: the 9300")
+            .expect("notes in the report");
+        assert!(method < notes && notes < md.find("| ").unwrap(), "{md}");
+        let html = build(&s, true).to_html();
+        assert!(html.contains("the 9300 &lt;PRO&gt; cluster"), "{html}");
+        records[0].1.plan.notes.clear();
+        let md = build(&model::from_records(&records), false).to_markdown();
+        assert!(!md.contains("Not reproduced"), "{md}");
     }
 
     #[test]

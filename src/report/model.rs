@@ -176,6 +176,9 @@ pub struct Study {
     /// Where the figures come from: plan file, fingerprint, kvperf build,
     /// number of steps and when they ran.
     pub provenance: String,
+    /// The plan's own words: its description and notes (what of the
+    /// brief it does not reproduce), as written.
+    pub about: Vec<String>,
     pub workloads: Vec<WorkloadView>,
     /// Per series, when the plan measured the device.
     pub devices: Vec<DeviceView>,
@@ -317,8 +320,16 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
     let title = records.first().map_or_else(String::new, |(_, r)| {
         format!("{} (scale {})", r.plan.name, r.plan.scale)
     });
+    let about = records.first().map_or_else(Vec::new, |(_, r)| {
+        [&r.plan.description, &r.plan.notes]
+            .into_iter()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| text.trim().to_string())
+            .collect()
+    });
     Study {
         provenance: provenance(records),
+        about,
         title,
         series,
         hosts,

@@ -43,6 +43,7 @@ impl Record {
                 scale: 1.0,
                 file: String::new(),
                 ratios: false,
+                ..Default::default()
             },
             step: StepId {
                 id: name.to_string(),
@@ -72,7 +73,7 @@ impl Record {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanId {
     pub name: String,
     pub fingerprint: String,
@@ -81,6 +82,11 @@ pub struct PlanId {
     /// The report writes improvements as ratios ("3.0x") instead of percent.
     #[serde(default)]
     pub ratios: bool,
+    /// The plan's `description` and `notes`, for the report.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub notes: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -173,6 +173,7 @@ pub fn run_record(
             scale: 1.0,
             file: String::new(),
             ratios: false,
+            ..Default::default()
         },
         step: StepId {
             id: format!("{config}/{workload}-t{threads}"),
