@@ -32,7 +32,8 @@ pub struct YcsbArgs {
     pub workload_files: Vec<PathBuf>,
 
     /// Set a property, overriding the files; repeatable.
-    /// Example: -p recordcount=1000000 -p rocksdb.compression=lz4
+    /// Example: -p recordcount=1000000 -p <engine>.<option>=VALUE (`kvperf engines`
+    /// lists each engine's options)
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
 
@@ -56,7 +57,7 @@ pub struct YcsbArgs {
     pub label: String,
 
     /// Engine to benchmark (see `kvperf engines`).
-    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
+    #[arg(long, value_name = "NAME", default_value = crate::engine::DEFAULT_ENGINE)]
     pub engine: String,
 
     /// Data directory of a directory engine (default `kvperf-data`); created
@@ -518,7 +519,7 @@ fn measure(
         },
     };
     let bound = workload.bind(engine.as_ref());
-    // Closing (a flush for RocksDB) comes after the measured window and is
+    // Closing (a flush of buffered writes) comes after the measured window and is
     // outside every figure, its time (YCSB counts it in RunTime, which
     // makes short runs look slow) and its costs alike. A failed close is
     // reported after what was measured is kept.

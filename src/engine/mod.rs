@@ -141,6 +141,12 @@ pub fn run_now<F: Future>(operation: F) -> F::Output {
     }
 }
 
+/// The engine used when none is named (`--engine`, a plan's `engine`).
+pub const DEFAULT_ENGINE: &str = "rocksdb";
+
+/// The default engine's library, named in `kvperf --version`.
+pub const DEFAULT_ENGINE_LIBRARY: &str = concat!("RocksDB ", env!("KVPERF_ROCKSDB_VERSION"));
+
 /// What a result file records about the engine.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EngineInfo {
