@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -208,9 +208,7 @@ impl ClientSettings {
         };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
-            None => SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64),
+            None => crate::clock::unix_nanos(),
         };
         Ok(Self {
             threads: threads as usize,

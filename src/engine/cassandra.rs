@@ -650,7 +650,7 @@ fn local_nodes(settings: &Settings) -> Vec<LocalNode> {
     if !settings.hosts.iter().all(|h| is_local(h)) {
         return Vec::new();
     }
-    let mut pids = crate::measure::process::listeners_on(settings.port);
+    let mut pids = crate::host::processes::listeners_on(settings.port);
     pids.sort_unstable();
     pids.into_iter()
         .filter_map(|pid| {
@@ -954,7 +954,7 @@ impl Engine for CassandraEngine {
                     let path = dir
                         .join(&self.settings.keyspace)
                         .join(format!("{table}-{id}"));
-                    match crate::measure::accounting::size_on_disk(&path) {
+                    match crate::host::disk_usage::size_on_disk(&path) {
                         Ok(bytes) => total += bytes,
                         // A node that holds no data of the table has no directory for it.
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

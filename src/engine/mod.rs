@@ -49,17 +49,8 @@ pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 
 use crate::error::{did_you_mean, InputError};
+pub use crate::measure::{OpError, OpResult};
 use crate::properties::Properties;
-
-/// Why an operation did not succeed. YCSB's `Status`, reduced to what the
-/// report distinguishes: `NOT_FOUND` and `ERROR` (with the engine's words).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpError {
-    NotFound,
-    Failed(String),
-}
-
-pub type OpResult = Result<(), OpError>;
 
 /// An operation of an [`AsyncEngineWorker`]: boxed, because async methods
 /// of a trait object cannot return `impl Future` (about 50 ns per operation).

@@ -627,14 +627,14 @@ impl Engine for PgEngine {
     /// The postmaster's working directory: its data directory.
     fn data_location(&self) -> Option<std::path::PathBuf> {
         let pid = *self.server_pids().first()?;
-        crate::measure::process::cwd_of(pid)
+        crate::host::processes::cwd_of(pid)
     }
 
     /// The postmaster (its backends are its children, which the accounting
     /// finds as descendants).
     fn server_pids(&self) -> Vec<u32> {
         if self.options.is_local() {
-            crate::measure::process::listeners_on(self.options.port)
+            crate::host::processes::listeners_on(self.options.port)
         } else {
             Vec::new()
         }

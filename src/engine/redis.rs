@@ -599,12 +599,12 @@ impl Engine for RedisEngine {
     /// Redis' `--dir`, its working directory (a local server only).
     fn data_location(&self) -> Option<std::path::PathBuf> {
         let pid = *self.server_pids().first()?;
-        crate::measure::process::cwd_of(pid)
+        crate::host::processes::cwd_of(pid)
     }
 
     fn server_pids(&self) -> Vec<u32> {
         if self.options.is_local() {
-            crate::measure::process::listeners_on(self.options.port)
+            crate::host::processes::listeners_on(self.options.port)
         } else {
             Vec::new()
         }

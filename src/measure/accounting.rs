@@ -698,24 +698,6 @@ fn read_u64(path: &Path) -> Result<u64, String> {
         .map_err(|e| format!("{e}"))
 }
 
-/// Allocated bytes of every file under `dir` (what `du` counts), without
-/// following symbolic links.
-pub fn size_on_disk(dir: &Path) -> std::io::Result<u64> {
-    use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(path) = pending.pop() {
-        let meta = std::fs::symlink_metadata(&path)?;
-        total += meta.blocks() * 512;
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(&path)? {
-                pending.push(entry?.path());
-            }
-        }
-    }
-    Ok(total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1054,14 +1036,5 @@ mod tests {
         let after = CpuTimes::now().unwrap();
         let grew = (after.user_s + after.system_s) - (before.user_s + before.system_s);
         assert!(grew >= 0.04, "50 ms of CPU spun, getrusage grew {grew} s");
-    }
-
-    #[test]
-    fn size_on_disk_counts_allocated_blocks() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut f = std::fs::File::create(dir.path().join("data")).unwrap();
-        f.write_all(&vec![1u8; 256 * 1024]).unwrap();
-        f.sync_all().unwrap();
-        assert!(size_on_disk(dir.path()).unwrap() >= 256 * 1024);
     }
 }

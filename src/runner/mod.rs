@@ -265,7 +265,7 @@ impl Clock {
             .map(Probe::take);
         let opened = Arc::new(Mutex::new(opened));
         let start = Instant::now();
-        let start_unix_ms = crate::output::unix_ms();
+        let start_unix_ms = crate::clock::unix_ms();
         shared.start.set(start).expect("set once");
         Self {
             start_unix_ms,
