@@ -3,32 +3,23 @@
 //! directory. Engines use it to find a server's processes; measure uses it
 //! to count what they spend.
 
+use procfs::net::TcpState;
+use procfs::process::{FDTarget, Process};
+
 /// CPU seconds (its own and its reaped children's) and block-layer bytes
 /// of one process; None once it has exited.
 pub fn cpu_and_io(pid: u32) -> Option<ProcessCost> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised name: state is field 3.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r)?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let n = |i: usize| {
-        f.get(i - 3)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let process = Process::new(pid as i32).ok()?;
+    let stat = process.stat().ok()?;
+    let ticks = stat.utime + stat.stime + stat.cutime.max(0) as u64 + stat.cstime.max(0) as u64;
     let mut cost = ProcessCost {
-        cpu_s: (n(14) + n(15) + n(16) + n(17)) as f64 / ticks,
+        cpu_s: ticks as f64 / procfs::ticks_per_second().max(1) as f64,
         ..ProcessCost::default()
     };
-    if let Ok(io) = std::fs::read_to_string(format!("/proc/{pid}/io")) {
-        let field = |name: &str| {
-            io.lines()
-                .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        cost.read_bytes = field("read_bytes:");
-        cost.write_bytes = field("write_bytes:");
+    // Another user's process hides its I/O: its CPU still counts.
+    if let Ok(io) = process.io() {
+        cost.read_bytes = io.read_bytes;
+        cost.write_bytes = io.write_bytes;
     }
     Some(cost)
 }
@@ -43,23 +34,12 @@ pub struct ProcessCost {
 
 /// `roots` and all their descendants, from every process's parent ID.
 pub fn descendants(roots: &[u32]) -> Vec<u32> {
-    let mut parent_of = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for e in entries.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let rest = s.rsplit_once(')')?.1.to_string();
-                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
-                });
-            if let Some(ppid) = ppid {
-                parent_of.push((pid, ppid));
-            }
-        }
-    }
+    let parent_of: Vec<(u32, u32)> = procfs::process::all_processes()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.ok()?.stat().ok())
+        .map(|stat| (stat.pid as u32, stat.ppid as u32))
+        .collect();
     let mut tree: Vec<u32> = roots.to_vec();
     let mut i = 0;
     while i < tree.len() {
@@ -74,58 +54,40 @@ pub fn descendants(roots: &[u32]) -> Vec<u32> {
     tree
 }
 
-/// The processes listening on `port` (any address: a Cassandra cluster's
+/// The processes listening on `port` (any address: a cluster's local
 /// nodes listen on 127.0.0.1, 127.0.0.2...), found by the sockets' inodes
 /// in `/proc/net/tcp{,6}` and the processes' open files.
 pub fn listeners_on(port: u16) -> Vec<u32> {
-    let mut inodes = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            // local_address is HEXIP:HEXPORT; state 0A is LISTEN.
-            let listening = f.get(3) == Some(&"0A");
-            let local_port = f
-                .get(1)
-                .and_then(|a| a.rsplit_once(':'))
-                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
-            if listening && local_port == Some(port) {
-                if let Some(inode) = f.get(9) {
-                    inodes.push(format!("socket:[{inode}]"));
-                }
-            }
-        }
-    }
-    let mut pids = Vec::new();
+    let inodes: Vec<u64> = [procfs::net::tcp(), procfs::net::tcp6()]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.state == TcpState::Listen && e.local_address.port() == port)
+        .map(|e| e.inode)
+        .collect();
     if inodes.is_empty() {
-        return pids;
+        return Vec::new();
     }
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return pids;
+    let listens = |p: &Process| {
+        p.fd().is_ok_and(|mut fds| {
+            fds.any(|fd| {
+                fd.is_ok_and(|fd| matches!(fd.target, FDTarget::Socket(i) if inodes.contains(&i)))
+            })
+        })
     };
-    for e in procs.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-            continue;
-        };
-        let listens = fds.flatten().any(|fd| {
-            std::fs::read_link(fd.path())
-                .is_ok_and(|link| inodes.iter().any(|i| link.as_os_str() == i.as_str()))
-        });
-        if listens {
-            pids.push(pid);
-        }
-    }
-    pids
+    procfs::process::all_processes()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(listens)
+        .map(|p| p.pid as u32)
+        .collect()
 }
 
-/// A process's working directory (PostgreSQL's is its data directory).
+/// A process's working directory (a database server's is often its data
+/// directory).
 pub fn cwd_of(pid: u32) -> Option<std::path::PathBuf> {
-    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
+    Process::new(pid as i32).ok()?.cwd().ok()
 }
 
 #[cfg(test)]

@@ -554,18 +554,15 @@ impl DeviceCounters {
             .map_err(|e| format!("device I/O: cannot read {} ({e})", diskstats.display()))?;
         let (major, minor) = device.split_once(':').unwrap_or((device, ""));
         text.lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .find(|f| f.len() >= 10 && f[0] == major && f[1] == minor)
-            .map(|f| {
-                let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
-                Self {
-                    read_ios: n(3),
-                    read_bytes: n(5) * SECTOR_BYTES,
-                    write_ios: n(7),
-                    write_bytes: n(9) * SECTOR_BYTES,
-                    busy_ms: if f.len() > 12 { n(12) } else { 0 },
-                    queue_ms: if f.len() > 13 { n(13) } else { 0 },
-                }
+            .filter_map(|l| procfs::DiskStat::from_line(l).ok())
+            .find(|d| d.major.to_string() == major && d.minor.to_string() == minor)
+            .map(|d| Self {
+                read_ios: d.reads,
+                read_bytes: d.sectors_read * SECTOR_BYTES,
+                write_ios: d.writes,
+                write_bytes: d.sectors_written * SECTOR_BYTES,
+                busy_ms: d.time_in_progress,
+                queue_ms: d.weighted_time_in_progress,
             })
             .ok_or_else(|| {
                 format!(
@@ -589,6 +586,8 @@ impl DeviceCounters {
 
 impl MachineTicks {
     /// The `cpuN` lines of `/proc/stat`: busy = everything but idle and iowait.
+    /// By hand: procfs's `KernelStats` wants the whole file (boot time,
+    /// context switches...) where only these lines count.
     pub fn read(stat: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(stat)
             .map_err(|e| format!("machine CPU: cannot read {} ({e})", stat.display()))?;
@@ -632,19 +631,14 @@ impl MachineTicks {
 
 impl ProcessIo {
     pub fn read(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
+        use procfs::FromRead;
+        let io = procfs::process::Io::from_file(path)
             .map_err(|e| format!("process I/O: cannot read {} ({e})", path.display()))?;
-        let field = |name: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .ok_or_else(|| format!("process I/O: no '{name}' in {}", path.display()))
-        };
         Ok(Self {
-            rchar: field("rchar")?,
-            wchar: field("wchar")?,
-            read_bytes: field("read_bytes")?,
-            write_bytes: field("write_bytes")?,
+            rchar: io.rchar,
+            wchar: io.wchar,
+            read_bytes: io.read_bytes,
+            write_bytes: io.write_bytes,
         })
     }
 
