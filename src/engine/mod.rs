@@ -34,6 +34,8 @@ pub mod kv;
 pub mod null;
 pub mod options;
 pub mod record;
+#[cfg(test)]
+pub(crate) mod secret_checks;
 pub mod store;
 
 use std::collections::BTreeMap;
