@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// A store written through a memory map (`lmdb.write_map=true`) on a
+/// A store an engine writes through a memory map on a
 /// sparse file gets SIGBUS, not ENOSPC, when its disk fills: one line and
 /// a failed run's exit code (3) instead of "Bus error (core dumped)". The
 /// step's output is lost with the process. Only async-signal-safe calls.

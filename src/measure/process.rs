@@ -1,6 +1,6 @@
 //! What a server spends: CPU seconds and I/O bytes of its processes (the
-//! given process IDs and all their descendants, e.g. PostgreSQL's backends),
-//! from `/proc/PID/stat` and `/proc/PID/io`. Descendants that exit during a
+//! given process IDs and all their descendants, e.g. a server's
+//! per-connection backends), read through [`crate::host::processes`]. Descendants that exit during a
 //! window are not lost: the kernel adds a reaped child's CPU time
 //! (`cutime`, `cstime`) and I/O to its parent's.
 
@@ -25,7 +25,7 @@ pub struct ServerCost {
     /// Bytes the server made the block layer read and write.
     pub read_bytes: u64,
     pub write_bytes: u64,
-    /// Processes in the tree at the end (PostgreSQL: one per connection).
+    /// Processes in the tree at the end (some servers run one per connection).
     pub processes: usize,
 }
 
