@@ -143,3 +143,19 @@ pub fn check_names(spec: &EngineSpec, props: &Properties) -> Result<(), InputErr
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_mapped_onto_an_option_yields_to_the_option_given() {
+        let spec = &super::super::null::SPEC;
+        let mut props = Properties::new();
+        props.set("null.mine", "given");
+        set_unless_given(&mut props, spec, "mine", "from a flag");
+        set_unless_given(&mut props, spec, "other", "from a flag");
+        assert_eq!(props.get("null.mine"), Some("given"));
+        assert_eq!(props.get("null.other"), Some("from a flag"));
+    }
+}
