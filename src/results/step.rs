@@ -351,7 +351,7 @@ impl StepOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::OpError;
+    use crate::measure::OpError;
 
     #[test]
     fn op_stats_keep_failures_apart_from_latency() {
