@@ -41,14 +41,15 @@ pub struct Cli {
 }
 
 fn version() -> &'static str {
-    concat!(
-        env!("CARGO_PKG_VERSION"),
-        " (commit ",
-        env!("KVPERF_GIT_COMMIT"),
-        ", RocksDB ",
-        env!("KVPERF_ROCKSDB_VERSION"),
-        ")"
-    )
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        format!(
+            "{} (commit {}, {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("KVPERF_GIT_COMMIT"),
+            crate::engine::DEFAULT_ENGINE_LIBRARY
+        )
+    })
 }
 
 #[derive(Debug, Subcommand)]
@@ -263,5 +264,26 @@ mod tests {
             (5000, -1, true, Some(false))
         );
         assert_eq!(a.value_size, 100, "db_bench's default");
+    }
+
+    #[test]
+    fn every_command_defaults_to_the_one_default_engine() {
+        assert!(crate::engine::KNOWN_ENGINES
+            .iter()
+            .any(|(name, _)| *name == crate::engine::DEFAULT_ENGINE));
+        let of = |args: &[&str]| parse(args.iter().map(OsString::from)).unwrap().command;
+        let Command::Run(run) = of(&["kvperf", "run"]) else {
+            panic!("not run")
+        };
+        let Command::Settle(settle) = of(&["kvperf", "settle"]) else {
+            panic!("not settle")
+        };
+        let Command::Bench(bench) = of(&["kvperf", "bench"]) else {
+            panic!("not bench")
+        };
+        for engine in [run.engine, settle.engine, bench.engine] {
+            assert_eq!(engine, crate::engine::DEFAULT_ENGINE);
+        }
+        assert!(version().ends_with(&format!(", {})", crate::engine::DEFAULT_ENGINE_LIBRARY)));
     }
 }

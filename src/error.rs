@@ -40,31 +40,18 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     }
 }
 
-/// The closest candidate within two edits, for "did you mean" hints.
+/// The closest candidate within two edits (Levenshtein: insertions,
+/// deletions, substitutions of characters), for "did you mean" hints.
 pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| (edit_distance(word, c), c))
+        .map(|c| (strsim::levenshtein(word, c), c))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -77,6 +64,12 @@ mod tests {
         let known = ["recordcount", "operationcount", "fieldcount"];
         assert_eq!(did_you_mean("recordcont", known), Some("recordcount"));
         assert_eq!(did_you_mean("zzz", known), None);
+        // A swap is two edits; three are too many.
+        assert_eq!(did_you_mean("fieldcuont", known), Some("fieldcount"));
+        assert_eq!(did_you_mean("fildcuont", known), None);
+        // The nearest wins, counted in characters, not bytes.
+        assert_eq!(did_you_mean("ab", ["abcd", "abc"]), Some("abc"));
+        assert_eq!(did_you_mean("fieldcoünt", known), Some("fieldcount"));
     }
 
     #[test]

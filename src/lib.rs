@@ -4,6 +4,7 @@
 //! timing) -> engine (where to do it) -> measure (histograms) -> output.
 
 pub mod cli;
+pub mod clock;
 mod commands;
 pub mod device;
 pub mod engine;

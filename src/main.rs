@@ -3,13 +3,18 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Output piped into `head` ends quietly, as for other command-line
     // tools (Rust ignores SIGPIPE by default, which turns it into a panic
-    // on the next print). Sockets are written with MSG_NOSIGNAL, so a
+    // on the next print): a disposition, not a handler, so set with
+    // signal(2) rather than signal-hook. Sockets are written with MSG_NOSIGNAL, so a
     // server closing a connection is still an error, not a signal.
     // SAFETY: setting a signal's disposition to its default at start-up,
     // before any thread exists.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A plain handler, not signal-hook's: SIGBUS from a memory-mapped page
+    // is a synchronous fault (signal-hook refuses its siblings SIGSEGV,
+    // SIGILL and SIGFPE as needing special handling); the handler runs on
+    // the faulting thread and must never return, or the access faults again.
     // SAFETY: as above; the handler only writes and exits.
     unsafe {
         libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
@@ -33,7 +38,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// A store written through a memory map (`lmdb.write_map=true`) on a
+/// A store an engine writes through a memory map on a
 /// sparse file gets SIGBUS, not ENOSPC, when its disk fills: one line and
 /// a failed run's exit code (3) instead of "Bus error (core dumped)". The
 /// step's output is lost with the process. Only async-signal-safe calls.

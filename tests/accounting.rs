@@ -3,8 +3,9 @@
 
 use std::io::Write;
 
+use kvperf::host::disk_usage::size_on_disk;
 use kvperf::host::HostInfo;
-use kvperf::measure::accounting::{size_on_disk, LogicalBytes, Probe};
+use kvperf::measure::accounting::{LogicalBytes, Probe};
 
 #[test]
 fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {

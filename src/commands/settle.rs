@@ -11,16 +11,16 @@ use crate::properties::Properties;
 #[derive(Debug, Args)]
 pub struct SettleArgs {
     /// Engine of the store.
-    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
+    #[arg(long, value_name = "NAME", default_value = crate::engine::DEFAULT_ENGINE)]
     pub engine: String,
     /// Data directory of an existing store (directory engines; default `kvperf-data`).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Engine option, as for `run` (e.g. -p rocksdb.compression=lz4); repeatable.
+    /// Engine option, as for `run` (-p <engine>.<option>=VALUE); repeatable.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
-    /// Compact the whole store first (RocksDB: every key range to the
-    /// bottom level), so each measurement starts from the same shape.
+    /// Compact the whole store first, so each measurement starts from the
+    /// same shape (`kvperf engines` says which engines can).
     /// Engines without compaction refuse it.
     #[arg(long)]
     pub compact: bool,

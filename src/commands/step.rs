@@ -77,7 +77,7 @@ pub struct Finished;
 /// Records how the step ended: its end time and, on failure, the error
 /// (what was measured before it stays in `out`).
 pub fn finish(out: &mut StepOutput, result: anyhow::Result<()>) -> anyhow::Result<Finished> {
-    out.finished_at_unix_ms = crate::output::unix_ms();
+    out.finished_at_unix_ms = crate::clock::unix_ms();
     match result {
         Ok(()) => Ok(Finished),
         Err(err) => {
@@ -104,7 +104,7 @@ pub fn keep_on_stall(out: &StepOutput, destination: Option<&Destination>) {
     let partial = out.clone();
     crate::runner::keep_on_stall(move |why| {
         let mut output = partial.clone();
-        output.finished_at_unix_ms = crate::output::unix_ms();
+        output.finished_at_unix_ms = crate::clock::unix_ms();
         output.error = Some(StepError {
             kind: ErrorKind::Run,
             message: why.to_string(),

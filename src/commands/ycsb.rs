@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -32,7 +32,8 @@ pub struct YcsbArgs {
     pub workload_files: Vec<PathBuf>,
 
     /// Set a property, overriding the files; repeatable.
-    /// Example: -p recordcount=1000000 -p rocksdb.compression=lz4
+    /// Example: -p recordcount=1000000 -p <engine>.<option>=VALUE (`kvperf engines`
+    /// lists each engine's options)
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
 
@@ -56,7 +57,7 @@ pub struct YcsbArgs {
     pub label: String,
 
     /// Engine to benchmark (see `kvperf engines`).
-    #[arg(long, value_name = "NAME", default_value = "rocksdb")]
+    #[arg(long, value_name = "NAME", default_value = crate::engine::DEFAULT_ENGINE)]
     pub engine: String,
 
     /// Data directory of a directory engine (default `kvperf-data`); created
@@ -207,9 +208,7 @@ impl ClientSettings {
         };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
-            None => SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64),
+            None => crate::clock::unix_nanos(),
         };
         Ok(Self {
             threads: threads as usize,
@@ -518,7 +517,7 @@ fn measure(
         },
     };
     let bound = workload.bind(engine.as_ref());
-    // Closing (a flush for RocksDB) comes after the measured window and is
+    // Closing (a flush of buffered writes) comes after the measured window and is
     // outside every figure, its time (YCSB counts it in RunTime, which
     // makes short runs look slow) and its costs alike. A failed close is
     // reported after what was measured is kept.

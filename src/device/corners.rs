@@ -93,7 +93,7 @@ pub fn measure(
         ramp: cfg.ramp,
         runtime: cfg.runtime,
     };
-    let started = crate::output::unix_ms();
+    let started = crate::clock::unix_ms();
     let done = uring::run(&target.file, target.size, corner.pattern, until, 11)?;
     let p = corner.pattern;
     let kind = if p.write { OpKind::Write } else { OpKind::Read };
@@ -117,7 +117,7 @@ pub fn measure(
         target_ops_per_sec: 0.0,
         warmup_s: cfg.ramp.as_secs_f64(),
         start_unix_ms: started + cfg.ramp.as_millis() as u64,
-        end_unix_ms: crate::output::unix_ms(),
+        end_unix_ms: crate::clock::unix_ms(),
         runtime_s: done.seconds,
         operations: done.ios,
         ops_per_sec: iops,

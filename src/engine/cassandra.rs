@@ -650,7 +650,7 @@ fn local_nodes(settings: &Settings) -> Vec<LocalNode> {
     if !settings.hosts.iter().all(|h| is_local(h)) {
         return Vec::new();
     }
-    let mut pids = crate::measure::process::listeners_on(settings.port);
+    let mut pids = crate::host::processes::listeners_on(settings.port);
     pids.sort_unstable();
     pids.into_iter()
         .filter_map(|pid| {
@@ -691,20 +691,17 @@ fn data_dirs(args: &[String]) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// The items of a top-level YAML list `key:` followed by `  - item` lines.
+/// The text items of the top-level YAML list `key`; empty when the
+/// document does not parse or holds no such list.
 fn yaml_list(yaml: &str, key: &str) -> Vec<String> {
-    let mut lines = yaml
-        .lines()
-        .skip_while(|l| l.trim_end() != format!("{key}:"));
-    if lines.next().is_none() {
+    let Ok(doc) = serde_norway::from_str::<serde_norway::Value>(yaml) else {
         return Vec::new();
-    }
-    lines
-        .map(str::trim)
-        .take_while(|l| l.starts_with('-') || l.is_empty() || l.starts_with('#'))
-        .filter_map(|l| l.strip_prefix('-'))
-        .map(|l| l.trim().trim_matches('"').trim_matches('\'').to_string())
-        .filter(|l| !l.is_empty())
+    };
+    let items = doc.get(key).and_then(serde_norway::Value::as_sequence);
+    items
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.as_str().map(str::to_string))
         .collect()
 }
 
@@ -954,7 +951,7 @@ impl Engine for CassandraEngine {
                     let path = dir
                         .join(&self.settings.keyspace)
                         .join(format!("{table}-{id}"));
-                    match crate::measure::accounting::size_on_disk(&path) {
+                    match crate::host::disk_usage::size_on_disk(&path) {
                         Ok(bytes) => total += bytes,
                         // A node that holds no data of the table has no directory for it.
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -1406,6 +1403,10 @@ mod tests {
             ["/a/data", "/b/data"]
         );
         assert!(yaml_list(yaml, "seeds").is_empty());
+        // Flow style and comments, as an edited cassandra.yaml may hold.
+        let flow = "data_file_directories: [/a/data, '/b/data'] # two disks\nseeds: x\n";
+        assert_eq!(yaml_list(flow, "data_file_directories"), ["/a/data", "/b/data"]);
+        assert!(yaml_list("data_file_directories: [unclosed", "data_file_directories").is_empty());
         let args = vec![
             "java".to_string(),
             "-Dcassandra.storagedir=/srv/node1".into(),

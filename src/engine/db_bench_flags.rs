@@ -49,6 +49,34 @@ impl DbBenchFlags {
         names
     }
 
+    /// The flags given with the value that asks an engine without
+    /// compression, filters, a log, statistics or direct I/O for nothing
+    /// (`--compression_type=none`, `--bloom_bits=0`, `--disable_wal=0`...):
+    /// honoured by such an engine.
+    pub fn asking_for_nothing(&self) -> Vec<&'static str> {
+        let mut trivial = Vec::new();
+        if self.compression_type.as_deref() == Some("none") {
+            trivial.push("compression_type");
+        }
+        if self.bloom_bits.is_some_and(|b| b <= 0.0) {
+            trivial.push("bloom_bits");
+        }
+        for (given, name) in [
+            (self.disable_wal, "disable_wal"),
+            (self.statistics, "statistics"),
+            (self.use_direct_reads, "use_direct_reads"),
+            (
+                self.use_direct_io_for_flush_and_compaction,
+                "use_direct_io_for_flush_and_compaction",
+            ),
+        ] {
+            if given == Some(false) {
+                trivial.push(name);
+            }
+        }
+        trivial
+    }
+
     /// The given flags except `honoured`: what a mapping must warn about.
     pub fn not_honoured(&self, honoured: &[&str]) -> Vec<&'static str> {
         self.given()
@@ -71,5 +99,33 @@ mod tests {
         };
         assert_eq!(flags.given(), ["cache_size", "bloom_bits"]);
         assert_eq!(flags.not_honoured(&["cache_size", "sync"]), ["bloom_bits"]);
+    }
+
+    #[test]
+    fn only_flags_that_ask_for_nothing_are_trivial() {
+        let flags = DbBenchFlags {
+            compression_type: Some("none".into()),
+            bloom_bits: Some(0.0),
+            disable_wal: Some(false),
+            statistics: Some(true),
+            use_direct_reads: Some(false),
+            ..Default::default()
+        };
+        assert_eq!(
+            flags.asking_for_nothing(),
+            [
+                "compression_type",
+                "bloom_bits",
+                "disable_wal",
+                "use_direct_reads"
+            ]
+        );
+        let asking = DbBenchFlags {
+            compression_type: Some("lz4".into()),
+            bloom_bits: Some(10.0),
+            disable_wal: Some(true),
+            ..Default::default()
+        };
+        assert!(asking.asking_for_nothing().is_empty());
     }
 }

@@ -46,7 +46,7 @@ use ::fjall::{
 };
 use anyhow::Context;
 
-use super::options::OptionValues;
+use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -210,14 +210,6 @@ impl FjallOptions {
     }
 }
 
-/// Sets `fjall.<name>` unless the user gave it with -p.
-fn set_unless_given(props: &mut Properties, name: &str, value: &str) {
-    let key = format!("fjall.{name}");
-    if !props.contains(&key) {
-        props.set(&key, value);
-    }
-}
-
 /// Maps `--cache_size`, `--sync` (persist=sync_all), `--write_buffer_size`
 /// (memtable_size), `--bloom_bits`, `--max_background_jobs` (worker threads)
 /// and `--compression_type` none or lz4. fjall cannot skip its journal, has
@@ -225,44 +217,31 @@ fn set_unless_given(props: &mut Properties, name: &str, value: &str) {
 /// and the direct I/O flags are honoured only when they ask for nothing.
 /// Flags not given keep fjall's defaults (not db_bench's).
 fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
-    let mut honoured = Vec::new();
+    let mut honoured = flags.asking_for_nothing();
     if let Some(bytes) = flags.cache_size {
-        set_unless_given(props, "cache_size", &bytes.to_string());
+        set_unless_given(props, &SPEC, "cache_size", &bytes.to_string());
         honoured.push("cache_size");
     }
     if let Some(sync) = flags.sync {
-        set_unless_given(props, "persist", if sync { "sync_all" } else { "buffer" });
+        set_unless_given(props, &SPEC, "persist", if sync { "sync_all" } else { "buffer" });
         honoured.push("sync");
     }
     if let Some(bytes) = flags.write_buffer_size {
-        set_unless_given(props, "memtable_size", &bytes.to_string());
+        set_unless_given(props, &SPEC, "memtable_size", &bytes.to_string());
         honoured.push("write_buffer_size");
     }
     if let Some(bits) = flags.bloom_bits {
-        set_unless_given(props, "bloom_bits", &bits.max(0.0).to_string());
+        set_unless_given(props, &SPEC, "bloom_bits", &bits.max(0.0).to_string());
         honoured.push("bloom_bits");
     }
     if let Some(jobs) = flags.max_background_jobs.filter(|j| *j > 0) {
-        set_unless_given(props, "worker_threads", &jobs.to_string());
+        set_unless_given(props, &SPEC, "worker_threads", &jobs.to_string());
         honoured.push("max_background_jobs");
     }
     if let Some(c) = flags.compression_type.as_deref() {
         if c == "none" || c == "lz4" {
-            set_unless_given(props, "compression", c);
+            set_unless_given(props, &SPEC, "compression", c);
             honoured.push("compression_type");
-        }
-    }
-    for (given, name) in [
-        (flags.disable_wal, "disable_wal"),
-        (flags.statistics, "statistics"),
-        (flags.use_direct_reads, "use_direct_reads"),
-        (
-            flags.use_direct_io_for_flush_and_compaction,
-            "use_direct_io_for_flush_and_compaction",
-        ),
-    ] {
-        if given == Some(false) {
-            honoured.push(name);
         }
     }
     flags.not_honoured(&honoured)

@@ -36,7 +36,7 @@ use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions};
 
 use super::kv::{self, KvBatch};
-use super::options::OptionValues;
+use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -145,51 +145,17 @@ fn page_size() -> u64 {
     }
 }
 
-/// Sets `lmdb.<name>` unless the user gave it with -p.
-fn set_unless_given(props: &mut Properties, name: &str, value: &str) {
-    let key = format!("lmdb.{name}");
-    if !props.contains(&key) {
-        props.set(&key, value);
-    }
-}
-
 /// `--sync` maps onto `lmdb.sync`. LMDB has no cache of its own (it reads
 /// through the OS page cache), no compression, no filters, no log and no
 /// background jobs, so the other flags are honoured only when they ask for
 /// nothing (`--compression_type=none`, `--bloom_bits=0`, `--disable_wal=0`...).
 fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
-    let mut honoured = asks_for_nothing(flags);
+    let mut honoured = flags.asking_for_nothing();
     if let Some(sync) = flags.sync {
-        set_unless_given(props, "sync", &sync.to_string());
+        set_unless_given(props, &SPEC, "sync", &sync.to_string());
         honoured.push("sync");
     }
     flags.not_honoured(&honoured)
-}
-
-/// Flags given with the value that asks an engine without compression,
-/// filters, a log, statistics or direct I/O for nothing.
-fn asks_for_nothing(flags: &DbBenchFlags) -> Vec<&'static str> {
-    let mut trivial = Vec::new();
-    if flags.compression_type.as_deref() == Some("none") {
-        trivial.push("compression_type");
-    }
-    if flags.bloom_bits.is_some_and(|b| b <= 0.0) {
-        trivial.push("bloom_bits");
-    }
-    for (given, name) in [
-        (flags.disable_wal, "disable_wal"),
-        (flags.statistics, "statistics"),
-        (flags.use_direct_reads, "use_direct_reads"),
-        (
-            flags.use_direct_io_for_flush_and_compaction,
-            "use_direct_io_for_flush_and_compaction",
-        ),
-    ] {
-        if given == Some(false) {
-            trivial.push(name);
-        }
-    }
-    trivial
 }
 
 type Db = Database<'static, Bytes, Bytes>;

@@ -34,6 +34,8 @@ pub mod kv;
 pub mod null;
 pub mod options;
 pub mod record;
+#[cfg(test)]
+pub(crate) mod secret_checks;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -49,17 +51,8 @@ pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 
 use crate::error::{did_you_mean, InputError};
+pub use crate::measure::{OpError, OpResult};
 use crate::properties::Properties;
-
-/// Why an operation did not succeed. YCSB's `Status`, reduced to what the
-/// report distinguishes: `NOT_FOUND` and `ERROR` (with the engine's words).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpError {
-    NotFound,
-    Failed(String),
-}
-
-pub type OpResult = Result<(), OpError>;
 
 /// An operation of an [`AsyncEngineWorker`]: boxed, because async methods
 /// of a trait object cannot return `impl Future` (about 50 ns per operation).
@@ -140,6 +133,12 @@ pub fn run_now<F: Future>(operation: F) -> F::Output {
         std::task::Poll::Pending => unreachable!("a blocking call returned a pending future"),
     }
 }
+
+/// The engine used when none is named (`--engine`, a plan's `engine`).
+pub const DEFAULT_ENGINE: &str = "rocksdb";
+
+/// The default engine's library, named in `kvperf --version`.
+pub const DEFAULT_ENGINE_LIBRARY: &str = concat!("RocksDB ", env!("KVPERF_ROCKSDB_VERSION"));
 
 /// What a result file records about the engine.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

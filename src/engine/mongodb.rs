@@ -463,7 +463,7 @@ fn local_pids(hosts: &[ServerAddress]) -> Vec<u32> {
     for h in hosts {
         match h {
             ServerAddress::Tcp { host, port } if is_local(host) => {
-                pids.extend(crate::measure::process::listeners_on(port.unwrap_or(27017)));
+                pids.extend(crate::host::processes::listeners_on(port.unwrap_or(27017)));
             }
             _ => return Vec::new(),
         }
@@ -499,7 +499,7 @@ fn data_dir_of(pid: u32) -> Option<PathBuf> {
         return None;
     };
     let dir = if dir.is_relative() {
-        crate::measure::process::cwd_of(pid)?.join(dir)
+        crate::host::processes::cwd_of(pid)?.join(dir)
     } else {
         dir
     };

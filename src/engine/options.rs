@@ -111,6 +111,15 @@ impl<'a> OptionValues<'a> {
     }
 }
 
+/// Sets `<engine>.<name>` unless the user gave it with -p: an option the
+/// engine maps a db_bench flag onto yields to the option itself.
+pub fn set_unless_given(props: &mut Properties, spec: &EngineSpec, name: &str, value: &str) {
+    let key = format!("{}.{name}", spec.name);
+    if !props.contains(&key) {
+        props.set(&key, value);
+    }
+}
+
 /// An engine's own options are kvperf's, so a typo there is an error, not
 /// a pass-through (unlike unknown YCSB properties).
 pub fn check_names(spec: &EngineSpec, props: &Properties) -> Result<(), InputError> {
@@ -133,4 +142,20 @@ pub fn check_names(spec: &EngineSpec, props: &Properties) -> Result<(), InputErr
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_mapped_onto_an_option_yields_to_the_option_given() {
+        let spec = &super::super::null::SPEC;
+        let mut props = Properties::new();
+        props.set("null.mine", "given");
+        set_unless_given(&mut props, spec, "mine", "from a flag");
+        set_unless_given(&mut props, spec, "other", "from a flag");
+        assert_eq!(props.get("null.mine"), Some("given"));
+        assert_eq!(props.get("null.other"), Some("from a flag"));
+    }
 }

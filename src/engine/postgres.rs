@@ -627,14 +627,14 @@ impl Engine for PgEngine {
     /// The postmaster's working directory: its data directory.
     fn data_location(&self) -> Option<std::path::PathBuf> {
         let pid = *self.server_pids().first()?;
-        crate::measure::process::cwd_of(pid)
+        crate::host::processes::cwd_of(pid)
     }
 
     /// The postmaster (its backends are its children, which the accounting
     /// finds as descendants).
     fn server_pids(&self) -> Vec<u32> {
         if self.options.is_local() {
-            crate::measure::process::listeners_on(self.options.port)
+            crate::host::processes::listeners_on(self.options.port)
         } else {
             Vec::new()
         }
@@ -1123,31 +1123,18 @@ impl KvWorker for PgKvWorker {
 mod tests {
     use super::*;
     use crate::engine::fake_listener;
+    use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::io::{Read, Write};
     use std::net::TcpStream;
 
-    const SECRET: &str = "s3cret-Pw-xyz";
-
-    fn props(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(k, v);
-        }
-        p
-    }
 
     #[test]
     fn the_password_is_never_shown() {
         let p = props(&[("postgres.password", SECRET), ("postgres.port", "1")]);
         let o = PgOptions::from_properties(&p).unwrap();
         assert_eq!(o.password.as_deref(), Some(SECRET));
-        assert!(!format!("{o:?}").contains(SECRET));
-        assert_eq!(o.effective["password"], "(redacted)");
-        assert!(!format!("{:?}", o.effective).contains(SECRET));
-        let err = format!("{:#}", o.connect().err().expect("no server on port 1"));
-        assert!(err.contains("127.0.0.1:1"), "{err}");
-        assert!(err.contains("kvperf server start postgres"), "{err}");
-        assert!(!err.contains(SECRET), "{err}");
+        let err = o.connect().err().expect("no server on port 1");
+        assert_secret_hidden("postgres", &o, &o.effective, err);
     }
 
     fn at(port: u16, password: &str) -> PgOptions {

@@ -46,7 +46,7 @@ use redb::{
     ReadableTableMetadata, TableDefinition, WriteTransaction,
 };
 
-use super::options::OptionValues;
+use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -121,55 +121,21 @@ impl RedbOptions {
     }
 }
 
-/// Sets `redb.<name>` unless the user gave it with -p.
-fn set_unless_given(props: &mut Properties, name: &str, value: &str) {
-    let key = format!("redb.{name}");
-    if !props.contains(&key) {
-        props.set(&key, value);
-    }
-}
-
 /// `--cache_size` sets redb's cache, `--sync` its durability (immediate, or
 /// none). redb has no compression, filters, log, background jobs,
 /// statistics dump or direct I/O, so those flags are honoured only when they
 /// ask for nothing (`--compression_type=none`, `--disable_wal=0`...).
 fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
-    let mut honoured = asks_for_nothing(flags);
+    let mut honoured = flags.asking_for_nothing();
     if let Some(bytes) = flags.cache_size {
-        set_unless_given(props, "cache_size", &bytes.to_string());
+        set_unless_given(props, &SPEC, "cache_size", &bytes.to_string());
         honoured.push("cache_size");
     }
     if let Some(sync) = flags.sync {
-        set_unless_given(props, "durability", if sync { "immediate" } else { "none" });
+        set_unless_given(props, &SPEC, "durability", if sync { "immediate" } else { "none" });
         honoured.push("sync");
     }
     flags.not_honoured(&honoured)
-}
-
-/// Flags given with the value that asks an engine without compression,
-/// filters, a log, statistics or direct I/O for nothing.
-fn asks_for_nothing(flags: &DbBenchFlags) -> Vec<&'static str> {
-    let mut trivial = Vec::new();
-    if flags.compression_type.as_deref() == Some("none") {
-        trivial.push("compression_type");
-    }
-    if flags.bloom_bits.is_some_and(|b| b <= 0.0) {
-        trivial.push("bloom_bits");
-    }
-    for (given, name) in [
-        (flags.disable_wal, "disable_wal"),
-        (flags.statistics, "statistics"),
-        (flags.use_direct_reads, "use_direct_reads"),
-        (
-            flags.use_direct_io_for_flush_and_compaction,
-            "use_direct_io_for_flush_and_compaction",
-        ),
-    ] {
-        if given == Some(false) {
-            trivial.push(name);
-        }
-    }
-    trivial
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {

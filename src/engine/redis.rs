@@ -599,12 +599,12 @@ impl Engine for RedisEngine {
     /// Redis' `--dir`, its working directory (a local server only).
     fn data_location(&self) -> Option<std::path::PathBuf> {
         let pid = *self.server_pids().first()?;
-        crate::measure::process::cwd_of(pid)
+        crate::host::processes::cwd_of(pid)
     }
 
     fn server_pids(&self) -> Vec<u32> {
         if self.options.is_local() {
-            crate::measure::process::listeners_on(self.options.port)
+            crate::host::processes::listeners_on(self.options.port)
         } else {
             Vec::new()
         }
@@ -1051,30 +1051,16 @@ impl KvWorker for RedisKvWorker<'_> {
 mod tests {
     use super::*;
     use crate::engine::fake_listener;
+    use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
 
-    const SECRET: &str = "s3cret-Pw-xyz";
-
-    fn props(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(k, v);
-        }
-        p
-    }
 
     #[test]
     fn the_password_is_never_shown() {
         let p = props(&[("redis.password", SECRET), ("redis.port", "1")]);
         let o = RedisOptions::from_properties(&p).unwrap();
         assert_eq!(o.password.as_deref(), Some(SECRET));
-        assert!(!format!("{o:?}").contains(SECRET));
-        assert_eq!(o.effective["password"], "(redacted)");
-        assert!(!format!("{:?}", o.effective).contains(SECRET));
-        // Nothing listens on port 1: the error names the address, not the password.
-        let err = format!("{:#}", o.connect().err().expect("no server on port 1"));
-        assert!(err.contains("127.0.0.1:1"), "{err}");
-        assert!(err.contains("kvperf server start redis"), "{err}");
-        assert!(!err.contains(SECRET), "{err}");
+        let err = o.connect().err().expect("no server on port 1");
+        assert_secret_hidden("redis", &o, &o.effective, err);
         assert_eq!(
             scrubbed(&format!("bad {SECRET}!"), Some(SECRET)),
             "bad (redacted)!"

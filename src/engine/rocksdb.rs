@@ -15,7 +15,7 @@ use rocksdb::{
     WaitForCompactOptions, WriteOptions, DB,
 };
 
-use super::options::OptionValues;
+use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -246,11 +246,7 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         ("options", DB_BENCH_OPTIONS.to_string()),
     ];
     for (name, value) in settings {
-        let key = format!("rocksdb.{name}");
-        // A `-p rocksdb.x` given beside the flags wins.
-        if !props.contains(&key) {
-            props.set(&key, &value);
-        }
+        set_unless_given(props, &SPEC, name, &value);
     }
     Vec::new()
 }

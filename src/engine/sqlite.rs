@@ -44,7 +44,7 @@ use anyhow::Context;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use super::kv::{self, KvBatch};
-use super::options::OptionValues;
+use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -161,14 +161,6 @@ impl SqliteOptions {
     }
 }
 
-/// Sets `sqlite.<name>` unless the user gave it with -p.
-fn set_unless_given(props: &mut Properties, name: &str, value: &str) {
-    let key = format!("sqlite.{name}");
-    if !props.contains(&key) {
-        props.set(&key, value);
-    }
-}
-
 /// `--cache_size` sets the page cache of each connection, `--sync`
 /// `synchronous` (full, or normal). `--disable_wal` is not honoured: SQLite
 /// has no log-free mode that keeps the file consistent after a crash
@@ -176,42 +168,16 @@ fn set_unless_given(props: &mut Properties, name: &str, value: &str) {
 /// no compression, filters or background jobs, so those flags are honoured
 /// only when they ask for nothing (`--compression_type=none`...).
 fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
-    let mut honoured = asks_for_nothing(flags);
+    let mut honoured = flags.asking_for_nothing();
     if let Some(bytes) = flags.cache_size {
-        set_unless_given(props, "cache_size", &bytes.to_string());
+        set_unless_given(props, &SPEC, "cache_size", &bytes.to_string());
         honoured.push("cache_size");
     }
     if let Some(sync) = flags.sync {
-        set_unless_given(props, "synchronous", if sync { "full" } else { "normal" });
+        set_unless_given(props, &SPEC, "synchronous", if sync { "full" } else { "normal" });
         honoured.push("sync");
     }
     flags.not_honoured(&honoured)
-}
-
-/// Flags given with the value that asks an engine without compression,
-/// filters, statistics or direct I/O for nothing (and `--disable_wal=0`).
-fn asks_for_nothing(flags: &DbBenchFlags) -> Vec<&'static str> {
-    let mut trivial = Vec::new();
-    if flags.compression_type.as_deref() == Some("none") {
-        trivial.push("compression_type");
-    }
-    if flags.bloom_bits.is_some_and(|b| b <= 0.0) {
-        trivial.push("bloom_bits");
-    }
-    for (given, name) in [
-        (flags.disable_wal, "disable_wal"),
-        (flags.statistics, "statistics"),
-        (flags.use_direct_reads, "use_direct_reads"),
-        (
-            flags.use_direct_io_for_flush_and_compaction,
-            "use_direct_io_for_flush_and_compaction",
-        ),
-    ] {
-        if given == Some(false) {
-            trivial.push(name);
-        }
-    }
-    trivial
 }
 
 const SELECT_ONE: &str = "SELECT v FROM kvperf WHERE k = ?1";

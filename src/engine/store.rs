@@ -199,7 +199,7 @@ pub fn owned_size(dir: &Path, owns: fn(&str) -> bool) -> Result<u64, String> {
     for entry in entries {
         let entry = entry.map_err(|e| format!("size of '{shown}': {e}"))?;
         if owns(&entry.file_name().to_string_lossy()) {
-            total += crate::measure::accounting::size_on_disk(&entry.path())
+            total += crate::host::disk_usage::size_on_disk(&entry.path())
                 .map_err(|e| format!("size of '{}': {e}", entry.path().display()))?;
         }
     }

@@ -21,7 +21,7 @@ use std::sync::Mutex;
 
 use anyhow::Context;
 
-use super::options::OptionValues;
+use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{AsyncOps, 
     Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
@@ -352,11 +352,7 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         }
     }
     for (name, value) in settings {
-        let key = format!("wiredtiger.{name}");
-        // A `-p wiredtiger.x` given beside the flags wins.
-        if !props.contains(&key) {
-            props.set(&key, &value);
-        }
+        set_unless_given(props, &SPEC, name, &value);
     }
     flags.not_honoured(&honoured)
 }

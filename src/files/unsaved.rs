@@ -13,10 +13,7 @@ pub fn keep_unsaved(
     near: Option<&Path>,
     extension: &str,
 ) -> std::io::Result<PathBuf> {
-    // Seconds since the epoch, read here: `files` sits below `output`.
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = crate::clock::unix_secs();
     let name = format!("kvperf-unsaved-{now}-{}.{extension}", std::process::id());
     let mut dirs: Vec<PathBuf> = near.map(Path::to_path_buf).into_iter().collect();
     dirs.push(std::env::temp_dir());

@@ -554,18 +554,15 @@ impl DeviceCounters {
             .map_err(|e| format!("device I/O: cannot read {} ({e})", diskstats.display()))?;
         let (major, minor) = device.split_once(':').unwrap_or((device, ""));
         text.lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .find(|f| f.len() >= 10 && f[0] == major && f[1] == minor)
-            .map(|f| {
-                let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
-                Self {
-                    read_ios: n(3),
-                    read_bytes: n(5) * SECTOR_BYTES,
-                    write_ios: n(7),
-                    write_bytes: n(9) * SECTOR_BYTES,
-                    busy_ms: if f.len() > 12 { n(12) } else { 0 },
-                    queue_ms: if f.len() > 13 { n(13) } else { 0 },
-                }
+            .filter_map(|l| procfs::DiskStat::from_line(l).ok())
+            .find(|d| d.major.to_string() == major && d.minor.to_string() == minor)
+            .map(|d| Self {
+                read_ios: d.reads,
+                read_bytes: d.sectors_read * SECTOR_BYTES,
+                write_ios: d.writes,
+                write_bytes: d.sectors_written * SECTOR_BYTES,
+                busy_ms: d.time_in_progress,
+                queue_ms: d.weighted_time_in_progress,
             })
             .ok_or_else(|| {
                 format!(
@@ -589,6 +586,8 @@ impl DeviceCounters {
 
 impl MachineTicks {
     /// The `cpuN` lines of `/proc/stat`: busy = everything but idle and iowait.
+    /// By hand: procfs's `KernelStats` wants the whole file (boot time,
+    /// context switches...) where only these lines count.
     pub fn read(stat: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(stat)
             .map_err(|e| format!("machine CPU: cannot read {} ({e})", stat.display()))?;
@@ -632,19 +631,14 @@ impl MachineTicks {
 
 impl ProcessIo {
     pub fn read(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
+        use procfs::FromRead;
+        let io = procfs::process::Io::from_file(path)
             .map_err(|e| format!("process I/O: cannot read {} ({e})", path.display()))?;
-        let field = |name: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .ok_or_else(|| format!("process I/O: no '{name}' in {}", path.display()))
-        };
         Ok(Self {
-            rchar: field("rchar")?,
-            wchar: field("wchar")?,
-            read_bytes: field("read_bytes")?,
-            write_bytes: field("write_bytes")?,
+            rchar: io.rchar,
+            wchar: io.wchar,
+            read_bytes: io.read_bytes,
+            write_bytes: io.write_bytes,
         })
     }
 
@@ -696,24 +690,6 @@ fn read_u64(path: &Path) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|e| format!("{e}"))
-}
-
-/// Allocated bytes of every file under `dir` (what `du` counts), without
-/// following symbolic links.
-pub fn size_on_disk(dir: &Path) -> std::io::Result<u64> {
-    use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(path) = pending.pop() {
-        let meta = std::fs::symlink_metadata(&path)?;
-        total += meta.blocks() * 512;
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(&path)? {
-                pending.push(entry?.path());
-            }
-        }
-    }
-    Ok(total)
 }
 
 #[cfg(test)]
@@ -1054,14 +1030,5 @@ mod tests {
         let after = CpuTimes::now().unwrap();
         let grew = (after.user_s + after.system_s) - (before.user_s + before.system_s);
         assert!(grew >= 0.04, "50 ms of CPU spun, getrusage grew {grew} s");
-    }
-
-    #[test]
-    fn size_on_disk_counts_allocated_blocks() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut f = std::fs::File::create(dir.path().join("data")).unwrap();
-        f.write_all(&vec![1u8; 256 * 1024]).unwrap();
-        f.sync_all().unwrap();
-        assert!(size_on_disk(dir.path()).unwrap() >= 256 * 1024);
     }
 }

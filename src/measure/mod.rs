@@ -8,6 +8,7 @@
 pub mod accounting;
 pub mod hdr;
 pub mod net;
+mod outcome;
 pub mod process;
 pub mod steady;
 mod summary;
@@ -18,9 +19,8 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub use outcome::{OpError, OpResult};
 pub use summary::{percentile_label, GroupSummary};
-
-use crate::engine::{OpError, OpResult};
 
 /// Longest latency tracked: one hour, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;

@@ -18,13 +18,6 @@ pub enum Format {
     Json,
 }
 
-/// Milliseconds since the Unix epoch, for the `*_unix_ms` fields of results.
-pub fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// kvperf's JSON step output (`--format json`, `bench --json`): a JSON
 /// object whose first key is `kvperf_step`, as [`json::to_pretty`] writes it.
 pub const STEP_JSON: Written = Written {

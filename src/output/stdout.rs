@@ -36,6 +36,8 @@ pub fn failure() -> Option<&'static str> {
 /// working directory) named in the error. SIGPIPE, which would end kvperf
 /// silently on a gone reader, is ignored while the result is written.
 pub fn print_result(text: &str, extension: &str) -> anyhow::Result<()> {
+    // signal-hook registers handlers; ignoring a signal for a while and
+    // restoring what was there is a disposition, set with signal(2).
     // SAFETY: changing a signal's disposition; no handler runs Rust code.
     let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let printed = print(text);

@@ -123,7 +123,7 @@ pub fn java_double(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::OpError;
+    use crate::measure::OpError;
     use crate::measure::{OpHistograms, OpKind};
     use crate::results::step::op_stats;
 

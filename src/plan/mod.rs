@@ -148,7 +148,7 @@ pub struct Config {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
-    /// redis, postgres, cassandra or ferretdb.
+    /// A server `kvperf server start` knows.
     pub name: String,
     #[serde(default = "one")]
     pub nodes: u32,
@@ -243,7 +243,7 @@ impl std::fmt::Display for PropertyValue {
 }
 
 fn default_engine() -> String {
-    "rocksdb".into()
+    crate::engine::DEFAULT_ENGINE.into()
 }
 fn one_u64() -> u64 {
     1
@@ -456,7 +456,7 @@ threads = [1, 2]
     #[test]
     fn minimal_plan_parses_with_defaults() {
         let plan = parse(MINIMAL).unwrap();
-        assert_eq!(plan.engine, "rocksdb");
+        assert_eq!(plan.engine, crate::engine::DEFAULT_ENGINE);
         assert!(plan.settle.waits() && !plan.settle.compacts());
         assert!(!plan.drop_caches);
         assert_eq!(plan.steps[1].repeats, 1);

@@ -44,7 +44,7 @@ pub fn apply(plan: &mut Value, assignment: &str) -> Result<(), String> {
         return set_in_steps(plan, path[0], &value, true);
     }
     if !PLAN_KEYS.contains(&path[0]) {
-        // A property; its name may hold dots (`rocksdb.compression`).
+        // A property; its name may hold dots (`<engine>.<option>`).
         return set_path(plan, &["properties", key.trim()], value, key);
     }
     if let ["steps", "*", rest @ ..] = path.as_slice() {

@@ -14,9 +14,9 @@ use anyhow::Context;
 
 use super::expand::{self, Step, StepKind};
 use super::{Driver, InProgress, LoadedPlan, Settle};
+use crate::clock::unix_ms;
 use crate::engine::{self, Capability, OpenMode};
 use crate::error::{InputError, EXIT_INPUT};
-use crate::output::unix_ms;
 use crate::results::step::{ErrorKind, Measurement, StepError, StepOutput};
 use crate::results::{self, Appender, PlanId, Record, StepId};
 use crate::runner;

@@ -523,7 +523,7 @@ mod tests {
     /// Seed 004's D at 32 threads: 391 of 10,000 reads NOT_FOUND; and a
     /// config whose inserts all failed (seed 002's wire example).
     fn study_with_failures() -> Study {
-        use crate::engine::OpError;
+        use crate::measure::OpError;
         use crate::results::step::{op_stats, ErrorKind, StepError};
         let mut records = vec![
             record("disk", 16, 5000.0, 100.0),

@@ -305,7 +305,7 @@ impl StepOutput {
             kvperf_step: STEP_FORMAT,
             kvperf: Provenance::current(),
             command: command.to_string(),
-            started_at_unix_ms: crate::output::unix_ms(),
+            started_at_unix_ms: crate::clock::unix_ms(),
             finished_at_unix_ms: 0,
             engine: EngineInfo::default(),
             host: HostInfo::default(),
@@ -351,7 +351,7 @@ impl StepOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::OpError;
+    use crate::measure::OpError;
 
     #[test]
     fn op_stats_keep_failures_apart_from_latency() {

@@ -163,19 +163,20 @@ pub struct RunOutcome {
 /// Set by the first SIGINT or SIGTERM after [`stop_on_interrupt`].
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_interrupt(signal: libc::c_int) {
-    INTERRUPTED.store(true, Relaxed);
-    // SAFETY: signal() is async-signal-safe; a second signal kills as usual.
-    unsafe { libc::signal(signal, libc::SIG_DFL) };
-}
-
 /// Makes the first Ctrl-C (or SIGTERM) end a run like its time limit, so
-/// what it measured is written; a second one kills the process.
+/// what it measured is written; a second one kills the process as the
+/// signal does by default. Later calls change nothing.
 pub fn stop_on_interrupt() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores an atomic and calls signal().
-        unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
-    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Handlers run in the order registered: a signal that finds the
+            // flag already set (the second) dies of it, the first sets it.
+            signal_hook::flag::register_conditional_default(signal, &INTERRUPTED)
+                .and_then(|_| signal_hook::flag::register(signal, &INTERRUPTED))
+                .expect("SIGINT and SIGTERM take handlers");
+        }
+    });
 }
 
 /// Whether a SIGINT or SIGTERM came since [`stop_on_interrupt`].
@@ -265,7 +266,7 @@ impl Clock {
             .map(Probe::take);
         let opened = Arc::new(Mutex::new(opened));
         let start = Instant::now();
-        let start_unix_ms = crate::output::unix_ms();
+        let start_unix_ms = crate::clock::unix_ms();
         shared.start.set(start).expect("set once");
         Self {
             start_unix_ms,

@@ -120,9 +120,9 @@ pub struct BenchArgs {
     #[arg(long = "drop_caches", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
     pub drop_caches: bool,
     /// kvperf: engine (see `kvperf engines`).
-    #[arg(long = "engine", value_name = "NAME", default_value = "rocksdb")]
+    #[arg(long = "engine", value_name = "NAME", default_value = crate::engine::DEFAULT_ENGINE)]
     pub engine: String,
-    /// kvperf: engine option, as for `kvperf run` (`-p lmdb.map_size=...`); repeatable.
+    /// kvperf: engine option, as for `kvperf run` (`-p <engine>.<option>=VALUE`); repeatable.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     #[serde(skip)]
     pub properties: Vec<String>,

@@ -1,5 +1,11 @@
-//! Facts about the machine a result was measured on: CPU, cores, memory,
-//! kernel, and the filesystem and device under the data directory.
+//! The machine kvperf runs on: the facts a result records (CPU, cores,
+//! memory, kernel, the filesystem and device under the data directory),
+//! its processes as `/proc` shows them ([`processes`]) and what a
+//! directory takes on disk ([`disk_usage`]). Imports nothing of kvperf's
+//! upper floors, so engines and measure can both use it.
+
+pub mod disk_usage;
+pub mod processes;
 
 use std::path::Path;
 

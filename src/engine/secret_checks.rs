@@ -1,0 +1,40 @@
+//! What the tests of a server engine with a password check alike: the
+//! password stays out of every text a user may see.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use crate::properties::Properties;
+
+/// A password no real text contains by chance.
+pub const SECRET: &str = "s3cret-Pw-xyz";
+
+pub fn props(pairs: &[(&str, &str)]) -> Properties {
+    let mut p = Properties::new();
+    for (k, v) in pairs {
+        p.set(k, v);
+    }
+    p
+}
+
+/// `options` (made with [`SECRET`] as the password and port 1) neither show
+/// it in their debug form nor in the `effective` options a result records,
+/// and `connect_error` (nothing listens on port 1) names the address and
+/// `kvperf server start <server>`, never the password.
+pub fn assert_secret_hidden(
+    server: &str,
+    options: &dyn Debug,
+    effective: &BTreeMap<String, String>,
+    connect_error: anyhow::Error,
+) {
+    assert!(!format!("{options:?}").contains(SECRET));
+    assert_eq!(effective["password"], "(redacted)");
+    assert!(!format!("{effective:?}").contains(SECRET));
+    let err = format!("{connect_error:#}");
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+    assert!(
+        err.contains(&format!("kvperf server start {server}")),
+        "{err}"
+    );
+    assert!(!err.contains(SECRET), "{err}");
+}
