@@ -48,7 +48,11 @@ use anyhow::Context;
 
 use super::options::OptionValues;
 use super::record::codec;
-use super::{AsyncOps, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, Access, ClientSlot, Operations, SetupFuture, ready};
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
+};
 use crate::error::InputError;
 use crate::properties::Properties;
 

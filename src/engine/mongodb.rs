@@ -42,7 +42,11 @@ use mongodb::options::{
 use mongodb::sync::{Client, Collection, Database};
 
 use super::options::OptionValues;
-use super::{AsyncOps, Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, Access, ClientSlot, Operations, SetupFuture, ready};
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
+    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record,
+    ScanResults, SetupFuture, StoreKind,
+};
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
 

@@ -70,8 +70,8 @@ use redis::{
     Script, ScriptInvocation, Value,
 };
 
-use super::reconnect::{within, Backoff};
 use super::options::OptionValues;
+use super::reconnect::{within, Backoff};
 use super::{
     Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
     EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
