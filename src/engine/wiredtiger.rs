@@ -998,7 +998,10 @@ mod tests {
         w.insert("usertable", b"k", &rec).now().unwrap();
         let err = engine.close().unwrap_err().to_string();
         assert!(err.contains("1 session(s) still open"), "{err}");
-        assert_eq!(w.delete("usertable", b"missing").now(), Err(OpError::NotFound));
+        assert_eq!(
+            w.delete("usertable", b"missing").now(),
+            Err(OpError::NotFound)
+        );
         drop(w);
         engine.settle(true).unwrap();
         engine.compact().unwrap();
@@ -1015,6 +1018,31 @@ mod tests {
         let mut out = Record::new();
         w.read("usertable", b"k", None, &mut out).now().unwrap();
         assert_eq!(out.get(b"field0"), Some(&b"x"[..]));
+    }
+
+    /// A client serves the half of the seam it was made for; the other
+    /// half is an error naming what is missing, never a silent no-op.
+    #[test]
+    fn each_client_refuses_the_other_half_of_the_seam() {
+        let tmp = tempfile::tempdir().unwrap();
+        let engine = open_in(&tmp.path().join("db"), OpenMode::Fresh);
+        let mut records = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
+        let err = records.get(b"k").now().unwrap_err();
+        assert!(
+            matches!(&err, OpError::Failed(m) if m.contains("no raw key-value access")),
+            "{err:?}"
+        );
+        drop(records);
+        let mut raw = wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+        raw.put(b"k", b"v").now().unwrap();
+        assert_eq!(raw.get(b"k").now(), Ok(1));
+        let err = raw.delete("usertable", b"k").now().unwrap_err();
+        assert!(
+            matches!(&err, OpError::Failed(m) if m.contains("no record operations")),
+            "{err:?}"
+        );
+        drop(raw);
+        engine.close().unwrap();
     }
 
     /// Two threads read-modify-write one record, each its own field: with
@@ -1034,7 +1062,8 @@ mod tests {
         std::thread::scope(|s| {
             for t in 0..2usize {
                 s.spawn(move || {
-                    let mut w = wait(engine.client(ClientSlot::thread(t, 2, Access::Records))).unwrap();
+                    let mut w =
+                        wait(engine.client(ClientSlot::thread(t, 2, Access::Records))).unwrap();
                     for i in 1..=UPDATES {
                         let mut rec = Record::new();
                         rec.push(format!("field{t}").as_bytes(), i.to_string().as_bytes());
