@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use kvperf::engine::{self, OpenMode, OpenOptions, Record, ThreadSlot};
+use kvperf::engine::{self, wait, Access, ClientSlot, OpenMode, OpenOptions, Record};
 use kvperf::properties::Properties;
 use kvperf::workload::ycsb::keys::build_key_name;
 use rand::{Rng, SeedableRng};
@@ -45,18 +45,14 @@ fn main() -> anyhow::Result<()> {
         let handles: Vec<_> = (0..threads)
             .map(|index| {
                 s.spawn(move || {
-                    let mut w = engine
-                        .worker(ThreadSlot {
-                            index,
-                            count: threads,
-                        })
-                        .expect("a worker");
+                    let slot = ClientSlot::thread(index, threads, Access::Records);
+                    let mut w = wait(engine.client(slot)).expect("a client");
                     let mut rng = rand::rngs::SmallRng::seed_from_u64(index as u64 + 1);
                     let (mut key, mut out, mut found) = (Vec::new(), Record::new(), 0u64);
                     for _ in 0..per_thread {
                         build_key_name(rng.gen_range(0..records), true, 1, &mut key);
                         out.clear();
-                        found += u64::from(w.read("usertable", &key, None, &mut out).is_ok());
+                        found += u64::from(w.read("usertable", &key, None, &mut out).now().is_ok());
                     }
                     found
                 })

@@ -96,8 +96,11 @@ pub fn histogram(data: &[u8]) {
     }
 }
 
+/// A reader of arbitrary bytes.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, for the corpus test and `scripts/fuzz.sh`.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Target); 5] = [
     ("workload_properties", workload_properties),
     ("plan", plan),
     ("command_line", command_line),

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kvperf::engine::{
-    AsyncEngineWorker, Engine, EngineInfo, EngineWorker, OpError, OpFuture, Record, ScanResults,
-    SetupFuture, ThreadSlot,
+    Call, ClientSlot, Engine, EngineInfo, OpError, Operations, Record, Runs, ScanResults,
+    SetupFuture,
 };
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::properties::Properties;
@@ -53,11 +53,11 @@ impl Engine for MemoryEngine {
             options: Default::default(),
         }
     }
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        anyhow::bail!("the test engine has async workers only")
-    }
-    fn async_worker(&self, client: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
+    fn client(&self, client: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
         Box::pin(async move {
+            if client.runs == Runs::Thread {
+                anyhow::bail!("the test engine has async clients only");
+            }
             tokio::task::yield_now().await;
             if self.failing_client == Some(client.index) {
                 anyhow::bail!("no session for client {}", client.index);
@@ -69,7 +69,7 @@ impl Engine for MemoryEngine {
             Ok(Box::new(MemoryWorker {
                 engine: self,
                 index: client.index,
-            }) as Box<dyn AsyncEngineWorker>)
+            }) as Box<dyn Operations>)
         })
     }
     fn settle(&self, _: bool) -> anyhow::Result<()> {
@@ -124,15 +124,15 @@ fn copy_fields(stored: &Record, fields: Option<&[&str]>, out: &mut Record) {
     }
 }
 
-impl AsyncEngineWorker for MemoryWorker<'_> {
+impl Operations for MemoryWorker<'_> {
     fn read<'a>(
         &'a mut self,
         _: &'a str,
         key: &'a [u8],
         fields: Option<&'a [&'a str]>,
         out: &'a mut Record,
-    ) -> OpFuture<'a> {
-        Box::pin(async move {
+    ) -> Call<'a> {
+        Call::Waiting(Box::pin(async move {
             let n = self.wait().await;
             if self.engine.fail_reads_after.is_some_and(|after| n >= after) {
                 return Err(OpError::Failed("the test engine fails on purpose".into()));
@@ -141,7 +141,7 @@ impl AsyncEngineWorker for MemoryWorker<'_> {
             let stored = records.get(key).ok_or(OpError::NotFound)?;
             copy_fields(stored, fields, out);
             Ok(())
-        })
+        }))
     }
     fn scan<'a>(
         &'a mut self,
@@ -150,18 +150,18 @@ impl AsyncEngineWorker for MemoryWorker<'_> {
         count: usize,
         fields: Option<&'a [&'a str]>,
         out: &'a mut ScanResults,
-    ) -> OpFuture<'a> {
-        Box::pin(async move {
+    ) -> Call<'a> {
+        Call::Waiting(Box::pin(async move {
             self.wait().await;
             let records = self.engine.records.lock().unwrap();
             for (_, stored) in records.range(start.to_vec()..).take(count) {
                 copy_fields(stored, fields, out.next_slot());
             }
             Ok(())
-        })
+        }))
     }
-    fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(async move {
+    fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> Call<'a> {
+        Call::Waiting(Box::pin(async move {
             self.wait().await;
             let mut records = self.engine.records.lock().unwrap();
             let stored = records.get_mut(key).ok_or(OpError::NotFound)?;
@@ -176,10 +176,10 @@ impl AsyncEngineWorker for MemoryWorker<'_> {
             }
             *stored = merged;
             Ok(())
-        })
+        }))
     }
-    fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a> {
-        Box::pin(async move {
+    fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> Call<'a> {
+        Call::Waiting(Box::pin(async move {
             let n = self.wait().await;
             if self
                 .engine
@@ -193,14 +193,14 @@ impl AsyncEngineWorker for MemoryWorker<'_> {
                 self.engine.duplicate_inserts.fetch_add(1, Relaxed);
             }
             Ok(())
-        })
+        }))
     }
-    fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> OpFuture<'a> {
-        Box::pin(async move {
+    fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> Call<'a> {
+        Call::Waiting(Box::pin(async move {
             self.wait().await;
             self.engine.records.lock().unwrap().remove(key);
             Ok(())
-        })
+        }))
     }
 }
 

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use kvperf::engine::null::NullWorker;
 use kvperf::engine::{
-    AsyncEngineWorker, Engine, EngineInfo, EngineWorker, OpFuture, OpResult, Record, ScanResults,
-    SetupFuture, ThreadSlot,
+    ready, Call, ClientSlot, Engine, EngineInfo, Operations, Record, Runs, SetupFuture,
 };
 use kvperf::measure::OpKind;
 use kvperf::properties::Properties;
@@ -31,6 +30,7 @@ struct StallOnce {
 struct StallWorker {
     reads: Arc<AtomicU64>,
     inner: NullWorker,
+    runs: Runs,
 }
 
 impl Engine for StallOnce {
@@ -41,18 +41,12 @@ impl Engine for StallOnce {
             options: Default::default(),
         }
     }
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(StallWorker {
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(Ok(Box::new(StallWorker {
             reads: Arc::clone(&self.reads),
             inner: NullWorker,
-        }))
-    }
-    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
-        let worker = StallWorker {
-            reads: Arc::clone(&self.reads),
-            inner: NullWorker,
-        };
-        Box::pin(async move { Ok(Box::new(worker) as Box<dyn AsyncEngineWorker>) })
+            runs: slot.runs,
+        })))
     }
     fn settle(&self, _: bool) -> anyhow::Result<()> {
         Ok(())
@@ -71,69 +65,32 @@ impl StallWorker {
     }
 }
 
-impl EngineWorker for StallWorker {
-    fn read(&mut self, t: &str, k: &[u8], f: Option<&[&str]>, o: &mut Record) -> OpResult {
-        if self.stalls() {
-            std::thread::sleep(STALL);
-        }
-        self.inner.read(t, k, f, o)
-    }
-    fn scan(
-        &mut self,
-        t: &str,
-        k: &[u8],
-        n: usize,
-        f: Option<&[&str]>,
-        o: &mut ScanResults,
-    ) -> OpResult {
-        self.inner.scan(t, k, n, f, o)
-    }
-    fn update(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
-        self.inner.update(t, k, v)
-    }
-    fn insert(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
-        self.inner.insert(t, k, v)
-    }
-    fn delete(&mut self, t: &str, k: &[u8]) -> OpResult {
-        self.inner.delete(t, k)
-    }
-}
-
-/// Reads only; the async engine stalls by awaiting (its thread is free).
-impl AsyncEngineWorker for StallWorker {
+/// Reads only (the other operations keep their default error). On a
+/// thread the worker stalls by sleeping; as a task, by awaiting (its
+/// thread is free).
+impl Operations for StallWorker {
     fn read<'a>(
         &'a mut self,
         t: &'a str,
         k: &'a [u8],
         f: Option<&'a [&'a str]>,
         o: &'a mut Record,
-    ) -> OpFuture<'a> {
+    ) -> Call<'a> {
         let stall = self.stalls();
-        Box::pin(async move {
-            if stall {
-                sleep_until(Instant::now() + STALL).await;
+        match self.runs {
+            Runs::Thread => {
+                if stall {
+                    std::thread::sleep(STALL);
+                }
+                self.inner.read(t, k, f, o)
             }
-            self.inner.read(t, k, f, o)
-        })
-    }
-    fn scan<'a>(
-        &'a mut self,
-        _: &'a str,
-        _: &'a [u8],
-        _: usize,
-        _: Option<&'a [&'a str]>,
-        _: &'a mut ScanResults,
-    ) -> OpFuture<'a> {
-        unreachable!("a read-only workload")
-    }
-    fn update<'a>(&'a mut self, _: &'a str, _: &'a [u8], _: &'a Record) -> OpFuture<'a> {
-        unreachable!("a read-only workload")
-    }
-    fn insert<'a>(&'a mut self, _: &'a str, _: &'a [u8], _: &'a Record) -> OpFuture<'a> {
-        unreachable!("a read-only workload")
-    }
-    fn delete<'a>(&'a mut self, _: &'a str, _: &'a [u8]) -> OpFuture<'a> {
-        unreachable!("a read-only workload")
+            Runs::Task => Call::Waiting(Box::pin(async move {
+                if stall {
+                    sleep_until(Instant::now() + STALL).await;
+                }
+                self.inner.read(t, k, f, o).await
+            })),
+        }
     }
 }
 

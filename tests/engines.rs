@@ -3,9 +3,9 @@
 //! fresh directory per check; server engines run every check against a
 //! real server that `kvperf server start` starts for this test on free
 //! ports (and stops afterwards), each check in its own namespace. An
-//! engine with async operations passes every check twice: through its
-//! blocking workers (clients on threads) and through its async workers on
-//! the runner's runtime (clients as tasks). The null engine stores nothing,
+//! engine with async operations passes every check twice: with its
+//! clients on threads (blocking calls) and as tasks awaiting them on
+//! the runner's runtime. The null engine stores nothing,
 //! so it is checked only for what it declares.
 
 mod common;
@@ -15,20 +15,20 @@ use std::path::PathBuf;
 
 use common::server::free_port;
 use kvperf::engine::{
-    self, AsyncEngineWorker, Capability, Engine, EngineSpec, EngineWorker, KvSupport, OpError,
-    OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
+    self, wait, Access, Call, Capability, ClientSlot, Engine, EngineSpec, KvSupport, OpError,
+    OpResult, OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, StoreKind,
 };
 use kvperf::properties::Properties;
 use kvperf::results::step::Clients;
 use kvperf::results::StepOutput;
 use kvperf::runner::ClientRuntime;
 
-/// Which workers a check goes through.
+/// How a check's clients run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seam {
-    /// The blocking workers; `kvperf` with clients=threads.
+    /// On threads; `kvperf` with clients=threads.
     Threads,
-    /// The async workers, on a runner's runtime given at open; `kvperf`
+    /// As tasks, on a runner's runtime given at open; `kvperf`
     /// with clients=tasks.
     Tasks,
 }
@@ -73,14 +73,23 @@ impl Store {
         }
     }
 
-    /// A worker of `engine` through the store's seam.
-    fn worker<'e>(&self, engine: &'e dyn Engine, slot: ThreadSlot) -> Box<dyn EngineWorker + 'e> {
+    /// A record client of `engine` through the store's seam: client
+    /// `index` of `count`.
+    fn client<'e>(&self, engine: &'e dyn Engine, (index, count): (usize, usize)) -> Client<'e> {
+        let mut slot = ClientSlot::thread(index, count, Access::Records);
         match &self.runtime {
-            None => engine.worker(slot).unwrap(),
+            None => Client {
+                handle: None,
+                inner: wait(engine.client(slot)).unwrap(),
+            },
             Some(rt) => {
                 let handle = rt.handle().clone();
-                let inner = handle.block_on(engine.async_worker(slot)).unwrap();
-                Box::new(Awaited { handle, inner })
+                slot.runs = Runs::Task;
+                let inner = handle.block_on(engine.client(slot)).unwrap();
+                Client {
+                    handle: Some(handle),
+                    inner,
+                }
             }
         }
     }
@@ -147,16 +156,24 @@ impl Store {
     }
 }
 
-/// An async worker's operations, each awaited from the calling thread on
-/// the runtime its engine was opened with.
-struct Awaited<'e> {
-    handle: tokio::runtime::Handle,
-    inner: Box<dyn AsyncEngineWorker + 'e>,
+/// A client's operations, each finished from the calling thread: at once
+/// (a thread's client), or awaited on the runtime its engine was opened
+/// with (a task's).
+struct Client<'e> {
+    handle: Option<tokio::runtime::Handle>,
+    inner: Box<dyn Operations + 'e>,
 }
 
-impl EngineWorker for Awaited<'_> {
+fn finish<T>(handle: &Option<tokio::runtime::Handle>, call: Call<'_, T>) -> Result<T, OpError> {
+    match handle {
+        None => call.now(),
+        Some(h) => h.block_on(call),
+    }
+}
+
+impl Client<'_> {
     fn read(&mut self, t: &str, k: &[u8], f: Option<&[&str]>, o: &mut Record) -> OpResult {
-        self.handle.block_on(self.inner.read(t, k, f, o))
+        finish(&self.handle, self.inner.read(t, k, f, o))
     }
     fn scan(
         &mut self,
@@ -166,16 +183,16 @@ impl EngineWorker for Awaited<'_> {
         f: Option<&[&str]>,
         o: &mut ScanResults,
     ) -> OpResult {
-        self.handle.block_on(self.inner.scan(t, k, n, f, o))
+        finish(&self.handle, self.inner.scan(t, k, n, f, o))
     }
     fn update(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
-        self.handle.block_on(self.inner.update(t, k, v))
+        finish(&self.handle, self.inner.update(t, k, v))
     }
     fn insert(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
-        self.handle.block_on(self.inner.insert(t, k, v))
+        finish(&self.handle, self.inner.insert(t, k, v))
     }
     fn delete(&mut self, t: &str, k: &[u8]) -> OpResult {
-        self.handle.block_on(self.inner.delete(t, k))
+        finish(&self.handle, self.inner.delete(t, k))
     }
 }
 
@@ -282,7 +299,7 @@ fn server_engines_conform_against_real_servers() {
     }
 }
 
-const ONE: ThreadSlot = ThreadSlot { index: 0, count: 1 };
+const ONE: (usize, usize) = (0, 1);
 
 fn key(n: u64) -> Vec<u8> {
     format!("user{n:08}").into_bytes()
@@ -308,7 +325,7 @@ fn field(r: &Record, name: &str) -> Option<Vec<u8>> {
 fn round_trips(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     let name = spec.name;
     let (t, k) = ("usertable", key(1));
     w.insert(t, &k, &record(1, 4)).unwrap();
@@ -384,7 +401,7 @@ fn round_trips(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn scans_in_order(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     // Inserted out of order.
     for n in (0..100u64).map(|i| (i * 37) % 100) {
         w.insert("usertable", &key(n), &record(n, 2)).unwrap();
@@ -432,7 +449,7 @@ fn scans_in_order(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     for n in 0..50 {
         w.insert("usertable", &key(n), &record(n, 3)).unwrap();
     }
@@ -441,7 +458,7 @@ fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     drop(engine);
 
     let engine = store.open(spec, OpenMode::Existing);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     for n in 50..60 {
         w.insert("usertable", &key(n), &record(n, 3)).unwrap();
     }
@@ -458,7 +475,7 @@ fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn fresh_store_is_empty(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     for n in 0..20 {
         w.insert("usertable", &key(n), &record(n, 2)).unwrap();
     }
@@ -471,7 +488,7 @@ fn fresh_store_is_empty(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     }
 
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     let mut out = Record::new();
     assert_eq!(
         w.read("usertable", &key(3), None, &mut out),
@@ -501,7 +518,7 @@ fn fresh_store_is_empty(spec: &EngineSpec, store: &dyn Fn() -> Store) {
 fn footprint(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut w = store.worker(engine.as_ref(), ONE);
+    let mut w = store.client(engine.as_ref(), ONE);
     for n in 0..2000 {
         w.insert("usertable", &key(n), &record(n, 4)).unwrap();
     }
@@ -529,11 +546,7 @@ fn threads_at_once(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     std::thread::scope(|s| {
         for index in 0..4u64 {
             s.spawn(move || {
-                let slot = ThreadSlot {
-                    index: index as usize,
-                    count: 4,
-                };
-                let mut w = store.worker(engine, slot);
+                let mut w = store.client(engine, (index as usize, 4));
                 for n in (index * 1000)..(index * 1000 + 300) {
                     w.insert("usertable", &key(n), &record(n, 2))
                         .unwrap_or_else(|e| panic!("{}: thread {index}: {e:?}", spec.name));
@@ -541,7 +554,7 @@ fn threads_at_once(spec: &EngineSpec, store: &dyn Fn() -> Store) {
             });
         }
     });
-    let mut w = store.worker(engine, ONE);
+    let mut w = store.client(engine, ONE);
     let mut rows = ScanResults::default();
     w.scan("usertable", &key(0), 5000, None, &mut rows).unwrap();
     assert_eq!(rows.len(), 1200, "{}: every thread's records", spec.name);
@@ -556,26 +569,32 @@ fn raw_key_values(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     }
     let store = store();
     let engine = store.open(spec, OpenMode::Fresh);
-    let mut kv = engine.kv_worker(ONE).unwrap();
+    let mut kv = wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
     for n in [5u64, 1, 3, 2, 4] {
         kv.put(&n.to_be_bytes(), format!("v{n}").as_bytes())
+            .now()
             .unwrap();
     }
-    assert_eq!(kv.get(&3u64.to_be_bytes()), Ok(2), "{}: get", spec.name);
-    kv.delete(&3u64.to_be_bytes()).unwrap();
     assert_eq!(
-        kv.get(&3u64.to_be_bytes()),
+        kv.get(&3u64.to_be_bytes()).now(),
+        Ok(2),
+        "{}: get",
+        spec.name
+    );
+    kv.remove(&3u64.to_be_bytes()).now().unwrap();
+    assert_eq!(
+        kv.get(&3u64.to_be_bytes()).now(),
         Err(OpError::NotFound),
         "{}",
         spec.name
     );
     if spec.has(Capability::Kv(KvSupport::Ordered)) {
         let mut seen = Vec::new();
-        let mut valid = kv.seek(Some(&2u64.to_be_bytes()), true).unwrap();
+        let mut valid = kv.seek(Some(&2u64.to_be_bytes()), true).now().unwrap();
         while valid {
             let (k, v) = kv.current().expect("valid cursor");
             seen.push((k.to_vec(), v.to_vec()));
-            valid = kv.next().unwrap();
+            valid = kv.next().now().unwrap();
         }
         let keys: Vec<u64> = seen
             .iter()
@@ -584,7 +603,7 @@ fn raw_key_values(spec: &EngineSpec, store: &dyn Fn() -> Store) {
         assert_eq!(keys, [2, 4, 5], "{}: ordered from the seek key", spec.name);
         assert_eq!(seen[0].1, b"v2", "{}", spec.name);
         assert!(
-            kv.seek(None, true).unwrap(),
+            kv.seek(None, true).now().unwrap(),
             "{}: seek to the first key",
             spec.name
         );
@@ -728,8 +747,8 @@ fn a_directory_with_another_engines_store_is_refused() {
             },
         )
         .unwrap();
-        let mut w = engine.worker(ONE).unwrap();
-        w.insert("usertable", &key(1), &record(1, 2)).unwrap();
+        let mut w = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
+        w.insert("usertable", &key(1), &record(1, 2)).now().unwrap();
         drop(w);
         engine.close().unwrap();
         drop(engine);

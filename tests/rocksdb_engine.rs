@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use kvperf::engine::{self, OpenMode, OpenOptions, Record, ThreadSlot};
+use kvperf::engine::{self, wait, Access, ClientSlot, OpenMode, OpenOptions, Record};
 use kvperf::properties::Properties;
 
 fn open(dir: &Path, props: &Properties) -> Box<dyn engine::Engine> {
@@ -21,7 +21,7 @@ fn open(dir: &Path, props: &Properties) -> Box<dyn engine::Engine> {
     .unwrap()
 }
 
-const ONE: ThreadSlot = ThreadSlot { index: 0, count: 1 };
+const ONE: ClientSlot = ClientSlot::thread(0, 1, Access::Records);
 
 fn record(value: &str) -> Record {
     let mut r = Record::new();
@@ -75,10 +75,11 @@ fn compact_leaves_no_level0_files() {
     };
     for round in 0..3 {
         let engine = open(&db, &Properties::new());
-        let mut w = engine.worker(ONE).unwrap();
+        let mut w = wait(engine.client(ONE)).unwrap();
         for i in 0..100 {
             let key = format!("user{i}");
             w.insert("usertable", key.as_bytes(), &record(&round.to_string()))
+                .now()
                 .unwrap();
         }
         drop(w);

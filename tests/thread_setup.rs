@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use kvperf::engine::null::NullWorker;
-use kvperf::engine::{Engine, EngineInfo, EngineWorker, OpResult, Record, ScanResults, ThreadSlot};
+use kvperf::engine::{
+    ready, Call, ClientSlot, Engine, EngineInfo, Operations, Record, ScanResults, SetupFuture,
+};
 use kvperf::properties::Properties;
 use kvperf::runner::{execute, RunSpec, StatusOptions};
 use kvperf::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
@@ -32,14 +34,14 @@ impl Engine for RefusesOne {
             options: Default::default(),
         }
     }
-    fn worker(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
         if slot.index == self.refused {
-            anyhow::bail!("too many clients already");
+            return ready(Err(anyhow::anyhow!("too many clients already")));
         }
-        Ok(Box::new(Counting {
+        ready(Ok(Box::new(Counting {
             operations: &self.operations,
             inner: NullWorker,
-        }))
+        })))
     }
     fn settle(&self, _: bool) -> anyhow::Result<()> {
         Ok(())
@@ -58,31 +60,37 @@ impl Counting<'_> {
     }
 }
 
-impl EngineWorker for Counting<'_> {
-    fn read(&mut self, t: &str, k: &[u8], f: Option<&[&str]>, o: &mut Record) -> OpResult {
+impl Operations for Counting<'_> {
+    fn read<'a>(
+        &'a mut self,
+        t: &'a str,
+        k: &'a [u8],
+        f: Option<&'a [&'a str]>,
+        o: &'a mut Record,
+    ) -> Call<'a> {
         self.count();
         self.inner.read(t, k, f, o)
     }
-    fn scan(
-        &mut self,
-        t: &str,
-        k: &[u8],
+    fn scan<'a>(
+        &'a mut self,
+        t: &'a str,
+        k: &'a [u8],
         n: usize,
-        f: Option<&[&str]>,
-        o: &mut ScanResults,
-    ) -> OpResult {
+        f: Option<&'a [&'a str]>,
+        o: &'a mut ScanResults,
+    ) -> Call<'a> {
         self.count();
         self.inner.scan(t, k, n, f, o)
     }
-    fn update(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
+    fn update<'a>(&'a mut self, t: &'a str, k: &'a [u8], v: &'a Record) -> Call<'a> {
         self.count();
         self.inner.update(t, k, v)
     }
-    fn insert(&mut self, t: &str, k: &[u8], v: &Record) -> OpResult {
+    fn insert<'a>(&'a mut self, t: &'a str, k: &'a [u8], v: &'a Record) -> Call<'a> {
         self.count();
         self.inner.insert(t, k, v)
     }
-    fn delete(&mut self, t: &str, k: &[u8]) -> OpResult {
+    fn delete<'a>(&'a mut self, t: &'a str, k: &'a [u8]) -> Call<'a> {
         self.count();
         self.inner.delete(t, k)
     }

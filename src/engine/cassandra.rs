@@ -5,7 +5,7 @@
 //! code ([`CqlClient`]), and the two workers only differ in how they wait:
 //! - **Clients as tasks** (`clients=tasks`, the default): the runner lends
 //!   the engine its runtime at open, the driver runs on it, and each client
-//!   task awaits its operations (`TaskWorker`). By default all
+//!   task awaits its operations ([`CqlClient`]'s calls wait). By default all
 //!   clients share the engine's one session (`sessions=auto`), as YCSB's
 //!   binding does: one connection per node carries every client's requests,
 //!   which costs the server less CPU per request.
@@ -75,12 +75,11 @@ use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
-use super::client_ops::{ClientOps, TaskWorker};
 use super::options::OptionValues;
-use super::{AsyncOps, 
-    AsyncEngineWorker, Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults,
-    SetupFuture, StoreKind, ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
+    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
+    ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{scrubbed, Properties};
@@ -858,30 +857,9 @@ fn anyhow_error(e: OpError) -> anyhow::Error {
     }
 }
 
-impl Engine for CassandraEngine {
-    fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "cassandra".into(),
-            version: format!("Cassandra {} (scylla crate {SCYLLA_VERSION})", self.version),
-            options: self.settings.effective.clone(),
-        }
-    }
-
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(CassandraWorker {
-            rt: &self.rt,
-            client: self.rt.block_on(CqlClient::open(self))?,
-        }))
-    }
-
-    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
-        Box::pin(async move {
-            Ok(Box::new(TaskWorker(CqlClient::open(self).await?))
-                as Box<dyn AsyncEngineWorker>)
-        })
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+impl CassandraEngine {
+    /// A blocking client for db_bench's raw key-value operations.
+    fn raw(&self) -> anyhow::Result<Box<dyn Operations + '_>> {
         let session = self.rt.block_on(self.session())?;
         let s = &self.settings;
         let table = s.table(KV_TABLE);
@@ -908,6 +886,39 @@ impl Engine for CassandraEngine {
             delete,
         }))
     }
+}
+
+impl Engine for CassandraEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "cassandra".into(),
+            version: format!("Cassandra {} (scylla crate {SCYLLA_VERSION})", self.version),
+            options: self.settings.effective.clone(),
+        }
+    }
+
+    /// A task's client awaits the driver; a thread's blocks on the
+    /// engine's runtime for each call; raw access (db_bench, on threads)
+    /// prepares the `kv` table's statements instead of the records'.
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        match (slot.access, slot.runs) {
+            (Access::Raw, _) => ready(self.raw()),
+            (Access::Records, Runs::Thread) => ready(
+                self.rt
+                    .block_on(CqlClient::open(self))
+                    .map(|client| {
+                        Box::new(CassandraWorker {
+                            rt: &self.rt,
+                            client,
+                        }) as Box<dyn Operations>
+                    }),
+            ),
+            (Access::Records, Runs::Task) => Box::pin(async move {
+                Ok(Box::new(CqlClient::open(self).await?) as Box<dyn Operations>)
+            }),
+        }
+    }
+
 
     /// Sessions opened for runner threads and how long opening them took.
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -1225,7 +1236,9 @@ impl CqlClient {
 
 }
 
-impl ClientOps for CqlClient {
+super::async_records!(impl[] CqlClient, true);
+
+impl CqlClient {
     async fn read<'a>(
         &'a mut self,
         key: &'a [u8],
@@ -1300,7 +1313,9 @@ pub struct CassandraWorker<'e> {
     client: CqlClient,
 }
 
-impl EngineWorker for CassandraWorker<'_> {
+super::blocking_records!(CassandraWorker<'_>);
+
+impl CassandraWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -1359,7 +1374,9 @@ impl CassandraKvWorker<'_> {
 
 const NO_ORDER: &str = "Cassandra: keys cannot be iterated in order (point access only)";
 
-impl KvWorker for CassandraKvWorker<'_> {
+super::blocking_raw!(CassandraKvWorker<'_>);
+
+impl CassandraKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let result = self.run(&self.get, (key,))?;
         let rows = result.into_rows_result().map_err(failed)?;

@@ -48,10 +48,10 @@ use anyhow::Context;
 
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
-use super::{AsyncOps, 
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -310,6 +310,27 @@ impl FjallEngine {
         }
         Ok(())
     }
+
+    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(FjallWorker {
+            db: &self.db,
+            keyspace: &self.keyspace,
+            persist: self.options.persist,
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(FjallKvWorker {
+            db: &self.db,
+            keyspace: self.ks(),
+            persist: self.options.persist,
+            snapshot: None,
+            iter: None,
+            current: None,
+        }))
+    }
 }
 
 impl Engine for FjallEngine {
@@ -321,25 +342,11 @@ impl Engine for FjallEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(FjallWorker {
-            db: &self.db,
-            keyspace: &self.keyspace,
-            persist: self.options.persist,
-            encoded: Vec::new(),
-            scratch: Record::new(),
-        }))
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(FjallKvWorker {
-            db: &self.db,
-            keyspace: self.ks(),
-            persist: self.options.persist,
-            snapshot: None,
-            iter: None,
-            current: None,
-        }))
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -457,7 +464,9 @@ pub struct FjallWorker<'a> {
     scratch: Record,
 }
 
-impl EngineWorker for FjallWorker<'_> {
+super::blocking_records!(FjallWorker<'_>);
+
+impl FjallWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -545,7 +554,9 @@ impl FjallKvWorker<'_> {
     }
 }
 
-impl KvWorker for FjallKvWorker<'_> {
+super::blocking_raw!(FjallKvWorker<'_>);
+
+impl FjallKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         check_key(key)?;
         match self.keyspace.get(key).map_err(failed)? {

@@ -38,10 +38,10 @@ use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions};
 use super::kv::{self, KvBatch};
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
-use super::{AsyncOps, 
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -215,7 +215,7 @@ impl LmdbEngine {
         &self.dir
     }
 
-    fn check_readers(&self, thread: ThreadSlot) -> anyhow::Result<()> {
+    fn check_readers(&self, thread: ClientSlot) -> anyhow::Result<()> {
         if thread.count > self.options.max_readers as usize {
             return Err(InputError::Invalid(format!(
                 "lmdb.max_readers={} is fewer than the {} threads; raise it",
@@ -224,6 +224,25 @@ impl LmdbEngine {
             .into());
         }
         Ok(())
+    }
+
+    fn records(&self, thread: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        self.check_readers(thread)?;
+        Ok(Box::new(LmdbWorker {
+            env: &self.env,
+            db: self.db,
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn raw(&self, thread: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        self.check_readers(thread)?;
+        Ok(Box::new(LmdbKvWorker {
+            env: &self.env,
+            db: self.db,
+            cursor: KvBatch::default(),
+        }))
     }
 }
 
@@ -236,23 +255,11 @@ impl Engine for LmdbEngine {
         }
     }
 
-    fn worker(&self, thread: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        self.check_readers(thread)?;
-        Ok(Box::new(LmdbWorker {
-            env: &self.env,
-            db: self.db,
-            encoded: Vec::new(),
-            scratch: Record::new(),
-        }))
-    }
-
-    fn kv_worker(&self, thread: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        self.check_readers(thread)?;
-        Ok(Box::new(LmdbKvWorker {
-            env: &self.env,
-            db: self.db,
-            cursor: KvBatch::default(),
-        }))
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -304,14 +311,17 @@ pub struct LmdbWorker<'a> {
 }
 
 impl LmdbWorker<'_> {
-    fn put(&self, key: &[u8]) -> OpResult {
+    /// Writes the encoded record under `key` in a transaction of its own.
+    fn write_encoded(&self, key: &[u8]) -> OpResult {
         let mut wtxn = self.env.write_txn().map_err(failed)?;
         self.db.put(&mut wtxn, key, &self.encoded).map_err(failed)?;
         wtxn.commit().map_err(failed)
     }
 }
 
-impl EngineWorker for LmdbWorker<'_> {
+super::blocking_records!(LmdbWorker<'_>);
+
+impl LmdbWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -362,7 +372,7 @@ impl EngineWorker for LmdbWorker<'_> {
 
     fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
         codec::encode(values, &mut self.encoded);
-        self.put(key)
+        self.write_encoded(key)
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
@@ -394,7 +404,9 @@ impl LmdbKvWorker<'_> {
     }
 }
 
-impl KvWorker for LmdbKvWorker<'_> {
+super::blocking_raw!(LmdbKvWorker<'_>);
+
+impl LmdbKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let rtxn = self.env.read_txn().map_err(failed)?;
         match self.db.get(&rtxn, key).map_err(failed)? {

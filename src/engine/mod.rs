@@ -1,11 +1,16 @@
 //! Where to do it: the engine seam.
 //!
-//! An engine is opened once per run ([`Engine`]) and hands each runner
-//! thread its own [`EngineWorker`], made with the thread's index and the
-//! thread count (go-ycsb's `InitThread`). Engines only store and fetch; the
-//! runner owns threads, pacing, timing and histograms (like fio's ioengine
-//! ops or go-ycsb's `DB`). An operation returns [`OpResult`]; the runner
-//! counts errors per operation type and never stops on one.
+//! An engine is opened once per run ([`Engine`]) and hands each client its
+//! own [`Operations`] ([`Engine::client`]), made for a [`ClientSlot`]: the
+//! client's index and the client count (go-ycsb's `InitThread`), whether it
+//! runs on a thread or as a task ([`Runs`]), and whether it uses YCSB's
+//! record operations or db_bench's raw ones ([`Access`]). Engines only
+//! store and fetch; the runner owns threads, pacing, timing and histograms
+//! (like fio's ioengine ops or go-ycsb's `DB`). An operation returns a
+//! [`Call`]: a blocking engine's result, already there ([`Call::Done`], no
+//! allocation), or an async driver's future ([`Call::Waiting`]). Its
+//! outcome is an [`OpResult`]; the runner counts errors per operation type
+//! and never stops on one.
 //!
 //! Three rules keep the seam fit for every kind of engine:
 //! - **Location-neutral**: an engine keeps its data in a directory, on a
@@ -18,21 +23,27 @@
 //!   and mapping db_bench's flags are the engine's calls ([`OpenMode`],
 //!   [`EngineSpec::db_bench`]).
 //!
-//! An engine with an async driver may also hand out [`AsyncEngineWorker`]s
-//! ([`Capabilities::async_ops`]): their operations return futures, and the
-//! runner drives its clients as tasks on its own runtime, which it lends to
-//! the engine at open ([`OpenOptions::runtime`]) so the driver's I/O runs on
-//! the same worker threads as the clients. Blocking engines never see it.
+//! Workloads write an operation once, as async code: a client task awaits
+//! it, a client thread runs it with [`wait`] (one poll for a `Done` call).
+//! An embedded engine writes plain methods returning [`OpResult`] and
+//! declares them with `blocking_records!` / `blocking_raw!`; a server
+//! engine writes async methods over its connection and declares them with
+//! `async_records!`, each call made by [`call`]`(WAITS, ..)`: done at once
+//! on a blocking connection, boxed as `Waiting` on an async one. An engine
+//! with an async driver ([`Capabilities::async_ops`]) runs its clients'
+//! I/O on the runner's runtime, which the runner lends it at open
+//! ([`OpenOptions::runtime`]); blocking engines never see it.
 //!
 //! Adding an engine is one file and one line in [`registry`].
 
-pub mod client_ops;
 pub mod db_bench_flags;
 #[cfg(test)]
 pub(crate) mod fake_listener;
 pub mod kv;
 pub mod null;
+pub mod operations;
 pub mod options;
+pub mod reconnect;
 pub mod record;
 #[cfg(test)]
 pub(crate) mod secret_checks;
@@ -46,7 +57,8 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use db_bench_flags::DbBenchFlags;
-pub use kv::KvWorker;
+pub(crate) use operations::{async_records, blocking_raw, blocking_records};
+pub use operations::{call, ready, run_now, wait, Access, Call, ClientSlot, Operations, Runs};
 pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 
@@ -54,9 +66,6 @@ use crate::error::{did_you_mean, InputError};
 pub use crate::measure::{OpError, OpResult};
 use crate::properties::Properties;
 
-/// An operation of an [`AsyncEngineWorker`]: boxed, because async methods
-/// of a trait object cannot return `impl Future` (about 50 ns per operation).
-pub type OpFuture<'a> = Pin<Box<dyn Future<Output = OpResult> + Send + 'a>>;
 
 /// Setting up something on the runner's runtime (an async worker).
 pub type SetupFuture<'a, T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'a>>;
@@ -66,72 +75,6 @@ pub type SetupFuture<'a, T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + S
 pub struct ThreadSlot {
     pub index: usize,
     pub count: usize,
-}
-
-/// Per-thread handle; all record operations of YCSB's `DB` interface.
-/// `fields: None` means all fields, as YCSB's `null` field set does.
-pub trait EngineWorker: Send {
-    fn read(
-        &mut self,
-        table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult;
-    /// Up to `count` records from `start_key` on, in key order.
-    fn scan(
-        &mut self,
-        table: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult;
-    /// Replaces or adds the given fields of an existing record.
-    fn update(&mut self, table: &str, key: &[u8], values: &Record) -> OpResult;
-    fn insert(&mut self, table: &str, key: &[u8], values: &Record) -> OpResult;
-    fn delete(&mut self, table: &str, key: &[u8]) -> OpResult;
-}
-
-/// [`EngineWorker`] for an engine with an async driver: the same operations
-/// with the same meaning, each returning a future that the runner awaits in
-/// one client task ([`Capabilities::async_ops`]). A client has one
-/// operation in flight at a time, so `&mut self` is held until it is done.
-pub trait AsyncEngineWorker: Send {
-    fn read<'a>(
-        &'a mut self,
-        table: &'a str,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpFuture<'a>;
-    fn scan<'a>(
-        &'a mut self,
-        table: &'a str,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpFuture<'a>;
-    fn update<'a>(&'a mut self, table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a>;
-    fn insert<'a>(&'a mut self, table: &'a str, key: &'a [u8], values: &'a Record) -> OpFuture<'a>;
-    fn delete<'a>(&'a mut self, table: &'a str, key: &'a [u8]) -> OpFuture<'a>;
-}
-
-/// Runs to its end an operation written as async code whose calls never
-/// wait: a blocking worker's calls are made, and done, when their futures
-/// are created, so one poll completes it. Lets an engine or the workload
-/// write an operation once for both seams.
-#[inline]
-pub fn run_now<F: Future>(operation: F) -> F::Output {
-    let mut operation = std::pin::pin!(operation);
-    match operation
-        .as_mut()
-        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-    {
-        std::task::Poll::Ready(output) => output,
-        std::task::Poll::Pending => unreachable!("a blocking call returned a pending future"),
-    }
 }
 
 /// The engine used when none is named (`--engine`, a plan's `engine`).
@@ -155,23 +98,13 @@ pub struct EngineInfo {
 /// user gets the message before any work is done.
 pub trait Engine: Send + Sync {
     fn info(&self) -> EngineInfo;
-    fn worker(&self, thread: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>>;
-    /// A worker for one client task ([`Capabilities::async_ops`]), made on
-    /// the runtime the engine was opened with ([`OpenOptions::runtime`]).
-    fn async_worker(
-        &self,
-        _client: ThreadSlot,
-    ) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
-        let err = unsupported(&self.info().name, "async operations (clients=tasks)");
-        Box::pin(std::future::ready(Err(err)))
-    }
-    /// A raw key-value handle for `kvperf bench` ([`Capabilities::kv`]).
-    fn kv_worker(&self, _thread: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Err(unsupported(
-            &self.info().name,
-            "raw key-value access (kvperf bench)",
-        ))
-    }
+    /// One client's [`Operations`], made for `slot`: a blocking engine's
+    /// at once ([`operations::ready`]); an async driver's on the runtime
+    /// the engine was opened with ([`OpenOptions::runtime`]) when the
+    /// client is a task, or blocking on the engine's own runtime when it is
+    /// a thread. Raw access on an engine without it
+    /// ([`Capabilities::kv`]) is an error ([`no_raw_access`]).
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>>;
     /// Engine-reported counters (bytes written, SST size...), read after a
     /// run; empty when the engine has none.
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -256,16 +189,16 @@ pub struct Capabilities {
     /// update is an upsert that creates the record (Cassandra's CQL
     /// `UPDATE`, as YCSB's binding).
     pub update_needs_existing: bool,
-    /// Whether [`Engine::async_worker`] hands out workers whose operations
-    /// are futures, for clients run as tasks on the runner's runtime
-    /// (`clients=tasks`), and whether the clients run so unless told.
+    /// Whether [`Engine::client`] hands out clients whose calls wait
+    /// ([`Call::Waiting`]), for clients run as tasks on the runner's
+    /// runtime (`clients=tasks`), and whether the clients run so unless told.
     pub async_ops: AsyncOps,
 }
 
 /// An engine's async operations ([`Capabilities::async_ops`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AsyncOps {
-    /// Blocking workers only: clients run on threads.
+    /// Blocking clients only: clients run on threads.
     Unavailable,
     /// Clients run as tasks when asked (`clients=tasks`), on threads by
     /// default: measured faster here for this engine.
@@ -486,6 +419,14 @@ pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Eng
         (_, None) => {}
     }
     (spec.open)(opts)
+}
+
+/// The error of a raw-access client asked of an engine without it.
+pub fn no_raw_access<'a>(engine: &str) -> SetupFuture<'a, Box<dyn Operations + 'a>> {
+    ready(Err(unsupported(
+        engine,
+        "raw key-value access (kvperf bench)",
+    )))
 }
 
 /// The error of a default method: the engine lacks `what`.

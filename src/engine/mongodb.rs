@@ -42,9 +42,10 @@ use mongodb::options::{
 use mongodb::sync::{Client, Collection, Database};
 
 use super::options::OptionValues;
-use super::{AsyncOps, 
-    Capabilities, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker, KvSupport, KvWorker,
-    OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
+    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record,
+    ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -549,18 +550,8 @@ impl MongoEngine {
         .filter(|c| names.contains(c))
         .collect())
     }
-}
 
-impl Engine for MongoEngine {
-    fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "mongodb".into(),
-            version: self.version.clone(),
-            options: self.settings.effective.clone(),
-        }
-    }
-
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
+    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
         let client = self.connected_client()?;
         let coll = client
             .database(&self.settings.database)
@@ -572,7 +563,7 @@ impl Engine for MongoEngine {
         }))
     }
 
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
         let client = self.connected_client()?;
         let coll = client
             .database(&self.settings.database)
@@ -583,6 +574,23 @@ impl Engine for MongoEngine {
             cursor: Batch::default(),
             _client: client,
         }))
+    }
+}
+
+impl Engine for MongoEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "mongodb".into(),
+            version: self.version.clone(),
+            options: self.settings.effective.clone(),
+        }
+    }
+
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     /// Nothing runs in the background that a client can wait for; writes
@@ -697,7 +705,9 @@ pub struct MongoWorker<'e> {
     _client: Client,
 }
 
-impl EngineWorker for MongoWorker<'_> {
+super::blocking_records!(MongoWorker<'_>);
+
+impl MongoWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -884,7 +894,9 @@ fn bin(bytes: &[u8]) -> Binary {
     }
 }
 
-impl KvWorker for MongoKvWorker<'_> {
+super::blocking_raw!(MongoKvWorker<'_>);
+
+impl MongoKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let found = self
             .coll

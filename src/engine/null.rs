@@ -2,8 +2,8 @@
 //! `basicdb.verbose=false`. It exists only to measure the driver's own cost.
 
 use super::{
-    AsyncOps, Capabilities, Engine, EngineInfo, EngineSpec, EngineWorker, KvSupport, KvWorker,
-    OpError, OpResult, OpenOptions, Record, ScanResults, StoreKind, ThreadSlot,
+    ready, AsyncOps, Call, Capabilities, ClientSlot, Engine, EngineInfo, EngineSpec, KvSupport,
+    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 
 pub static SPEC: EngineSpec = EngineSpec {
@@ -41,12 +41,9 @@ impl Engine for NullEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(NullWorker))
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(NullWorker))
+    /// One client for both halves: every call is done at once.
+    fn client(&self, _: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(Ok(Box::new(NullWorker)))
     }
 
     /// Nothing runs in the background and nothing is stored.
@@ -65,51 +62,51 @@ impl Engine for NullEngine {
 
 pub struct NullWorker;
 
-impl EngineWorker for NullWorker {
-    fn read(&mut self, _: &str, _: &[u8], _: Option<&[&str]>, _: &mut Record) -> OpResult {
-        Ok(())
+/// Every record operation succeeds. Every key "exists" with an empty
+/// value, so `kvperf bench --engine null` measures only the benchmark loop.
+/// It has no order to iterate in ([`KvSupport::Point`]), so seek finds nothing.
+impl Operations for NullWorker {
+    fn read<'a>(
+        &'a mut self,
+        _: &'a str,
+        _: &'a [u8],
+        _: Option<&'a [&'a str]>,
+        _: &'a mut Record,
+    ) -> Call<'a> {
+        Ok(()).into()
     }
-    fn scan(
-        &mut self,
-        _: &str,
-        _: &[u8],
+    fn scan<'a>(
+        &'a mut self,
+        _: &'a str,
+        _: &'a [u8],
         _: usize,
-        _: Option<&[&str]>,
-        _: &mut ScanResults,
-    ) -> OpResult {
-        Ok(())
+        _: Option<&'a [&'a str]>,
+        _: &'a mut ScanResults,
+    ) -> Call<'a> {
+        Ok(()).into()
     }
-    fn update(&mut self, _: &str, _: &[u8], _: &Record) -> OpResult {
-        Ok(())
+    fn update<'a>(&'a mut self, _: &'a str, _: &'a [u8], _: &'a Record) -> Call<'a> {
+        Ok(()).into()
     }
-    fn insert(&mut self, _: &str, _: &[u8], _: &Record) -> OpResult {
-        Ok(())
+    fn insert<'a>(&'a mut self, _: &'a str, _: &'a [u8], _: &'a Record) -> Call<'a> {
+        Ok(()).into()
     }
-    fn delete(&mut self, _: &str, _: &[u8]) -> OpResult {
-        Ok(())
+    fn delete<'a>(&'a mut self, _: &'a str, _: &'a [u8]) -> Call<'a> {
+        Ok(()).into()
     }
-}
-
-/// Every key "exists" with an empty value, so `kvperf bench --engine null`
-/// measures only the benchmark loop. It has no order to iterate in
-/// ([`KvSupport::Point`]), so seek finds nothing.
-impl KvWorker for NullWorker {
-    fn get(&mut self, _: &[u8]) -> Result<usize, OpError> {
-        Ok(0)
+    fn get<'a>(&'a mut self, _: &'a [u8]) -> Call<'a, usize> {
+        Ok(0).into()
     }
-    fn put(&mut self, _: &[u8], _: &[u8]) -> OpResult {
-        Ok(())
+    fn put<'a>(&'a mut self, _: &'a [u8], _: &'a [u8]) -> Call<'a> {
+        Ok(()).into()
     }
-    fn delete(&mut self, _: &[u8]) -> OpResult {
-        Ok(())
+    fn remove<'a>(&'a mut self, _: &'a [u8]) -> Call<'a> {
+        Ok(()).into()
     }
-    fn seek(&mut self, _: Option<&[u8]>, _: bool) -> Result<bool, OpError> {
-        Ok(false)
+    fn seek<'a>(&'a mut self, _: Option<&'a [u8]>, _: bool) -> Call<'a, bool> {
+        Ok(false).into()
     }
-    fn next(&mut self) -> Result<bool, OpError> {
-        Ok(false)
-    }
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        None
+    fn next(&mut self) -> Call<'_, bool> {
+        Ok(false).into()
     }
 }

@@ -69,13 +69,13 @@ use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
-use super::client_ops::{within, Backoff, ClientOps, ReadyWorker, TaskWorker};
+use super::reconnect::{within, Backoff};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
-use super::{AsyncOps, 
-    run_now, AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
-    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpResult, OpenMode,
-    OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
+use super::{
+    run_now, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -482,30 +482,10 @@ impl PgEngine {
             )
         })
     }
-}
 
-impl Engine for PgEngine {
-    fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "postgres".into(),
-            version: self.version.clone(),
-            options: self.options.effective.clone(),
-        }
-    }
-
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        let records = run_now(Records::<Client>::open(&self.options))?;
-        Ok(Box::new(ReadyWorker(records)))
-    }
-
-    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
-        Box::pin(async move {
-            let records = Records::<tokio_postgres::Client>::open(&self.options).await?;
-            Ok(Box::new(TaskWorker(records)) as Box<dyn AsyncEngineWorker>)
-        })
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
+    /// A blocking client for db_bench's raw key-value operations, its
+    /// statements prepared.
+    fn raw(&self) -> anyhow::Result<Box<dyn Operations + '_>> {
         let mut client = self.options.connect()?;
         let kv = &self.options.kv_table;
         let sql = [
@@ -542,6 +522,33 @@ impl Engine for PgEngine {
             cursor: KvBatch::default(),
         }))
     }
+}
+
+impl Engine for PgEngine {
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: "postgres".into(),
+            version: self.version.clone(),
+            options: self.options.effective.clone(),
+        }
+    }
+
+    /// A thread's client blocks on its connection; a task's awaits an
+    /// async one; raw access (db_bench, on threads) is blocking.
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        match (slot.access, slot.runs) {
+            (Access::Raw, _) => super::ready(self.raw()),
+            (Access::Records, Runs::Thread) => super::ready(
+                run_now(Records::<Client>::open(&self.options))
+                    .map(|records| Box::new(records) as Box<dyn Operations>),
+            ),
+            (Access::Records, Runs::Task) => Box::pin(async move {
+                let records = Records::<tokio_postgres::Client>::open(&self.options).await?;
+                Ok(Box::new(records) as Box<dyn Operations>)
+            }),
+        }
+    }
+
 
     fn stats(&self) -> BTreeMap<String, u64> {
         let mut stats = BTreeMap::new();
@@ -720,9 +727,11 @@ fn push_row(row: &postgres::Row, wanted: Option<&[&str]>, out: &mut Record) -> O
 /// A client's connection: a thread's blocking [`Client`] or a task's
 /// [`tokio_postgres::Client`]. The record operations are written once, as
 /// async code over it ([`Records`]); the blocking client's calls are done
-/// when their futures are made, so [`run_now`] completes an operation in
-/// one poll.
+/// when their futures are made, so an operation is done in one poll
+/// ([`Connection::WAITS`]).
 trait Connection: Sized + Send {
+    /// Whether its calls wait (async) or are done when made (blocking).
+    const WAITS: bool;
     fn connect(options: &PgOptions) -> impl Future<Output = anyhow::Result<Self>> + Send;
     fn prepare<'a>(
         &'a mut self,
@@ -750,6 +759,7 @@ trait Connection: Sized + Send {
 }
 
 impl Connection for Client {
+    const WAITS: bool = false;
     fn connect(options: &PgOptions) -> impl Future<Output = anyhow::Result<Self>> + Send {
         ready(options.connect())
     }
@@ -790,6 +800,7 @@ impl Connection for Client {
 }
 
 impl Connection for tokio_postgres::Client {
+    const WAITS: bool = true;
     async fn connect(options: &PgOptions) -> anyhow::Result<Self> {
         options.connect_async().await
     }
@@ -986,7 +997,9 @@ impl<'e, C: Connection> Records<'e, C> {
 
 }
 
-impl<C: Connection> ClientOps for Records<'_, C> {
+super::async_records!(impl[C: Connection] Records<'_, C>, C::WAITS);
+
+impl<C: Connection> Records<'_, C> {
     async fn read<'a>(
         &'a mut self,
         key: &'a [u8],
@@ -1080,7 +1093,9 @@ impl PgKvWorker {
     }
 }
 
-impl KvWorker for PgKvWorker {
+super::blocking_raw!(PgKvWorker);
+
+impl PgKvWorker {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let row = self.client.query_opt(&self.get, &[&key]).map_err(failed)?;
         match row {

@@ -48,10 +48,10 @@ use redb::{
 
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
-use super::{AsyncOps, 
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -237,6 +237,23 @@ impl RedbEngine {
             .context("redb durability")?;
         txn.commit().context("redb durable commit failed")
     }
+
+    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(RedbWorker {
+            engine: self,
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(RedbKvWorker {
+            engine: self,
+            current: None,
+            range: None,
+            table: None,
+        }))
+    }
 }
 
 impl Engine for RedbEngine {
@@ -248,21 +265,11 @@ impl Engine for RedbEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(RedbWorker {
-            engine: self,
-            encoded: Vec::new(),
-            scratch: Record::new(),
-        }))
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(RedbKvWorker {
-            engine: self,
-            current: None,
-            range: None,
-            table: None,
-        }))
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -329,7 +336,8 @@ pub struct RedbWorker<'a> {
 }
 
 impl RedbWorker<'_> {
-    fn put(&self, key: &[u8]) -> OpResult {
+    /// Writes the encoded record under `key` in a transaction of its own.
+    fn write_encoded(&self, key: &[u8]) -> OpResult {
         let txn = self.engine.begin_write()?;
         {
             let mut table = txn.open_table(TABLE).map_err(failed)?;
@@ -339,7 +347,9 @@ impl RedbWorker<'_> {
     }
 }
 
-impl EngineWorker for RedbWorker<'_> {
+super::blocking_records!(RedbWorker<'_>);
+
+impl RedbWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -407,7 +417,7 @@ impl EngineWorker for RedbWorker<'_> {
 
     fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
         codec::encode(values, &mut self.encoded);
-        self.put(key)
+        self.write_encoded(key)
     }
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
@@ -442,7 +452,9 @@ impl RedbKvWorker<'_> {
     }
 }
 
-impl KvWorker for RedbKvWorker<'_> {
+super::blocking_raw!(RedbKvWorker<'_>);
+
+impl RedbKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let table = self.engine.read_table()?;
         match table.get(key).map_err(failed)? {

@@ -70,12 +70,12 @@ use redis::{
     Script, ScriptInvocation, Value,
 };
 
-use super::client_ops::{within, Backoff, ClientOps, ReadyWorker, TaskWorker};
 use super::options::OptionValues;
-use super::{AsyncOps, 
-    AsyncEngineWorker, Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption,
-    EngineSpec, EngineWorker, KvSupport, KvWorker, OpError, OpResult, OpenMode,
-    OpenOptions, Record, ScanResults, SetupFuture, StoreKind, ThreadSlot,
+use super::reconnect::{within, Backoff};
+use super::{
+    Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
+    ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -553,25 +553,27 @@ impl Engine for RedisEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        let link = Link::open(&self.options)?;
-        Ok(Box::new(ReadyWorker(Records::new(link, &self.options))))
-    }
-
-    fn async_worker(&self, _: ThreadSlot) -> SetupFuture<'_, Box<dyn AsyncEngineWorker + '_>> {
-        Box::pin(async move {
-            let link = AsyncLink::open(&self.options).await?;
-            Ok(Box::new(TaskWorker(Records::new(link, &self.options)))
-                as Box<dyn AsyncEngineWorker>)
-        })
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(RedisKvWorker {
-            link: Link::open(&self.options)?,
-            options: &self.options,
-            key: Vec::new(),
-        }))
+    /// A thread's client blocks on its connection; a task's awaits an
+    /// async one; raw access (db_bench, on threads) is blocking.
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        let options = &self.options;
+        match (slot.access, slot.runs) {
+            (Access::Raw, _) => super::ready(Link::open(options).map(|link| {
+                Box::new(RedisKvWorker {
+                    link,
+                    options,
+                    key: Vec::new(),
+                }) as Box<dyn Operations>
+            })),
+            (Access::Records, Runs::Thread) => super::ready(
+                Link::open(options)
+                    .map(|link| Box::new(Records::new(link, options)) as Box<dyn Operations>),
+            ),
+            (Access::Records, Runs::Task) => Box::pin(async move {
+                let link = AsyncLink::open(options).await?;
+                Ok(Box::new(Records::new(link, options)) as Box<dyn Operations>)
+            }),
+        }
     }
 
     /// Redis keeps its data in memory and runs nothing kvperf must wait
@@ -615,12 +617,14 @@ impl Engine for RedisEngine {
 /// blocking connection ([`Link`]) or a client task's async one
 /// ([`AsyncLink`]). The record operations are written once, as async code
 /// over it ([`Records`]); on the blocking link each call is done when its
-/// future is made, so [`run_now`] completes an operation in one poll.
+/// future is made, so an operation is done in one poll ([`Transport::WAITS`]).
 ///
 /// Replies come back as [`Value`]s, converted by the caller ([`converted`]): a
 /// type parameter here would stop the compiler from proving the async
 /// operations `Send` (rust-lang/rust#100013).
 trait Transport: Send {
+    /// Whether its calls wait (async) or are done when made (blocking).
+    const WAITS: bool;
     fn query<'a>(&'a mut self, command: &'a Cmd)
         -> impl Future<Output = Result<Value, OpError>> + Send + 'a;
     fn query_pipeline<'a>(
@@ -701,6 +705,7 @@ fn settle<C, T>(con: &mut Option<C>, backoff: &mut Backoff, result: RedisResult<
 }
 
 impl Transport for Link<'_> {
+    const WAITS: bool = false;
     fn query<'a>(
         &'a mut self,
         command: &'a Cmd,
@@ -755,6 +760,7 @@ impl<'e> AsyncLink<'e> {
 }
 
 impl Transport for AsyncLink<'_> {
+    const WAITS: bool = true;
     async fn query<'a>(&'a mut self, command: &'a Cmd) -> Result<Value, OpError> {
         let result = command.query_async(self.connection().await?).await;
         self.settle(result)
@@ -870,7 +876,9 @@ impl<'e, T: Transport> Records<'e, T> {
 
 }
 
-impl<T: Transport> ClientOps for Records<'_, T> {
+super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
+
+impl<T: Transport> Records<'_, T> {
     async fn read<'a>(
         &'a mut self,
         key: &'a [u8],
@@ -1008,7 +1016,9 @@ impl RedisKvWorker<'_> {
 
 const NO_ORDER: &str = "Redis: the redis engine cannot iterate keys in order";
 
-impl KvWorker for RedisKvWorker<'_> {
+super::blocking_raw!(RedisKvWorker<'_>);
+
+impl RedisKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         self.set_key(key);
         let key = &self.key;

@@ -17,10 +17,10 @@ use rocksdb::{
 
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
-use super::{AsyncOps, 
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults,
-    StoreKind, ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -355,6 +355,26 @@ impl RocksEngine {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+
+    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(RocksWorker {
+            db: &self.db,
+            write: self.options.write_options(),
+            read: ReadOptions::default(),
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(RocksKvWorker {
+            db: &self.db,
+            write: self.options.write_options(),
+            read: ReadOptions::default(),
+            auto_readahead_size: self.options.auto_readahead_size,
+            cursor: None,
+        }))
+    }
 }
 
 impl Engine for RocksEngine {
@@ -366,24 +386,11 @@ impl Engine for RocksEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(RocksWorker {
-            db: &self.db,
-            write: self.options.write_options(),
-            read: ReadOptions::default(),
-            encoded: Vec::new(),
-            scratch: Record::new(),
-        }))
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(RocksKvWorker {
-            db: &self.db,
-            write: self.options.write_options(),
-            read: ReadOptions::default(),
-            auto_readahead_size: self.options.auto_readahead_size,
-            cursor: None,
-        }))
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -471,7 +478,9 @@ fn failed(err: rocksdb::Error) -> OpError {
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
 
-impl EngineWorker for RocksWorker<'_> {
+super::blocking_records!(RocksWorker<'_>);
+
+impl RocksWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -541,7 +550,9 @@ pub struct RocksKvWorker<'a> {
     cursor: Option<DBRawIteratorWithThreadMode<'a, DB>>,
 }
 
-impl KvWorker for RocksKvWorker<'_> {
+super::blocking_raw!(RocksKvWorker<'_>);
+
+impl RocksKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         match self.db.get_pinned_opt(key, &self.read).map_err(failed)? {
             Some(found) => Ok(found.len()),

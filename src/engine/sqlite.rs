@@ -46,10 +46,10 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use super::kv::{self, KvBatch};
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
-use super::{AsyncOps, 
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -299,6 +299,21 @@ impl SqliteEngine {
             .and_then(|f| f.sync_all())
             .with_context(|| format!("cannot fsync '{}'", self.path.display()))
     }
+
+    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(SqliteWorker {
+            conn: self.connect()?,
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(SqliteKvWorker {
+            conn: self.connect()?,
+            cursor: KvBatch::default(),
+        }))
+    }
 }
 
 impl Engine for SqliteEngine {
@@ -310,19 +325,11 @@ impl Engine for SqliteEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(SqliteWorker {
-            conn: self.connect()?,
-            encoded: Vec::new(),
-            scratch: Record::new(),
-        }))
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(SqliteKvWorker {
-            conn: self.connect()?,
-            cursor: KvBatch::default(),
-        }))
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -384,7 +391,9 @@ impl SqliteWorker {
     }
 }
 
-impl EngineWorker for SqliteWorker {
+super::blocking_records!(SqliteWorker);
+
+impl SqliteWorker {
     fn read(
         &mut self,
         _table: &str,
@@ -503,7 +512,9 @@ impl SqliteKvWorker {
     }
 }
 
-impl KvWorker for SqliteKvWorker {
+super::blocking_raw!(SqliteKvWorker);
+
+impl SqliteKvWorker {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let mut stmt = self.conn.prepare_cached(SELECT_ONE).map_err(failed)?;
         let mut rows = stmt.query([key]).map_err(failed)?;

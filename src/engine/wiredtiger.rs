@@ -23,10 +23,10 @@ use anyhow::Context;
 
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
-use super::{AsyncOps, 
-    Capabilities, DbBenchFlags, Engine, EngineInfo, EngineOption, EngineSpec, EngineWorker,
-    KvSupport, KvWorker, OpError, OpResult, OpenMode, OpenOptions, Record, ScanResults, StoreKind,
-    ThreadSlot,
+use super::{
+    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -464,6 +464,21 @@ impl WtEngine {
         let code = unsafe { ffi::kvperf_wt_checkpoint(session.session, std::ptr::null()) };
         check(code).map_err(|why| anyhow::anyhow!("WiredTiger checkpoint failed: {why}"))
     }
+
+    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(WtWorker {
+            session: self.session()?,
+            encoded: Vec::new(),
+            scratch: Record::new(),
+        }))
+    }
+
+    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+        Ok(Box::new(WtKvWorker {
+            session: self.session()?,
+            entry: None,
+        }))
+    }
 }
 
 impl Engine for WtEngine {
@@ -478,19 +493,11 @@ impl Engine for WtEngine {
         }
     }
 
-    fn worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn EngineWorker + '_>> {
-        Ok(Box::new(WtWorker {
-            session: self.session()?,
-            encoded: Vec::new(),
-            scratch: Record::new(),
-        }))
-    }
-
-    fn kv_worker(&self, _: ThreadSlot) -> anyhow::Result<Box<dyn KvWorker + '_>> {
-        Ok(Box::new(WtKvWorker {
-            session: self.session()?,
-            entry: None,
-        }))
+    fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
+        ready(match slot.access {
+            Access::Records => self.records(slot),
+            Access::Raw => self.raw(slot),
+        })
     }
 
     /// A checkpoint, with or without `flush`: it writes every dirty page
@@ -743,7 +750,9 @@ impl WtWorker<'_> {
     }
 }
 
-impl EngineWorker for WtWorker<'_> {
+super::blocking_records!(WtWorker<'_>);
+
+impl WtWorker<'_> {
     fn read(
         &mut self,
         _table: &str,
@@ -861,7 +870,9 @@ impl WtKvWorker<'_> {
     }
 }
 
-impl KvWorker for WtKvWorker<'_> {
+super::blocking_raw!(WtKvWorker<'_>);
+
+impl WtKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         self.session.get(key, <[u8]>::len)
     }
@@ -925,6 +936,7 @@ unsafe impl Send for WtKvWorker<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::wait;
 
     #[test]
     fn owns_exactly_wiredtigers_files() {
@@ -976,29 +988,57 @@ mod tests {
         let db = tmp.path().join("db");
         let engine = open_in(&db, OpenMode::Fresh);
         assert!(engine.info().version.starts_with("WiredTiger "));
-        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut w = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
         let mut rec = Record::new();
         rec.push(b"field0", b"x");
-        w.insert("usertable", b"k", &rec).unwrap();
+        w.insert("usertable", b"k", &rec).now().unwrap();
         let err = engine.close().unwrap_err().to_string();
         assert!(err.contains("1 session(s) still open"), "{err}");
-        assert_eq!(w.delete("usertable", b"missing"), Err(OpError::NotFound));
+        assert_eq!(
+            w.delete("usertable", b"missing").now(),
+            Err(OpError::NotFound)
+        );
         drop(w);
         engine.settle(true).unwrap();
         engine.compact().unwrap();
         engine.close().unwrap();
         engine.close().unwrap();
-        assert!(engine.worker(ThreadSlot { index: 0, count: 1 }).is_err());
+        assert!(wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).is_err());
         drop(engine);
         // Dropped without close: Drop closes the connection (else the
         // next open would find WiredTiger.lock held).
         let engine = open_in(&db, OpenMode::Existing);
         drop(engine);
         let engine = open_in(&db, OpenMode::Existing);
-        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut w = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
         let mut out = Record::new();
-        w.read("usertable", b"k", None, &mut out).unwrap();
+        w.read("usertable", b"k", None, &mut out).now().unwrap();
         assert_eq!(out.get(b"field0"), Some(&b"x"[..]));
+    }
+
+    /// A client serves the half of the seam it was made for; the other
+    /// half is an error naming what is missing, never a silent no-op.
+    #[test]
+    fn each_client_refuses_the_other_half_of_the_seam() {
+        let tmp = tempfile::tempdir().unwrap();
+        let engine = open_in(&tmp.path().join("db"), OpenMode::Fresh);
+        let mut records = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
+        let err = records.get(b"k").now().unwrap_err();
+        assert!(
+            matches!(&err, OpError::Failed(m) if m.contains("no raw key-value access")),
+            "{err:?}"
+        );
+        drop(records);
+        let mut raw = wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+        raw.put(b"k", b"v").now().unwrap();
+        assert_eq!(raw.get(b"k").now(), Ok(1));
+        let err = raw.delete("usertable", b"k").now().unwrap_err();
+        assert!(
+            matches!(&err, OpError::Failed(m) if m.contains("no record operations")),
+            "{err:?}"
+        );
+        drop(raw);
+        engine.close().unwrap();
     }
 
     /// Two threads read-modify-write one record, each its own field: with
@@ -1009,27 +1049,28 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let engine = open_in(&tmp.path().join("db"), OpenMode::Fresh);
         let engine = engine.as_ref();
-        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut w = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
         let mut rec = Record::new();
         rec.push(b"start", b"0");
-        w.insert("usertable", b"hot", &rec).unwrap();
+        w.insert("usertable", b"hot", &rec).now().unwrap();
         drop(w);
         const UPDATES: usize = 3000;
         std::thread::scope(|s| {
             for t in 0..2usize {
                 s.spawn(move || {
-                    let mut w = engine.worker(ThreadSlot { index: t, count: 2 }).unwrap();
+                    let mut w =
+                        wait(engine.client(ClientSlot::thread(t, 2, Access::Records))).unwrap();
                     for i in 1..=UPDATES {
                         let mut rec = Record::new();
                         rec.push(format!("field{t}").as_bytes(), i.to_string().as_bytes());
-                        w.update("usertable", b"hot", &rec).unwrap();
+                        w.update("usertable", b"hot", &rec).now().unwrap();
                     }
                 });
             }
         });
-        let mut w = engine.worker(ThreadSlot { index: 0, count: 1 }).unwrap();
+        let mut w = wait(engine.client(ClientSlot::thread(0, 1, Access::Records))).unwrap();
         let mut out = Record::new();
-        w.read("usertable", b"hot", None, &mut out).unwrap();
+        w.read("usertable", b"hot", None, &mut out).now().unwrap();
         let last = UPDATES.to_string();
         assert_eq!(out.get(b"field0"), Some(last.as_bytes()), "{out:?}");
         assert_eq!(out.get(b"field1"), Some(last.as_bytes()), "{out:?}");

@@ -1,5 +1,5 @@
 //! db_bench's benchmarks (RocksDB 11.8 `tools/db_bench_tool.cc`), on any
-//! engine with a raw key-value handle ([`crate::engine::KvWorker`]).
+//! engine client with raw key-value access ([`crate::engine::Access::Raw`]).
 //!
 //! What db_bench does, and kvperf with it:
 //! - each thread performs the full count (`--num` writes for fills,
@@ -19,7 +19,9 @@ pub mod values;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use crate::engine::{Engine, KvSupport, KvWorker, OpError, OpResult, ThreadSlot};
+use crate::engine::{
+    Access, ClientSlot, Engine, KvSupport, OpError, OpResult, Operations, Runs, ThreadSlot,
+};
 use crate::error::InputError;
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpKind};
@@ -242,7 +244,12 @@ impl Workload for BenchWorkload<'_> {
         Ok(Box::new(BenchThread {
             wl: self,
             index,
-            kv: self.engine.kv_worker(slot)?,
+            kv: crate::engine::wait(self.engine.client(ClientSlot {
+                index,
+                count: slot.count,
+                runs: Runs::Thread,
+                access: Access::Raw,
+            }))?,
             rng: rng_from_seed(self.seed, index as u64),
             key: vec![0; self.cfg.key_size],
             values: ValueGenerator::new(self.cfg.value_size, self.cfg.compression_ratio),
@@ -290,7 +297,7 @@ struct LocalTally {
 struct BenchThread<'a> {
     wl: &'a BenchWorkload<'a>,
     index: usize,
-    kv: Box<dyn KvWorker + 'a>,
+    kv: Box<dyn Operations + 'a>,
     rng: Rng,
     key: Vec<u8>,
     values: ValueGenerator,
@@ -334,7 +341,7 @@ impl WorkloadThread for BenchThread<'_> {
                 keys::fill_key(k, &mut self.key);
                 let (kv, key) = (&mut self.kv, &self.key);
                 meter
-                    .time(OpKind::Delete, intended, || kv.delete(key))
+                    .time(OpKind::Delete, intended, || kv.remove(key).now())
                     .is_ok()
             }
         };
@@ -352,7 +359,7 @@ impl BenchThread<'_> {
         keys::fill_key(number, &mut self.key);
         let value = self.values.generate();
         let (kv, key) = (&mut self.kv, &self.key);
-        let result = meter.time(OpKind::Write, intended, || kv.put(key, value));
+        let result = meter.time(OpKind::Write, intended, || kv.put(key, value).now());
         self.counts.writes += 1;
         self.counts.bytes += (key.len() + value.len()) as u64;
         keeps_going(&result)
@@ -364,7 +371,7 @@ impl BenchThread<'_> {
         keys::fill_key(k, &mut self.key);
         let (kv, key) = (&mut self.kv, &self.key);
         let mut found = None;
-        let result = meter.time(OpKind::Read, intended, || match kv.get(key) {
+        let result = meter.time(OpKind::Read, intended, || match kv.get(key).now() {
             Ok(len) => {
                 found = Some(len);
                 Ok(())
@@ -403,9 +410,9 @@ impl BenchThread<'_> {
         self.next_seq += 1;
         let started = meter.start();
         let moved = if first {
-            self.kv.seek(None, true)
+            self.kv.seek(None, true).now()
         } else {
-            self.kv.next()
+            self.kv.next().now()
         };
         let result = match moved {
             Ok(false) => return Step::Exhausted,
@@ -429,14 +436,14 @@ impl BenchThread<'_> {
         let mut bytes = 0;
         // db_bench opens a new iterator for every seek (no tailing iterator).
         let result = meter.time(OpKind::Seek, intended, || {
-            let mut valid = kv.seek(Some(key), true)?;
+            let mut valid = kv.seek(Some(key), true).now()?;
             found = valid && kv.current().is_some_and(|(k, _)| k == key.as_slice());
             let mut n = 0;
             while n < nexts && valid {
                 if let Some((k, v)) = kv.current() {
                     bytes += (k.len() + v.len()) as u64;
                 }
-                valid = kv.next()?;
+                valid = kv.next().now()?;
                 n += 1;
             }
             Ok(())
@@ -455,12 +462,12 @@ impl BenchThread<'_> {
         let (kv, key) = (&mut self.kv, &self.key);
         let mut found = None;
         let result = meter.time(OpKind::Update, intended, || {
-            match kv.get(key) {
+            match kv.get(key).now() {
                 Ok(len) => found = Some(len),
                 Err(OpError::NotFound) => {}
                 Err(e) => return Err(e),
             }
-            kv.put(key, new_value)
+            kv.put(key, new_value).now()
         });
         self.counts.found += u64::from(found.is_some());
         self.counts.bytes += (2 * self.key.len() + found.unwrap_or(0) + new_value.len()) as u64;

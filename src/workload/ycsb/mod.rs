@@ -4,10 +4,10 @@
 //!
 //! [`CoreWorkload`] is shared by all clients (counters, precomputed zeta);
 //! each client gets a [`CoreThread`] with its own RNG and generators. Its
-//! operations are written once, over [`calls::EngineCalls`], and run on a
-//! client thread (blocking engine calls) or a client task (awaited ones).
+//! operations are written once, as async code over the engine's
+//! [`Operations`], and run on a client thread ([`wait`]) or a client task
+//! (awaited).
 
-mod calls;
 pub mod config;
 pub mod keys;
 pub mod values;
@@ -20,9 +20,10 @@ use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
 use keys::build_key_name;
 use values::{append_deterministic_value, RandomValuePool};
 
-use calls::{Awaiting, Blocking, EngineCalls};
-
-use crate::engine::{run_now, Engine, OpResult, Record, ScanResults, SetupFuture, ThreadSlot};
+use crate::engine::{
+    wait, Access, ClientSlot, Engine, OpResult, Operations, Record, Runs, ScanResults, SetupFuture,
+    ThreadSlot,
+};
 use crate::error::InputError;
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
@@ -304,12 +305,13 @@ pub struct BoundWorkload<'a> {
 }
 
 impl<'a> BoundWorkload<'a> {
-    /// A client's state around its engine calls `db`.
-    fn client<D: EngineCalls>(&self, db: D, slot: ThreadSlot) -> CoreThread<'a, D> {
+    /// A client's state around its engine client `db`, driven as `runs` says.
+    fn client(&self, db: Box<dyn Operations + 'a>, runs: Runs, slot: ThreadSlot) -> CoreThread<'a> {
         let wl = self.workload;
         let c = &wl.cfg;
         CoreThread {
             db,
+            runs,
             wl,
             rng: rng_from_seed(wl.seed, slot.index as u64),
             keys: wl.key_chooser(),
@@ -338,15 +340,25 @@ impl<'a> BoundWorkload<'a> {
 
 impl Workload for BoundWorkload<'_> {
     fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
-        let db = Blocking(self.engine.worker(slot)?);
-        Ok(Box::new(self.client(db, slot)))
+        let db = wait(self.engine.client(records(slot, Runs::Thread)))?;
+        Ok(Box::new(self.client(db, Runs::Thread, slot)))
     }
 
     fn task(&self, slot: ThreadSlot) -> SetupFuture<'_, Box<dyn WorkloadTask + '_>> {
         Box::pin(async move {
-            let db = Awaiting(self.engine.async_worker(slot).await?);
-            Ok(Box::new(self.client(db, slot)) as Box<dyn WorkloadTask + '_>)
+            let db = self.engine.client(records(slot, Runs::Task)).await?;
+            Ok(Box::new(self.client(db, Runs::Task, slot)) as Box<dyn WorkloadTask + '_>)
         })
+    }
+}
+
+/// The engine client of YCSB's client `slot`: record operations.
+fn records(slot: ThreadSlot, runs: Runs) -> ClientSlot {
+    ClientSlot {
+        index: slot.index,
+        count: slot.count,
+        runs,
+        access: Access::Records,
     }
 }
 
@@ -382,9 +394,11 @@ enum ScanLength {
     Zipfian(Zipfian),
 }
 
-/// One client of the core workload; `D` is how it calls the engine.
-pub struct CoreThread<'a, D> {
-    db: D,
+/// One client of the core workload.
+pub struct CoreThread<'a> {
+    db: Box<dyn Operations + 'a>,
+    /// How the client is driven: how it pauses before an insert retry.
+    runs: Runs,
     wl: &'a CoreWorkload,
     rng: Rng,
     keys: KeyChooser,
@@ -402,7 +416,7 @@ pub struct CoreThread<'a, D> {
     written_bytes: u64,
 }
 
-impl<D> Drop for CoreThread<'_, D> {
+impl Drop for CoreThread<'_> {
     fn drop(&mut self) {
         self.wl.read_bytes.fetch_add(self.read_bytes, Relaxed);
         self.wl.written_bytes.fetch_add(self.written_bytes, Relaxed);
@@ -419,20 +433,20 @@ fn counted(meter: &Meter, result: &OpResult, bytes: usize) -> u64 {
     }
 }
 
-impl WorkloadThread for CoreThread<'_, Blocking<'_>> {
+impl WorkloadThread for CoreThread<'_> {
     #[inline]
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step {
-        run_now(self.operation(meter, intended))
+        wait(self.operation(meter, intended))
     }
 }
 
-impl WorkloadTask for CoreThread<'_, Awaiting<'_>> {
+impl WorkloadTask for CoreThread<'_> {
     fn step<'s>(&'s mut self, meter: &'s mut Meter, intended: Instant) -> StepFuture<'s> {
         Box::pin(self.operation(meter, intended))
     }
 }
 
-impl<'a, D: EngineCalls> CoreThread<'a, D> {
+impl<'a> CoreThread<'a> {
     /// One operation of the phase (YCSB `doInsert` or `doTransaction`).
     #[inline]
     async fn operation(&mut self, meter: &mut Meter, intended: Instant) -> Step {
@@ -549,7 +563,12 @@ impl<'a, D: EngineCalls> CoreThread<'a, D> {
             eprintln!("kvperf: retrying insertion, retry count: {retries}");
             let jitter = 0.8 + 0.4 * crate::workload::generator::next_f64(&mut self.rng);
             let pause = self.wl.cfg.insertion_retry_interval_s as f64 * jitter;
-            self.db.pause(Duration::from_secs_f64(pause)).await;
+            let pause = Duration::from_secs_f64(pause);
+            match self.runs {
+                // A thread sleeps; a task waits without holding its worker thread.
+                Runs::Thread => std::thread::sleep(pause),
+                Runs::Task => crate::runner::sleep_until(Instant::now() + pause).await,
+            }
         }
     }
 

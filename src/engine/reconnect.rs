@@ -1,0 +1,57 @@
+//! Reaching a server again: a bounded connect, and the pauses between
+//! one client's reconnect attempts.
+
+use std::time::Duration;
+
+/// `connect` run on a thread of its own, waited for at most `limit`; `None`
+/// when time is up. A blocking driver's timeouts bound each read, not a
+/// whole handshake of several; the thread ends when its driver gives up.
+pub fn within<T: Send + 'static>(
+    limit: Duration,
+    connect: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(connect()));
+    rx.recv_timeout(limit).ok()
+}
+
+/// The first pause between one client's reconnect attempts, doubled after
+/// each failed one up to [`RECONNECT_MAX_PAUSE`]: a server that is down is
+/// tried a few times a second per client, not once per operation.
+pub const RECONNECT_FIRST_PAUSE: Duration = Duration::from_millis(10);
+pub const RECONNECT_MAX_PAUSE: Duration = Duration::from_secs(1);
+
+/// How long a client waits before its next reconnect attempt. The first
+/// attempt after a lost connection is at once (a restarted server is back
+/// soon); a successful operation starts the sequence again.
+#[derive(Debug, Default)]
+pub struct Backoff {
+    pause: Duration,
+}
+
+impl Backoff {
+    /// The pause to take before this reconnect attempt; the next one waits longer.
+    pub fn next_pause(&mut self) -> Duration {
+        let pause = self.pause;
+        self.pause = (pause * 2).clamp(RECONNECT_FIRST_PAUSE, RECONNECT_MAX_PAUSE);
+        pause
+    }
+
+    pub fn reset(&mut self) {
+        self.pause = Duration::ZERO;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconnect_pauses_double_up_to_the_limit_and_reset_after_success() {
+        let mut b = Backoff::default();
+        let pauses: Vec<u64> = (0..10).map(|_| b.next_pause().as_millis() as u64).collect();
+        assert_eq!(pauses, [0, 10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+        b.reset();
+        assert_eq!(b.next_pause(), Duration::ZERO);
+    }
+}
