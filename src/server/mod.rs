@@ -277,6 +277,39 @@ mod tests {
         assert_eq!(f.len(), 5);
     }
 
+    /// Each server's script, after the shared part, defines what the
+    /// shared part's dispatch, stop and status call.
+    #[test]
+    fn every_script_defines_what_the_shared_part_calls() {
+        let check = r#"
+for f in do_install do_start do_stop do_status; do declare -F "$f" >/dev/null || exit 11; done
+if declare -f do_stop | grep -q stop_server; then
+    declare -F stop_server answers >/dev/null || exit 12
+    [ -n "${PROCESS:-}" ] || exit 13
+fi
+echo "$name"
+"#;
+        for server in &SERVERS {
+            let text = server.script_text();
+            let body = text.strip_suffix("dispatch \"$@\"\n").unwrap();
+            let out = Command::new("bash")
+                .arg("-c")
+                .arg(format!("{body}{check}"))
+                .arg(format!("{}.sh", server.name))
+                .env("KVPERF_PORT", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {:?} {}",
+                server.name,
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), server.name);
+        }
+    }
+
     #[test]
     fn a_foreign_directory_is_not_taken() {
         let tmp = tempfile::tempdir().unwrap();
