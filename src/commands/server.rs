@@ -55,7 +55,7 @@ fn start_about() -> String {
     for s in &server::SERVERS {
         let nodes = if s.max_nodes > 1 {
             format!(
-                "; --nodes up to {} (127.0.0.1-{})",
+                "; --nodes up to {}, on 127.0.0.1-{}",
                 s.max_nodes, s.max_nodes
             )
         } else {
@@ -69,7 +69,7 @@ fn start_about() -> String {
             text.push_str(&format!("    {:width$}  {}\n", setting.name, setting.about));
         }
     }
-    text
+    text.trim_end().to_string()
 }
 
 /// `--nodes`: 1 or more; each server's most is checked with its entry.

@@ -84,7 +84,7 @@ pub const SERVERS: [Server; 4] = [
     Server {
         name: "cassandra",
         engine: "cassandra",
-        about: "Apache Cassandra 5.0, its jars from Maven Central (needs Java 11 or 17)",
+        about: "Apache Cassandra 5.0, its jars from Maven Central, on Java 11 or 17",
         default_port: 9042,
         port_settings: &["cassandra_storage_port"],
         max_nodes: 3,
