@@ -13,7 +13,6 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use common::server::free_port;
 use kvperf::engine::{
     self, wait, Access, Call, Capability, ClientSlot, Engine, EngineSpec, KvSupport, OpError,
     OpResult, OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, StoreKind,
@@ -221,14 +220,7 @@ impl Server {
         let StoreKind::Server { server, .. } = spec.store else {
             return None;
         };
-        let extra = match server {
-            "cassandra" => vec![
-                "-p".into(),
-                format!("cassandra_storage_port={}", free_port()),
-            ],
-            _ => Vec::new(),
-        };
-        let started = common::server::Server::start_with(server, spec.name, extra)?;
+        let started = common::server::Server::start(server, spec.name)?;
         let mut props = Properties::new();
         props.set(&format!("{}.port", spec.name), &started.port.to_string());
         Some(Self {

@@ -354,6 +354,34 @@ fn what_an_engine_cannot_do_stops_a_plan_before_it_starts() {
     );
 }
 
+/// A config's servers are checked against the server registry before
+/// anything runs: their node counts and setting names.
+#[test]
+fn a_configs_servers_are_checked_before_the_plan_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = null_plan(tmp.path(), "served", "");
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let bad = |file: &str, server: &str| {
+        let path = tmp.path().join(file);
+        let config = format!("name = \"driver\"\nservers = [{server}]");
+        std::fs::write(&path, text.replace("name = \"driver\"", &config)).unwrap();
+        path
+    };
+    let nodes = bad("nodes.toml", r#"{ name = "redis", nodes = 2 }"#);
+    let out = plan_run(tmp.path(), &nodes, &tmp.path().join("r1.jsonl"));
+    assert_input_error(&out, "--nodes 2: redis runs as one node here");
+    let setting = bad(
+        "setting.toml",
+        r#"{ name = "postgres", settings = { pg_fsyn = "off" } }"#,
+    );
+    let out = plan_run(tmp.path(), &setting, &tmp.path().join("r2.jsonl"));
+    assert_input_error(
+        &out,
+        "unknown postgres setting 'pg_fsyn' (did you mean 'pg_fsync'?)",
+    );
+    assert!(!tmp.path().join("r2.jsonl").exists(), "nothing ran");
+}
+
 #[test]
 fn a_steps_warnings_reach_the_results_and_the_output() {
     let tmp = tempfile::tempdir().unwrap();

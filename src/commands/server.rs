@@ -12,15 +12,7 @@ use crate::server::{self, Action, Instance};
 #[derive(Debug, Subcommand)]
 pub enum ServerCommand {
     /// Install (if missing) and start a server, and wait until it answers.
-    #[command(
-        long_about = "Install the server if it is missing (Debian packages for redis and\n\
-        postgres, Cassandra 5.0 jars from Maven Central, FerretDB v1.24.0 built from the Go\n\
-        module proxy), start it on 127.0.0.1 in a data directory kvperf owns, and wait until\n\
-        it answers. `kvperf load|run --engine E` then finds it on its default address.\n\
-        Servers: redis (engine redis), postgres (engine postgres), cassandra (engine\n\
-        cassandra; --nodes 3 for a cluster on 127.0.0.1-3), ferretdb (engine mongodb).\n\n\
-        Example:\n  kvperf server start postgres -p pg_sync_commit=off"
-    )]
+    #[command(long_about = start_about())]
     Start(ServerArgs),
     /// Stop a server started by kvperf, cleanly, and wait until it is gone.
     Stop(ServerArgs),
@@ -30,7 +22,7 @@ pub enum ServerCommand {
 
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// redis, postgres, cassandra or ferretdb.
+    #[arg(help = names_help())]
     pub name: String,
     /// Data directory (default: /var/lib/kvperf/servers/NAME as root,
     /// ~/.local/share/kvperf/servers/NAME otherwise).
@@ -39,48 +31,71 @@ pub struct ServerArgs {
     /// Port (default: the server's usual one).
     #[arg(long, value_name = "PORT")]
     pub port: Option<u16>,
-    /// Nodes (cassandra only: 127.0.0.1, 127.0.0.2, ...).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=9))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = node_count, help = nodes_help())]
     pub nodes: u32,
-    /// Server setting, passed to its start script: persist=1 (redis),
-    /// pg_shared_buffers=1GB, pg_sync_commit=off, pg_fsync=off (postgres),
-    /// cassandra_heap=2G (cassandra), ferretdb_handler=postgresql,
-    /// ferretdb_pg_id_index=gin (ferretdb); repeatable.
+    /// Server setting, passed to its start script (each server's settings:
+    /// `kvperf server start --help`); repeatable.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
 }
 
-/// Settings each server's script reads.
-const SETTINGS: [(&str, &[&str]); 4] = [
-    ("redis", &["persist"]),
-    (
-        "postgres",
-        &[
-            "pg_shared_buffers",
-            "pg_sync_commit",
-            "pg_fsync",
-            "pg_max_connections",
-            "pg_extra_conf",
-        ],
-    ),
-    (
-        "cassandra",
-        &[
-            "cassandra_heap",
-            "cassandra_storage_port",
-            "cassandra_version",
-        ],
-    ),
-    (
-        "ferretdb",
-        &[
-            "ferretdb_handler",
-            "ferretdb_pg_url",
-            "ferretdb_pg_id_index",
-            "ferretdb_debug_port",
-        ],
-    ),
-];
+/// `kvperf server start --help`: every server, its engine and settings.
+fn start_about() -> String {
+    let mut text = String::from(
+        "Install the server if it is missing, start it on 127.0.0.1 in a data directory\n\
+         kvperf owns, and wait until it answers. `kvperf load|run --engine E` then finds it\n\
+         on its default address. Servers, and their settings (-p KEY=VALUE):\n",
+    );
+    let width = server::SERVERS
+        .iter()
+        .flat_map(|s| s.settings)
+        .map(|setting| setting.name.len())
+        .max()
+        .unwrap_or(0);
+    for s in &server::SERVERS {
+        let nodes = if s.max_nodes > 1 {
+            format!(
+                "; --nodes up to {}, on 127.0.0.1-{}",
+                s.max_nodes, s.max_nodes
+            )
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "\n  {}: {} (engine {}, port {}{nodes})\n",
+            s.name, s.about, s.engine, s.default_port
+        ));
+        for setting in s.settings {
+            text.push_str(&format!("    {:width$}  {}\n", setting.name, setting.about));
+        }
+    }
+    text.trim_end().to_string()
+}
+
+/// `--nodes`: 1 or more; each server's most is checked with its entry.
+fn node_count(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err("expected a node count of 1 or more".into()),
+    }
+}
+
+fn names_help() -> String {
+    let names: Vec<&str> = server::SERVERS.iter().map(|s| s.name).collect();
+    format!("The server: {}", names.join(", "))
+}
+
+fn nodes_help() -> String {
+    let clusters: Vec<String> = server::SERVERS
+        .iter()
+        .filter(|s| s.max_nodes > 1)
+        .map(|s| format!("{} up to {}", s.name, s.max_nodes))
+        .collect();
+    format!(
+        "Nodes, on 127.0.0.1, 127.0.0.2, ... ({}; the others 1)",
+        clusters.join(", ")
+    )
+}
 
 pub fn run(command: ServerCommand) -> anyhow::Result<()> {
     let (args, action) = match command {
@@ -95,37 +110,16 @@ pub fn run(command: ServerCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The server instance `args` name, with its settings checked.
+/// The server instance `args` name, with its node count and settings checked.
 pub fn instance(args: &ServerArgs) -> anyhow::Result<Instance> {
     let server = server::find(&args.name)?;
-    if args.nodes > 1 && server.name != "cassandra" {
-        return Err(InputError::Invalid(format!(
-            "--nodes {}: only cassandra runs as a cluster here",
-            args.nodes
-        ))
-        .into());
-    }
-    let known = SETTINGS
-        .iter()
-        .find(|(n, _)| *n == server.name)
-        .map_or(&[][..], |(_, s)| *s);
+    server.check_nodes(args.nodes)?;
     let mut settings = BTreeMap::new();
     for assignment in &args.settings {
         let (key, value) = assignment.split_once('=').ok_or_else(|| {
             InputError::Invalid(format!("-p expects key=value, got '{assignment}'"))
         })?;
-        if !known.contains(&key) {
-            let hint = crate::error::did_you_mean(key, known.iter().copied())
-                .map(|n| format!(" (did you mean '{n}'?)"))
-                .unwrap_or_default();
-            return Err(InputError::Invalid(format!(
-                "unknown {} setting '{key}'{hint}; known: {}",
-                server.name,
-                known.join(", ")
-            ))
-            .into());
-        }
-        settings.insert(format!("KVPERF_{}", key.to_uppercase()), value.to_string());
+        settings.insert(server.setting_var(key)?, value.to_string());
     }
     Ok(Instance {
         server,
@@ -137,4 +131,64 @@ pub fn instance(args: &ServerArgs) -> anyhow::Result<Instance> {
         nodes: args.nodes,
         settings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(name: &str, nodes: u32, settings: &[String]) -> ServerArgs {
+        ServerArgs {
+            name: name.into(),
+            dir: Some("/nonexistent".into()),
+            port: None,
+            nodes,
+            settings: settings.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_help_lists_every_server_its_engine_and_settings() {
+        let help = start_about();
+        for s in &server::SERVERS {
+            assert!(help.contains(&format!("  {}: ", s.name)), "{help}");
+            assert!(help.contains(&format!("(engine {}, ", s.engine)), "{help}");
+            for setting in s.settings {
+                assert!(help.contains(setting.name), "{help}");
+                assert!(help.contains(setting.about), "{help}");
+            }
+        }
+        assert!(names_help().contains(server::SERVERS[3].name));
+    }
+
+    #[test]
+    fn nodes_and_settings_are_checked_against_the_registry() {
+        let single = server::SERVERS.iter().find(|s| s.max_nodes == 1).unwrap();
+        let err = instance(&args(single.name, 2, &[])).unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), 2);
+        let cluster = server::SERVERS.iter().find(|s| s.max_nodes > 1).unwrap();
+        let shown = err.to_string();
+        assert!(
+            shown.contains(cluster.name) && !shown.contains('\n'),
+            "{shown}"
+        );
+        let i = instance(&args(cluster.name, cluster.max_nodes, &[])).unwrap();
+        assert_eq!((i.nodes, i.port), (cluster.max_nodes, cluster.default_port));
+
+        let setting = single.settings[0].name;
+        let given = [format!("{setting}=1")];
+        let i = instance(&args(single.name, 1, &given)).unwrap();
+        let var = format!("KVPERF_{}", setting.to_uppercase());
+        assert_eq!(i.settings[&var], "1");
+        let typo = [format!("{}x=1", setting)];
+        let err = instance(&args(single.name, 1, &typo)).unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), 2);
+        assert!(
+            err.to_string()
+                .contains(&format!("did you mean '{setting}'")),
+            "{err}"
+        );
+        assert!(node_count("0").is_err() && node_count("x").is_err());
+        assert_eq!(node_count("3"), Ok(3));
+    }
 }

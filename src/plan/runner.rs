@@ -80,12 +80,20 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
         }
         let mut talks_to_one = step.servers.is_empty();
         for server in &step.servers {
-            let known = crate::server::find(&server.name).map_err(|e| {
-                InputError::Invalid(format!(
-                    "plan '{}' config '{}': {e}",
-                    p.id.name, step.config
-                ))
-            })?;
+            let known = crate::server::find(&server.name)
+                .and_then(|known| {
+                    known.check_nodes(server.nodes)?;
+                    for key in server.settings.keys() {
+                        known.setting_var(key)?;
+                    }
+                    Ok(known)
+                })
+                .map_err(|e| {
+                    InputError::Invalid(format!(
+                        "plan '{}' config '{}': {e}",
+                        p.id.name, step.config
+                    ))
+                })?;
             talks_to_one |= matches!(spec.store,
                 engine::StoreKind::Server { server, .. } if server == known.name);
         }

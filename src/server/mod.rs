@@ -2,9 +2,10 @@
 //! registries if missing (Debian packages for Redis and PostgreSQL,
 //! Cassandra's jars from Maven Central, FerretDB built from the Go module
 //! proxy), run on 127.0.0.1 only, in a data directory kvperf owns, and
-//! stopped cleanly. Each server's steps live in a small shell script
-//! (`scripts/*.sh`, embedded in the binary); this module runs them with a
-//! time limit and turns their one-line answers into results or errors.
+//! stopped cleanly. Each server is one entry in [`SERVERS`] and its steps
+//! one small shell script (`scripts/NAME.sh`, after the shared
+//! `scripts/common.sh`, embedded in the binary); this module runs them with
+//! a time limit and turns their one-line answers into results or errors.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -16,66 +17,8 @@ use anyhow::Context;
 
 use crate::error::InputError;
 
-/// A server kvperf can start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Server {
-    pub name: &'static str,
-    /// The engine that talks to it.
-    pub engine: &'static str,
-    pub default_port: u16,
-    /// Seconds an action may take at most (an install builds or downloads).
-    pub install_timeout_s: u64,
-    pub start_timeout_s: u64,
-    script: &'static str,
-}
-
-pub const SERVERS: [Server; 4] = [
-    Server {
-        name: "redis",
-        engine: "redis",
-        default_port: 6379,
-        install_timeout_s: 600,
-        start_timeout_s: 60,
-        script: include_str!("scripts/redis.sh"),
-    },
-    Server {
-        name: "postgres",
-        engine: "postgres",
-        default_port: 5432,
-        install_timeout_s: 900,
-        start_timeout_s: 120,
-        script: include_str!("scripts/postgres.sh"),
-    },
-    Server {
-        name: "cassandra",
-        engine: "cassandra",
-        default_port: 9042,
-        install_timeout_s: 900,
-        start_timeout_s: 900,
-        script: include_str!("scripts/cassandra.sh"),
-    },
-    Server {
-        name: "ferretdb",
-        engine: "mongodb",
-        default_port: 27017,
-        install_timeout_s: 1200,
-        start_timeout_s: 120,
-        script: include_str!("scripts/ferretdb.sh"),
-    },
-];
-
-pub fn find(name: &str) -> Result<&'static Server, InputError> {
-    SERVERS.iter().find(|s| s.name == name).ok_or_else(|| {
-        let names: Vec<&str> = SERVERS.iter().map(|s| s.name).collect();
-        let hint = crate::error::did_you_mean(name, names.iter().copied())
-            .map(|n| format!(" (did you mean '{n}'?)"))
-            .unwrap_or_default();
-        InputError::Invalid(format!(
-            "unknown server '{name}'{hint}; kvperf starts: {}",
-            names.join(", ")
-        ))
-    })
-}
+mod registry;
+pub use registry::{find, Server, Setting, SERVERS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -206,7 +149,7 @@ impl Instance {
         let name = self.server.name;
         let mut cmd = Command::new("bash");
         cmd.arg("-c")
-            .arg(self.server.script)
+            .arg(self.server.script_text())
             .arg(format!("{name}.sh"))
             .arg(action.word())
             .env("KVPERF_DIR", &self.dir)
@@ -334,11 +277,37 @@ mod tests {
         assert_eq!(f.len(), 5);
     }
 
+    /// Each server's script, after the shared part, defines what the
+    /// shared part's dispatch, stop and status call.
     #[test]
-    fn unknown_servers_get_a_hint() {
-        let err = find("postgress").unwrap_err().to_string();
-        assert!(err.contains("did you mean 'postgres'"), "{err}");
-        assert_eq!(find("ferretdb").unwrap().engine, "mongodb");
+    fn every_script_defines_what_the_shared_part_calls() {
+        let check = r#"
+for f in do_install do_start do_stop do_status; do declare -F "$f" >/dev/null || exit 11; done
+if declare -f do_stop | grep -q stop_server; then
+    declare -F stop_server answers >/dev/null || exit 12
+    [ -n "${PROCESS:-}" ] || exit 13
+fi
+echo "$name"
+"#;
+        for server in &SERVERS {
+            let text = server.script_text();
+            let body = text.strip_suffix("dispatch \"$@\"\n").unwrap();
+            let out = Command::new("bash")
+                .arg("-c")
+                .arg(format!("{body}{check}"))
+                .arg(format!("{}.sh", server.name))
+                .env("KVPERF_PORT", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {:?} {}",
+                server.name,
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), server.name);
+        }
     }
 
     #[test]

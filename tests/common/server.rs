@@ -21,8 +21,13 @@ impl Server {
     }
 
     /// Starts `name` with `extra` arguments for `kvperf server start`
-    /// (Cassandra's storage port, say).
-    pub fn start_with(name: &'static str, test: &str, extra: Vec<String>) -> Option<Self> {
+    /// (and a free port for each of its other ports).
+    pub fn start_with(name: &'static str, test: &str, mut extra: Vec<String>) -> Option<Self> {
+        if let Ok(known) = kvperf::server::find(name) {
+            for port in known.port_settings {
+                extra.extend(["-p".to_string(), format!("{port}={}", free_port())]);
+            }
+        }
         let server = Self {
             name,
             port: free_port(),

@@ -1,53 +1,22 @@
-#!/usr/bin/env bash
-# kvperf server script: Apache Cassandra 5.0 (jars from Maven Central) on 127.0.0.1..127.0.0.N.
-# Usage: bash cassandra.sh install|start|stop|status
-# Environment (all optional unless marked):
-#   KVPERF_DIR          data dir (required for start/stop/status); node i lives in DIR/node<i>
-#                       (conf/, data/, commitlog/, hints/, saved_caches/, system.log, stdout.log, cassandra.pid)
-#   KVPERF_NODES        cluster size N (default 1); node i listens on 127.0.0.<i> (loopback, no setup needed)
-#   KVPERF_PORT         CQL (native transport) port of every node (default 9042)
-#   KVPERF_CASSANDRA_STORAGE_PORT  inter-node port of every node (default 7000)
-#   KVPERF_CASSANDRA_HEAP          JVM heap per node, -Xms = -Xmx (default 1G)
-#   KVPERF_CASSANDRA_VERSION       org.apache.cassandra:cassandra-all version (default 5.0.9)
-#   KVPERF_CACHE        install cache root (default $HOME/.cache/kvperf); jars in servers/cassandra-<version>/lib
-#   KVPERF_START_TIMEOUT  seconds to wait for each node (default 300)
+# kvperf server script: Apache Cassandra 5.0 (jars from Maven Central) on 127.0.0.1..127.0.0.N; after common.sh.
+# Data dir: node i lives in DIR/node<i> (conf/, data/, commitlog/, hints/, saved_caches/, system.log,
+#   stdout.log, cassandra.pid); every node listens on KVPERF_PORT (CQL) at 127.0.0.<i> (loopback, no setup needed).
+# Settings: KVPERF_CASSANDRA_STORAGE_PORT  inter-node port of every node (default 7000)
+#           KVPERF_CASSANDRA_HEAP          JVM heap per node, -Xms = -Xmx (default 1G)
+#           KVPERF_CASSANDRA_VERSION       org.apache.cassandra:cassandra-all version (default 5.0.9)
+# Install: the jars in $KVPERF_CACHE/servers/cassandra-<version>/lib (Maven; Java 11 or 17 from apt if missing).
 # A fresh node joins alone, after the previous one answers CQL (one retry if its join fails); nodes that
-# already joined are restarted together (node 1, the seed, first). stdout: one summary line; stderr:
-# progress lines and, on failure, one "kvperf-server cassandra: error: ..." line. On a failed start,
-# nodes already up are left running (call stop).
-# Exit codes: 0 ok; 1 error (status: some nodes down); status: 0 all nodes answering, 3 none running.
-# shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
-set -eEu
-name=cassandra
-trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
-die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# already joined are restarted together (node 1, the seed, first). On a failed start, nodes already up
+# are left running (call stop). Status exits 1 when some nodes are down.
 
-action=${1:-}
 VERSION=${KVPERF_CASSANDRA_VERSION:-5.0.9}
-CACHE=${KVPERF_CACHE:-${HOME:-/root}/.cache/kvperf}
 INST=$CACHE/servers/cassandra-$VERSION
-PORT=${KVPERF_PORT:-9042}
 SPORT=${KVPERF_CASSANDRA_STORAGE_PORT:-7000}
 HEAP=${KVPERF_CASSANDRA_HEAP:-1G}
 NODES=${KVPERF_NODES:-1}
-TIMEOUT=${KVPERF_START_TIMEOUT:-300}
 case $NODES in [1-9]|[1-9][0-9]) ;; *) die "KVPERF_NODES must be 1..99" ;; esac
 
 installed() { [ -f "$INST/.complete" ]; }
-
-apt_install() { # apt_install LOG PKG...
-    local log=$1; shift
-    [ "$(id -u)" = 0 ] || die "$* missing and not root: run 'apt-get install -y $*' as root"
-    command -v apt-get >/dev/null 2>&1 || die "$* missing and apt-get not found"
-    local opt=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)
-    export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install "${opt[@]}" "$@" >"$log" 2>&1; then
-        apt-get update -q >>"$log" 2>&1 || true
-        apt-get install "${opt[@]}" "$@" >>"$log" 2>&1 || die "apt-get install $* failed, see $log"
-    fi
-}
 
 need_java() {
     command -v java >/dev/null 2>&1 || { mkdir -p "$CACHE/servers"; apt_install "$CACHE/servers/cassandra-apt.log" openjdk-17-jre-headless; }
@@ -88,10 +57,8 @@ EOF
     echo "$name: installed version=$VERSION lib=$INST/lib jars=$n size=$(du -sh "$INST/lib" | cut -f1) elapsed=$(since "$t0")s"
 }
 
-need_dir() { [ -n "${KVPERF_DIR:-}" ] || die "KVPERF_DIR (the server data dir) is not set"; DIR=$KVPERF_DIR; }
 addr() { echo "127.0.0.$1"; }
 
-alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 node_pid() { # pid of node $1 if its JVM is alive
     local f=$DIR/node$1/cassandra.pid p
     [ -f "$f" ] || return 1
@@ -100,7 +67,6 @@ node_pid() { # pid of node $1 if its JVM is alive
     tr '\0' ' ' < "/proc/$p/cmdline" | grep -q CassandraDaemon || return 1
     echo "$p"
 }
-port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
 # CQL v4 OPTIONS frame; a live native transport answers with a SUPPORTED frame (version 0x84, opcode 0x06)
 cql_answers() {
     local r
@@ -285,6 +251,7 @@ do_start() {
     echo "$name: started nodes=$NODES pids=$pids addr=$(addr 1):$PORT heap=$HEAP version=$VERSION elapsed=$(since "$t0")s"
 }
 
+# A cluster of nodes, each with its pid file: these replace the shared do_stop and do_status.
 do_stop() {
     need_dir
     local f i p t0 pids='' n=0
@@ -319,10 +286,3 @@ do_status() {
     echo "$name: degraded running=$up answering=$ans of nodes=$NODES pids=$pids"; exit 1
 }
 
-case $action in
-    install) do_install ;;
-    start) do_start ;;
-    stop) do_stop ;;
-    status) do_status ;;
-    *) die "usage: cassandra.sh install|start|stop|status" ;;
-esac

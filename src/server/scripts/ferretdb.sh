@@ -1,40 +1,23 @@
-#!/usr/bin/env bash
-# kvperf server script: FerretDB (MongoDB wire protocol) on 127.0.0.1.
-# Usage: bash ferretdb.sh install|start|stop|status
-# Environment (all optional unless marked):
-#   KVPERF_DIR          data dir (required for start/stop/status); pid, log, state, sqlite files go inside
-#   KVPERF_PORT         MongoDB wire port (default 27017)
-#   KVPERF_CACHE        install cache root (default $HOME/.cache/kvperf)
-#   KVPERF_FERRETDB_VERSION   Go module version (default v1.24.0)
-#   KVPERF_FERRETDB_HANDLER   sqlite (default) | postgresql
-#   KVPERF_FERRETDB_PG_URL    PostgreSQL URL, required for HANDLER=postgresql
-#                             (e.g. postgres://postgres@127.0.0.1:5432/kvperf)
-#   KVPERF_FERRETDB_DEBUG_PORT  port of the debug/metrics HTTP listener on 127.0.0.1 (default: disabled)
-#   KVPERF_FERRETDB_PG_ID_INDEX  none (default: stock FerretDB) | gin: before FerretDB starts, add an
+# kvperf server script: FerretDB (MongoDB wire protocol) on 127.0.0.1; after common.sh.
+# Data dir: ferretdb.pid, ferretdb.log, state/, sqlite/ (the sqlite handler's files).
+# Settings: KVPERF_FERRETDB_HANDLER   sqlite (default) | postgresql
+#           KVPERF_FERRETDB_PG_URL    PostgreSQL URL, required for HANDLER=postgresql
+#                                     (e.g. postgres://postgres@127.0.0.1:5432/kvperf)
+#           KVPERF_FERRETDB_DEBUG_PORT  port of the debug/metrics HTTP listener on 127.0.0.1 (default: disabled)
+#           KVPERF_FERRETDB_PG_ID_INDEX  none (default: stock FerretDB) | gin: before FerretDB starts, add an
 #                             event trigger to the PostgreSQL database that gives every collection FerretDB
 #                             creates a GIN (jsonb_path_ops) index on _jsonb->'_id'. FerretDB 1.24 looks
 #                             records up by `_jsonb->'_id' @> $1` (backends/postgresql/query.go,
 #                             filterEqual), which its own btree _id index cannot serve: without it every
 #                             find or update by _id scans the whole collection (171 ms per read at 40 k
 #                             records vs 1.0 ms with it). Needs a superuser in KVPERF_FERRETDB_PG_URL.
-#   KVPERF_START_TIMEOUT  seconds to wait for readiness (default 60)
-# Exit codes: 0 ok; 1 error; status: 0 running+answering, 3 not running.
-# shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
-set -eEu
-name=ferretdb
-trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
-die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# Environment only: KVPERF_FERRETDB_VERSION (Go module version, default v1.24.0).
+# Install: built with Go from the Go module proxy into $KVPERF_CACHE/servers/ferretdb-<version>/bin.
 
-action=${1:-}
+PROCESS=ferretdb
 VERSION=${KVPERF_FERRETDB_VERSION:-v1.24.0}
-CACHE=${KVPERF_CACHE:-${HOME:-/root}/.cache/kvperf}
 INST=$CACHE/servers/ferretdb-$VERSION
 BIN=$INST/bin/ferretdb
-PORT=${KVPERF_PORT:-27017}
-HOST=127.0.0.1
-TIMEOUT=${KVPERF_START_TIMEOUT:-60}
 
 installed() { [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | grep -q "version: $VERSION"; }
 
@@ -74,23 +57,6 @@ do_install() {
     exec 9>&-   # release the lock (a server started by this shell must not inherit it)
     echo "$name: installed version=$VERSION bin=$BIN elapsed=$(since "$t0")s"
 }
-
-need_dir() { [ -n "${KVPERF_DIR:-}" ] || die "KVPERF_DIR (the server data dir) is not set"; DIR=$KVPERF_DIR; PIDF=$DIR/ferretdb.pid; LOG=$DIR/ferretdb.log; }
-
-# pid from the pid file if that process is alive and is ferretdb
-running_pid() {
-    local p
-    [ -f "$PIDF" ] || return 1
-    p=$(cat "$PIDF" 2>/dev/null) || return 1
-    [ -n "$p" ] && [ -r "/proc/$p/cmdline" ] || return 1
-    tr '\0' ' ' < "/proc/$p/cmdline" | grep -q ferretdb || return 1
-    echo "$p"
-}
-
-# alive PID: the process exists and is not a zombie (exited servers are reaped by pid 1, sometimes late)
-alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-
-port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
 
 # Send an OP_MSG {hello: 1, $db: "admin"} and check that the reply header carries opcode 2013 (OP_MSG).
 answers() {
@@ -192,33 +158,4 @@ do_start() {
     echo "$name: started pid=$p addr=$HOST:$PORT handler=$handler version=$VERSION elapsed=$(since "$t0")s"
 }
 
-do_stop() {
-    need_dir
-    local p t0
-    if ! p=$(running_pid); then rm -f "$PIDF"; echo "$name: not running"; return 0; fi
-    t0=$(now)
-    kill -TERM "$p" 2>/dev/null || true
-    for _ in $(seq 1 300); do alive "$p" || break; sleep 0.1; done
-    if alive "$p"; then kill -KILL "$p" 2>/dev/null || true; sleep 0.5; fi
-    alive "$p" && die "pid $p did not exit"
-    rm -f "$PIDF"
-    echo "$name: stopped pid=$p elapsed=$(since "$t0")s"
-}
-
-do_status() {
-    need_dir
-    local p
-    if p=$(running_pid); then
-        if answers; then echo "$name: running pid=$p addr=$HOST:$PORT"; return 0; fi
-        echo "$name: running pid=$p but not answering on $HOST:$PORT"; trap - ERR; exit 1
-    fi
-    echo "$name: not running"; trap - ERR; exit 3
-}
-
-case $action in
-    install) do_install ;;
-    start) do_start ;;
-    stop) do_stop ;;
-    status) do_status ;;
-    *) die "usage: ferretdb.sh install|start|stop|status" ;;
-esac
+stop_server() { kill -TERM "$1" 2>/dev/null || true; }

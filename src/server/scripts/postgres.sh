@@ -1,36 +1,16 @@
-#!/usr/bin/env bash
-# kvperf server script: PostgreSQL on 127.0.0.1 (Debian package postgresql).
-# Usage: bash postgres.sh install|start|stop|status
-# Environment (all optional unless marked):
-#   KVPERF_DIR          data dir (required for start/stop/status). Layout:
-#                         DIR/pgdata    the cluster (owned by the server user, mode 700; postmaster.pid inside)
-#                         DIR/pgsocket  unix socket directory;  DIR/postgres.log  server log
-#   KVPERF_PORT         TCP port (default 5432)
-#   KVPERF_CACHE        install cache root (default $HOME/.cache/kvperf; only holds the apt log here)
-#   KVPERF_PG_BIN       PostgreSQL bin dir (default: newest /usr/lib/postgresql/*/bin)
-#   KVPERF_PG_OS_USER   OS user that runs the server when we are root (default postgres, else kvperf-pg is created)
-#   KVPERF_PG_SHARED_BUFFERS   (default 128MB)     KVPERF_PG_MAX_CONNECTIONS (default 100)
-#   KVPERF_PG_SYNC_COMMIT      on|off|local|remote_write|remote_apply (default on)
-#   KVPERF_PG_FSYNC            on|off (default on)
-#   KVPERF_PG_EXTRA_CONF       extra postgresql.conf lines (newline separated), applied at each start
-#   KVPERF_START_TIMEOUT  seconds to wait for readiness (default 60)
+# kvperf server script: PostgreSQL on 127.0.0.1 (Debian package postgresql); after common.sh.
+# Data dir: pgdata/ (the cluster, owned by the server user, mode 700; postmaster.pid inside),
+#   pgsocket/ (unix socket directory), postgres.log (server log).
+# Settings: KVPERF_PG_SHARED_BUFFERS (default 128MB), KVPERF_PG_MAX_CONNECTIONS (default 100),
+#   KVPERF_PG_SYNC_COMMIT on|off|local|remote_write|remote_apply (default on), KVPERF_PG_FSYNC on|off
+#   (default on), KVPERF_PG_EXTRA_CONF (extra postgresql.conf lines, newline separated, applied at each start).
+# Environment only: KVPERF_PG_BIN (PostgreSQL bin dir, default: newest /usr/lib/postgresql/*/bin),
+#   KVPERF_PG_OS_USER (OS user that runs the server when we are root; default postgres, else kvperf-pg is created).
 # Superuser `postgres`, database `kvperf`, trust auth from 127.0.0.1/32 (and the unix socket) only.
-# Exit codes: 0 ok; 1 error; status: 0 running+answering, 3 not running.
-# shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
-set -eEu
-name=postgres
-trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
-die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
-note() { echo "kvperf-server $name: note: $*" >&2; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-action=${1:-}
-CACHE=${KVPERF_CACHE:-${HOME:-/root}/.cache/kvperf}
-PORT=${KVPERF_PORT:-5432}
-HOST=127.0.0.1
-TIMEOUT=${KVPERF_START_TIMEOUT:-60}
+PROCESS=postgres
 DB=kvperf
+RUNNING_FACTS=" db=$DB"
 
 find_bin() {
     if [ -n "${KVPERF_PG_BIN:-}" ]; then PGBIN=$KVPERF_PG_BIN; [ -x "$PGBIN/initdb" ]; return; fi
@@ -38,20 +18,6 @@ find_bin() {
     [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ]
 }
 version() { "$PGBIN/postgres" --version | awk '{ print $3 }'; }
-
-apt_install() { # apt_install LOG PKG...
-    local log=$1; shift
-    [ "$(id -u)" = 0 ] || die "$* missing and not root: run 'apt-get install -y $*' as root"
-    command -v apt-get >/dev/null 2>&1 || die "$* missing and apt-get not found"
-    mkdir -p "$(dirname "$log")"
-    local opt=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)
-    export DEBIAN_FRONTEND=noninteractive
-    # policy-rc.d may block the package's service start (wanted: kvperf starts the server itself)
-    if ! apt-get install "${opt[@]}" "$@" >"$log" 2>&1; then
-        apt-get update -q >>"$log" 2>&1 || true
-        apt-get install "${opt[@]}" "$@" >>"$log" 2>&1 || die "apt-get install $* failed, see $log"
-    fi
-}
 
 do_install() {
     if find_bin && command -v psql >/dev/null 2>&1; then
@@ -95,22 +61,17 @@ ensure_traversable() {
     done
 }
 
-need_dir() {
-    [ -n "${KVPERF_DIR:-}" ] || die "KVPERF_DIR (the server data dir) is not set"
-    DIR=$KVPERF_DIR; PGDATA_DIR=$DIR/pgdata; SOCK=$DIR/pgsocket; LOG=$DIR/postgres.log
+dir_layout() { PGDATA_DIR=$DIR/pgdata; PIDF=$PGDATA_DIR/postmaster.pid; SOCK=$DIR/pgsocket; LOG=$DIR/postgres.log; }
+# postmaster.pid is PostgreSQL's own lock on its data directory: never removed here
+forget_pid() { :; }
+# SIGKILL would leave the postmaster's backends and shared memory behind
+kill_stuck() { :; }
+
+answers() {
+    [ -n "${PGBIN:-}" ] || find_bin || die "PostgreSQL binaries not found"
+    PGCONNECT_TIMEOUT=5 "$PGBIN/pg_isready" -q -h "$HOST" -p "$PORT" -d postgres -U postgres
 }
 
-running_pid() {
-    local p
-    [ -f "$PGDATA_DIR/postmaster.pid" ] || return 1
-    p=$(head -n 1 "$PGDATA_DIR/postmaster.pid" 2>/dev/null) || return 1
-    [ -n "$p" ] && alive "$p" || return 1
-    tr '\0' ' ' < "/proc/$p/cmdline" | grep -q postgres || return 1
-    echo "$p"
-}
-alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
-answers() { PGCONNECT_TIMEOUT=5 "$PGBIN/pg_isready" -q -h "$HOST" -p "$PORT" -d postgres -U postgres; }
 psql_() { PGCONNECT_TIMEOUT=5 psql -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PORT" -U postgres "$@"; }
 
 write_conf() {
@@ -164,7 +125,7 @@ do_start() {
     port_open "$HOST" "$PORT" && die "port $HOST:$PORT is already in use by another process"
     setup_user
     mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd); PGDATA_DIR=$DIR/pgdata; SOCK=$DIR/pgsocket; LOG=$DIR/postgres.log
+    DIR=$(cd "$DIR" && pwd); dir_layout
     ensure_traversable
     t0=$(now)
     [ -f "$PGDATA_DIR/PG_VERSION" ] || inited=yes
@@ -186,35 +147,9 @@ do_start() {
     echo "$name: started pid=$p addr=$HOST:$PORT db=$DB user=postgres initdb=$inited version=$(version) elapsed=$(since "$t0")s"
 }
 
-do_stop() {
-    need_dir
-    local p t0
-    if ! p=$(running_pid); then echo "$name: not running"; return 0; fi
+stop_server() {
     find_bin || die "PostgreSQL binaries not found"
     setup_user
-    t0=$(now)
     # pg_ctl returns once postmaster.pid is gone, a moment before the process itself exits
-    as_user "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null 2>&1 || kill -INT "$p" 2>/dev/null || true   # SIGINT = fast shutdown
-    for _ in $(seq 1 300); do alive "$p" || break; sleep 0.1; done
-    alive "$p" && die "postmaster pid $p did not exit, see $LOG"
-    echo "$name: stopped pid=$p elapsed=$(since "$t0")s"
+    as_user "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null 2>&1 || kill -INT "$1" 2>/dev/null || true   # SIGINT = fast shutdown
 }
-
-do_status() {
-    need_dir
-    local p
-    if p=$(running_pid); then
-        find_bin || die "PostgreSQL binaries not found"
-        if answers; then echo "$name: running pid=$p addr=$HOST:$PORT db=$DB"; return 0; fi
-        echo "$name: running pid=$p but not answering on $HOST:$PORT"; trap - ERR; exit 1
-    fi
-    echo "$name: not running"; trap - ERR; exit 3
-}
-
-case $action in
-    install) do_install ;;
-    start) do_start ;;
-    stop) do_stop ;;
-    status) do_status ;;
-    *) die "usage: postgres.sh install|start|stop|status" ;;
-esac
