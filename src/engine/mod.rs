@@ -66,7 +66,6 @@ use crate::error::{did_you_mean, InputError};
 pub use crate::measure::{OpError, OpResult};
 use crate::properties::Properties;
 
-
 /// Setting up something on the runner's runtime (an async worker).
 pub type SetupFuture<'a, T> = Pin<Box<dyn Future<Output = anyhow::Result<T>> + Send + 'a>>;
 

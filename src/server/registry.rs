@@ -87,7 +87,8 @@ pub const SERVERS: [Server; 4] = [
         about: "Apache Cassandra 5.0, its jars from Maven Central, on Java 11 or 17",
         default_port: 9042,
         port_settings: &["cassandra_storage_port"],
-        max_nodes: 3,
+        // Seed 004's four-node ring fits; each node is a JVM (about 1.5 GiB).
+        max_nodes: 9,
         install_timeout_s: 900,
         start_timeout_s: 900,
         settings: &[
@@ -224,9 +225,9 @@ mod tests {
     #[test]
     fn node_counts_follow_the_registry() {
         let cassandra = find("cassandra").unwrap();
-        assert!(cassandra.check_nodes(3).is_ok());
-        let err = cassandra.check_nodes(4).unwrap_err().to_string();
-        assert_eq!(err, "--nodes 4: cassandra runs up to 3 nodes here");
+        assert!(cassandra.check_nodes(4).is_ok());
+        let err = cassandra.check_nodes(10).unwrap_err().to_string();
+        assert_eq!(err, "--nodes 10: cassandra runs up to 9 nodes here");
         let err = find("redis")
             .unwrap()
             .check_nodes(2)
@@ -234,7 +235,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "--nodes 2: redis runs as one node here; as a cluster: cassandra (up to 3 nodes)"
+            "--nodes 2: redis runs as one node here; as a cluster: cassandra (up to 9 nodes)"
         );
     }
 
