@@ -11,7 +11,8 @@
 # arguments for `kvperf run`, e.g. "-p redis.port=6380"), WORK (scratch
 # directory, default a new one under /var/tmp, removed unless KEEP=1).
 # Prints a CSV of the samples (seconds, rss_kib, fds, threads) and a
-# verdict; exits 1 when a check fails.
+# verdict, and draws the samples into CHART (default ./soak-ENGINE.svg,
+# scripts/soak-chart.sh); exits 1 when a check fails.
 set -euo pipefail
 
 KVPERF=${KVPERF:-$HOME/.cache/kvperf/target/release/kvperf}
@@ -20,11 +21,13 @@ INTERVAL=${INTERVAL:-60}
 ENGINE=${ENGINE:-rocksdb}
 EXTRA=${EXTRA:-}
 WORK=${WORK:-$(mktemp -d /var/tmp/kvperf-soak.XXXXXX)}
+CHART=${CHART:-$PWD/soak-$ENGINE.svg}
 [ -x "$KVPERF" ] || { echo "soak: no kvperf at $KVPERF (set KVPERF)" >&2; exit 2; }
 mkdir -p "$WORK"
 cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 workloads=$(cd "$(dirname "$0")/.." && pwd)/workloads
+chart_script=$(cd "$(dirname "$0")" && pwd)/soak-chart.sh
 cd "$WORK"
 db=()
 [ "$ENGINE" = rocksdb ] || [ "$ENGINE" = lmdb ] || [ "$ENGINE" = redb ] && db=(--db "$WORK/db")
@@ -48,6 +51,8 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid" || { echo "soak: the run failed: $(tail -n 2 run.err)" >&2; exit 1; }
 cat samples.csv
+"$chart_script" samples.csv "kvperf soak: $ENGINE, YCSB A, 4 threads, $DURATION s" >"$CHART"
+echo "soak: the samples drawn in $CHART"
 
 # Flat: leaving out the first sample (start-up) and the last (shutdown),
 # the later half's peaks are those of the earlier half: RSS within 10%
@@ -67,8 +72,10 @@ awk -F, 'NR > 2 { rss[n] = $2; fds[n] = $3; thr[n] = $4; n++ } END {
 }' samples.csv
 
 # The final count agrees with the status lines: the last status line's
-# operations are at most the total and within one interval of it.
-total=$(awk -F', ' '/^\[OVERALL\], RunTime/ {next} /^\[READ\], Operations/ {r=$3} /^\[UPDATE\], Operations/ {u=$3} END {print r+u}' run.txt)
+# operations are at most the total and within one interval of it. Status
+# lines count every operation, failed ones too, as YCSB's do; the totals'
+# "Operations" are the successful ones, so every Return= line is added.
+total=$(awk -F', ' '/^\[[A-Z-]+\], Return=/ {n += $3} END {print n + 0}' run.txt)
 last=$(grep -o '[0-9]* sec: [0-9]* operations' run.err | tail -n 1 | awk '{print $3}')
 echo "soak: final operations $total, last status line $last"
 [ -n "$last" ] && [ "$last" -le "$total" ] || { echo "soak: status lines and final figures disagree" >&2; exit 1; }
