@@ -1,13 +1,24 @@
 //! MongoDB (or any server speaking its wire protocol, such as FerretDB)
-//! through the `mongodb` crate's blocking `sync` API.
+//! through the `mongodb` crate's async API.
 //!
 //! The document layout is YCSB 0.17.0's `mongodb` binding: one document
 //! per record in collection `usertable` of database `ycsb`, `_id` the key
 //! as a string, every field a BSON binary (subtype 0; YCSB stores the
-//! `byte[]`). Each runner thread has its own `Client` (a client per thread;
-//! YCSB's binding shares one), connected before the thread's first
-//! operation. Writes use write concern `w: 1` and reads the primary by
-//! default, as YCSB's default URL.
+//! `byte[]`). The engine opens ONE `Client` at open, as YCSB's binding
+//! does, and every client of the run shares it: one connection pool (a
+//! connection per client with an operation in flight, made as needed) and
+//! one server monitor. Writes use write concern `w: 1` and reads the
+//! primary by default, as YCSB's default URL.
+//!
+//! The operations are written once, as async code ([`MongoClient`]); the
+//! workers differ only in how they wait ([`Capabilities::async_ops`]):
+//! - **Clients as tasks** (`clients=tasks`): the runner lends the engine
+//!   its runtime at open, the driver runs on it, and each client task
+//!   awaits its operations (`TaskWorker`).
+//! - **Clients on threads** (`clients=threads`): the engine owns a tokio
+//!   runtime (`runtime_threads` workers) and each operation is one
+//!   `block_on` on the runner's thread ([`MongoWorker`]); so does the raw
+//!   key-value worker of `kvperf bench`.
 //!
 //! Operations as YCSB's binding: `read` is `find_one` by `_id` (with a
 //! projection for given fields); `insert` is `insert_one`, so inserting an
@@ -29,6 +40,7 @@
 //! Nothing runs in the background that a client could wait for.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -39,20 +51,20 @@ use mongodb::bson::{
 use mongodb::options::{
     Acknowledgment, ClientOptions, Credential, ReadPreference, SelectionCriteria, ServerAddress,
 };
-use mongodb::sync::{Client, Collection, Database};
+use mongodb::{Client, Collection, Database};
 
 use super::options::OptionValues;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
-    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record,
-    ScanResults, SetupFuture, StoreKind,
+    async_records, blocking_raw, blocking_records, ready, Access, AsyncOps, Capabilities,
+    ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec, KvSupport, OpError, OpResult,
+    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "mongodb",
-    about: "MongoDB wire-protocol server via the mongodb crate (sync API); `kvperf server start ferretdb` runs FerretDB",
+    about: "MongoDB wire-protocol server via the mongodb crate (async API, one shared client); `kvperf server start ferretdb` runs FerretDB",
     feature: "mongodb",
     store: StoreKind::Server {
         server: "ferretdb",
@@ -66,7 +78,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        async_ops: AsyncOps::Unavailable,
+        // The driver is async; see bench/RESULTS.md, issue 22.
+        async_ops: AsyncOps::ByDefault,
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },
@@ -79,6 +92,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "username", default: "", help: "user (SCRAM); default: environment KVPERF_MONGODB_USERNAME" },
         EngineOption { name: "password", default: "", help: "its password; default: environment KVPERF_MONGODB_PASSWORD (never recorded)" },
         EngineOption { name: "connect_timeout_s", default: "10", help: "seconds to wait for the server at open" },
+        EngineOption { name: "max_pool_size", default: "auto", help: "connections of the one shared client at most; auto: as many as the run's clients have operations in flight (made as needed); the url's maxPoolSize= wins" },
+        EngineOption { name: "runtime_threads", default: "2", help: "worker threads of the engine's own tokio runtime (the driver's I/O) with clients=threads and kvperf bench; with clients=tasks the driver runs on the runner's runtime (runtimethreads)" },
     ],
     open,
     // Every db_bench engine flag configures an embedded store.
@@ -101,6 +116,8 @@ struct Settings {
     collection: String,
     /// Secrets to scrub from any message.
     secrets: Vec<String>,
+    /// Workers of the engine's own runtime (clients on threads, bench).
+    runtime_threads: usize,
     effective: BTreeMap<String, String>,
 }
 
@@ -162,8 +179,20 @@ fn hosts_text(hosts: &[ServerAddress]) -> String {
         .join(",")
 }
 
+/// A connection string's options. Parsing is async in the driver (a
+/// `mongodb+srv://` url is resolved), so it runs on a runtime of its own:
+/// a `mongodb://` url never waits.
+fn parse_url(url: &str) -> Result<ClientOptions, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| format!("cannot start a runtime to parse it: {e}"))?
+        .block_on(async { ClientOptions::parse(url).await })
+        .map_err(|e| e.to_string())
+}
+
 impl Settings {
-    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+    /// The options; `tasks`: the clients are tasks on the runner's runtime.
+    fn from_properties(props: &Properties, tasks: bool) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let url = v.text("url");
         let mut secrets: Vec<String> = url_password(&url).into_iter().collect();
@@ -176,13 +205,13 @@ impl Settings {
                     format!("'{}' does not start with mongodb://", redacted("url", &url)),
                 ));
             }
-            ClientOptions::parse(url.as_str()).run().map_err(|e| {
+            parse_url(&url).map_err(|e| {
                 InputError::property(
                     "mongodb.url",
                     format!(
                         "'{}' is not a connection string: {}",
                         redacted("url", &url),
-                        scrub(&e.to_string(), &secrets)
+                        scrub(&e, &secrets)
                     ),
                 )
             })?
@@ -211,6 +240,29 @@ impl Settings {
             options.connect_timeout = Some(connect_timeout);
         }
         options.app_name.get_or_insert_with(|| "kvperf".into());
+        // One client serves every runner client: the driver's default of
+        // 10 connections would queue more clients than that.
+        let pool = v.text("max_pool_size");
+        if options.max_pool_size.is_none() {
+            options.max_pool_size = Some(match pool.as_str() {
+                // Connections are made as operations need them, so the
+                // pool never holds more than the clients keep in flight.
+                "auto" => u32::MAX,
+                n => n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    InputError::property(
+                        "mongodb.max_pool_size",
+                        format!("'{n}' is not auto or a number of connections from 1"),
+                    )
+                })?,
+            });
+        }
+        let runtime_threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
+        if tasks && props.contains("mongodb.runtime_threads") {
+            return Err(InputError::property(
+                "mongodb.runtime_threads",
+                "sizes the engine's own runtime, which clients=tasks does not start (the driver runs on the runner's runtime: set runtimethreads)",
+            ));
+        }
 
         let w = v.text("write_concern");
         if options.write_concern.as_ref().is_none_or(|c| c.w.is_none()) {
@@ -306,6 +358,17 @@ impl Settings {
 
         let mut effective = v.effective();
         effective.insert("database".into(), database.clone());
+        match options.max_pool_size {
+            Some(u32::MAX) => {}
+            Some(n) => {
+                effective.insert("max_pool_size".into(), n.to_string());
+            }
+            None => {}
+        }
+        if tasks {
+            // Not used: the runner's runtime (its size is in the result).
+            effective.remove("runtime_threads");
+        }
         if let Some(user) = &username {
             effective.insert("username".into(), user.clone());
         }
@@ -339,12 +402,9 @@ impl Settings {
             database,
             collection,
             secrets,
+            runtime_threads,
             effective,
         })
-    }
-
-    fn client(&self) -> anyhow::Result<Client> {
-        Client::with_options(self.options.clone()).map_err(|e| self.unreachable(&e))
     }
 
     fn unreachable(&self, e: &mongodb::error::Error) -> anyhow::Error {
@@ -370,24 +430,74 @@ fn number(doc: &Document, key: &str) -> Option<u64> {
     }
 }
 
+/// Where the driver runs.
+enum DriverRuntime {
+    /// The engine's own (clients on threads and `kvperf bench` block on it).
+    Own(tokio::runtime::Runtime),
+    /// The runner's (clients are tasks on it).
+    Runner(tokio::runtime::Handle),
+}
+
+impl DriverRuntime {
+    /// Runs `work` to its end on the calling thread, never a runtime thread
+    /// (the engine's lifecycle calls and the blocking workers).
+    fn block_on<F: Future>(&self, work: F) -> F::Output {
+        match self {
+            DriverRuntime::Own(rt) => rt.block_on(work),
+            DriverRuntime::Runner(handle) => handle.block_on(work),
+        }
+    }
+}
+
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
-    let settings = Settings::from_properties(opts.properties)?;
-    let client = settings.client()?;
+    let settings = Settings::from_properties(opts.properties, opts.runtime.is_some())?;
+    let rt = match opts.runtime {
+        Some(handle) => DriverRuntime::Runner(handle.clone()),
+        None => DriverRuntime::Own(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(settings.runtime_threads)
+                .thread_name("kvperf-mongodb")
+                .enable_all()
+                .build()
+                .map_err(|e| anyhow::anyhow!("MongoDB: cannot start the driver's runtime: {e}"))?,
+        ),
+    };
+    let (client, version) = rt.block_on(connect(&settings, opts.mode))?;
+    let db = client.database(&settings.database);
+    let pids = local_pids(&settings.options.hosts);
+    let data_dir = pids.iter().find_map(|&pid| data_dir_of(pid));
+    Ok(Box::new(MongoEngine {
+        settings,
+        db,
+        version,
+        pids,
+        data_dir,
+        rt,
+    }))
+}
+
+/// The run's one client, connected, with the store prepared as `mode`
+/// asks; and the server's version. Runs on the driver's runtime (the
+/// client's monitor and pool are tasks on it).
+async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client, String)> {
+    let client =
+        Client::with_options(settings.options.clone()).map_err(|e| settings.unreachable(&e))?;
     let admin = client.database("admin");
     admin
         .run_command(doc! {"ping": 1})
-        .run()
+        .await
         .map_err(|e| settings.unreachable(&e))?;
+    let command_error = |what: &str, e: mongodb::error::Error| {
+        anyhow::anyhow!(
+            "MongoDB at {}: {what} failed: {}",
+            settings.address,
+            scrub(&describe(&e), &settings.secrets)
+        )
+    };
     let build = admin
         .run_command(doc! {"buildInfo": 1})
-        .run()
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "MongoDB at {}: buildInfo failed: {}",
-                settings.address,
-                scrub(&describe(&e), &settings.secrets)
-            )
-        })?;
+        .await
+        .map_err(|e| command_error("buildInfo", e))?;
     let server = build.get_str("version").unwrap_or("unknown");
     let version = match build.get_str("ferretdbVersion") {
         Ok(ferret) => {
@@ -397,19 +507,12 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     };
 
     let db = client.database(&settings.database);
-    let command_error = |what: &str, e: mongodb::error::Error| {
-        anyhow::anyhow!(
-            "MongoDB at {}: {what} failed: {}",
-            settings.address,
-            scrub(&describe(&e), &settings.secrets)
-        )
-    };
     let names = db
         .list_collection_names()
-        .run()
+        .await
         .map_err(|e| command_error("listing collections", e))?;
     let kv = settings.kv_collection();
-    match opts.mode {
+    match mode {
         OpenMode::Existing => {
             if !names.iter().any(|n| *n == settings.collection || *n == kv) {
                 return Err(InputError::Invalid(format!(
@@ -424,25 +527,17 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                 if names.contains(name) {
                     db.collection::<Document>(name)
                         .drop()
-                        .run()
+                        .await
                         .map_err(|e| command_error(&format!("dropping {name}"), e))?;
                 }
             }
             db.create_collection(&settings.collection)
-                .run()
+                .await
                 .map_err(|e| command_error(&format!("creating {}", settings.collection), e))?;
         }
         OpenMode::Any => {}
     }
-    let pids = local_pids(&settings.options.hosts);
-    let data_dir = pids.iter().find_map(|&pid| data_dir_of(pid));
-    Ok(Box::new(MongoEngine {
-        settings,
-        db,
-        version,
-        pids,
-        data_dir,
-    }))
+    Ok((client, version))
 }
 
 /// Whether `host` is an address of this machine (a bind succeeds only on
@@ -509,11 +604,13 @@ fn data_dir_of(pid: u32) -> Option<PathBuf> {
 
 pub struct MongoEngine {
     settings: Settings,
-    /// The engine's own client's database (open, footprint, compact).
+    /// The database on the run's one client, which every worker and the
+    /// engine's own commands share; dropped before the runtime.
     db: Database,
     version: String,
     pids: Vec<u32>,
     data_dir: Option<PathBuf>,
+    rt: DriverRuntime,
 }
 
 impl MongoEngine {
@@ -525,22 +622,18 @@ impl MongoEngine {
         )
     }
 
-    /// A client of its own for a runner thread, connected.
-    fn connected_client(&self) -> anyhow::Result<Client> {
-        let client = self.settings.client()?;
-        client
-            .database("admin")
-            .run_command(doc! {"ping": 1})
-            .run()
-            .map_err(|e| self.settings.unreachable(&e))?;
-        Ok(client)
+    /// A client's handle on the records, on the shared client.
+    fn client(&self) -> MongoClient<'_> {
+        MongoClient {
+            coll: self.db.collection(&self.settings.collection),
+            secrets: &self.settings.secrets,
+        }
     }
 
     fn existing_collections(&self) -> anyhow::Result<Vec<String>> {
         let names = self
-            .db
-            .list_collection_names()
-            .run()
+            .rt
+            .block_on(async { self.db.list_collection_names().await })
             .map_err(|e| self.failed("listing collections", e))?;
         Ok([
             self.settings.collection.clone(),
@@ -549,31 +642,6 @@ impl MongoEngine {
         .into_iter()
         .filter(|c| names.contains(c))
         .collect())
-    }
-
-    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
-        let client = self.connected_client()?;
-        let coll = client
-            .database(&self.settings.database)
-            .collection::<RawDocumentBuf>(&self.settings.collection);
-        Ok(Box::new(MongoWorker {
-            coll,
-            secrets: &self.settings.secrets,
-            _client: client,
-        }))
-    }
-
-    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
-        let client = self.connected_client()?;
-        let coll = client
-            .database(&self.settings.database)
-            .collection::<RawDocumentBuf>(&self.settings.kv_collection());
-        Ok(Box::new(MongoKvWorker {
-            coll,
-            secrets: &self.settings.secrets,
-            cursor: Batch::default(),
-            _client: client,
-        }))
     }
 }
 
@@ -586,11 +654,25 @@ impl Engine for MongoEngine {
         }
     }
 
+    /// One shared client serves every client: a task awaits its futures
+    /// on the runner's runtime, a thread blocks on the engine's own.
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
-        ready(match slot.access {
-            Access::Records => self.records(slot),
-            Access::Raw => self.raw(slot),
-        })
+        let client: Box<dyn Operations + '_> = match (slot.access, slot.runs) {
+            (Access::Records, Runs::Task) => Box::new(self.client()),
+            (Access::Records, Runs::Thread) => Box::new(MongoWorker {
+                rt: &self.rt,
+                client: self.client(),
+            }),
+            (Access::Raw, _) => Box::new(MongoKvWorker {
+                rt: &self.rt,
+                client: MongoKvClient {
+                    coll: self.db.collection(&self.settings.kv_collection()),
+                    secrets: &self.settings.secrets,
+                    cursor: Batch::default(),
+                },
+            }),
+        };
+        ready(Ok(client))
     }
 
     /// Nothing runs in the background that a client can wait for; writes
@@ -602,9 +684,8 @@ impl Engine for MongoEngine {
     /// The `compact` command on both collections.
     fn compact(&self) -> anyhow::Result<()> {
         for name in self.existing_collections()? {
-            self.db
-                .run_command(doc! {"compact": &name})
-                .run()
+            self.rt
+                .block_on(async { self.db.run_command(doc! {"compact": &name}).await })
                 .map_err(|e| self.failed(&format!("compact {name}"), e))?;
         }
         Ok(())
@@ -616,9 +697,8 @@ impl Engine for MongoEngine {
         let mut total = 0;
         for name in names {
             let stats = self
-                .db
-                .run_command(doc! {"collStats": &name})
-                .run()
+                .rt
+                .block_on(async { self.db.run_command(doc! {"collStats": &name}).await })
                 .map_err(|e| format!("{:#}", self.failed(&format!("collStats {name}"), e)))?;
             let size = number(&stats, "totalSize").or_else(|| {
                 Some(number(&stats, "storageSize")? + number(&stats, "totalIndexSize").unwrap_or(0))
@@ -699,36 +779,29 @@ fn copy_fields(doc: &RawDocument, out: &mut Record, secrets: &[String]) -> OpRes
     Ok(())
 }
 
-pub struct MongoWorker<'e> {
+/// One client's operations on the records, written once as async code;
+/// a handle on the engine's shared client (cheap: the collection is an
+/// `Arc` inside the driver).
+pub struct MongoClient<'e> {
     coll: Collection<RawDocumentBuf>,
     secrets: &'e [String],
-    _client: Client,
 }
 
-super::blocking_records!(MongoWorker<'_>);
-
-impl MongoWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
+impl MongoClient<'_> {
+    pub async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         let key = key_text(key)?;
         let mut find = self.coll.find_one(doc! {"_id": key});
         if let Some(p) = projection(fields)? {
             find = find.projection(p);
         }
-        match find.run().map_err(|e| op_failed(e, self.secrets))? {
+        match find.await.map_err(|e| op_failed(e, self.secrets))? {
             Some(doc) => copy_fields(&doc, out, self.secrets),
             None => Err(OpError::NotFound),
         }
     }
 
-    fn scan(
+    pub async fn scan(
         &mut self,
-        _table: &str,
         start_key: &[u8],
         count: usize,
         fields: Option<&[&str]>,
@@ -745,30 +818,27 @@ impl MongoWorker<'_> {
         if let Some(p) = projection(fields)? {
             find = find.projection(p);
         }
-        let cursor = find.run().map_err(|e| op_failed(e, self.secrets))?;
-        for doc in cursor {
-            let doc = doc.map_err(|e| op_failed(e, self.secrets))?;
-            copy_fields(&doc, out.next_slot(), self.secrets)?;
+        let mut cursor = find.await.map_err(|e| op_failed(e, self.secrets))?;
+        while cursor
+            .advance()
+            .await
+            .map_err(|e| op_failed(e, self.secrets))?
+        {
+            copy_fields(cursor.current(), out.next_slot(), self.secrets)?;
         }
         Ok(())
     }
 
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+    pub async fn update(&mut self, key: &[u8], values: &Record) -> OpResult {
         let key = key_text(key)?;
         let mut set = Document::new();
         for (name, value) in values.fields() {
-            set.insert(
-                field_name(name)?,
-                Binary {
-                    subtype: BinarySubtype::Generic,
-                    bytes: value.to_vec(),
-                },
-            );
+            set.insert(field_name(name)?, bin(value));
         }
         let result = self
             .coll
             .update_one(doc! {"_id": key}, doc! {"$set": set})
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         if result.matched_count == 0 {
             return Err(OpError::NotFound);
@@ -777,7 +847,7 @@ impl MongoWorker<'_> {
     }
 
     /// `insert_one`: an existing key is an error (duplicate key), as YCSB.
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+    pub async fn insert(&mut self, key: &[u8], values: &Record) -> OpResult {
         let key = key_text(key)?;
         let mut doc = RawDocumentBuf::new();
         doc.append_ref("_id", key);
@@ -786,18 +856,18 @@ impl MongoWorker<'_> {
         }
         self.coll
             .insert_one(doc)
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         Ok(())
     }
 
     /// NotFound when nothing was deleted (YCSB's binding).
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+    pub async fn delete(&mut self, key: &[u8]) -> OpResult {
         let key = key_text(key)?;
         let result = self
             .coll
             .delete_one(doc! {"_id": key})
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         if result.deleted_count == 0 {
             return Err(OpError::NotFound);
@@ -805,6 +875,53 @@ impl MongoWorker<'_> {
         Ok(())
     }
 }
+
+// The seam of client tasks: forwards to the inherent operations.
+async_records!(impl[] MongoClient<'_>, true);
+
+/// A client thread's worker: blocks on each operation (clients=threads).
+pub struct MongoWorker<'e> {
+    rt: &'e DriverRuntime,
+    client: MongoClient<'e>,
+}
+
+impl MongoWorker<'_> {
+    fn read(
+        &mut self,
+        _table: &str,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
+        self.rt.block_on(self.client.read(key, fields, out))
+    }
+
+    fn scan(
+        &mut self,
+        _table: &str,
+        start_key: &[u8],
+        count: usize,
+        fields: Option<&[&str]>,
+        out: &mut ScanResults,
+    ) -> OpResult {
+        self.rt
+            .block_on(self.client.scan(start_key, count, fields, out))
+    }
+
+    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.rt.block_on(self.client.update(key, values))
+    }
+
+    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
+        self.rt.block_on(self.client.insert(key, values))
+    }
+
+    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
+        self.rt.block_on(self.client.delete(key))
+    }
+}
+
+blocking_records!(MongoWorker<'_>);
 
 /// Entries copied out of one query: the db_bench cursor.
 #[derive(Default)]
@@ -838,16 +955,16 @@ enum Start {
     After(Vec<u8>),
 }
 
-/// Raw keys and values for `kvperf bench`.
-pub struct MongoKvWorker<'e> {
+/// Raw keys and values for `kvperf bench`, as async code on the shared
+/// client.
+pub struct MongoKvClient<'e> {
     coll: Collection<RawDocumentBuf>,
     secrets: &'e [String],
     cursor: Batch,
-    _client: Client,
 }
 
-impl MongoKvWorker<'_> {
-    fn fill(&mut self, from: Start) -> Result<bool, OpError> {
+impl MongoKvClient<'_> {
+    async fn fill(&mut self, from: Start) -> Result<bool, OpError> {
         let asked = self.cursor.next_fill.max(1);
         self.cursor.next_fill = (asked * 2).clamp(16, LARGEST_FILL);
         let filter = match &from {
@@ -855,20 +972,24 @@ impl MongoKvWorker<'_> {
             Start::AtOrAfter(k) => doc! {"_id": {"$gte": bin(k)}},
             Start::After(k) => doc! {"_id": {"$gt": bin(k)}},
         };
-        let cursor = self
+        let mut cursor = self
             .coll
             .find(filter)
             .sort(doc! {"_id": 1})
             .limit(asked as i64)
             .batch_size(asked as u32)
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         let c = &mut self.cursor;
         c.data.clear();
         c.spans.clear();
         c.pos = 0;
-        for doc in cursor {
-            let doc = doc.map_err(|e| op_failed(e, self.secrets))?;
+        while cursor
+            .advance()
+            .await
+            .map_err(|e| op_failed(e, self.secrets))?
+        {
+            let doc = cursor.current();
             let (Ok(Some(RawBsonRef::Binary(k))), Ok(Some(RawBsonRef::Binary(v)))) =
                 (doc.get("_id"), doc.get("v"))
             else {
@@ -885,23 +1006,12 @@ impl MongoKvWorker<'_> {
         c.at_end = c.spans.len() < asked;
         Ok(!c.spans.is_empty())
     }
-}
 
-fn bin(bytes: &[u8]) -> Binary {
-    Binary {
-        subtype: BinarySubtype::Generic,
-        bytes: bytes.to_vec(),
-    }
-}
-
-super::blocking_raw!(MongoKvWorker<'_>);
-
-impl MongoKvWorker<'_> {
-    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+    pub async fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
         let found = self
             .coll
             .find_one(doc! {"_id": bin(key)})
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         match found {
             Some(doc) => match doc.get("v") {
@@ -915,34 +1025,35 @@ impl MongoKvWorker<'_> {
     }
 
     /// An upsert: db_bench's put overwrites.
-    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+    pub async fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
         let mut doc = RawDocumentBuf::new();
         doc.append_ref("_id", binary(key));
         doc.append_ref("v", binary(value));
         self.coll
             .replace_one(doc! {"_id": bin(key)}, doc)
             .upsert(true)
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         Ok(())
     }
 
     /// Deleting a missing key is Ok (as the embedded engines).
-    fn delete(&mut self, key: &[u8]) -> OpResult {
+    pub async fn delete(&mut self, key: &[u8]) -> OpResult {
         self.coll
             .delete_one(doc! {"_id": bin(key)})
-            .run()
+            .await
             .map_err(|e| op_failed(e, self.secrets))?;
         Ok(())
     }
 
     /// Every seek queries afresh, so `fresh` changes nothing.
-    fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
+    pub async fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
         self.cursor.next_fill = 1;
         self.fill(target.map_or(Start::First, |t| Start::AtOrAfter(t.to_vec())))
+            .await
     }
 
-    fn next(&mut self) -> Result<bool, OpError> {
+    pub async fn next(&mut self) -> Result<bool, OpError> {
         let c = &mut self.cursor;
         if c.pos < c.spans.len() {
             c.pos += 1;
@@ -954,25 +1065,143 @@ impl MongoKvWorker<'_> {
             return Ok(false);
         }
         match c.last_key() {
-            Some(last) => self.fill(Start::After(last)),
+            Some(last) => self.fill(Start::After(last)).await,
             None => Ok(false),
         }
     }
 
-    fn current(&self) -> Option<(&[u8], &[u8])> {
+    pub fn current(&self) -> Option<(&[u8], &[u8])> {
         self.cursor.current()
     }
 }
 
+fn bin(bytes: &[u8]) -> Binary {
+    Binary {
+        subtype: BinarySubtype::Generic,
+        bytes: bytes.to_vec(),
+    }
+}
+
+/// `kvperf bench`'s worker: blocks on the engine's runtime.
+pub struct MongoKvWorker<'e> {
+    rt: &'e DriverRuntime,
+    client: MongoKvClient<'e>,
+}
+
+impl MongoKvWorker<'_> {
+    fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
+        self.rt.block_on(self.client.get(key))
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
+        self.rt.block_on(self.client.put(key, value))
+    }
+
+    fn delete(&mut self, key: &[u8]) -> OpResult {
+        self.rt.block_on(self.client.delete(key))
+    }
+
+    fn seek(&mut self, target: Option<&[u8]>, fresh: bool) -> Result<bool, OpError> {
+        self.rt.block_on(self.client.seek(target, fresh))
+    }
+
+    fn next(&mut self) -> Result<bool, OpError> {
+        self.rt.block_on(self.client.next())
+    }
+
+    fn current(&self) -> Option<(&[u8], &[u8])> {
+        self.client.current()
+    }
+}
+
+blocking_raw!(MongoKvWorker<'_>);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::fake_listener;
+    use std::time::Instant;
+
+    #[test]
+    fn the_shared_pool_is_not_capped_below_the_clients_unless_asked() {
+        let pool = |pairs: &[(&str, &str)]| {
+            let mut p = Properties::new();
+            for (k, v) in pairs {
+                p.set(k, v);
+            }
+            Settings::from_properties(&p, false).map(|s| (s.options.max_pool_size, s.effective))
+        };
+        // The driver's default (10) would queue an 11th client.
+        let (size, effective) = pool(&[]).unwrap();
+        assert_eq!(size, Some(u32::MAX));
+        assert_eq!(effective["max_pool_size"], "auto");
+        let (size, effective) = pool(&[("mongodb.max_pool_size", "64")]).unwrap();
+        assert_eq!(size, Some(64));
+        assert_eq!(effective["max_pool_size"], "64");
+        let url = ("mongodb.url", "mongodb://127.0.0.1:1/?maxPoolSize=7");
+        let (size, effective) = pool(&[url, ("mongodb.max_pool_size", "64")]).unwrap();
+        assert_eq!(size, Some(7), "the url's maxPoolSize wins");
+        assert_eq!(effective["max_pool_size"], "7");
+        for bad in ["0", "many"] {
+            let err = pool(&[("mongodb.max_pool_size", bad)]).unwrap_err().to_string();
+            assert!(err.contains("mongodb.max_pool_size"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_engines_own_runtime_is_not_sized_when_clients_are_tasks() {
+        let mut p = Properties::new();
+        p.set("mongodb.runtime_threads", "4");
+        assert_eq!(Settings::from_properties(&p, false).unwrap().runtime_threads, 4);
+        let err = Settings::from_properties(&p, true).unwrap_err().to_string();
+        assert!(err.contains("runtimethreads"), "{err}");
+        let tasks = Settings::from_properties(&Properties::new(), true).unwrap();
+        assert!(!tasks.effective.contains_key("runtime_threads"));
+    }
+
+    /// On either runtime, a port that does not answer as MongoDB is one
+    /// line naming the address, within the connect limit.
+    #[test]
+    fn a_server_that_is_not_mongodb_fails_at_open_in_one_line_within_the_limit() {
+        let _alone = fake_listener::sockets_alone();
+        let (_listener, silent) = fake_listener::silent();
+        let (http, _) = fake_listener::serving(fake_listener::http);
+        let (closing, _) = fake_listener::serving(fake_listener::closing);
+        let runner = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        for port in [silent, http, closing] {
+            for runtime in [None, Some(runner.handle())] {
+                let mut p = Properties::new();
+                p.set("mongodb.port", &port.to_string());
+                p.set("mongodb.connect_timeout_s", "1");
+                let t0 = Instant::now();
+                let opened = open(&OpenOptions {
+                    dir: None,
+                    properties: &p,
+                    mode: OpenMode::Any,
+                    runtime,
+                });
+                let err = match opened {
+                    Ok(_) => panic!("port {port} opened"),
+                    Err(e) => format!("{e:#}"),
+                };
+                let took = t0.elapsed();
+                assert!(took < Duration::from_secs(5), "{took:?}: {err}");
+                let start = format!("cannot reach MongoDB at 127.0.0.1:{port} (");
+                assert!(err.starts_with(&start), "{err}");
+                assert!(!err.contains('\n'), "{err}");
+            }
+        }
+    }
 
     #[test]
     fn credentials_never_show() {
         let mut p = Properties::new();
         p.set("mongodb.url", "mongodb://bob:hunter2@127.0.0.1:1/shop");
-        let s = Settings::from_properties(&p).unwrap();
+        let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.database, "shop", "the url's database");
         assert_eq!(
             s.effective["url"],
@@ -987,7 +1216,7 @@ mod tests {
         let mut p = Properties::new();
         p.set("mongodb.username", "alice");
         p.set("mongodb.password", "s3cret");
-        let s = Settings::from_properties(&p).unwrap();
+        let s = Settings::from_properties(&p, false).unwrap();
         assert!(!format!("{s:?} {:?}", s.effective).contains("s3cret"));
         assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.database, "ycsb");
@@ -1003,7 +1232,7 @@ mod tests {
         ] {
             let mut p = Properties::new();
             p.set("mongodb.url", url);
-            let shown = match Settings::from_properties(&p) {
+            let shown = match Settings::from_properties(&p, false) {
                 Ok(s) => format!("{s:?} {:?}", s.effective),
                 Err(e) => e.to_string(),
             };
@@ -1015,19 +1244,19 @@ mod tests {
     fn write_concern_and_names_are_checked() {
         let mut p = Properties::new();
         p.set("mongodb.write_concern", "0");
-        let err = Settings::from_properties(&p).unwrap_err().to_string();
+        let err = Settings::from_properties(&p, false).unwrap_err().to_string();
         assert!(err.contains("not supported"), "{err}");
         let mut p = Properties::new();
         p.set("mongodb.write_concern", "majority");
         assert_eq!(
-            Settings::from_properties(&p).unwrap().effective["write_concern"],
+            Settings::from_properties(&p, false).unwrap().effective["write_concern"],
             "majority"
         );
         let mut p = Properties::new();
         p.set("mongodb.url", "http://x");
-        assert!(Settings::from_properties(&p).is_err());
+        assert!(Settings::from_properties(&p, false).is_err());
         let mut p = Properties::new();
         p.set("mongodb.database", "a.b");
-        assert!(Settings::from_properties(&p).is_err());
+        assert!(Settings::from_properties(&p, false).is_err());
     }
 }
