@@ -45,7 +45,7 @@ pub mod operations;
 pub mod options;
 pub mod reconnect;
 pub mod record;
-#[cfg(test)]
+#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 pub(crate) mod secret_checks;
 pub mod store;
 
@@ -57,6 +57,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 pub use db_bench_flags::DbBenchFlags;
+#[allow(unused_imports)] // a build with only the null engine uses none
 pub(crate) use operations::{async_records, blocking_raw, blocking_records};
 pub use operations::{call, ready, run_now, wait, Access, Call, ClientSlot, Operations, Runs};
 pub use options::EngineOption;
