@@ -7,8 +7,8 @@
 #   scripts/fuzz.sh                       # every target, 60 s each
 #   SECONDS_EACH=600 TARGETS="plan results" scripts/fuzz.sh
 #
-# Env: SECONDS_EACH (default 60), TARGETS (default all five),
-# CORPUS (where new inputs go, default
+# Env: SECONDS_EACH (default 60), TARGETS (default all five), TARGET_DIR
+# (the build, default ~/.cache/kvperf/fuzz-target), CORPUS (where new inputs go, default
 # ~/.cache/kvperf/fuzz-corpus/TARGET; never inside the repository).
 # Prints one line per target: executions, seconds, corpus size, and either
 # "no crash" or where libFuzzer saved the crashing input; exits 1 on a crash.
@@ -18,6 +18,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${SECONDS_EACH:-60}
 TARGETS=${TARGETS:-"workload_properties plan command_line results histogram"}
 CORPUS=${CORPUS:-$HOME/.cache/kvperf/fuzz-corpus}
+# Beside kvperf's own build cache, not in the clone (it builds kvperf again
+# with coverage and AddressSanitizer).
+TARGET_DIR=${TARGET_DIR:-$HOME/.cache/kvperf/fuzz-target}
 
 cargo +nightly fuzz --help >/dev/null 2>&1 || {
   echo "fuzz: needs nightly Rust and cargo-fuzz (rustup toolchain install nightly; cargo install cargo-fuzz)" >&2
@@ -39,7 +42,7 @@ for target in $TARGETS; do
   mkdir -p "$corpus"
   log=$(mktemp "/tmp/kvperf-fuzz-$target.XXXXXX")
   # New inputs go to the first directory; the seeds are read only.
-  if cargo +nightly fuzz run "$target" "$corpus" "$(seeds_of "$target")" -- \
+  if cargo +nightly fuzz run --target-dir "$TARGET_DIR" "$target" "$corpus" "$(seeds_of "$target")" -- \
     -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 \
     -artifact_prefix="$CORPUS/crash-$target-" >"$log" 2>&1; then
     verdict="no crash"
