@@ -50,7 +50,11 @@ for target in $TARGETS; do
     verdict="CRASH: $(grep -m1 -o "saved to [^ ]*\|Test unit written to [^ ]*" "$log" || echo "see $log")"
     failed=1
   fi
-  execs=$(grep -o '#[0-9]*' "$log" | tail -n 1 | tr -d '#')
-  echo "$target: ${execs:-?} executions in ${SECONDS_EACH} s, corpus $(ls "$corpus" | wc -l) inputs, $verdict (log $log)"
+  # libFuzzer's last words: "Done N runs in S second(s)"; a crash ends
+  # before them, so the last status line ("#N ...") counts instead.
+  runs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -n 1 | awk '{print $2 " executions in " $5 " s"}')
+  [ -n "$runs" ] || runs="$(grep -o '^#[0-9][0-9]*' "$log" | tail -n 1 | tr -d '#') executions"
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | awk '{print $2}')
+  echo "$target: $runs, ${cov:-?} coverage points, corpus $(ls "$corpus" | wc -l) inputs, $verdict (log $log)"
 done
 exit "$failed"
