@@ -30,6 +30,13 @@ pub fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
     let mut h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut plain.as_slice())
         .map_err(|e| anyhow::anyhow!("histogram does not decode: {e:?}"))?;
+    // Counts whose sum passes 2^64 make every percentile wrong (and
+    // overflow inside HdrHistogram's quantile walk): no run records that many.
+    h.iter_recorded()
+        .try_fold(0u64, |total, v| total.checked_add(v.count_at_value()))
+        .ok_or_else(|| {
+            anyhow::anyhow!("histogram does not decode: its counts add up to more than 2^64")
+        })?;
     // Merging with a wider histogram must not fail.
     h.auto(true);
     Ok(h)
@@ -205,6 +212,26 @@ mod tests {
         let mut short = deflated(&plain_header(0, 3));
         short[7] = 255; // more deflated bytes claimed than follow
         assert!(refusal(&short).contains("deflated bytes"));
+    }
+
+    #[test]
+    fn counts_that_add_up_past_2_to_the_64_are_refused() {
+        // Found by fuzzing the results reader: such a histogram overflowed
+        // in value_at_quantile (a panic with overflow checks, a wrong
+        // percentile without).
+        // Each count fits the encoding (at most 2^63 - 1); five of 2^62 do
+        // not fit a u64 together. Recording saturates the total.
+        let mut h = crate::measure::new_histogram();
+        for v in 1..=5 {
+            h.record_n(v * 1_000, 1 << 62).unwrap();
+        }
+        let err = decode(&encode(&h)).unwrap_err().to_string();
+        assert!(err.contains("add up to more than 2^64"), "{err}");
+        let mut fine = crate::measure::new_histogram();
+        for v in 1..=3 {
+            fine.record_n(v * 1_000, 1 << 62).unwrap();
+        }
+        assert_eq!(decode(&encode(&fine)).unwrap().len(), 3 << 62);
     }
 
     #[test]
