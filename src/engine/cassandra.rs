@@ -75,6 +75,7 @@ use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
+use super::driver_runtime::DriverRuntime;
 use super::options::OptionValues;
 use super::{
     ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
@@ -380,38 +381,14 @@ fn quoted(name: &str) -> String {
     format!("\"{name}\"")
 }
 
-/// Where the driver runs.
-enum DriverRuntime {
-    /// The engine's own (clients on threads block on it).
-    Own(tokio::runtime::Runtime),
-    /// The runner's (clients are tasks on it).
-    Runner(tokio::runtime::Handle),
-}
-
-impl DriverRuntime {
-    /// Runs `work` to its end on the calling thread, never a runtime thread
-    /// (the engine's lifecycle calls and the blocking workers).
-    fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
-        match self {
-            DriverRuntime::Own(rt) => rt.block_on(work),
-            DriverRuntime::Runner(handle) => handle.block_on(work),
-        }
-    }
-}
-
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let settings = Settings::from_properties(opts.properties, opts.runtime.is_some())?;
-    let rt = match opts.runtime {
-        Some(handle) => DriverRuntime::Runner(handle.clone()),
-        None => DriverRuntime::Own(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(settings.runtime_threads)
-                .thread_name("kvperf-cql")
-                .enable_all()
-                .build()
-                .map_err(|e| anyhow::anyhow!("Cassandra: cannot start the driver's runtime: {e}"))?,
-        ),
-    };
+    let rt = DriverRuntime::new(
+        opts.runtime,
+        settings.runtime_threads,
+        "kvperf-cql",
+        "Cassandra",
+    )?;
     let control = rt.block_on(connect(&settings))?;
     let mut settings = settings;
     let (version, tables) = rt.block_on(prepare_schema(&control, &mut settings, opts.mode))?;

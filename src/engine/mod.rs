@@ -37,6 +37,8 @@
 //! Adding an engine is one file and one line in [`registry`].
 
 pub mod db_bench_flags;
+#[cfg(any(feature = "cassandra", feature = "mongodb"))]
+pub(crate) mod driver_runtime;
 #[cfg(test)]
 pub(crate) mod fake_listener;
 pub mod kv;

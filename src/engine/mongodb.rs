@@ -40,7 +40,6 @@
 //! Nothing runs in the background that a client could wait for.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,6 +52,7 @@ use mongodb::options::{
 };
 use mongodb::{Client, Collection, Database};
 
+use super::driver_runtime::DriverRuntime;
 use super::options::OptionValues;
 use super::{
     async_records, blocking_raw, blocking_records, ready, Access, AsyncOps, Capabilities,
@@ -430,38 +430,14 @@ fn number(doc: &Document, key: &str) -> Option<u64> {
     }
 }
 
-/// Where the driver runs.
-enum DriverRuntime {
-    /// The engine's own (clients on threads and `kvperf bench` block on it).
-    Own(tokio::runtime::Runtime),
-    /// The runner's (clients are tasks on it).
-    Runner(tokio::runtime::Handle),
-}
-
-impl DriverRuntime {
-    /// Runs `work` to its end on the calling thread, never a runtime thread
-    /// (the engine's lifecycle calls and the blocking workers).
-    fn block_on<F: Future>(&self, work: F) -> F::Output {
-        match self {
-            DriverRuntime::Own(rt) => rt.block_on(work),
-            DriverRuntime::Runner(handle) => handle.block_on(work),
-        }
-    }
-}
-
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let settings = Settings::from_properties(opts.properties, opts.runtime.is_some())?;
-    let rt = match opts.runtime {
-        Some(handle) => DriverRuntime::Runner(handle.clone()),
-        None => DriverRuntime::Own(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(settings.runtime_threads)
-                .thread_name("kvperf-mongodb")
-                .enable_all()
-                .build()
-                .map_err(|e| anyhow::anyhow!("MongoDB: cannot start the driver's runtime: {e}"))?,
-        ),
-    };
+    let rt = DriverRuntime::new(
+        opts.runtime,
+        settings.runtime_threads,
+        "kvperf-mongodb",
+        "MongoDB",
+    )?;
     let (client, version) = rt.block_on(connect(&settings, opts.mode))?;
     let db = client.database(&settings.database);
     let pids = local_pids(&settings.options.hosts);

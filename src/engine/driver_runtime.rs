@@ -1,0 +1,45 @@
+//! Where an async driver runs: on the runner's runtime when the run's
+//! clients are tasks, else on a runtime of the engine's own, which client
+//! threads and the engine's lifecycle calls block on.
+
+pub enum DriverRuntime {
+    /// The engine's own (clients on threads, and `kvperf bench`, block on it).
+    Own(tokio::runtime::Runtime),
+    /// The runner's (clients are tasks on it).
+    Runner(tokio::runtime::Handle),
+}
+
+impl DriverRuntime {
+    /// The runner's runtime when it lends one ([`super::OpenOptions::runtime`]),
+    /// else a new one of `threads` workers named `thread_name`; `driver`
+    /// names the engine in the error.
+    pub fn new(
+        runner: Option<&tokio::runtime::Handle>,
+        threads: usize,
+        thread_name: &str,
+        driver: &str,
+    ) -> anyhow::Result<Self> {
+        Ok(match runner {
+            Some(handle) => DriverRuntime::Runner(handle.clone()),
+            None => DriverRuntime::Own(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name(thread_name)
+                    .enable_all()
+                    .build()
+                    .map_err(|e| {
+                        anyhow::anyhow!("{driver}: cannot start the driver's runtime: {e}")
+                    })?,
+            ),
+        })
+    }
+
+    /// Runs `work` to its end on the calling thread, never a runtime thread
+    /// (the engine's lifecycle calls and the blocking workers).
+    pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        match self {
+            DriverRuntime::Own(rt) => rt.block_on(work),
+            DriverRuntime::Runner(handle) => handle.block_on(work),
+        }
+    }
+}
