@@ -15,6 +15,7 @@ pub mod fingerprint;
 pub mod fuzzing;
 pub mod host;
 pub mod measure;
+pub mod metrics_endpoint;
 pub mod output;
 pub mod plan;
 pub mod private_args;

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod device;
 pub mod engines;
+mod hdr_logs;
+mod live;
 pub mod merge;
 pub mod plan;
 pub mod report;

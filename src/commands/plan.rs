@@ -43,6 +43,11 @@ pub struct PlanRunArgs {
     /// configurations go on).
     #[arg(long)]
     pub fail_fast: bool,
+    /// Serve the study's progress and the step in progress's figures (per
+    /// second: ops/s, failures, p50/p99/p99.9/max per operation type) at
+    /// http://ADDR/metrics in the Prometheus text format, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
 }
 
 fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
@@ -60,12 +65,14 @@ fn prepare(
     args: &PlanShowArgs,
     results: PathBuf,
     fail_fast: bool,
+    metrics_addr: Option<String>,
 ) -> anyhow::Result<(runner::Prepared, RunOptions)> {
     let opts = RunOptions {
         results,
         scale: args.scale,
         db_overrides: args.db.clone(),
         fail_fast,
+        metrics_addr,
     };
     let loaded = LoadedPlan::from_file_with(&args.plan, &args.set)?;
     Ok((runner::prepare(loaded, &opts)?, opts))
@@ -78,7 +85,7 @@ pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| default_report_dir(&args.results));
     // The report's place is checked before the first step runs.
     report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
-    let (prepared, opts) = prepare(&args.plan, args.results, args.fail_fast)?;
+    let (prepared, opts) = prepare(&args.plan, args.results, args.fail_fast, args.metrics_addr)?;
     let ran = runner::run(&prepared, &opts);
     // A study that failed part of the way still gets its report, failures
     // marked, when anything reached the results (not after bad input).
@@ -109,7 +116,7 @@ fn default_report_dir(results: &Path) -> PathBuf {
 }
 
 pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
-    let (p, _) = prepare(&args, "results.jsonl".into(), false)?;
+    let (p, _) = prepare(&args, "results.jsonl".into(), false, None)?;
     let plan = &p.loaded.plan;
     crate::say!(
         "plan '{}' ({} driver) at scale {}: {} steps, fingerprint {}",

@@ -8,6 +8,7 @@ use crate::engine::{Engine, EngineSpec, StoreKind};
 use crate::error::{exit_code, EXIT_INPUT};
 use crate::files::Destination;
 use crate::measure::accounting::{Accounting, LogicalBytes, Probe};
+use crate::measure::spikes;
 use crate::measure::verdict::{self, Verdict};
 use crate::measure::{OpHistograms, Outcome};
 use crate::results::step::{ErrorKind, StepError, StepOutput};
@@ -59,7 +60,8 @@ pub fn measure_window(
     accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
     accounting.derived = accounting.derive();
     let engine_stats = engine.stats();
-    let verdict = verdict::judge(&accounting, stall_seconds(&stats_before, &engine_stats));
+    let mut verdict = verdict::judge(&accounting, stall_seconds(&stats_before, &engine_stats));
+    verdict.spikes = spikes::find(&outcome.timeline, &[]);
     warn_unreadable(out, &accounting);
     warn_failures(out, &outcome.histograms);
     Ok(Window {

@@ -9,6 +9,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
+use super::hdr_logs::HdrLogs;
+use super::live;
 use super::step::{self, Finished};
 use crate::engine::{self, AsyncOps, Capability, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
@@ -95,6 +97,12 @@ pub struct YcsbArgs {
     /// those say.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+
+    /// Serve the measured window's figures (per second: ops/s, failures,
+    /// p50/p99/p99.9/max per operation type) at http://ADDR/metrics in the
+    /// Prometheus text format while the step runs, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
 }
 
 /// The default data directory of a directory engine.
@@ -412,6 +420,16 @@ fn measure(
     }
     let cfg = CoreConfig::from_properties(&props, phase == Phase::Load)?;
     let client = ClientSettings::from(args, &props)?;
+    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
+    let hdr_logs = HdrLogs::from_properties(&props, &inputs)?;
+    let mut labels = std::collections::BTreeMap::from([
+        ("command".to_string(), out.command.clone()),
+        ("engine".to_string(), spec.name.to_string()),
+    ]);
+    if let Some((shard, _)) = shard.as_ref().filter(|(s, _)| s.count > 1) {
+        labels.insert("shard".into(), shard.to_string());
+    }
+    let live = live::figures(args.metrics_addr.as_deref(), labels)?;
     // The effective interval, when kvperf chose it, is part of the record.
     if !props.contains("measurement.interval") && client.target > 0 {
         out.settings.insert(
@@ -514,6 +532,8 @@ fn measure(
             label: args.label.clone(),
             ops_log: None,
             intended_groups: client.latency_from == LatencyFrom::Both,
+            interval_logs: hdr_logs.is_some(),
+            live: live.clone(),
         },
     };
     let bound = workload.bind(engine.as_ref());
@@ -549,7 +569,13 @@ fn measure(
             failed: total - ok,
         }
     });
+    live::finished(live.as_ref());
     let runtime_s = outcome.runtime.as_secs_f64();
+    let interval_logs = outcome.interval_logs.as_ref();
+    let logs_written = match (&hdr_logs, interval_logs) {
+        (Some(files), Some(logs)) => files.write(logs, outcome.start_unix_ms),
+        _ => Ok(Vec::new()),
+    };
     out.measurements.push(Measurement {
         name: out.command.clone(),
         threads,
@@ -568,6 +594,7 @@ fn measure(
         hit_time_limit: outcome.hit_time_limit,
         ops: op_stats(&outcome.histograms),
         intervals: outcome.intervals,
+        timeline: Some(outcome.timeline),
         accounting: Some(accounting),
         engine_stats,
         integrity: integrity.clone(),
@@ -575,6 +602,14 @@ fn measure(
         verdict: Some(verdict),
         device: None,
     });
+    let logs_written = logs_written?;
+    if !logs_written.is_empty() {
+        let names: Vec<String> = logs_written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        eprintln!("kvperf: interval logs written: {}", names.join(", "));
+    }
     if outcome.interrupted {
         anyhow::bail!(
             "interrupted after {} operations; what was measured is kept",

@@ -124,6 +124,7 @@ pub fn measure(
         hit_time_limit: true,
         ops,
         intervals: Vec::new(),
+        timeline: None,
         accounting: None,
         engine_stats: Default::default(),
         integrity: None,

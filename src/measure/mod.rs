@@ -7,11 +7,15 @@
 
 pub mod accounting;
 pub mod hdr;
+pub mod interval_log;
+pub mod live;
 pub mod net;
 mod outcome;
 pub mod process;
+pub mod spikes;
 pub mod steady;
 mod summary;
+pub mod timeline;
 pub mod verdict;
 
 use std::time::Instant;

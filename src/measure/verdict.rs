@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::accounting::Accounting;
+use super::spikes::{self, Spike};
 
 /// A device this busy is the bound (iostat's %util).
 const DEVICE_BUSY_PCT: f64 = 90.0;
@@ -31,6 +32,20 @@ pub struct Verdict {
     pub bound: Bound,
     /// One line: "device-bound: 97% busy, queue depth 31".
     pub text: String,
+    /// Where the window departed from its steady level, with the engine
+    /// events overlapping each departure ([`spikes::find`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spikes: Vec<Spike>,
+}
+
+impl Verdict {
+    /// The verdict with its largest spikes: "device-bound: ...; spikes: ...".
+    pub fn line(&self) -> String {
+        match spikes::summary(&self.spikes) {
+            Some(spikes) => format!("{}; {spikes}", self.text),
+            None => self.text.clone(),
+        }
+    }
 }
 
 /// Judges a window from its accounting and, where the engine reports
@@ -43,7 +58,11 @@ pub fn judge(a: &Accounting, stall_s: Option<f64>) -> Verdict {
     let cores = machine.map_or(0, |m| m.cores);
     let stall_pct = stall_s.map(|s| s / a.wall_s.max(1e-9) * 100.0);
 
-    let verdict = |bound, text: String| Verdict { bound, text };
+    let verdict = |bound, text: String| Verdict {
+        bound,
+        text,
+        spikes: Vec::new(),
+    };
     if let Some(b) = busy.filter(|b| *b >= DEVICE_BUSY_PCT) {
         return verdict(
             Bound::Device,

@@ -148,6 +148,7 @@ mod tests {
             hit_time_limit: false,
             ops: op_stats(h),
             intervals: vec![2],
+            timeline: None,
             accounting: None,
             engine_stats: Default::default(),
             integrity: None,

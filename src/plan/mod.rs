@@ -12,6 +12,7 @@ mod inserted;
 mod overrides;
 pub mod runner;
 mod size;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

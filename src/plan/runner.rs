@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::expand::{self, Step, StepKind};
+use super::watch::{PlanWatch, WatchCleanup};
 use super::{Driver, InProgress, LoadedPlan, Settle};
 use crate::clock::unix_ms;
 use crate::engine::{self, Capability, OpenMode};
 use crate::error::{InputError, EXIT_INPUT};
+use crate::measure::live::LIVE_DIR_ENV;
 use crate::results::step::{ErrorKind, Measurement, StepError, StepOutput};
 use crate::results::{self, Appender, PlanId, Record, StepId};
 use crate::runner;
@@ -28,7 +30,12 @@ pub struct RunOptions {
     /// Stop the study at a configuration whose servers cannot start,
     /// instead of recording its steps as failed and going on.
     pub fail_fast: bool,
+    /// Serve the study's progress and live figures here (`--metrics-addr`).
+    pub metrics_addr: Option<String>,
 }
+
+/// Where the step processes mirror their live figures, when watched.
+static LIVE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// A plan ready to run: its steps at the chosen scale and its identity.
 pub struct Prepared {
@@ -190,6 +197,15 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         .filter(|r| r.output.error.is_none())
         .map(|r| r.step.id.clone())
         .collect();
+    let watch = opts
+        .metrics_addr
+        .as_deref()
+        .map(|addr| PlanWatch::start(addr, &p.id.name, p.steps.len(), done.len()))
+        .transpose()?;
+    let _cleanup = WatchCleanup(watch.clone());
+    if let Some(w) = &watch {
+        let _ = LIVE_DIR.set(w.dir().to_path_buf());
+    }
     let mut inserted = crate::plan::InsertedKeys::from_records(&loaded.records);
     // A step that died while it changed its store leaves that store to be
     // made again before the configuration's next step (its record is lost).
@@ -273,7 +289,13 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         if let (std::borrow::Cow::Owned(_), Some((_, at))) = (&step, step.properties.last()) {
             eprintln!("        inserts start at key {at}, past the keys earlier steps inserted into this store");
         }
+        if let Some(w) = &watch {
+            w.step_started(&step);
+        }
         let record = run_step(p, &step, &opts.results);
+        if let Some(w) = &watch {
+            w.step_ended(record.as_ref().is_ok_and(|r| r.output.error.is_none()));
+        }
         if runner::interrupted() {
             anyhow::bail!(
                 "interrupted during step {}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
@@ -298,7 +320,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         if let Some(m) = record.measured() {
             eprintln!("        {}", one_line(m));
             if let Some(v) = &m.verdict {
-                eprintln!("        {}", v.text);
+                eprintln!("        {}", v.line());
             }
         }
         if let Some(e) = &record.output.error {
@@ -669,6 +691,7 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     cmd.env_remove("KVPERF_SHARD")
         .env_remove("JOB_COMPLETION_INDEX")
         .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove(LIVE_DIR_ENV)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -689,6 +712,9 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     }
     if let Some(path) = json {
         let _ = std::fs::remove_file(path);
+    }
+    if let Some(dir) = LIVE_DIR.get() {
+        cmd.env(LIVE_DIR_ENV, dir);
     }
     let mut child = cmd.spawn().context("cannot start kvperf for the step")?;
     let mut stderr = String::new();

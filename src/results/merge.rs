@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::step::{Clients, Integrity, Latency, Measurement, OpStats, StepError, StepOutput};
 use crate::error::InputError;
 use crate::measure::accounting::Accounting;
+use crate::measure::timeline::{self, Timeline};
 use crate::measure::{hdr, verdict};
 use crate::shard::{ShardInfo, Slice};
 
@@ -370,6 +371,7 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
         hit_time_limit: ms.iter().any(|m| m.hit_time_limit),
         ops: merge_ops(&ms),
         intervals: merge_intervals(&ms),
+        timeline: merge_timelines(&ms),
         // A verdict weighs a host's CPU and device; over several hosts
         // there is no one machine to judge.
         verdict: accounting
@@ -448,6 +450,16 @@ fn merge_intervals(ms: &[&Measurement]) -> Vec<u64> {
         }
     }
     merged
+}
+
+/// The shards' timelines on one wall clock ([`timeline::merge`]); none
+/// when a shard has none (results from before timelines).
+fn merge_timelines(ms: &[&Measurement]) -> Option<Timeline> {
+    let parts: Option<Vec<(u64, &Timeline)>> = ms
+        .iter()
+        .map(|m| m.timeline.as_ref().map(|t| (m.start_unix_ms, t)))
+        .collect();
+    timeline::merge(&parts?)
 }
 
 fn merge_info(parts: &[(String, StepOutput)], shards: &[&ShardInfo], m: &Measurement) -> MergeInfo {
@@ -536,6 +548,7 @@ mod tests {
             ops_per_sec: latencies_ns.len() as f64 / runtime_s,
             ops: op_stats(&h),
             intervals: vec![latencies_ns.len() as u64],
+            timeline: None,
             ..Measurement::default()
         });
         let me = Shard { index, count };

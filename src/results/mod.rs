@@ -397,6 +397,7 @@ pub mod testing {
             hit_time_limit: false,
             ops: op_stats(&h),
             intervals: Vec::new(),
+            timeline: None,
             accounting: None,
             engine_stats: Default::default(),
             integrity: None,

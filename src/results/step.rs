@@ -13,6 +13,7 @@ use crate::host::HostInfo;
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr::Hdr;
 use crate::measure::steady::Steadiness;
+use crate::measure::timeline::Timeline;
 use crate::measure::verdict::Verdict;
 use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
 pub use crate::results::merge::MergeInfo;
@@ -114,6 +115,10 @@ pub struct Measurement {
     /// Operations completed in each second of the window, in order
     /// (the last entry may cover less than a second).
     pub intervals: Vec<u64>,
+    /// Per interval (a second): operations, failures and latency
+    /// percentiles of each operation type; absent in results from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
     /// Device and process I/O, CPU and energy of the window.
     pub accounting: Option<Accounting>,
     /// The engine's own counters after the window.

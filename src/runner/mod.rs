@@ -30,6 +30,9 @@ use std::time::{Duration, Instant};
 pub use pacing::Pacer;
 pub use runtime::ClientRuntime;
 pub use status::{format_java_decimal, OpsLog, StatusOptions};
+
+use crate::measure::interval_log::IntervalLogs;
+use crate::measure::timeline::Timeline;
 pub use timer::sleep_until;
 
 use crate::engine::{SetupFuture, ThreadSlot};
@@ -148,6 +151,10 @@ pub struct RunOutcome {
     pub end_unix_ms: u64,
     /// Operations completed in each second of the measured window.
     pub intervals: Vec<u64>,
+    /// Per interval: operations, failures and percentiles of each type.
+    pub timeline: Timeline,
+    /// Each interval's histograms, when the status options asked for them.
+    pub interval_logs: Option<IntervalLogs>,
     /// CPU seconds the clients spent in the measured window: the client
     /// threads' (driver work and an embedded engine's foreground calls), or
     /// with tasks the runtime's worker threads' (the driver's I/O included).
@@ -321,7 +328,7 @@ struct Ended {
     /// Per client: its figures, None if it never ran, or why it failed.
     clients: Vec<anyhow::Result<Option<ClientDone>>>,
     costs: Option<WindowCounters>,
-    intervals: Vec<u64>,
+    recorded: status::Recorded,
     /// The runtime's CPU in the window (tasks); threads measure their own.
     runtime_cpu_s: Option<f64>,
 }
@@ -435,7 +442,9 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
         thread_seconds: 0.0,
         start_unix_ms: ended.clock.start_unix_ms + spec.warmup.as_millis() as u64,
         end_unix_ms: 0,
-        intervals: ended.intervals,
+        intervals: ended.recorded.per_second,
+        timeline: ended.recorded.timeline,
+        interval_logs: ended.recorded.interval_logs,
         client_cpu_s: 0.0,
         costs: ended.costs,
         stopped_on_error: shared.stop.load(Relaxed) && !INTERRUPTED.load(Relaxed),

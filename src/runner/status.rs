@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,9 @@ use std::collections::BTreeSet;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{RunSpec, Shared};
+use crate::measure::interval_log::IntervalLogs;
+use crate::measure::live::LiveFigures;
+use crate::measure::timeline::{self, Interval, Timeline};
 use crate::measure::{OpHistograms, OpKind};
 
 #[derive(Debug, Clone, Default)]
@@ -31,6 +35,11 @@ pub struct StatusOptions {
     /// Show the `Intended-<OP>` groups in status lines (YCSB's
     /// `measurement.interval=both`).
     pub intended_groups: bool,
+    /// Keep every interval's histograms for HdrHistogram interval logs
+    /// (YCSB's `hdrhistogram.fileoutput`).
+    pub interval_logs: bool,
+    /// The window's figures for `--metrics-addr`, updated at every interval.
+    pub live: Option<Arc<LiveFigures>>,
 }
 
 /// db_bench's `--report_interval_seconds` file: a `secs_elapsed,interval_qps`
@@ -88,17 +97,91 @@ impl OpsLogWriter {
 
 const TICK: Duration = Duration::from_millis(100);
 
+/// What the status thread recorded over the measured window.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Operations completed in each second (from the running total).
+    pub per_second: Vec<u64>,
+    /// Each interval's operations, failures and percentiles.
+    pub timeline: Timeline,
+    /// Each interval's histograms, when [`StatusOptions::interval_logs`].
+    pub interval_logs: Option<IntervalLogs>,
+}
+
 /// Starts the thread that prints status lines, draws the progress bar,
-/// writes the ops log, and counts the operations of each second of the
-/// measured window (returned when the run is done).
+/// writes the ops log, counts the operations of each second of the
+/// measured window and takes each interval's histograms for the timeline
+/// (returned when the run is done).
 pub(super) fn spawn<'scope, 'env>(
     scope: &'scope Scope<'scope, 'env>,
     opts: &'env StatusOptions,
     shared: &'env Shared,
     spec: &'env RunSpec,
     measure_start: Instant,
-) -> ScopedJoinHandle<'scope, Vec<u64>> {
+) -> ScopedJoinHandle<'scope, Recorded> {
     scope.spawn(move || report_until_done(opts, shared, spec, measure_start))
+}
+
+/// Cuts the measured window into timeline intervals: every
+/// [`timeline::INTERVAL`] from the window's open, the histograms the
+/// clients handed over since the last cut become one interval.
+struct Intervals {
+    measure_start: Instant,
+    /// Start of the interval being gathered.
+    opened: Instant,
+    next_cut: Instant,
+    gathered: OpHistograms,
+    timeline: Timeline,
+    logs: Option<IntervalLogs>,
+    live: Option<Arc<LiveFigures>>,
+}
+
+impl Intervals {
+    fn new(measure_start: Instant, logs: bool, live: Option<Arc<LiveFigures>>) -> Self {
+        Self {
+            measure_start,
+            opened: measure_start,
+            next_cut: measure_start + timeline::INTERVAL,
+            gathered: OpHistograms::new(),
+            timeline: Timeline {
+                interval_s: timeline::INTERVAL.as_secs_f64(),
+                ..Timeline::default()
+            },
+            logs: logs.then(IntervalLogs::new),
+            live,
+        }
+    }
+
+    fn due(&self, now: Instant) -> bool {
+        now >= self.next_cut
+    }
+
+    fn gather(&mut self, handed_over: &OpHistograms) {
+        self.gathered.add(handed_over);
+    }
+
+    /// Ends the interval being gathered at `now` (before the window
+    /// opens, a warmup's histograms are empty and nothing is cut).
+    fn cut(&mut self, now: Instant) {
+        if now <= self.measure_start {
+            return;
+        }
+        let start_s = self.opened.duration_since(self.measure_start).as_secs_f64();
+        let length_s = now.duration_since(self.opened).as_secs_f64();
+        let interval = Interval::of(&self.gathered, start_s, length_s);
+        if let Some(live) = &self.live {
+            live.update(&interval);
+        }
+        self.timeline.intervals.push(interval);
+        if let Some(logs) = self.logs.as_mut() {
+            logs.add(&self.gathered, start_s, length_s);
+        }
+        self.gathered.clear();
+        self.opened = now;
+        while self.next_cut <= now {
+            self.next_cut += timeline::INTERVAL;
+        }
+    }
 }
 
 /// Operations per second of the measured window, from the running total.
@@ -138,7 +221,7 @@ fn report_until_done(
     shared: &Shared,
     spec: &RunSpec,
     measure_start: Instant,
-) -> Vec<u64> {
+) -> Recorded {
     let start = *shared.start.get().expect("set before status starts");
     let bar = opts.progress.then(|| progress_bar(spec.operations));
     // YCSB prints its first status line at once.
@@ -147,6 +230,9 @@ fn report_until_done(
     let mut last_ops = 0;
     let mut last_time = start;
     let mut per_second = PerSecond::new(measure_start);
+    let mut intervals = Intervals::new(measure_start, opts.interval_logs, opts.live.clone());
+    // Status lines cover what was handed over since the last one.
+    let mut since_status = OpHistograms::new();
     let mut ops_log = opts
         .ops_log
         .as_ref()
@@ -163,8 +249,20 @@ fn report_until_done(
             bar.set_position(ops);
         }
         let due = next_line.is_some_and(|t| now >= t);
-        if due || (finished && opts.interval.is_some()) {
-            let interval = collect_interval(shared);
+        let line_due = due || (finished && opts.interval.is_some());
+        let cut_due = intervals.due(now) || finished;
+        if line_due || cut_due {
+            let handed_over = collect_interval(shared);
+            intervals.gather(&handed_over);
+            if opts.interval.is_some() {
+                since_status.add(&handed_over);
+            }
+            if cut_due {
+                intervals.cut(Instant::now());
+            }
+        }
+        if line_due {
+            let interval = std::mem::take(&mut since_status);
             seen.note(&interval);
             let line = status_line(
                 opts,
@@ -192,7 +290,11 @@ fn report_until_done(
             if let Some(bar) = bar {
                 bar.finish_and_clear();
             }
-            return per_second.finish(ops);
+            return Recorded {
+                per_second: per_second.finish(ops),
+                timeline: intervals.timeline,
+                interval_logs: intervals.logs,
+            };
         }
         std::thread::sleep(TICK);
     }

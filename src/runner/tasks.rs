@@ -97,7 +97,7 @@ pub(super) fn run(
         Ok(Ended {
             clients,
             costs,
-            intervals: status.join().unwrap_or_default(),
+            recorded: status.join().unwrap_or_default(),
             runtime_cpu_s: Some(cpu_at_end - cpu_at_window.get().copied().unwrap_or(cpu_at_end)),
             clock,
         })

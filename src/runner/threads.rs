@@ -151,7 +151,7 @@ pub(super) fn run(
             clock,
             clients,
             costs,
-            intervals: status.join().unwrap_or_default(),
+            recorded: status.join().unwrap_or_default(),
             runtime_cpu_s: None,
         })
     })

@@ -257,6 +257,8 @@ fn run_one(
                 path: args.report_file.clone(),
             }),
             intended_groups: false,
+            interval_logs: false,
+            live: None,
         },
     };
     let step::Window {
@@ -300,6 +302,7 @@ fn run_one(
             hit_time_limit: outcome.hit_time_limit,
             ops: op_stats(&outcome.histograms),
             intervals: outcome.intervals,
+            timeline: Some(outcome.timeline),
             accounting: Some(accounting),
             engine_stats,
             integrity: None,

@@ -111,6 +111,8 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "dotransactions",
     "status.interval",
     "hdrhistogram.percentiles",
+    "hdrhistogram.fileoutput",
+    "hdrhistogram.output.path",
     "measurement.interval",
     "maxexecutiontime",
     "table",

@@ -1,0 +1,41 @@
+//! A step's live figures (issue: watch a long study while it runs):
+//! served at `--metrics-addr` when given, mirrored to the directory a
+//! watching `kvperf plan run` names in `KVPERF_LIVE_DIR`, or not kept at
+//! all (then recording them costs nothing).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::error::InputError;
+use crate::measure::live::{self, LiveFigures, LIVE_DIR_ENV};
+
+/// The step's live figures, labelled with `labels`; serving starts now,
+/// before anything is measured, so a taken address is one line.
+pub fn figures(
+    metrics_addr: Option<&str>,
+    labels: BTreeMap<String, String>,
+) -> Result<Option<Arc<LiveFigures>>, InputError> {
+    let mirror = std::env::var_os(LIVE_DIR_ENV)
+        .map(|dir| std::path::PathBuf::from(dir).join(format!("{}.json", std::process::id())));
+    if metrics_addr.is_none() && mirror.is_none() {
+        return Ok(None);
+    }
+    let figures = Arc::new(LiveFigures::new(labels, mirror));
+    if let Some(addr) = metrics_addr {
+        let served = figures.clone();
+        let at = crate::metrics_endpoint::serve(
+            addr,
+            Arc::new(move || live::render(&[served.snapshot()])),
+        )?;
+        eprintln!("kvperf: live figures at http://{at}/metrics");
+    }
+    Ok(Some(figures))
+}
+
+/// Removes a step's mirror when it ends: a watching plan shows only the
+/// steps in progress.
+pub fn finished(figures: Option<&Arc<LiveFigures>>) {
+    if let Some(path) = figures.and_then(|f| f.mirror()) {
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -1,0 +1,318 @@
+//! The figures of the window in progress, for a long study to be watched
+//! while it runs: updated at every timeline interval, rendered in the
+//! Prometheus text exposition format (version 0.0.4) for the Prometheus
+//! or Grafana a team already runs. Nothing here is touched unless asked
+//! for (`--metrics-addr`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::timeline::Interval;
+use super::OpKind;
+
+/// Set by `kvperf plan run --metrics-addr` for its steps: the directory
+/// where each step process mirrors its figures (`<pid>.json`).
+pub const LIVE_DIR_ENV: &str = "KVPERF_LIVE_DIR";
+
+/// The window in progress, as its intervals arrive; mirrored to a file
+/// after each one when a plan watches its steps (a step is a child process).
+#[derive(Debug, Default)]
+pub struct LiveFigures {
+    state: Mutex<Snapshot>,
+    mirror: Option<PathBuf>,
+}
+
+/// The figures at one moment.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Labels naming what runs: command, engine, shard.
+    pub labels: BTreeMap<String, String>,
+    /// Since the window opened, per op type.
+    pub totals: BTreeMap<OpKind, Totals>,
+    pub last: Option<Interval>,
+    /// Seconds from the window's open to the last interval's end.
+    pub elapsed_s: f64,
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
+pub struct Totals {
+    pub operations: u64,
+    pub failed: u64,
+}
+
+impl LiveFigures {
+    /// `mirror`: a file rewritten (atomically) with the snapshot as JSON
+    /// after each interval.
+    pub fn new(labels: BTreeMap<String, String>, mirror: Option<PathBuf>) -> Self {
+        Self {
+            state: Mutex::new(Snapshot {
+                labels,
+                ..Snapshot::default()
+            }),
+            mirror,
+        }
+    }
+
+    /// Takes the interval just cut.
+    pub fn update(&self, interval: &Interval) {
+        let snapshot = {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            for (kind, op) in &interval.ops {
+                let t = s.totals.entry(*kind).or_default();
+                t.operations += op.operations;
+                t.failed += op.failed;
+            }
+            s.elapsed_s = interval.start_s + interval.length_s;
+            s.last = Some(interval.clone());
+            s.clone()
+        };
+        if let Some(path) = &self.mirror {
+            // A watcher is not the measurement: a failed write only
+            // leaves the last figures in place.
+            let tmp = path.with_extension("tmp");
+            let json = serde_json::to_vec(&snapshot).unwrap_or_default();
+            if std::fs::write(&tmp, json).is_ok() {
+                let _ = std::fs::rename(&tmp, path);
+            }
+        }
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The mirror file, to be removed when the step ends.
+    pub fn mirror(&self) -> Option<&Path> {
+        self.mirror.as_deref()
+    }
+}
+
+/// The snapshots in Prometheus' text format, each metric family once.
+pub fn render(snapshots: &[Snapshot]) -> String {
+    let mut out = String::new();
+    family(
+        &mut out,
+        "kvperf_step_info",
+        "gauge",
+        "What runs now (always 1; the labels say what).",
+        snapshots,
+        |s, out| line(out, "kvperf_step_info", &s.labels, &[], 1.0),
+    );
+    family(
+        &mut out,
+        "kvperf_window_elapsed_seconds",
+        "gauge",
+        "Seconds of the measured window covered by the figures below.",
+        snapshots,
+        |s, out| {
+            line(
+                out,
+                "kvperf_window_elapsed_seconds",
+                &s.labels,
+                &[],
+                s.elapsed_s,
+            )
+        },
+    );
+    family(
+        &mut out,
+        "kvperf_operations_total",
+        "counter",
+        "Operations completed in the measured window, by type and outcome (failed: any return but OK).",
+        snapshots,
+        |s, out| {
+            for (kind, t) in &s.totals {
+                for (outcome, n) in [("ok", t.operations - t.failed), ("failed", t.failed)] {
+                    let more = [("op", kind.name()), ("outcome", outcome)];
+                    line(out, "kvperf_operations_total", &s.labels, &more, n as f64);
+                }
+            }
+        },
+    );
+    let rate =
+        |s: &Snapshot, n: u64| n as f64 / s.last.as_ref().map_or(1.0, |l| l.length_s.max(1e-9));
+    family(
+        &mut out,
+        "kvperf_interval_operations_per_second",
+        "gauge",
+        "Operations per second in the last interval, by type (failed ones included).",
+        snapshots,
+        |s, out| {
+            for (kind, op) in s.last.iter().flat_map(|l| &l.ops) {
+                let name = "kvperf_interval_operations_per_second";
+                line(
+                    out,
+                    name,
+                    &s.labels,
+                    &[("op", kind.name())],
+                    rate(s, op.operations),
+                );
+            }
+        },
+    );
+    family(
+        &mut out,
+        "kvperf_interval_failed_per_second",
+        "gauge",
+        "Failed operations per second in the last interval, by type.",
+        snapshots,
+        |s, out| {
+            for (kind, op) in s.last.iter().flat_map(|l| &l.ops) {
+                let name = "kvperf_interval_failed_per_second";
+                line(
+                    out,
+                    name,
+                    &s.labels,
+                    &[("op", kind.name())],
+                    rate(s, op.failed),
+                );
+            }
+        },
+    );
+    family(
+        &mut out,
+        "kvperf_interval_latency_microseconds",
+        "gauge",
+        "Latency of the last interval's successful operations, by type and quantile (1 = max).",
+        snapshots,
+        |s, out| {
+            for (kind, op) in s.last.iter().flat_map(|l| &l.ops) {
+                for (q, v) in [
+                    ("0.5", op.p50_us),
+                    ("0.99", op.p99_us),
+                    ("0.999", op.p999_us),
+                    ("1", op.max_us),
+                ] {
+                    if let Some(v) = v {
+                        let more = [("op", kind.name()), ("quantile", q)];
+                        line(
+                            out,
+                            "kvperf_interval_latency_microseconds",
+                            &s.labels,
+                            &more,
+                            v,
+                        );
+                    }
+                }
+            }
+        },
+    );
+    out
+}
+
+/// One metric family: its HELP and TYPE lines, then each snapshot's samples.
+pub fn family(
+    out: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    snapshots: &[Snapshot],
+    samples: impl Fn(&Snapshot, &mut String),
+) {
+    metric(out, name, kind, help);
+    for s in snapshots {
+        samples(s, out);
+    }
+}
+
+/// One sample line: `name{labels} value`.
+pub fn line(
+    out: &mut String,
+    name: &str,
+    fixed: &BTreeMap<String, String>,
+    more: &[(&str, &str)],
+    value: f64,
+) {
+    let _ = writeln!(out, "{name}{} {value}", label_set(fixed, more));
+}
+
+pub fn metric(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// `{a="x",b="y"}` from the fixed labels and these, escaped as the text
+/// format asks (backslash, double quote, line feed).
+pub fn label_set(fixed: &BTreeMap<String, String>, more: &[(&str, &str)]) -> String {
+    let pairs: Vec<String> = fixed
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(more.iter().copied())
+        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .collect();
+    if pairs.is_empty() {
+        String::new()
+    } else {
+        format!("{{{}}}", pairs.join(","))
+    }
+}
+
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::timeline::IntervalOp;
+
+    #[test]
+    fn counters_add_up_and_the_last_interval_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let mirror = dir.path().join("live.json");
+        let live = LiveFigures::new(
+            [("engine".to_string(), "rocks\"db".to_string())].into(),
+            Some(mirror.clone()),
+        );
+        assert!(render(&[live.snapshot()]).contains("kvperf_step_info{engine=\"rocks\\\"db\"} 1"));
+        for k in 0..3 {
+            live.update(&Interval {
+                start_s: k as f64,
+                length_s: 0.5,
+                ops: [(
+                    OpKind::Read,
+                    IntervalOp {
+                        operations: 100,
+                        failed: 10,
+                        p99_us: Some(42.5),
+                        ..Default::default()
+                    },
+                )]
+                .into(),
+            });
+        }
+        let text = render(&[live.snapshot()]);
+        // The mirror holds the same snapshot.
+        let mirrored: Snapshot = serde_json::from_slice(&std::fs::read(&mirror).unwrap()).unwrap();
+        assert_eq!(render(&[mirrored]), text);
+        assert!(
+            text.contains(
+                "kvperf_operations_total{engine=\"rocks\\\"db\",op=\"read\",outcome=\"ok\"} 270\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("kvperf_operations_total{engine=\"rocks\\\"db\",op=\"read\",outcome=\"failed\"} 30\n"), "{text}");
+        assert!(
+            text.contains(
+                "kvperf_interval_operations_per_second{engine=\"rocks\\\"db\",op=\"read\"} 200\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("kvperf_interval_latency_microseconds{engine=\"rocks\\\"db\",op=\"read\",quantile=\"0.99\"} 42.5\n"), "{text}");
+        assert!(
+            !text.contains("quantile=\"0.5\""),
+            "no p50 was given: {text}"
+        );
+        assert!(
+            text.contains("kvperf_window_elapsed_seconds{engine=\"rocks\\\"db\"} 2.5\n"),
+            "{text}"
+        );
+    }
+}
