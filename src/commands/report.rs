@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::report;
 
 #[derive(Debug, Args)]
@@ -17,6 +18,10 @@ pub struct ReportArgs {
     /// Directory for report.md, report.csv and report.html.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Also write every step's timeline (per second: operations, failures,
+    /// p50/p99/p99.9/max per operation type) as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -30,10 +35,19 @@ pub struct CompareArgs {
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
     report::check_out(&args.out, "--out", &inputs)?;
+    let timeline = args
+        .timeline
+        .as_deref()
+        .map(|path| Destination::check(path, "--timeline", report::timeline_csv::WRITTEN, &inputs))
+        .transpose()?;
     let study = report::load(&args.results)?;
     report::write(&study, &args.out, &inputs)?;
     for name in ["report.md", "report.csv", "report.html"] {
         crate::say!("{}", args.out.join(name).display());
+    }
+    if let Some(timeline) = timeline {
+        timeline.write(report::timeline_csv::csv(&study).as_bytes())?;
+        crate::say!("{}", timeline.path().display());
     }
     Ok(())
 }

@@ -107,7 +107,7 @@ pub fn csv(study: &Study) -> String {
     out
 }
 
-fn field(text: &str) -> String {
+pub(super) fn field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

@@ -11,6 +11,9 @@ pub enum Block {
     Table(Table),
     /// Inline SVG documents, shown side by side in HTML only.
     Charts(Vec<String>),
+    /// Charts behind a line that opens them (HTML `<details>`, closed);
+    /// in HTML only.
+    Collapsed(String, Vec<String>),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -47,7 +50,7 @@ impl Document {
                     }
                     out.push('\n');
                 }
-                Block::Charts(_) => {}
+                Block::Charts(_) | Block::Collapsed(..) => {}
             }
         }
         out
@@ -77,13 +80,13 @@ impl Document {
                     }
                     body.push_str("</table>\n");
                 }
-                Block::Charts(svgs) => {
-                    body.push_str("<div class=\"charts\">\n");
-                    for svg in svgs {
-                        body.push_str(svg);
-                        body.push('\n');
-                    }
-                    body.push_str("</div>\n");
+                Block::Charts(svgs) => body.push_str(&charts(svgs)),
+                Block::Collapsed(summary, svgs) => {
+                    body.push_str(&format!(
+                        "<details><summary>{}</summary>\n{}</details>\n",
+                        inline(summary),
+                        charts(svgs)
+                    ));
                 }
             }
         }
@@ -95,13 +98,24 @@ impl Document {
     }
 }
 
+fn charts(svgs: &[String]) -> String {
+    let mut html = String::from("<div class=\"charts\">\n");
+    for svg in svgs {
+        html.push_str(svg);
+        html.push('\n');
+    }
+    html.push_str("</div>\n");
+    html
+}
+
 /// No fonts, scripts or images from anywhere: the page must open offline.
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1300px}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}\
 th,td{border:1px solid #bbb;padding:3px 9px;text-align:right}\
 th:first-child,td:first-child{text-align:left}th{background:#eee}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}\
-.charts svg{border:1px solid #ddd;background:#fff}";
+.charts svg{border:1px solid #ddd;background:#fff}\
+details{margin:0.3em 0}summary{cursor:pointer}";
 
 fn markdown_row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| markdown(c, true)).collect();

@@ -14,6 +14,7 @@ pub mod model;
 mod numbers;
 mod svg;
 mod tables;
+pub mod timeline_csv;
 mod windows;
 
 use std::path::Path;
@@ -195,16 +196,13 @@ fn workload_blocks(
     ));
     blocks.push(Block::Table(tables::cost(study, w)));
     if charts {
-        let over_time = time_series_charts(study, w);
+        let over_time = time_series_charts(study, w, &threads);
         if !over_time.is_empty() {
             blocks.push(Block::Heading(
                 2,
-                format!(
-                    "{}: throughput over time, each step (ops/s per second)",
-                    w.name
-                ),
+                format!("{}: each step over time (open a step to see it)", w.name),
             ));
-            blocks.push(Block::Charts(over_time));
+            blocks.extend(over_time);
         }
     }
 }
@@ -298,43 +296,111 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
     out
 }
 
-/// A small chart of ops/s per second for each step (first repeat), so a
-/// stall or a compaction storm shows. The last, partial second is left
-/// out (it would read as a drop).
-fn time_series_charts(study: &Study, w: &WorkloadView) -> Vec<String> {
-    let mut out = Vec::new();
-    for (name, points) in study.series.iter().zip(&w.points) {
-        for p in points.values() {
-            let Some(intervals) = p
-                .intervals
-                .first()
-                .map(|i| &i[..i.len().saturating_sub(1)])
-                .filter(|i| i.len() > 1)
-            else {
+/// Per step (first repeat), closed until opened: for each configuration
+/// side by side, its ops/s per second and, where the results have a
+/// timeline, its p99 and p99.9 per second, so a stall or a compaction
+/// storm shows. The last, partial second is left out (it would read as a
+/// drop).
+fn time_series_charts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    for &t in threads {
+        let mut charts = Vec::new();
+        for (name, points) in study.series.iter().zip(&w.points) {
+            let Some(p) = points.get(&t) else {
                 continue;
             };
-            let title = format!("{name}, {} threads", p.threads);
-            let mut chart = Chart::new(
-                &title,
-                "seconds",
-                "ops/s",
-                XAxis::Linear,
-                vec![Series {
-                    name,
-                    points: intervals
-                        .iter()
-                        .enumerate()
-                        .map(|(i, n)| ((i + 1) as f64, *n as f64))
-                        .collect(),
-                    labels: Vec::new(),
-                }],
-            );
-            chart.size = (300.0, 150.0);
-            chart.from_zero = true;
-            out.push(chart.render());
+            charts.extend(throughput_over_time(name, p));
+            charts.extend(latency_over_time(name, p));
+        }
+        if !charts.is_empty() {
+            blocks.push(Block::Collapsed(
+                format!(
+                    "{}, {t} threads: throughput and tail latency over time",
+                    w.name
+                ),
+                charts,
+            ));
         }
     }
-    out
+    blocks
+}
+
+fn throughput_over_time(name: &str, p: &Point) -> Option<String> {
+    let intervals = p
+        .intervals
+        .first()
+        .map(|i| &i[..i.len().saturating_sub(1)])
+        .filter(|i| i.len() > 1)?;
+    let title = format!("{name}, {} threads: ops/s", p.threads);
+    let mut chart = Chart::new(
+        &title,
+        "seconds",
+        "ops/s",
+        XAxis::Linear,
+        vec![Series {
+            name,
+            points: intervals
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ((i + 1) as f64, *n as f64))
+                .collect(),
+            labels: Vec::new(),
+        }],
+    );
+    chart.size = (360.0, 180.0);
+    chart.from_zero = true;
+    Some(chart.render())
+}
+
+/// p99 and p99.9 of the primary operation type (the first with latency:
+/// read where there are reads) per interval, at each interval's end.
+fn latency_over_time(name: &str, p: &Point) -> Option<String> {
+    let timeline = p.timelines.first()?.as_ref()?;
+    let judged: Vec<_> = timeline
+        .intervals
+        .iter()
+        .filter(|i| i.length_s >= timeline.interval_s / 2.0)
+        .collect();
+    let op = judged
+        .iter()
+        .flat_map(|i| i.ops.iter())
+        .find(|(_, o)| o.p99_us.is_some())
+        .map(|(k, _)| *k)?;
+    let at = |pick: fn(&crate::measure::timeline::IntervalOp) -> Option<f64>| -> Vec<(f64, f64)> {
+        judged
+            .iter()
+            .filter_map(|i| Some((i.start_s + i.length_s, pick(i.ops.get(&op)?)?)))
+            .collect()
+    };
+    let (p99, p999) = (at(|o| o.p99_us), at(|o| o.p999_us));
+    if p99.len() < 2 {
+        return None;
+    }
+    let title = format!(
+        "{name}, {} threads: {} latency, us",
+        p.threads,
+        op.ycsb_name()
+    );
+    let mut chart = Chart::new(
+        &title,
+        "seconds",
+        "microseconds",
+        XAxis::Linear,
+        vec![
+            Series {
+                name: "p99",
+                points: p99,
+                labels: Vec::new(),
+            },
+            Series {
+                name: "p99.9",
+                points: p999,
+                labels: Vec::new(),
+            },
+        ],
+    );
+    chart.size = (360.0, 180.0);
+    Some(chart.render())
 }
 
 /// Under a table of paced cells' latency: which start it is timed from.

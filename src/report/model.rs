@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr;
 use crate::measure::steady::{Steadiness, SteadyCriterion};
+use crate::measure::timeline::Timeline;
 use crate::measure::{OpKind, Outcome};
 use crate::results::step::{Latency, Measurement};
 use crate::results::{self, Record};
@@ -40,6 +41,8 @@ pub struct Point {
     pub verdicts: Vec<String>,
     /// Operations per second of each repeat's window.
     pub intervals: Vec<Vec<u64>>,
+    /// Each repeat's timeline (None in results from before timelines).
+    pub timelines: Vec<Option<Timeline>>,
     /// Per operation type, over every repeat: how many there were
     /// (successful or not) and how many did not succeed (YCSB's ERROR,
     /// NOT_FOUND, UNEXPECTED_STATE), with the engine's first words for one.
@@ -474,6 +477,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         },
         verdicts,
         intervals: measured.iter().map(|m| m.intervals.clone()).collect(),
+        timelines: measured.iter().map(|m| m.timeline.clone()).collect(),
         windows: measured
             .iter()
             .map(|m| Window {

@@ -42,6 +42,16 @@ pub struct Chart<'a> {
     pub size: (f64, f64),
     /// A linear y axis from zero even when values span decades.
     pub from_zero: bool,
+    /// Spans of a linear x axis shaded behind the series, each named
+    /// (an engine event: a compaction, a checkpoint).
+    pub bands: Vec<Band>,
+}
+
+/// A shaded span of the x axis, `from` to `to`, with its name.
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub name: String,
 }
 
 const LEFT: f64 = 72.0;
@@ -66,6 +76,7 @@ impl<'a> Chart<'a> {
             mark: None,
             size: (600.0, 340.0),
             from_zero: false,
+            bands: Vec::new(),
         }
     }
 
@@ -146,6 +157,19 @@ impl<'a> Chart<'a> {
             if y_axis.log { " (log)" } else { "" },
             b = TOP + plot_h,
         ));
+        if let XAxis::Linear = self.x {
+            for band in &self.bands {
+                let (from, to) = (
+                    slot(band.from.clamp(0.0, x_max)).0,
+                    slot(band.to.clamp(0.0, x_max)).0,
+                );
+                svg.push_str(&format!(
+                    "<rect x=\"{from:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{plot_h:.1}\" fill=\"#f2c14e\" fill-opacity=\"0.35\"><title>{}</title></rect>",
+                    (to - from).max(1.0),
+                    escape(&band.name)
+                ));
+            }
+        }
         let n = self.series.len().max(1) as f64;
         for (i, s) in self.series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
