@@ -440,7 +440,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         .collect();
     let mut verdicts: Vec<String> = Vec::new();
     for v in measured.iter().filter_map(|m| m.verdict.as_ref()) {
-        push_distinct(&mut verdicts, &v.text);
+        push_distinct(&mut verdicts, &v.line());
     }
     let mut step_errors = Vec::new();
     let mut warnings = Vec::new();
