@@ -65,8 +65,11 @@ impl Shard {
     /// The shard this process is, and where that was read: `--shard`
     /// (`flag`), else `KVPERF_SHARD=I/N`, else Kubernetes'
     /// `JOB_COMPLETION_INDEX` with `KVPERF_SHARD_COUNT` (which the Job
-    /// manifest sets to its completions), else a Slurm job array's
-    /// `SLURM_ARRAY_TASK_ID` (less `SLURM_ARRAY_TASK_MIN`, over
+    /// manifest sets to its completions), else an srun task of a step of
+    /// several tasks: `SLURM_PROCID` of `SLURM_NTASKS` (only in a job step,
+    /// where `SLURM_STEP_ID` is set: a batch script has `SLURM_PROCID=0`
+    /// and the job's `SLURM_NTASKS` and is no shard), else a Slurm job
+    /// array's `SLURM_ARRAY_TASK_ID` (less `SLURM_ARRAY_TASK_MIN`, over
     /// `SLURM_ARRAY_TASK_STEP`) of `SLURM_ARRAY_TASK_COUNT`. None: no shard.
     pub fn resolve(
         flag: Option<&str>,
@@ -96,6 +99,21 @@ impl Shard {
             let shard = Self::new(number(source, index)?, number("KVPERF_SHARD_COUNT", count)?)
                 .map_err(|e| bad(source, e))?;
             return Ok(Some((shard, source.into())));
+        }
+        // An srun step of several tasks inside an array task is sharded by
+        // its tasks; a step of one task leaves the array's shard.
+        if let (Some(_), Some(procid), Some(ntasks)) = (
+            var("SLURM_STEP_ID"),
+            var("SLURM_PROCID"),
+            var("SLURM_NTASKS"),
+        ) {
+            let source = "SLURM_PROCID";
+            let count = number("SLURM_NTASKS", ntasks)?;
+            if count > 1 {
+                let shard =
+                    Self::new(number(source, procid)?, count).map_err(|e| bad(source, e))?;
+                return Ok(Some((shard, source.into())));
+            }
         }
         if let Some(id) = var("SLURM_ARRAY_TASK_ID") {
             let source = "SLURM_ARRAY_TASK_ID";
@@ -178,6 +196,60 @@ pub struct ShardInfo {
     /// What the slices split: every record loaded, every operation run.
     pub of: Option<Slice>,
     pub target_ops_per_sec: f64,
+    /// The Slurm job, step and task the shard ran as, when it ran under
+    /// Slurm; absent in results from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmPlace>,
+}
+
+/// Where a shard ran under Slurm, from the task's environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmPlace {
+    /// `SLURM_JOB_ID`.
+    pub job_id: String,
+    /// `SLURM_STEP_ID`: absent in a batch script (an array task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
+    /// `SLURMD_NODENAME`: the node's name in Slurm (the hostname may differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// `SLURM_PROCID`: the task's rank in its step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+}
+
+impl SlurmPlace {
+    /// None outside a Slurm job (no `SLURM_JOB_ID`).
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
+        let var = |name: &str| {
+            env(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        Some(Self {
+            job_id: var("SLURM_JOB_ID")?,
+            step_id: var("SLURM_STEP_ID"),
+            node: var("SLURMD_NODENAME"),
+            task: var("SLURM_PROCID").and_then(|v| v.parse().ok()),
+        })
+    }
+}
+
+impl std::fmt::Display for SlurmPlace {
+    /// `job 12 step 0 task 1 on node3`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "job {}", self.job_id)?;
+        if let Some(step) = &self.step_id {
+            write!(f, " step {step}")?;
+        }
+        if let Some(task) = self.task {
+            write!(f, " task {task}")?;
+        }
+        if let Some(node) = &self.node {
+            write!(f, " on {node}")?;
+        }
+        Ok(())
+    }
 }
 
 impl ShardInfo {
@@ -283,6 +355,68 @@ mod tests {
         assert_eq!(got(None, &all[3..]).0, Shard { index: 3, count: 4 });
         assert_eq!(resolve(None, &[]).unwrap(), None);
         assert_eq!(resolve(None, &[("KVPERF_SHARD", " ")]).unwrap(), None);
+    }
+
+    #[test]
+    fn srun_tasks_are_shards_of_their_step_and_a_batch_script_is_not() {
+        let task = [
+            ("SLURM_JOB_ID", "12"),
+            ("SLURM_STEP_ID", "0"),
+            ("SLURM_PROCID", "1"),
+            ("SLURM_NTASKS", "2"),
+        ];
+        let (shard, source) = resolve(None, &task).unwrap().unwrap();
+        assert_eq!(
+            (shard, source.as_str()),
+            (Shard { index: 1, count: 2 }, "SLURM_PROCID")
+        );
+        assert_eq!(
+            resolve(Some("0/1"), &task).unwrap().unwrap().0,
+            Shard::WHOLE,
+            "--shard wins"
+        );
+        // A batch script: SLURM_PROCID=0 and the job's tasks, no step.
+        assert_eq!(
+            resolve(
+                None,
+                &task[..1]
+                    .iter()
+                    .chain(&task[2..])
+                    .copied()
+                    .collect::<Vec<_>>()
+            )
+            .unwrap(),
+            None
+        );
+        // A step of one task inside an array task: the array's shard.
+        let one = [
+            ("SLURM_STEP_ID", "0"),
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "1"),
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        assert_eq!(
+            resolve(None, &one).unwrap().unwrap().1,
+            "SLURM_ARRAY_TASK_ID"
+        );
+        // A step of several tasks inside an array task: its tasks.
+        let mut several = one;
+        several[2].1 = "3";
+        assert_eq!(resolve(None, &several).unwrap().unwrap().1, "SLURM_PROCID");
+        let err = resolve(
+            None,
+            &[
+                ("SLURM_STEP_ID", "0"),
+                ("SLURM_PROCID", "x"),
+                ("SLURM_NTASKS", "2"),
+            ],
+        )
+        .unwrap_err();
+        assert!(err.contains("SLURM_PROCID='x'"), "{err}");
+        let place = SlurmPlace::from_env(&env(&task)).unwrap();
+        assert_eq!(place.to_string(), "job 12 step 0 task 1");
+        assert_eq!(SlurmPlace::from_env(&env(&[])), None);
     }
 
     #[test]

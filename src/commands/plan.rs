@@ -24,6 +24,23 @@ pub struct PlanShowArgs {
     /// `drop_caches=true`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// How the clients of a step with `clients > 1` start: `local` (child
+    /// processes here) or `srun` (one Slurm job step per step, a task per
+    /// client, placed in the allocation when run inside one). The same as
+    /// `--set launcher=...`: a `[[steps]]` entry's own `launcher` wins.
+    #[arg(long, value_name = "LAUNCHER")]
+    pub launcher: Option<crate::plan::Launcher>,
+}
+
+impl PlanShowArgs {
+    /// `--set` with `--launcher` last, as `--set launcher=...`.
+    fn sets(&self) -> Vec<String> {
+        let mut sets = self.set.clone();
+        if let Some(l) = self.launcher {
+            sets.push(format!("launcher={}", l.name()));
+        }
+        sets
+    }
 }
 
 #[derive(Debug, Args)]
@@ -74,7 +91,7 @@ fn prepare(
         fail_fast,
         metrics_addr,
     };
-    let loaded = LoadedPlan::from_file_with(&args.plan, &args.set)?;
+    let loaded = LoadedPlan::from_file_with(&args.plan, &args.sets())?;
     Ok((runner::prepare(loaded, &opts)?, opts))
 }
 
@@ -149,7 +166,12 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
             .map(|a| shell_quote(a))
             .collect();
         let mut command = format!("kvperf {}", quoted.join(" "));
-        if step.clients > 1 {
+        if step.clients > 1 && step.launcher == crate::plan::Launcher::Srun {
+            command = format!(
+                "srun --ntasks={0} --kill-on-bad-exit=1 {command}   # {0} srun tasks, each shard SLURM_PROCID of {0}",
+                step.clients
+            );
+        } else if step.clients > 1 {
             command.push_str(&format!(
                 " --shard I/{0}   # {0} clients at once, I = 0..{1}",
                 step.clients,

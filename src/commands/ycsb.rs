@@ -92,7 +92,8 @@ pub struct YcsbArgs {
     /// of the records, a run performs its share of the operations and of
     /// the target rate; `kvperf merge` puts the N results together. Also
     /// read from KVPERF_SHARD=I/N, Kubernetes' JOB_COMPLETION_INDEX (with
-    /// KVPERF_SHARD_COUNT) or a Slurm array's SLURM_ARRAY_TASK_ID (with
+    /// KVPERF_SHARD_COUNT), an srun task's SLURM_PROCID (of SLURM_NTASKS)
+    /// or a Slurm array's SLURM_ARRAY_TASK_ID (with
     /// SLURM_ARRAY_TASK_COUNT); `--shard 0/1` runs the whole study whatever
     /// those say.
     #[arg(long, value_name = "I/N")]
@@ -475,6 +476,7 @@ fn measure(
             slice,
             of,
             target_ops_per_sec: target,
+            slurm: shard::SlurmPlace::from_env(&|name| std::env::var(name).ok()),
         });
     }
     let total_ops = workload.operation_count();

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Driver, LoadedPlan, Plan, CORE_WORKLOADS};
+use super::{Driver, Launcher, LoadedPlan, Plan, CORE_WORKLOADS};
 use crate::error::did_you_mean;
 use crate::properties::Properties;
 use crate::workload::dbbench::Benchmark;
@@ -47,6 +47,11 @@ pub struct Step {
     /// Left out of the fingerprint at 1, so plans written before it keep theirs.
     #[serde(skip_serializing_if = "is_one")]
     pub clients: u32,
+    /// How the clients start (a step of one client runs as a child of the
+    /// plan whatever it says). Not part of the fingerprint: the same study
+    /// launched another way is the same study.
+    #[serde(skip)]
+    pub launcher: Launcher,
     /// Merged and scaled: YCSB properties, db_bench flags, or the flags of
     /// `kvperf device corners|precondition`.
     pub properties: Vec<(String, String)>,
@@ -111,6 +116,8 @@ pub fn steps(
         } else {
             (None, db)
         };
+        // The `[[steps]]` entry's launcher, for the steps pushed next.
+        let launcher = std::cell::Cell::new(Launcher::Local);
         let mut push =
             |kind: StepKind, workload: &str, label: &str, threads, clients, repeat, properties| {
                 let index = out.len();
@@ -140,6 +147,7 @@ pub fn steps(
                     workload: workload.to_string(),
                     threads,
                     clients,
+                    launcher: launcher.get(),
                     repeat,
                     properties,
                 });
@@ -179,6 +187,7 @@ pub fn steps(
             } else {
                 StepKind::Run
             };
+            launcher.set(def.launcher.or(plan.launcher).unwrap_or_default());
             let mut per_workload = Vec::new();
             for workload in &def.workloads {
                 let mut props = workload_properties(loaded, workload)?;

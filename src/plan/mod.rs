@@ -9,6 +9,7 @@
 mod expand;
 mod in_progress;
 mod inserted;
+mod launch;
 mod overrides;
 pub mod runner;
 mod size;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use expand::{scaled_keys, steps as expand_steps, Step, StepKind};
 pub use in_progress::{InProgress, LeftOver};
 pub use inserted::InsertedKeys;
+pub use launch::Launcher;
 pub use size::{format_size, parse_size};
 
 use crate::error::InputError;
@@ -63,6 +65,12 @@ pub struct Plan {
     /// measures start-up, not the engine.
     #[serde(default = "one_u64")]
     pub min_duration: u64,
+    /// How the clients of a step with `clients > 1` start: `"local"`
+    /// (child processes of the plan, the default) or `"srun"` (one Slurm
+    /// job step, a task per client); a `[[steps]]` entry may say otherwise.
+    /// Not part of the plan's identity, like `notes`.
+    #[serde(default, skip_serializing)]
+    pub launcher: Option<Launcher>,
     /// Properties (YCSB) or flags (db_bench) of every step.
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
@@ -185,6 +193,9 @@ pub struct StepDef {
     /// runner merges them into the step's one result.
     #[serde(default = "one")]
     pub clients: u32,
+    /// How this entry's clients start, instead of the plan's `launcher`.
+    #[serde(default, skip_serializing)]
+    pub launcher: Option<Launcher>,
     /// YCSB `operationcount`, db_bench `--reads` (per thread, as db_bench).
     pub operations: Option<u64>,
     /// Seconds per step: YCSB `maxexecutiontime`, db_bench `--duration`.

@@ -7,7 +7,9 @@
 //! - `configs.NAME.db`, `configs.NAME.properties.KEY` (a config by name);
 //! - `steps.N.threads` (the N-th `[[steps]]`, from 0), `steps.*.threads`
 //!   (every entry), and `threads`, `operations`, `duration`, `repeats` as
-//!   shorthands for every measured (non-load) entry.
+//!   shorthands for every measured (non-load) entry, `clients` for every
+//!   entry, the load's included (the load is sharded like the runs);
+//! - `launcher` (the plan's: `local` or `srun`).
 //!
 //! VALUE is read as TOML (`1000`, `[1, 2, 4]`, `true`, `"text"`), else
 //! taken as text. The plan is validated after the changes, so a bad value
@@ -16,8 +18,9 @@
 use toml::Value;
 
 /// Top-level keys of a plan; any other bare key is a property.
-const PLAN_KEYS: [&str; 10] = [
+const PLAN_KEYS: [&str; 11] = [
     "name",
+    "launcher",
     "description",
     "driver",
     "engine",
@@ -32,6 +35,9 @@ const PLAN_KEYS: [&str; 10] = [
 /// Keys of a `[[steps]]` entry that the shorthands reach.
 const STEP_SHORTHANDS: [&str; 4] = ["threads", "operations", "duration", "repeats"];
 
+/// Keys of a `[[steps]]` entry that a shorthand sets in every entry.
+const EVERY_STEP_SHORTHANDS: [&str; 1] = ["clients"];
+
 /// Applies `KEY=VALUE` to the plan's TOML tree.
 pub fn apply(plan: &mut Value, assignment: &str) -> Result<(), String> {
     let (key, text) = assignment
@@ -42,6 +48,9 @@ pub fn apply(plan: &mut Value, assignment: &str) -> Result<(), String> {
     let path: Vec<&str> = key.trim().split('.').collect();
     if path.len() == 1 && STEP_SHORTHANDS.contains(&path[0]) {
         return set_in_steps(plan, path[0], &value, true);
+    }
+    if path.len() == 1 && EVERY_STEP_SHORTHANDS.contains(&path[0]) {
+        return set_in_steps(plan, path[0], &value, false);
     }
     if !PLAN_KEYS.contains(&path[0]) {
         // A property; its name may hold dots (`<engine>.<option>`).
@@ -201,6 +210,21 @@ threads = [1, 2]
             p["configs"][0]["properties"]["fieldcount"].as_integer(),
             Some(4)
         );
+    }
+
+    #[test]
+    fn clients_reach_every_entry_and_launcher_is_the_plans() {
+        let mut p = plan();
+        apply(&mut p, "clients=2").unwrap();
+        apply(&mut p, "launcher=srun").unwrap();
+        assert_eq!(
+            p["steps"][0]["clients"].as_integer(),
+            Some(2),
+            "the load too"
+        );
+        assert_eq!(p["steps"][1]["clients"].as_integer(), Some(2));
+        assert_eq!(p["launcher"].as_str(), Some("srun"));
+        assert!(p.get("properties").unwrap().get("launcher").is_none());
     }
 
     #[test]

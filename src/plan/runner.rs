@@ -576,6 +576,9 @@ fn run_clients(
     results: &Path,
 ) -> anyhow::Result<(Vec<String>, StepOutput)> {
     let plan = &p.loaded.plan;
+    if step.launcher == super::Launcher::Srun {
+        return super::launch::srun(plan, step, results);
+    }
     let n = step.clients;
     let clients: Vec<(Vec<String>, PathBuf)> = (0..n)
         .map(|i| {
@@ -652,7 +655,7 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
 /// `exe ARGS`, with the arguments that hold a credential (`-p
 /// redis.password=...`, a URL with a password) passed in its environment
 /// ([`crate::private_args::PRIVATE_ARGS`]): `ps` shows every user a command line.
-fn child_command(exe: &Path, args: &[String]) -> Command {
+pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
     let mut public = Vec::new();
     let mut private = Vec::new();
     let mut i = 0;
@@ -770,7 +773,7 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
 /// Runs `wait` (which returns when the child `pid` has ended) while passing
 /// an interrupt of this process on to the child once: a SIGTERM sent to the
 /// plan alone (not to its process group, as Ctrl-C is) still ends the step.
-fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
+pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
     let finished = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {

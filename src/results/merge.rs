@@ -54,6 +54,14 @@ pub struct ShardPart {
     pub end_unix_ms: u64,
     pub operations: u64,
     pub ops_per_sec: f64,
+    /// The shard's returns per operation type (`OK`, `NOT_FOUND`...), so
+    /// that the merged counts can be checked against their parts; absent
+    /// in results from before it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub returns: BTreeMap<crate::measure::OpKind, BTreeMap<String, u64>>,
+    /// The Slurm job, step and task it ran as (srun, a job array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<crate::shard::SlurmPlace>,
 }
 
 /// Merges shard results, each named by where it came from. The result
@@ -477,6 +485,10 @@ fn merge_info(parts: &[(String, StepOutput)], shards: &[&ShardInfo], m: &Measure
                 end_unix_ms: measured.map_or(0, |m| m.end_unix_ms),
                 operations: measured.map_or(0, |m| m.operations),
                 ops_per_sec: measured.map_or(0.0, |m| m.ops_per_sec),
+                returns: measured.map_or_else(BTreeMap::new, |m| {
+                    m.ops.iter().map(|(k, v)| (*k, v.returns.clone())).collect()
+                }),
+                slurm: s.slurm.clone(),
             }
         })
         .collect();
@@ -563,6 +575,7 @@ mod tests {
                 count: TOTAL,
             }),
             target_ops_per_sec: 0.0,
+            slurm: None,
         });
         (format!("s{index}.json"), o)
     }

@@ -1,0 +1,307 @@
+//! How a plan step's `clients = N` shards start.
+//!
+//! - `local`: N child processes of the plan, each `--shard i/N`
+//!   (`runner::run_clients`).
+//! - `srun`: one Slurm job step of N tasks, all started together:
+//!   `srun --ntasks=N --kill-on-bad-exit=1 ... kvperf run|load ...`. Each
+//!   task is shard `SLURM_PROCID` of `SLURM_NTASKS` ([`crate::shard`]) and
+//!   prints its JSON result, which srun writes to a file per task
+//!   (`--output=DIR/shard-%t.json`, `--error=DIR/shard-%t.err`) in a
+//!   directory beside the results file; on a cluster that directory must be
+//!   on a filesystem every node shares. Inside an allocation (`salloc`,
+//!   `sbatch`: `SLURM_JOB_ID` set) srun places the tasks on its nodes;
+//!   outside one it allocates for the step. srun's own input variables
+//!   (`SLURM_PARTITION`, `SLURM_CPUS_PER_TASK`, `SLURM_NTASKS_PER_NODE`...)
+//!   shape the step; `KVPERF_SRUN` names another srun program.
+//!
+//! The runner merges the tasks' results exactly as a local step's. A task
+//! that fails or never starts fails the step with one line naming it.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::expand::Step;
+use super::runner;
+use super::Plan;
+use crate::error::InputError;
+use crate::results::step::{ErrorKind, StepError, StepOutput};
+
+/// `launcher = "local" | "srun"` in a plan or a `[[steps]]` entry, and
+/// `kvperf plan run --launcher`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    /// Child processes of the plan, on this machine.
+    #[default]
+    Local,
+    /// One Slurm job step, a task per client (`srun --ntasks=N`).
+    Srun,
+}
+
+impl Launcher {
+    pub fn name(self) -> &'static str {
+        match self {
+            Launcher::Local => "local",
+            Launcher::Srun => "srun",
+        }
+    }
+}
+
+/// What names a shard in a process's environment besides srun's own
+/// variables: the tasks are shards of the step, never of a job array or a
+/// Kubernetes Job the plan itself runs in.
+const OTHER_SHARD_VARS: [&str; 7] = [
+    "KVPERF_SHARD",
+    "JOB_COMPLETION_INDEX",
+    "KVPERF_SHARD_COUNT",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_COUNT",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_STEP",
+];
+
+/// Runs `step`'s clients as one srun job step and merges their results;
+/// the command recorded is srun's, with the kvperf command it ran.
+pub(super) fn srun(
+    plan: &Plan,
+    step: &Step,
+    results: &Path,
+) -> anyhow::Result<(Vec<String>, StepOutput)> {
+    let n = step.clients;
+    let dir = shards_dir(results)?;
+    // Left from an earlier attempt of a step: never read as this one's.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create '{}' for the shards' results", dir.display()))?;
+    let placeholder = Path::new("-");
+    let mut args = runner::child_args(
+        plan.driver,
+        plan.settle,
+        plan.drop_caches,
+        step,
+        placeholder,
+    );
+    // Each task prints its result; srun writes it to the task's file.
+    let prints = matches!(args.as_slice(), [.., flag, path] if flag == "--output" && path == "-");
+    if !prints {
+        anyhow::bail!("the srun launcher runs YCSB load and run steps only");
+    }
+    args.truncate(args.len() - 2);
+    let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
+    let srun_exe = std::env::var_os("KVPERF_SRUN").unwrap_or_else(|| "srun".into());
+    let mut srun_args = vec![
+        format!("--ntasks={n}"),
+        "--kill-on-bad-exit=1".to_string(),
+        "--job-name=kvperf".to_string(),
+        "--input=none".to_string(),
+        format!("--output={}", dir.join("shard-%t.json").display()),
+        format!("--error={}", dir.join("shard-%t.err").display()),
+    ];
+    let inside = std::env::var("SLURM_JOB_ID")
+        .ok()
+        .filter(|j| !j.trim().is_empty());
+    eprintln!(
+        "        srun: {n} tasks, {}",
+        match &inside {
+            Some(job) => format!("in job {job}'s allocation"),
+            None => "in an allocation of their own".to_string(),
+        }
+    );
+    let mut full = srun_args.clone();
+    full.push(exe.display().to_string());
+    full.extend(args.iter().cloned());
+    let mut cmd = runner::child_command(Path::new(&srun_exe), &full);
+    for var in OTHER_SHARD_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let parent = std::process::id();
+    // SAFETY: prctl, getppid and _exit are async-signal-safe; nothing else
+    // runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // SIGTERM, not SIGKILL: srun then ends the job step's tasks too.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start srun ('{}': {e}); the srun launcher needs Slurm's client (slurm-client)",
+            Path::new(&srun_exe).display()
+        )
+    })?;
+    let mut srun_stderr = String::new();
+    let status = runner::forward_interrupt(child.id(), || {
+        if let Some(mut pipe) = child.stderr.take() {
+            use std::io::Read;
+            let _ = pipe.read_to_string(&mut srun_stderr);
+        }
+        child.wait()
+    })
+    .context("lost the srun process")?;
+    let srun_said = last_line(&srun_stderr).map(str::to_string);
+    let kept = format!("(each shard's stderr is in {})", dir.display());
+
+    let mut parts = Vec::with_capacity(n as usize);
+    // Shards without a result: (cancelled by srun for another, the line).
+    let mut missing: Vec<(bool, String)> = Vec::new();
+    for i in 0..u64::from(n) {
+        let json = dir.join(format!("shard-{i}.json"));
+        let err = std::fs::read_to_string(dir.join(format!("shard-{i}.err"))).ok();
+        let said = err.as_deref().and_then(last_line).map(|l| {
+            l.trim_start_matches("kvperf: ")
+                .trim_start_matches("error: ")
+                .to_string()
+        });
+        let text = std::fs::read_to_string(&json).ok();
+        let why = || {
+            said.clone()
+                .or_else(|| srun_said.clone())
+                .unwrap_or_else(|| format!("srun {}", how(&status)))
+        };
+        let cancelled = said.as_deref().is_some_and(|l| l.contains("CANCELLED"));
+        match text.as_deref().map(str::trim) {
+            // srun makes a task's files when it starts the task.
+            None if err.is_none() => {
+                missing.push((false, format!("shard {i}/{n} never started: {}", why())));
+            }
+            None | Some("") => missing.push((
+                cancelled,
+                format!("shard {i}/{n} ended without a result: {}", why()),
+            )),
+            Some(text) => {
+                let output = StepOutput::from_json(text).map_err(|e| {
+                    anyhow::anyhow!("shard {i}/{n} wrote an unreadable result: {e:#} {kept}")
+                })?;
+                if let Some(StepError {
+                    kind: ErrorKind::Input,
+                    message,
+                }) = &output.error
+                {
+                    return Err(InputError::Invalid(format!("shard {i}/{n}: {message}")).into());
+                }
+                parts.push((format!("srun task {i}"), output));
+            }
+        }
+    }
+    // A shard that failed is the cause; the others were ended by srun for it.
+    let first_failed = parts
+        .iter()
+        .filter(|(_, o)| o.error.is_some())
+        .min_by_key(|(_, o)| o.finished_at_unix_ms)
+        .and_then(|(_, o)| o.shard.as_ref().zip(o.error.as_ref()))
+        .map(|(s, e)| (s.shard(), e.clone()));
+    // The first shard that was not ended by srun for another is the cause.
+    let missing = missing
+        .iter()
+        .find(|(cancelled, _)| !cancelled)
+        .or(missing.first())
+        .map(|(_, line)| line.clone());
+    if let Some(missing) = missing {
+        let cause = first_failed
+            .as_ref()
+            .map(|(s, e)| format!("; shard {s} failed first: {}", e.message))
+            .unwrap_or_default();
+        anyhow::bail!("{missing}{cause} {kept}");
+    }
+    if first_failed.is_none() && !status.success() {
+        anyhow::bail!(
+            "srun {}: {} {kept}",
+            how(&status),
+            srun_said.unwrap_or_else(|| "no shard says why".into())
+        );
+    }
+    for (_, o) in &parts {
+        if o.shard.is_none() {
+            anyhow::bail!(
+                "srun task {} ran the whole step, not a shard of it: SLURM_PROCID and SLURM_NTASKS did not reach it {kept}",
+                o.host.hostname
+            );
+        }
+    }
+    let mut merged = crate::results::merge::merge(parts)?;
+    if let Some((shard, error)) = first_failed {
+        merged.error = Some(StepError {
+            kind: error.kind,
+            message: format!("shard {shard}: {}", error.message),
+        });
+    }
+    if let Some(info) = &merged.merged {
+        let places: Vec<String> = info
+            .shards
+            .iter()
+            .map(|s| match &s.slurm {
+                Some(place) => format!("{} ({place})", s.hostname),
+                None => s.hostname.clone(),
+            })
+            .collect();
+        eprintln!("        shards ran on: {}", places.join(", "));
+    }
+    if merged.error.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    srun_args.insert(0, "srun".into());
+    srun_args.push("kvperf".into());
+    srun_args.extend(args);
+    Ok((srun_args, merged))
+}
+
+/// Beside the results file (absolute: srun's tasks may start elsewhere,
+/// and on a cluster it must be on a filesystem every node shares).
+fn shards_dir(results: &Path) -> anyhow::Result<PathBuf> {
+    let results = std::path::absolute(results)
+        .with_context(|| format!("cannot make '{}' absolute", results.display()))?;
+    let name = results
+        .file_name()
+        .map_or("results".into(), |n| n.to_string_lossy().into_owned());
+    Ok(results.with_file_name(format!(".{name}.srun-{}", std::process::id())))
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().rev().map(str::trim).find(|l| !l.is_empty())
+}
+
+fn how(status: &std::process::ExitStatus) -> String {
+    match status.code() {
+        Some(c) => format!("exited with {c}"),
+        None => "was killed".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launchers_read_as_plans_write_them() {
+        #[derive(Deserialize)]
+        struct T {
+            launcher: Launcher,
+        }
+        let t: T = toml::from_str("launcher = \"srun\"").unwrap();
+        assert_eq!(t.launcher, Launcher::Srun);
+        assert_eq!(Launcher::default().name(), "local");
+        let err = toml::from_str::<T>("launcher = \"kubernetes\"")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("local") && err.contains("srun"), "{err}");
+    }
+
+    #[test]
+    fn the_shards_directory_is_absolute_and_beside_the_results() {
+        let dir = shards_dir(Path::new("r/x.jsonl")).unwrap();
+        assert!(dir.is_absolute());
+        assert!(dir.ends_with(format!("r/.x.jsonl.srun-{}", std::process::id())));
+    }
+}
