@@ -10,6 +10,7 @@ pub mod hdr;
 pub mod net;
 mod outcome;
 pub mod process;
+pub mod stats;
 pub mod steady;
 mod summary;
 pub mod verdict;
