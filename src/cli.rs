@@ -110,10 +110,16 @@ pub enum Command {
     Report(ReportArgs),
     /// Print the comparison of two configurations (or two results files).
     #[command(
-        long_about = "Print, as Markdown tables, the first configuration's improvement over\n\
-        the others: peak and average throughput improvement, latency per thread count.\n\
-        Give one results file holding two configs, or two files (e.g. two machines).\n\n\
-        Example:\n  kvperf compare machine-a.jsonl machine-b.jsonl"
+        long_about = "Print, as Markdown tables, each other configuration against the first\n\
+        (the base), cell by cell, with a 95% confidence interval over the repeats\n\
+        and a verdict (faster, slower, ~ for no difference; at least 4 repeats of\n\
+        each cell), then the report: the first configuration's improvement over\n\
+        the others, peak and average, latency per thread count. Give one results\n\
+        file holding two configs, or two files (e.g. two machines).\n\n\
+        --fail-if-slower PCT exits with code 4 when a figure is worse than the\n\
+        base's by more than PCT with 95% confidence (a regression gate for CI).\n\n\
+        Examples:\n  kvperf compare machine-a.jsonl machine-b.jsonl\n  \
+        kvperf compare base.jsonl new.jsonl --fail-if-slower 5% --format json"
     )]
     Compare(CompareArgs),
     /// List the engines this binary was built with, what each can do and its options.

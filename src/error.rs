@@ -3,7 +3,8 @@
 //! Everything kvperf reports ends as one line on stderr (see `main.rs`).
 //! Bad input exits with [`EXIT_INPUT`] (2); a run that failed (an engine or
 //! device error, a data-integrity failure, a step of a plan) exits with
-//! [`EXIT_RUN`] (3). This type exists so library code can say *which*
+//! [`EXIT_RUN`] (3); `kvperf compare --fail-if-slower` that finds a
+//! regression exits with [`EXIT_REGRESSION`] (4). This type exists so library code can say *which*
 //! input was wrong without formatting decisions leaking into it.
 
 use thiserror::Error;
@@ -12,6 +13,14 @@ use thiserror::Error;
 pub const EXIT_INPUT: u8 = 2;
 /// Exit code of a run that failed.
 pub const EXIT_RUN: u8 = 3;
+/// Exit code of `kvperf compare --fail-if-slower` when a compared figure
+/// is slower than the base by more than the limit, with 95% confidence.
+pub const EXIT_REGRESSION: u8 = 4;
+
+/// The regression gate failed: the message names the figures.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct Regression(pub String);
 
 #[derive(Debug, Error)]
 pub enum InputError {
@@ -30,10 +39,12 @@ impl InputError {
     }
 }
 
-/// [`EXIT_INPUT`] when bad input caused `err` (anywhere in its chain),
-/// else [`EXIT_RUN`].
+/// [`EXIT_REGRESSION`] for a failed gate, [`EXIT_INPUT`] when bad input
+/// caused `err` (anywhere in its chain), else [`EXIT_RUN`].
 pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.is::<InputError>()) {
+    if err.chain().any(|e| e.is::<Regression>()) {
+        EXIT_REGRESSION
+    } else if err.chain().any(|e| e.is::<InputError>()) {
         EXIT_INPUT
     } else {
         EXIT_RUN
@@ -78,5 +89,7 @@ mod tests {
         assert_eq!(exit_code(&input.context("step x").unwrap_err()), EXIT_INPUT);
         let run: anyhow::Result<()> = Err(anyhow::anyhow!("disk on fire"));
         assert_eq!(exit_code(&run.context("step x").unwrap_err()), EXIT_RUN);
+        let slower = anyhow::Error::from(Regression("slower".into())).context("compare");
+        assert_eq!(exit_code(&slower), EXIT_REGRESSION);
     }
 }

@@ -2,11 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use crate::error::InputError;
+use crate::error::{InputError, Regression};
 use crate::files::Destination;
 use crate::report;
+use crate::report::confidence;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -30,6 +31,33 @@ pub struct CompareArgs {
     /// results or single steps' results, as for `kvperf report`).
     #[arg(required = true, value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
+    /// Exit with code 4 when any compared figure (throughput, the primary
+    /// operation's p99 or p99.9) of another configuration is worse than the
+    /// first's by more than PCT with 95% confidence: the whole interval
+    /// past the limit. Within noise, 0.
+    #[arg(long, value_name = "PCT", value_parser = parse_limit)]
+    pub fail_if_slower: Option<f64>,
+    /// md: the verdicts, then the whole report (Markdown); json: the
+    /// verdicts and the gate's outcome, for machines.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Md)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Md,
+    Json,
+}
+
+/// "5%", "5" or "2.5%": a limit in percent, at least 0 and under 100.
+fn parse_limit(text: &str) -> Result<f64, String> {
+    let number = text.trim().strip_suffix('%').unwrap_or(text.trim());
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a limit in percent from 0 to under 100 (e.g. 5%)"
+        )),
+    }
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
@@ -61,6 +89,53 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    crate::output::stdout::say(&report::build(&study, false).to_markdown());
+    let rows = confidence::rows(&study);
+    let gate = args
+        .fail_if_slower
+        .map(|limit| confidence::gate(&rows, limit));
+    let text = match args.format {
+        CompareFormat::Json => {
+            let mut text =
+                serde_json::to_string_pretty(&confidence::json(&study, &rows, gate.as_ref()))?;
+            text.push('\n');
+            text
+        }
+        CompareFormat::Md => {
+            let mut doc = report::build(&study, false);
+            let verdicts = confidence::blocks(&study, &rows, gate.as_ref());
+            let body = std::mem::replace(&mut doc.blocks, verdicts);
+            doc.blocks.extend(body);
+            doc.to_markdown()
+        }
+    };
+    crate::output::stdout::print_result(
+        &text,
+        if args.format == CompareFormat::Json {
+            "json"
+        } else {
+            "md"
+        },
+    )?;
+    let Some(gate) = gate else {
+        return Ok(());
+    };
+    if !gate.passed() {
+        return Err(Regression(format!("--fail-if-slower: {}", gate.summary())).into());
+    }
+    if gate.judged == 0 {
+        return Err(InputError::Invalid(format!(
+            "--fail-if-slower cannot judge: no compared cell has at least {} repeats on both sides",
+            crate::measure::stats::MIN_REPEATS
+        ))
+        .into());
+    }
+    if gate.undecided > 0 {
+        eprintln!(
+            "kvperf: warning: --fail-if-slower judged {} figures; {} have too few repeats (need \u{2265} {} of each cell)",
+            gate.judged,
+            gate.undecided,
+            crate::measure::stats::MIN_REPEATS
+        );
+    }
     Ok(())
 }

@@ -13,6 +13,7 @@ pub mod net;
 mod outcome;
 pub mod process;
 pub mod spikes;
+pub mod stats;
 pub mod steady;
 mod summary;
 pub mod timeline;

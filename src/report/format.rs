@@ -3,9 +3,19 @@
 //! seed 004 does), and the sentences that explain how they were computed.
 
 use super::model::{self, Study, WorkloadView};
+use crate::measure::stats::{Better, RepeatComparison, MIN_REPEATS};
 
 /// A repeat spread (max - min over the mean) above this is flagged.
 pub const SPREAD_FLAG_PCT: f64 = 10.0;
+
+/// How the columns marked "95% CI, verdict" are computed, in a sentence.
+pub const CONFIDENCE_TEXT: &str = "Columns marked \"95% CI, verdict\" judge each comparison over \
+    the repeats, whole repeats as the unit: the change is the median of the ratios of every repeat \
+    of one cell to every repeat of the other, in brackets its 95% confidence interval (exact, \
+    from the Mann-Whitney distribution), then the verdict: faster or slower when the interval \
+    leaves out no change (for latency, faster is lower), ~ when it holds it (no difference at \
+    95%); latency from each repeat's own histogram. Deciding at 95% takes at least 4 repeats of \
+    each cell (docs/semantics.md, \"Comparisons over repeats\").";
 
 /// Percent ("+44%", "51% lower") or ratios ("3.0x"), as the plan asks.
 pub struct Style {
@@ -72,7 +82,7 @@ impl Style {
              p99 improvement is the largest per-thread-count p99 \"% lower\" and its thread count \
              (seeds 001 and 003). An advantage at each one's peak compares each configuration at \
              its own best thread count, peak throughput against peak throughput and the latency \
-             at each one's peak (seed 004)."
+             at each one's peak (seed 004). {CONFIDENCE_TEXT}"
         )
     }
 
@@ -160,6 +170,44 @@ impl Style {
 
 pub use super::numbers::ops;
 
+/// A change from a ratio new / old: "+12%", "-3.4%" (a decimal under 10%),
+/// "0.0%"; above +100% as a ratio ("2.1x").
+pub fn change(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    if pct > 100.0 {
+        times(ratio)
+    } else if pct.abs() < 0.05 {
+        "0.0%".into()
+    } else if pct.abs() < 9.95 {
+        format!("{pct:+.1}%")
+    } else {
+        format!("{pct:+.0}%")
+    }
+}
+
+/// A comparison over repeats, in one cell: the change, its 95% confidence
+/// interval and the verdict ("+12% [+5.0%, +19%] faster", "-0.4% [-2.1%,
+/// +1.3%] ~"), or what is missing to judge ("need ≥ 4 repeats (have 1
+/// and 1)"); "-" with nothing to compare.
+pub fn confidence(c: Option<&RepeatComparison>, better: Better) -> String {
+    let Some(c) = c else {
+        return "-".into();
+    };
+    match c.interval {
+        Some(i) => format!(
+            "{} [{}, {}] {}",
+            change(c.ratio),
+            change(i.low),
+            change(i.high),
+            c.verdict(better).word()
+        ),
+        None => format!(
+            "need \u{2265} {MIN_REPEATS} repeats (have {} and {})",
+            c.candidate_repeats, c.baseline_repeats
+        ),
+    }
+}
+
 pub fn micros(v: f64) -> String {
     if v < 100.0 {
         format!("{v:.1}")
@@ -220,6 +268,29 @@ pub fn lower_ratio(ratio: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_confidence_cell_gives_change_interval_and_verdict() {
+        use crate::measure::stats::compare_repeats;
+        let base = [100.0, 101.0, 99.0, 100.0, 100.5];
+        let gain: Vec<f64> = base.iter().map(|x| x * 1.12).collect();
+        let c = compare_repeats(&base, &gain);
+        let cell = confidence(c.as_ref(), Better::Higher);
+        assert!(cell == "+12% [+11%, +13%] faster", "{cell}");
+        assert_eq!(
+            confidence(c.as_ref(), Better::Lower),
+            cell.replace("faster", "slower")
+        );
+        let few = compare_repeats(&[1.0], &[2.0]);
+        assert_eq!(
+            confidence(few.as_ref(), Better::Higher),
+            "need \u{2265} 4 repeats (have 1 and 1)"
+        );
+        assert_eq!(confidence(None, Better::Higher), "-");
+        assert_eq!(change(1.0004), "0.0%");
+        assert_eq!(change(0.966), "-3.4%");
+        assert_eq!(change(3.0), "3.0x");
+    }
 
     #[test]
     fn percentages_round_without_a_negative_zero() {

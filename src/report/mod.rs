@@ -5,6 +5,7 @@
 //! configuration's peak; the device's 4 corners and preconditioning beside
 //! them. Markdown, CSV and one self-contained HTML page with SVG charts.
 
+pub mod confidence;
 mod csv;
 mod document;
 mod failures;

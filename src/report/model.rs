@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr;
+use crate::measure::stats::{self, RepeatComparison};
 use crate::measure::steady::{Steadiness, SteadyCriterion};
 use crate::measure::timeline::Timeline;
 use crate::measure::{OpKind, Outcome};
@@ -35,6 +36,11 @@ pub struct Point {
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
     pub latency_p999_us: Option<f64>,
+    /// Per operation type, each repeat's own tail (from its own histogram,
+    /// from the intended start when `latency` is), in order; a repeat in
+    /// which no operation of the type succeeded has none. What a
+    /// comparison's interval is computed over.
+    pub tails_each: BTreeMap<OpKind, Vec<Tail>>,
     /// The cost of every repeat together (counters added).
     pub accounting: Option<Accounting>,
     /// What bound each repeat (distinct verdicts, in order).
@@ -75,6 +81,36 @@ impl Point {
     /// Whether any repeat's window is too short to mean much.
     pub fn short_window(&self) -> bool {
         self.windows.iter().any(|w| w.seconds < MIN_WINDOW_S)
+    }
+}
+
+/// One repeat's tail latency of one operation type, microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tail {
+    pub p99_us: f64,
+    pub p999_us: f64,
+}
+
+/// Which percentile of the repeats a comparison takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Percentile {
+    P99,
+    P999,
+}
+
+impl Percentile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Percentile::P99 => "p99",
+            Percentile::P999 => "p99.9",
+        }
+    }
+
+    fn of(self, t: &Tail) -> f64 {
+        match self {
+            Percentile::P99 => t.p99_us,
+            Percentile::P999 => t.p999_us,
+        }
     }
 }
 
@@ -470,6 +506,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         latency_avg_us: primary.map(|l| l.avg_us),
         latency_p99_us: primary.map(|l| l.p99_us),
         latency_p999_us: primary.map(|l| l.p999_us),
+        tails_each: tails_each(&measured, intended),
         accounting: if accountings.len() == measured.len() {
             Accounting::combine(&accountings)
         } else {
@@ -517,6 +554,30 @@ fn attempts(measured: &[&Measurement]) -> BTreeMap<OpKind, Attempts> {
             if a.first_error.is_none() {
                 a.first_error.clone_from(&stats.first_error);
             }
+        }
+    }
+    per_op
+}
+
+/// Per operation type, each repeat's p99 and p99.9 from its own
+/// histogram (from the intended start when `intended`).
+fn tails_each(measured: &[&Measurement], intended: bool) -> BTreeMap<OpKind, Vec<Tail>> {
+    let mut per_op: BTreeMap<OpKind, Vec<Tail>> = BTreeMap::new();
+    for m in measured {
+        for (op, stats) in &m.ops {
+            let latency = match &stats.intended {
+                Some(from_intended) if intended => from_intended,
+                _ => &stats.latency,
+            };
+            let h = &latency.histogram.0;
+            if h.is_empty() {
+                continue;
+            }
+            let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+            per_op.entry(*op).or_default().push(Tail {
+                p99_us: us(0.99),
+                p999_us: us(0.999),
+            });
         }
     }
     per_op
@@ -648,6 +709,29 @@ pub fn geometric_mean(ratios: &[(u64, f64)]) -> Option<f64> {
     let positive: Vec<f64> = ratios.iter().map(|r| r.1).filter(|r| *r > 0.0).collect();
     (!positive.is_empty())
         .then(|| (positive.iter().map(|r| r.ln()).sum::<f64>() / positive.len() as f64).exp())
+}
+
+/// Candidate `a` against baseline `b` over their repeats' throughput
+/// (the ratio a / b, its interval and verdict); None when either step
+/// stopped early.
+pub fn throughput_repeats(a: &Point, b: &Point) -> Option<RepeatComparison> {
+    if !a.step_errors.is_empty() || !b.step_errors.is_empty() {
+        return None;
+    }
+    stats::compare_repeats(&b.ops_each, &a.ops_each)
+}
+
+/// The same for a percentile of `op`'s latency (lower is better).
+pub fn tail_repeats(a: &Point, b: &Point, op: OpKind, p: Percentile) -> Option<RepeatComparison> {
+    if !a.step_errors.is_empty() || !b.step_errors.is_empty() {
+        return None;
+    }
+    let each = |pt: &Point| -> Vec<f64> {
+        pt.tails_each
+            .get(&op)
+            .map_or_else(Vec::new, |ts| ts.iter().map(|t| p.of(t)).collect())
+    };
+    stats::compare_repeats(&each(b), &each(a))
 }
 
 pub fn compare(a: &BTreeMap<u64, Point>, b: &BTreeMap<u64, Point>) -> Comparison {

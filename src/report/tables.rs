@@ -3,7 +3,8 @@
 
 use super::document::{Block, Table};
 use super::format::{self, micros, ops, Style, SPREAD_FLAG_PCT};
-use super::model::{self, Point, Study, WorkloadView};
+use super::model::{self, Percentile, Point, Study, WorkloadView};
+use crate::measure::stats::{Better, Verdict, MIN_REPEATS};
 use crate::measure::steady::Steadiness;
 use crate::measure::OpKind;
 use crate::results::step::{DeviceFigures, Measurement};
@@ -24,8 +25,10 @@ pub fn summary(study: &Study, style: &Style) -> Table {
     }
     for b in &study.series[1..] {
         header.push(format!("{a} vs {b}: peak"));
+        header.push("peak: 95% CI, verdict".into());
         header.push("average over #Threads".into());
         header.push("range over #Threads".into());
+        header.push("verdicts over #Threads".into());
         header.push("avg latency (arithmetic mean)".into());
         header.push("avg latency (geometric mean)".into());
         header.push("p99 latency (arithmetic mean)".into());
@@ -60,6 +63,13 @@ pub fn summary(study: &Study, style: &Style) -> Table {
             for b in 1..study.series.len() {
                 let c = model::compare(&w.points[0], &w.points[b]);
                 row.push(style.gain(c.peak_improvement));
+                let at_peaks = match (c.peak_candidate, c.peak_baseline) {
+                    (Some((ta, _)), Some((tb, _))) => {
+                        model::throughput_repeats(&w.points[0][&ta], &w.points[b][&tb])
+                    }
+                    _ => None,
+                };
+                row.push(format::confidence(at_peaks.as_ref(), Better::Higher));
                 row.push(style.gain(c.average_improvement));
                 row.push(match (c.min_improvement, c.max_improvement) {
                     (Some((t0, lo)), Some((t1, hi))) if c.per_thread.len() > 1 => format!(
@@ -69,6 +79,7 @@ pub fn summary(study: &Study, style: &Style) -> Table {
                     ),
                     _ => "-".into(),
                 });
+                row.push(verdict_counts(&w.points[0], &w.points[b]));
                 row.push(with_op(style.latency_lower_pct(c.latency_avg_lower_pct)));
                 row.push(with_op(
                     style.latency(model::geometric_mean(&c.latency_avg_ratios)),
@@ -110,6 +121,38 @@ pub fn summary(study: &Study, style: &Style) -> Table {
         })
         .collect();
     Table { header, rows }
+}
+
+/// The throughput verdicts of every thread count both have: "3 faster,
+/// 2 ~ (of 5)", with the cells too few repeats leave undecided.
+pub fn verdict_counts(
+    a: &std::collections::BTreeMap<u64, Point>,
+    b: &std::collections::BTreeMap<u64, Point>,
+) -> String {
+    let verdicts: Vec<Verdict> = a
+        .iter()
+        .filter_map(|(t, pa)| model::throughput_repeats(pa, b.get(t)?))
+        .map(|c| c.verdict(Better::Higher))
+        .collect();
+    if verdicts.is_empty() {
+        return "-".into();
+    }
+    let count = |v: Verdict| verdicts.iter().filter(|x| **x == v).count();
+    let undecided = count(Verdict::NeedRepeats);
+    if undecided == verdicts.len() {
+        return format!("need \u{2265} {MIN_REPEATS} repeats");
+    }
+    let mut parts: Vec<String> = [Verdict::Faster, Verdict::Slower, Verdict::NoDifference]
+        .into_iter()
+        .filter(|v| count(*v) > 0)
+        .map(|v| format!("{} {}", count(v), v.word()))
+        .collect();
+    if undecided > 0 {
+        parts.push(format!(
+            "{undecided} undecided (need \u{2265} {MIN_REPEATS} repeats)"
+        ));
+    }
+    format!("{} (of {})", parts.join(", "), verdicts.len())
 }
 
 /// Seed 004's tables: per workload and configuration, the thread count with
@@ -272,6 +315,7 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
     header.extend(study.series.iter().cloned());
     for b in &study.series[1..] {
         header.push(format!("{} vs {b}", study.series[0]));
+        header.push(format!("{} vs {b}: 95% CI, verdict", study.series[0]));
     }
     let peaks: Vec<Option<(u64, f64)>> = w.points.iter().map(model::peak).collect();
     let rows = threads
@@ -324,6 +368,11 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                     }
                     _ => "-".into(),
                 });
+                let repeats = match (cells[0], cells[b]) {
+                    (Some(a), Some(bp)) => model::throughput_repeats(a, bp),
+                    _ => None,
+                };
+                row.push(format::confidence(repeats.as_ref(), Better::Higher));
             }
             row
         })
@@ -339,7 +388,10 @@ pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> 
         header.extend([format!("{s} avg"), format!("{s} p99"), format!("{s} p99.9")]);
     }
     for b in &study.series[1..] {
-        header.push(format!("{} vs {b} p99", study.series[0]));
+        let a = &study.series[0];
+        header.push(format!("{a} vs {b} p99"));
+        header.push(format!("{a} vs {b} p99: 95% CI, verdict"));
+        header.push(format!("{a} vs {b} p99.9: 95% CI, verdict"));
     }
     let rows = threads
         .iter()
@@ -363,6 +415,13 @@ pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> 
                     }
                     _ => "-".into(),
                 });
+                for p in [Percentile::P99, Percentile::P999] {
+                    let repeats = match (w.points[0].get(t), w.points[b].get(t)) {
+                        (Some(a), Some(bp)) => model::tail_repeats(a, bp, op, p),
+                        _ => None,
+                    };
+                    row.push(format::confidence(repeats.as_ref(), Better::Lower));
+                }
             }
             row
         })

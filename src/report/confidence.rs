@@ -1,0 +1,430 @@
+//! `kvperf compare`'s verdicts: every cell two configurations share, each
+//! other configuration against the first (the base), throughput and the
+//! primary operation's p99 and p99.9 with a 95% confidence interval over
+//! the repeats (`measure::stats`), and the regression gate.
+
+use serde_json::{json, Value};
+
+use super::document::{Block, Table};
+use super::format::{self, micros, ops};
+use super::model::{self, Percentile, Point, Study};
+use crate::measure::stats::{Better, RepeatComparison, Verdict, CONFIDENCE, MIN_REPEATS};
+use crate::measure::OpKind;
+
+/// What a row compares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure {
+    Throughput,
+    Latency(OpKind, Percentile),
+}
+
+impl Figure {
+    pub fn name(self) -> String {
+        match self {
+            Figure::Throughput => "ops/s".into(),
+            Figure::Latency(op, p) => format!("{} {} us", op.name(), p.name()),
+        }
+    }
+
+    pub fn better(self) -> Better {
+        match self {
+            Figure::Throughput => Better::Higher,
+            Figure::Latency(..) => Better::Lower,
+        }
+    }
+
+    /// The cell's figure as the report shows it: the mean of the repeats'
+    /// throughput, or the percentile of their histograms added together.
+    fn of(self, p: &Point) -> Option<f64> {
+        match self {
+            Figure::Throughput => Some(p.ops_per_sec),
+            Figure::Latency(op, pct) => p.latency.get(&op).map(|l| match pct {
+                Percentile::P99 => l.p99_us,
+                Percentile::P999 => l.p999_us,
+            }),
+        }
+    }
+
+    fn show(self, v: f64) -> String {
+        match self {
+            Figure::Throughput => ops(v),
+            Figure::Latency(..) => micros(v),
+        }
+    }
+}
+
+/// One figure of one cell: `config` (new) against the base.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub config: String,
+    pub workload: String,
+    pub threads: u64,
+    pub figure: Figure,
+    pub base: f64,
+    pub new: f64,
+    pub base_repeats: u32,
+    pub new_repeats: u32,
+    pub comparison: RepeatComparison,
+}
+
+impl Row {
+    pub fn verdict(&self) -> Verdict {
+        self.comparison.verdict(self.figure.better())
+    }
+
+    /// "Workload C at 4 threads, ops/s: -20% [-22%, -18%]".
+    fn describe(&self) -> String {
+        format!(
+            "{} at {} threads, {}{}: {}",
+            self.workload,
+            self.threads,
+            self.figure.name(),
+            if self.config.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.config)
+            },
+            change_text(&self.comparison)
+        )
+    }
+}
+
+/// Every comparable figure of every cell the base and another
+/// configuration share (steps that stopped early left out), in order:
+/// configuration, workload, threads, figure.
+pub fn rows(study: &Study) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for b in 1..study.series.len() {
+        for w in &study.workloads {
+            let mut figures = vec![Figure::Throughput];
+            if let Some(op) = w.latency_op {
+                figures.push(Figure::Latency(op, Percentile::P99));
+                figures.push(Figure::Latency(op, Percentile::P999));
+            }
+            for (t, base) in &w.points[0] {
+                let Some(new) = w.points[b].get(t) else {
+                    continue;
+                };
+                for figure in &figures {
+                    let comparison = match figure {
+                        Figure::Throughput => model::throughput_repeats(new, base),
+                        Figure::Latency(op, p) => model::tail_repeats(new, base, *op, *p),
+                    };
+                    let (Some(comparison), Some(bv), Some(nv)) =
+                        (comparison, figure.of(base), figure.of(new))
+                    else {
+                        continue;
+                    };
+                    rows.push(Row {
+                        config: study.series[b].clone(),
+                        workload: w.name.clone(),
+                        threads: *t,
+                        figure: *figure,
+                        base: bv,
+                        new: nv,
+                        base_repeats: base.repeats,
+                        new_repeats: new.repeats,
+                        comparison,
+                    });
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// The regression gate: what it found.
+#[derive(Debug)]
+pub struct Gate<'a> {
+    pub limit_pct: f64,
+    /// Slower by more than the limit, with confidence.
+    pub regressions: Vec<&'a Row>,
+    /// Cells with too few repeats to judge.
+    pub undecided: usize,
+    pub judged: usize,
+}
+
+pub fn gate(rows: &[Row], limit_pct: f64) -> Gate<'_> {
+    let fraction = limit_pct / 100.0;
+    Gate {
+        limit_pct,
+        regressions: rows
+            .iter()
+            .filter(|r| r.comparison.worse_by_more_than(r.figure.better(), fraction))
+            .collect(),
+        undecided: rows
+            .iter()
+            .filter(|r| r.comparison.interval.is_none())
+            .count(),
+        judged: rows
+            .iter()
+            .filter(|r| r.comparison.interval.is_some())
+            .count(),
+    }
+}
+
+impl Gate<'_> {
+    pub fn passed(&self) -> bool {
+        self.regressions.is_empty()
+    }
+
+    /// One line: the outcome, and which cells failed it.
+    pub fn summary(&self) -> String {
+        let limit = self.limit_pct;
+        let undecided = if self.undecided > 0 {
+            format!(
+                "; {} not judged (need \u{2265} {MIN_REPEATS} repeats of each cell)",
+                self.undecided
+            )
+        } else {
+            String::new()
+        };
+        if self.passed() {
+            format!(
+                "no compared figure is slower by more than {limit}% with 95% confidence ({} judged{undecided})",
+                self.judged
+            )
+        } else {
+            format!(
+                "{} of {} judged figures slower by more than {limit}% with 95% confidence: {}{undecided}",
+                self.regressions.len(),
+                self.judged,
+                self.regressions
+                    .iter()
+                    .map(|r| r.describe())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    }
+}
+
+/// "-20% [-22%, -18%]", or "+3.0% (1 and 1 repeats)" without an interval.
+fn change_text(c: &RepeatComparison) -> String {
+    match c.interval {
+        Some(i) => format!(
+            "{} [{}, {}]",
+            format::change(c.ratio),
+            format::change(i.low),
+            format::change(i.high)
+        ),
+        None => format!(
+            "{} ({} and {} repeats)",
+            format::change(c.ratio),
+            c.candidate_repeats,
+            c.baseline_repeats
+        ),
+    }
+}
+
+/// How the verdicts are computed, for the top of `kvperf compare`.
+fn method(base: &str) -> String {
+    format!(
+        "Each configuration against the base, **{base}**, cell by cell: throughput and the \
+         primary operation's p99 and p99.9 (the read where the workload has reads). The change \
+         is the median of the ratios of every repeat of the cell to every repeat of the base's \
+         (whole repeats as the unit; latency from each repeat's own histogram), in brackets its \
+         95% confidence interval (exact, from the Mann-Whitney distribution); the verdict is \
+         faster or slower (for latency, faster is lower) when the interval leaves out no \
+         change, ~ (no difference at 95%) when it holds it, and needs at least {MIN_REPEATS} \
+         repeats of each cell. The cells' figures are the mean throughput of the repeats and \
+         the percentile of their histograms added together."
+    )
+}
+
+/// The Markdown blocks: the method, a table per other configuration, and
+/// the gate's outcome when there is one.
+pub fn blocks(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Vec<Block> {
+    let base = &study.series[0];
+    let mut blocks = vec![
+        Block::Heading(1, "Verdicts, with 95% confidence".into()),
+        Block::Paragraph(method(base)),
+    ];
+    for new in &study.series[1..] {
+        blocks.push(Block::Heading(2, format!("{new} against {base}")));
+        let header = [
+            "Workload",
+            "#Threads",
+            "figure",
+            base.as_str(),
+            new.as_str(),
+            "change [95% CI]",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec();
+        let table_rows: Vec<Vec<String>> = rows
+            .iter()
+            .filter(|r| &r.config == new)
+            .map(|r| {
+                let with_repeats = |v: f64, n: u32| {
+                    let shown = r.figure.show(v);
+                    match r.figure {
+                        Figure::Throughput => format!("{shown} ({n}x)"),
+                        _ => shown,
+                    }
+                };
+                vec![
+                    r.workload.clone(),
+                    r.threads.to_string(),
+                    r.figure.name(),
+                    with_repeats(r.base, r.base_repeats),
+                    with_repeats(r.new, r.new_repeats),
+                    change_text(&r.comparison),
+                    match r.verdict() {
+                        Verdict::Faster | Verdict::Slower => format!("**{}**", r.verdict().word()),
+                        v => v.word(),
+                    },
+                ]
+            })
+            .collect();
+        if table_rows.is_empty() {
+            blocks.push(Block::Paragraph(
+                "No cell in common (same workload and thread count) to compare.".into(),
+            ));
+        } else {
+            blocks.push(Block::Table(Table {
+                header,
+                rows: table_rows,
+            }));
+        }
+    }
+    if let Some(g) = gate {
+        blocks.push(Block::Paragraph(format!(
+            "**Gate --fail-if-slower {}%: {}.** {}.",
+            g.limit_pct,
+            if g.passed() { "passed" } else { "failed" },
+            capitalized(&g.summary())
+        )));
+    }
+    blocks
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The same for machines: `kvperf compare --format json`.
+pub fn json(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Value {
+    let row = |r: &Row| {
+        json!({
+            "config": r.config,
+            "workload": r.workload,
+            "threads": r.threads,
+            "figure": r.figure.name(),
+            "better": match r.figure.better() { Better::Higher => "higher", Better::Lower => "lower" },
+            "base": { "value": r.base, "repeats": r.base_repeats },
+            "new": { "value": r.new, "repeats": r.new_repeats },
+            "ratio": r.comparison.ratio,
+            "interval": r.comparison.interval,
+            "verdict": r.verdict(),
+        })
+    };
+    json!({
+        "kvperf_compare": 1,
+        "base": study.series[0],
+        "configs": study.series[1..],
+        "confidence": CONFIDENCE,
+        "min_repeats": MIN_REPEATS,
+        "comparisons": rows.iter().map(row).collect::<Vec<_>>(),
+        "gate": gate.map(|g| json!({
+            "fail_if_slower_pct": g.limit_pct,
+            "passed": g.passed(),
+            "judged": g.judged,
+            "undecided": g.undecided,
+            "regressions": g.regressions.iter().map(|r| row(r)).collect::<Vec<_>>(),
+        })),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::testing;
+    use crate::results::Record;
+
+    fn cell(config: &str, repeat: u32, ops_per_sec: f64, read_us: u64) -> (String, Record) {
+        let mut r = testing::record(
+            config,
+            "c",
+            4,
+            ops_per_sec,
+            OpKind::Read,
+            &vec![read_us * 1000; 100],
+        );
+        r.step.repeat = repeat;
+        r.step.id = format!("{config}/c-t4-r{repeat}");
+        (config.to_string(), r)
+    }
+
+    fn study(new_factor: f64, repeats: u32) -> Study {
+        let mut records = Vec::new();
+        for i in 0..repeats {
+            let noise = 1.0 + 0.01 * (i as f64 - 2.0);
+            records.push(cell("base", i + 1, 100_000.0 * noise, 100));
+            records.push(cell(
+                "new",
+                i + 1,
+                100_000.0 * new_factor * noise,
+                (100.0 / new_factor) as u64,
+            ));
+        }
+        model::from_records(&records)
+    }
+
+    #[test]
+    fn a_slower_candidate_fails_the_gate_and_a_same_one_passes() {
+        let s = study(0.8, 5);
+        let rows = rows(&s);
+        assert_eq!(rows.len(), 3, "throughput, p99, p99.9");
+        assert_eq!(rows[0].verdict(), Verdict::Slower);
+        assert_eq!(rows[1].verdict(), Verdict::Slower, "{:?}", rows[1]);
+        let g = gate(&rows, 5.0);
+        assert!(!g.passed());
+        assert!(
+            g.summary()
+                .starts_with("3 of 3 judged figures slower by more than 5% with 95% confidence: Workload C at 4 threads, ops/s (new): -20% ["),
+            "{}",
+            g.summary()
+        );
+        let same = study(1.0, 5);
+        let rows = rows_of(&same);
+        assert!(rows.iter().all(|r| r.verdict() == Verdict::NoDifference));
+        assert!(gate(&rows, 5.0).passed());
+        let md = crate::report::Document {
+            title: "t".into(),
+            blocks: blocks(&same, &rows, Some(&gate(&rows, 5.0))),
+        }
+        .to_markdown();
+        assert!(
+            md.contains("| Workload C | 4 | ops/s | 100,000 (5x) | 100,000 (5x) | 0.0% ["),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Gate --fail-if-slower 5%: passed.** No compared figure"),
+            "{md}"
+        );
+    }
+
+    fn rows_of(s: &Study) -> Vec<Row> {
+        rows(s)
+    }
+
+    #[test]
+    fn too_few_repeats_are_not_judged_by_the_gate() {
+        let s = study(0.5, 3);
+        let rows = rows(&s);
+        assert!(rows.iter().all(|r| r.verdict() == Verdict::NeedRepeats));
+        let g = gate(&rows, 5.0);
+        assert!(g.passed());
+        assert_eq!((g.judged, g.undecided), (0, 3));
+        let v = json(&s, &rows, Some(&g));
+        assert_eq!(v["comparisons"][0]["verdict"], "need_repeats");
+        assert_eq!(v["comparisons"][0]["interval"], Value::Null);
+        assert_eq!(v["gate"]["undecided"], 3);
+    }
+}
