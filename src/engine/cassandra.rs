@@ -78,8 +78,8 @@ use scylla::statement::{Consistency, Statement};
 use super::driver_runtime::DriverRuntime;
 use super::options::OptionValues;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
-    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
+    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec,
+    EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
     ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
@@ -106,6 +106,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: false,
         // The scylla driver is async.
         async_ops: AsyncOps::ByDefault,
+        events: EventSupport::Unavailable("not read yet"),
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },

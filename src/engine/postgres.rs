@@ -74,8 +74,8 @@ use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{
     run_now, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, Runs, ScanResults, SetupFuture, StoreKind,
+    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -99,6 +99,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // Clients as tasks, each on its own tokio-postgres connection.
         async_ops: AsyncOps::OnRequest,
+        events: EventSupport::Unavailable("not read yet"),
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },

@@ -74,8 +74,8 @@ use super::options::OptionValues;
 use super::reconnect::{within, Backoff};
 use super::{
     Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
-    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
-    ScanResults, SetupFuture, StoreKind,
+    EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -100,6 +100,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // Clients as tasks, each on its own multiplexed async connection.
         async_ops: AsyncOps::ByDefault,
+        events: EventSupport::Unavailable("not read yet"),
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },

@@ -154,6 +154,7 @@ mod tests {
             db_bench: None,
             verdict: None,
             device: None,
+            events: None,
         }
     }
 

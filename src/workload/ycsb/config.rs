@@ -157,6 +157,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "clients",
     "runtimethreads",
     "stalltimeout",
+    "events.interval",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
