@@ -419,16 +419,17 @@ impl Engine for FjallEngine {
         super::store::owned_size(&self.dir, owns)
     }
 
-    /// Flushes queued or running (`outstanding_flushes`: fjall counts
-    /// them together), compactions running (`active_compactions`) and
-    /// finished (`compactions_completed`): atomic counters, no lock.
+    /// Flushes waiting for a worker (`outstanding_flushes` is fjall's
+    /// queue of flush tasks: a flush a worker has taken is in it no
+    /// more, and is not seen), compactions running (`active_compactions`)
+    /// and finished (`compactions_completed`): a channel's length and
+    /// atomic counters, no lock.
     fn activity(&self) -> Result<Activity, String> {
         let db = self.db.inner();
         let mut a = Activity::idle();
         match db.outstanding_flushes() {
             0 => {}
-            1 => a.running(EventKind::Flush, "", ""),
-            n => a.running(EventKind::Flush, "", format!("{n} queued or running")),
+            n => a.running(EventKind::Flush, "", format!("{n} queued")),
         }
         match db.active_compactions() {
             0 => {}
