@@ -825,14 +825,14 @@ impl CassandraEngine {
                 }
             }
             let tasks = session
-                .query_unpaged(read("SELECT keyspace_name, table_name, kind, progress, total, unit FROM system_views.sstable_tasks"), ())
+                .query_unpaged(read("SELECT keyspace_name, table_name, kind, total, unit FROM system_views.sstable_tasks"), ())
                 .await
                 .map_err(|e| at(&e))?
                 .into_rows_result()?;
-            for row in tasks.rows::<(String, String, String, i64, i64, String)>()? {
-                let (keyspace, table, kind, progress, total, unit) = row?;
+            for row in tasks.rows::<(String, String, String, i64, String)>()? {
+                let (keyspace, table, kind, total, unit) = row?;
                 let node = if many { format!("{}: ", node.address.ip()) } else { String::new() };
-                seen.tasks.push((kind, format!("{node}{keyspace}.{table} {}", task_progress(progress, total, &unit))));
+                seen.tasks.push((kind, format!("{node}{keyspace}.{table} ({})", task_size(total, &unit))));
             }
         }
         Ok(seen.activity())
@@ -905,12 +905,13 @@ impl NodeWork {
     }
 }
 
-/// "45% of 12.3 MB": an sstable task's progress in its unit.
-fn task_progress(progress: i64, total: i64, unit: &str) -> String {
-    let share = if total > 0 { progress as f64 * 100.0 / total as f64 } else { 0.0 };
+/// "12.3 MB": how much an sstable task has to go through, in its unit.
+/// Not how far it is: an event's detail keeps what changes, and progress
+/// changes at every poll.
+fn task_size(total: i64, unit: &str) -> String {
     match unit {
-        "bytes" => format!("{share:.0}% of {:.1} MB", total as f64 / 1e6),
-        other => format!("{share:.0}% of {total} {other}"),
+        "bytes" => format!("{:.1} MB", total as f64 / 1e6),
+        other => format!("{total} {other}"),
     }
 }
 
@@ -1064,7 +1065,7 @@ impl Engine for CassandraEngine {
     /// Flushes running (each node's `MemtableFlushWriter` pool in
     /// `system_views.thread_pools`) and done (its completed tasks);
     /// compactions and other sstable rewrites running, with their table
-    /// and progress (`system_views.sstable_tasks`). Cassandra 4.0 and
+    /// and size (`system_views.sstable_tasks`). Cassandra 4.0 and
     /// later; asked over the sampler's own session.
     fn activity(&self) -> Result<Activity, String> {
         let mut sampler = self.sampler.lock().unwrap_or_else(|e| e.into_inner());
@@ -1560,8 +1561,8 @@ mod tests {
             flushing: 1,
             flushed: 12,
             tasks: vec![
-                ("compaction".into(), format!("ycsb.usertable {}", task_progress(3_000_000, 12_000_000, "bytes"))),
-                ("cleanup".into(), "ycsb.kv 0% of 2 keys".into()),
+                ("compaction".into(), format!("ycsb.usertable ({})", task_size(12_000_000, "bytes"))),
+                ("cleanup".into(), format!("ycsb.kv ({})", task_size(2, "keys"))),
             ],
         };
         let a = work.activity();
@@ -1570,7 +1571,7 @@ mod tests {
             running,
             vec![
                 (EventKind::Flush, ""),
-                (EventKind::Compaction, "cleanup of ycsb.kv 0% of 2 keys, ycsb.usertable 25% of 12.0 MB"),
+                (EventKind::Compaction, "cleanup of ycsb.kv (2 keys), ycsb.usertable (12.0 MB)"),
             ]
         );
         assert_eq!(a.tallies.len(), 1);
