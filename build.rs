@@ -21,9 +21,22 @@ fn main() {
         .is_some_and(|o| !o.stdout.is_empty());
     let suffix = if dirty { "-dirty" } else { "" };
     println!("cargo:rustc-env=KVPERF_GIT_COMMIT={commit}{suffix}");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs/heads");
-    println!("cargo:rerun-if-changed=.git/index");
+    // Where git keeps them: `.git/` in a clone; in a `git worktree`, `.git`
+    // is a file and HEAD and the index are the worktree's own, the branch
+    // heads the repository's. A path that does not exist would rerun this
+    // script, and rebuild kvperf, on every cargo call.
+    let git_path = |what: &str| {
+        Command::new("git")
+            .args(["rev-parse", "--git-path", what])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|| format!(".git/{what}"))
+    };
+    for what in ["HEAD", "refs/heads", "index"] {
+        println!("cargo:rerun-if-changed={}", git_path(what));
+    }
 
     let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
     let rocksdb = lock

@@ -11,6 +11,8 @@
  * (eviction, checkpoint server), which never run this file's functions,
  * are printed on stderr as WiredTiger would.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <wiredtiger.h>
@@ -223,4 +225,42 @@ int kvperf_wt_remove(WT_CURSOR *c, const void *k, size_t kl) {
     BEGIN;
     set_key(c, k, kl);
     return c->remove(c);
+}
+
+/* The connection statistics kvperf's engine events read, in this order
+ * (kvperf_wt_event_stats); the Rust side names them in the same order. */
+static const int event_stats[] = {
+    WT_STAT_CONN_TXN_CHECKPOINT_RUNNING,      /* a checkpoint runs now (0/1) */
+    WT_STAT_CONN_TXN_CHECKPOINT,              /* checkpoints taken */
+    WT_STAT_CONN_BLOCK_BYTE_WRITE_CHECKPOINT, /* bytes written for checkpoints */
+    WT_STAT_CONN_CACHE_EVICTION_APP,          /* pages evicted by application threads */
+    WT_STAT_CONN_CACHE_BYTES_INUSE,
+    WT_STAT_CONN_CACHE_BYTES_DIRTY,
+    WT_STAT_CONN_CACHE_BYTES_MAX,
+};
+
+int kvperf_wt_event_stats_count(void) {
+    return (int)(sizeof event_stats / sizeof event_stats[0]);
+}
+
+/* Reads event_stats into values[0..n) through a statistics cursor (the
+ * connection must be open with statistics enabled). */
+int kvperf_wt_event_stats(WT_SESSION *s, int64_t *values, int n) {
+    WT_CURSOR *c;
+    const char *desc, *pvalue;
+    int i, r, closed;
+    BEGIN;
+    if (n > kvperf_wt_event_stats_count())
+        return EINVAL;
+    if ((r = s->open_cursor(s, "statistics:", NULL, NULL, &c)) != 0)
+        return r;
+    for (i = 0; i < n; i++) {
+        c->set_key(c, event_stats[i]);
+        if ((r = c->search(c)) != 0)
+            break;
+        if ((r = c->get_value(c, &desc, &pvalue, &values[i])) != 0)
+            break;
+    }
+    closed = c->close(c);
+    return r != 0 ? r : closed;
 }

@@ -26,10 +26,15 @@ pub struct Shard {
 const MAX_SHARDS: u64 = 1 << 20;
 
 /// Properties that may differ between the shards of one study: the
-/// client's own status output, and the thread count and target, which
-/// enter the fingerprint as resolved figures instead (`-threads 4` and
-/// `-p threadcount=4` are the same study).
-const CLIENT_LOCAL: [&str; 3] = ["status.interval", "threadcount", "target"];
+/// client's own status output and engine-event sampling, and the thread
+/// count and target, which enter the fingerprint as resolved figures
+/// instead (`-threads 4` and `-p threadcount=4` are the same study).
+const CLIENT_LOCAL: [&str; 4] = [
+    "status.interval",
+    "events.interval",
+    "threadcount",
+    "target",
+];
 
 impl Shard {
     /// The whole study in one process.

@@ -1,6 +1,6 @@
 //! `kvperf engines`: every engine compiled in, what it can do and its options.
 
-use crate::engine::{self, AsyncOps, KvSupport, StoreKind};
+use crate::engine::{self, AsyncOps, EventSupport, KvSupport, StoreKind};
 
 pub fn list() -> anyhow::Result<()> {
     let compiled = engine::registry();
@@ -37,6 +37,13 @@ pub fn list() -> anyhow::Result<()> {
             "",
             can.join(", ")
         );
+        match c.events {
+            EventSupport::Reports(kinds) => {
+                let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                crate::say!("{:<10} events: {}", "", names.join(", "));
+            }
+            EventSupport::Unavailable(why) => crate::say!("{:<10} events: none ({why})", ""),
+        }
         if spec.options.is_empty() {
             crate::say!("{:<10} no options", "");
         } else {

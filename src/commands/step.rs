@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::engine::{Engine, EngineSpec, StoreKind};
+use crate::engine::{Engine, EngineSpec, EventSupport, StoreKind};
 use crate::error::{exit_code, EXIT_INPUT};
 use crate::files::Destination;
 use crate::measure::accounting::{Accounting, LogicalBytes, Probe};
+use crate::measure::events::{self, EngineEvents};
 use crate::measure::spikes;
 use crate::measure::verdict::{self, Verdict};
 use crate::measure::{OpHistograms, Outcome};
@@ -22,22 +24,38 @@ pub struct Window {
     pub engine_stats: BTreeMap<String, u64>,
     /// The engine's close, when asked for (after the window, outside it).
     pub closed: Option<anyhow::Result<()>>,
+    /// What the engine's background work did in the window.
+    pub events: EngineEvents,
 }
 
-/// Runs `execute` on `spec` with every cost counter read by the runner at
-/// the measured window's open and close; then closes the engine if
-/// `close`, reads its size on disk, and judges what bound the window.
-/// `logical` gives the bytes the window's operations moved. What `load`,
-/// `run` and `bench` measure a step with (docs/semantics.md, "Costs").
+/// The engine a window measures, and how often its background activity
+/// is polled for events (`events.interval`; None: not at all).
+pub struct MeasuredEngine<'a> {
+    pub spec: &'a EngineSpec,
+    pub engine: &'a dyn Engine,
+    pub events_every: Option<Duration>,
+}
+
+/// Runs `execute` on the engine with every cost counter read by the runner
+/// at the measured window's open and close, and the engine's activity
+/// polled from just before the run to just after it ([`events::sample`]);
+/// then closes the engine if `close`, reads its size on disk, and judges
+/// what bound the window. `logical` gives the bytes the window's
+/// operations moved. What `load`, `run` and `bench` measure a step with
+/// (docs/semantics.md, "Costs" and "Engine events").
 pub fn measure_window(
     out: &mut StepOutput,
-    engine_spec: &EngineSpec,
-    engine: &dyn Engine,
+    measured: MeasuredEngine,
     mut spec: RunSpec,
     execute: impl FnOnce(&RunSpec) -> anyhow::Result<RunOutcome>,
     logical: impl FnOnce(&RunOutcome) -> LogicalBytes,
     close: bool,
 ) -> anyhow::Result<Window> {
+    let MeasuredEngine {
+        spec: engine_spec,
+        engine,
+        events_every,
+    } = measured;
     spec.costs = Some(Probe {
         device: out.host.block_device().map(str::to_string),
         server_pids: engine.server_pids(),
@@ -45,7 +63,25 @@ pub fn measure_window(
     });
     let stats_before = engine.stats();
     crate::runner::stop_on_interrupt();
-    let outcome = execute(&spec)?;
+    let sampled = match (engine_spec.capabilities.events, events_every) {
+        (EventSupport::Unavailable(why), _) => Err(why.to_string()),
+        (_, None) => Err("not sampled: turned off (an interval of 0)".to_string()),
+        (EventSupport::Reports(_), Some(every)) => Ok(every),
+    };
+    let (outcome, recorder) = match sampled {
+        Ok(every) => std::thread::scope(|s| {
+            let sampler = events::sample(s, every, || engine.activity());
+            let outcome = execute(&spec);
+            (outcome, Ok(sampler.stop()))
+        }),
+        Err(why) => (execute(&spec), Err(why)),
+    };
+    let outcome = outcome?;
+    let events = match recorder {
+        Ok(recorder) => recorder.finish(outcome.start_unix_ms, outcome.end_unix_ms),
+        Err(why) => EngineEvents::unavailable(why),
+    };
+    warn_events(out, &events);
     let closed = close.then(|| engine.close());
     let counters = outcome
         .costs
@@ -61,7 +97,7 @@ pub fn measure_window(
     accounting.derived = accounting.derive();
     let engine_stats = engine.stats();
     let mut verdict = verdict::judge(&accounting, stall_seconds(&stats_before, &engine_stats));
-    verdict.spikes = spikes::find(&outcome.timeline, &[]);
+    verdict.spikes = spikes::find(&outcome.timeline, &events.spans(outcome.start_unix_ms));
     warn_unreadable(out, &accounting);
     warn_failures(out, &outcome.histograms);
     Ok(Window {
@@ -70,7 +106,26 @@ pub fn measure_window(
         verdict,
         engine_stats,
         closed,
+        events,
     })
+}
+
+/// An engine that reports events but could not be asked (a server that
+/// did not answer the sampler) is worth a warning; one that reports none
+/// is not.
+fn warn_events(out: &mut StepOutput, events: &EngineEvents) {
+    if events.polls > 0 && events.unavailable.is_some() {
+        let why = events.unavailable.clone().unwrap_or_default();
+        warn(out, format!("engine events: {why}"));
+    } else if let Some(first) = &events.first_failure {
+        warn(
+            out,
+            format!(
+                "engine events: {} of {} polls failed (first: {first}); events may be missing or longer than they were",
+                events.failed_polls, events.polls
+            ),
+        );
+    }
 }
 
 /// Proof that a step ended without an error.

@@ -133,7 +133,13 @@ struct ClientSettings {
     runtime_threads: Option<usize>,
     /// `stalltimeout` seconds (default 300; 0 = never).
     stall_timeout: Option<Duration>,
+    /// `events.interval` milliseconds between polls of the engine's
+    /// activity (default 250; 0 = no polling).
+    events_interval: Option<Duration>,
 }
+
+/// The longest `events.interval`: an hour, in milliseconds.
+const MAX_EVENTS_INTERVAL_MS: u64 = 3_600_000;
 
 /// The most worker threads `runtimethreads` may ask for.
 const MAX_RUNTIME_THREADS: u64 = 1024;
@@ -215,6 +221,17 @@ impl ClientSettings {
             d if d.is_zero() => None,
             d => Some(d),
         };
+        let default_ms = crate::measure::events::DEFAULT_INTERVAL.as_millis() as u64;
+        let events_interval = match p.u64("events.interval", default_ms)? {
+            0 => None,
+            ms @ 1..=MAX_EVENTS_INTERVAL_MS => Some(Duration::from_millis(ms)),
+            ms => {
+                return Err(InputError::property(
+                    "events.interval",
+                    format!("{ms} ms is longer than kvperf polls at (at most {MAX_EVENTS_INTERVAL_MS} ms; 0 = no polling)"),
+                ))
+            }
+        };
         let seed = match p.get("seed") {
             Some(_) => p.u64("seed", 0)?,
             None => crate::clock::unix_nanos(),
@@ -231,6 +248,7 @@ impl ClientSettings {
             tasks,
             runtime_threads,
             stall_timeout,
+            events_interval,
         })
     }
 
@@ -549,10 +567,14 @@ fn measure(
         verdict,
         engine_stats,
         closed,
+        events,
     } = step::measure_window(
         out,
-        spec,
-        engine.as_ref(),
+        step::MeasuredEngine {
+            spec,
+            engine: engine.as_ref(),
+            events_every: client.events_interval,
+        },
         run_spec,
         |run_spec| match &runtime {
             Some(rt) => runner::execute_tasks(&bound, run_spec, rt),
@@ -603,6 +625,7 @@ fn measure(
         db_bench: None,
         verdict: Some(verdict),
         device: None,
+        events: Some(events),
     });
     let logs_written = logs_written?;
     if !logs_written.is_empty() {

@@ -138,6 +138,7 @@ pub fn measure(
             mb_per_sec: done.bytes as f64 / 1e6 / done.seconds,
             fio: None,
         }),
+        events: None,
     })
 }
 

@@ -78,9 +78,9 @@ use scylla::statement::{Consistency, Statement};
 use super::driver_runtime::DriverRuntime;
 use super::options::OptionValues;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
-    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
-    ScanResults, SetupFuture, StoreKind,
+    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec,
+    EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{scrubbed, Properties};
@@ -106,6 +106,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: false,
         // The scylla driver is async.
         async_ops: AsyncOps::ByDefault,
+        // Every node's system_views (thread_pools, sstable_tasks), over a
+        // session of the sampler's own.
+        events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },
@@ -403,6 +406,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         session_setup_us: AtomicU64::new(0),
         session_setup_max_us: AtomicU64::new(0),
         unflushed: std::sync::Mutex::new(None),
+        sampler: std::sync::Mutex::new(None),
         rt,
     }))
 }
@@ -695,6 +699,9 @@ pub struct CassandraEngine {
     session_setup_max_us: AtomicU64,
     /// Why the flush at close failed, if it did.
     unflushed: std::sync::Mutex<Option<String>>,
+    /// The events sampler's session (`activity`), opened at its first poll
+    /// and again after a failed one; dropped before the runtime.
+    sampler: std::sync::Mutex<Option<Arc<Session>>>,
     rt: DriverRuntime,
 }
 
@@ -791,6 +798,46 @@ impl CassandraEngine {
         Ok(busy)
     }
 
+    /// What every node's flush writers and sstable tasks are doing.
+    async fn node_activity(session: &Session) -> anyhow::Result<Activity> {
+        let nodes = session.get_cluster_state().get_nodes_info().to_vec();
+        let many = nodes.len() > 1;
+        let mut seen = NodeWork::default();
+        for node in nodes {
+            let policy =
+                SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None);
+            let read = |sql: &'static str| {
+                let mut statement = Statement::new(sql);
+                statement.set_load_balancing_policy(Some(policy.clone()));
+                statement
+            };
+            let at = |e: &dyn std::fmt::Display| anyhow::anyhow!("Cassandra: system_views of {}: {e}", node.address);
+            let pools = session
+                .query_unpaged(read("SELECT name, active_tasks, completed_tasks FROM system_views.thread_pools"), ())
+                .await
+                .map_err(|e| at(&e))?
+                .into_rows_result()?;
+            for row in pools.rows::<(String, i32, i64)>()? {
+                let (name, active, completed) = row?;
+                if name == "MemtableFlushWriter" {
+                    seen.flushing += active.max(0) as u64;
+                    seen.flushed += completed.max(0) as u64;
+                }
+            }
+            let tasks = session
+                .query_unpaged(read("SELECT keyspace_name, table_name, kind, total, unit FROM system_views.sstable_tasks"), ())
+                .await
+                .map_err(|e| at(&e))?
+                .into_rows_result()?;
+            for row in tasks.rows::<(String, String, String, i64, String)>()? {
+                let (keyspace, table, kind, total, unit) = row?;
+                let node = if many { format!("{}: ", node.address.ip()) } else { String::new() };
+                seen.tasks.push((kind, format!("{node}{keyspace}.{table} ({})", task_size(total, &unit))));
+            }
+        }
+        Ok(seen.activity())
+    }
+
     async fn settle_async(&self, flush: bool) -> anyhow::Result<()> {
         if flush {
             self.flush().await?;
@@ -813,6 +860,58 @@ impl CassandraEngine {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         Ok(())
+    }
+}
+
+/// What the nodes' `system_views` said in one poll.
+#[derive(Debug, Default)]
+struct NodeWork {
+    /// Memtable flushes running (`MemtableFlushWriter` active tasks).
+    flushing: u64,
+    /// Flushes done since each node started (its completed tasks).
+    flushed: u64,
+    /// (`kind`, what and how far) of each sstable task: compactions,
+    /// flushes, cleanups, validations...
+    tasks: Vec<(String, String)>,
+}
+
+impl NodeWork {
+    fn activity(self) -> Activity {
+        let mut a = Activity::idle();
+        let mut compactions = Vec::new();
+        let mut flushes = Vec::new();
+        for (kind, what) in self.tasks {
+            match kind.as_str() {
+                "flush" => flushes.push(what),
+                // Anything else rewrites sstables: compaction, cleanup,
+                // scrub, upgrade, garbage collection, anticompaction.
+                "compaction" => compactions.push(what),
+                other => compactions.push(format!("{other} of {what}")),
+            }
+        }
+        if self.flushing > 0 || !flushes.is_empty() {
+            let mut detail = flushes.join(", ");
+            if flushes.is_empty() && self.flushing > 1 {
+                detail = format!("{} running", self.flushing);
+            }
+            a.running(EventKind::Flush, "", detail);
+        }
+        if !compactions.is_empty() {
+            compactions.sort();
+            a.running(EventKind::Compaction, "", compactions.join(", "));
+        }
+        a.tally(EventKind::Flush, "", self.flushed, None);
+        a
+    }
+}
+
+/// "12.3 MB": how much an sstable task has to go through, in its unit.
+/// Not how far it is: an event's detail keeps what changes, and progress
+/// changes at every poll.
+fn task_size(total: i64, unit: &str) -> String {
+    match unit {
+        "bytes" => format!("{:.1} MB", total as f64 / 1e6),
+        other => format!("{total} {other}"),
     }
 }
 
@@ -961,6 +1060,26 @@ impl Engine for CassandraEngine {
             *unflushed = outcome;
         }
         Ok(())
+    }
+
+    /// Flushes running (each node's `MemtableFlushWriter` pool in
+    /// `system_views.thread_pools`) and done (its completed tasks);
+    /// compactions and other sstable rewrites running, with their table
+    /// and size (`system_views.sstable_tasks`). Cassandra 4.0 and
+    /// later; asked over the sampler's own session.
+    fn activity(&self) -> Result<Activity, String> {
+        let mut sampler = self.sampler.lock().unwrap_or_else(|e| e.into_inner());
+        let session = match sampler.as_ref() {
+            Some(session) => session.clone(),
+            None => {
+                let session = Arc::new(self.rt.block_on(connect(&self.settings)).map_err(|e| format!("{e:#}"))?);
+                sampler.insert(session).clone()
+            }
+        };
+        self.rt.block_on(Self::node_activity(&session)).map_err(|e| {
+            *sampler = None;
+            format!("{e:#}")
+        })
     }
 
     fn data_location(&self) -> Option<PathBuf> {
@@ -1434,6 +1553,31 @@ mod tests {
         p.set("cassandra.write_consistency", "quorm");
         let err = Settings::from_properties(&p, false).unwrap_err().to_string();
         assert!(err.contains("did you mean 'quorum'"), "{err}");
+    }
+
+    #[test]
+    fn node_work_becomes_flushes_and_compactions() {
+        let work = NodeWork {
+            flushing: 1,
+            flushed: 12,
+            tasks: vec![
+                ("compaction".into(), format!("ycsb.usertable ({})", task_size(12_000_000, "bytes"))),
+                ("cleanup".into(), format!("ycsb.kv ({})", task_size(2, "keys"))),
+            ],
+        };
+        let a = work.activity();
+        let running: Vec<(EventKind, &str)> = a.running.iter().map(|w| (w.kind, w.detail.as_str())).collect();
+        assert_eq!(
+            running,
+            vec![
+                (EventKind::Flush, ""),
+                (EventKind::Compaction, "cleanup of ycsb.kv (2 keys), ycsb.usertable (12.0 MB)"),
+            ]
+        );
+        assert_eq!(a.tallies.len(), 1);
+        assert_eq!((a.tallies[0].kind, a.tallies[0].count), (EventKind::Flush, 12));
+        let idle = NodeWork { flushed: 12, ..NodeWork::default() }.activity();
+        assert!(idle.running.is_empty());
     }
 
     #[test]

@@ -49,9 +49,9 @@ use anyhow::Context;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, ScanResults, SetupFuture, StoreKind,
+    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -72,6 +72,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        // The database's counters of queued flushes and running and finished
+        // compactions (fjall's experimental stats API).
+        events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
     },
     options: &[
         EngineOption { name: "cache_size", default: "33554432", help: "block cache bytes (fjall's default: 32 MiB)" },
@@ -414,6 +417,27 @@ impl Engine for FjallEngine {
 
     fn footprint(&self) -> Result<u64, String> {
         super::store::owned_size(&self.dir, owns)
+    }
+
+    /// Flushes waiting for a worker (`outstanding_flushes` is fjall's
+    /// queue of flush tasks: a flush a worker has taken is in it no
+    /// more, and is not seen), compactions running (`active_compactions`)
+    /// and finished (`compactions_completed`): a channel's length and
+    /// atomic counters, no lock.
+    fn activity(&self) -> Result<Activity, String> {
+        let db = self.db.inner();
+        let mut a = Activity::idle();
+        match db.outstanding_flushes() {
+            0 => {}
+            n => a.running(EventKind::Flush, "", format!("{n} queued")),
+        }
+        match db.active_compactions() {
+            0 => {}
+            1 => a.running(EventKind::Compaction, "", ""),
+            n => a.running(EventKind::Compaction, "", format!("{n} running")),
+        }
+        a.tally(EventKind::Compaction, "", db.compactions_completed() as u64, None);
+        Ok(a)
     }
 
     /// Flushes the memtable (so the next process does not replay the

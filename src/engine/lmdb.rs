@@ -40,8 +40,8 @@ use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
     ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, ScanResults, SetupFuture, StoreKind,
+    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -62,6 +62,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        events: EventSupport::Unavailable("LMDB runs no background work: the committing client writes and syncs its pages"),
     },
     options: &[
         EngineOption { name: "map_size", default: "274877906944", help: "bytes of address space reserved for the store (its maximum size; sparse, not allocated): 256 GiB" },

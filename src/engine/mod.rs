@@ -66,6 +66,7 @@ pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 
 use crate::error::{did_you_mean, InputError};
+pub use crate::measure::events::{Activity, EventKind};
 pub use crate::measure::{OpError, OpResult};
 use crate::properties::Properties;
 
@@ -141,6 +142,19 @@ pub trait Engine: Send + Sync {
     fn server_pids(&self) -> Vec<u32> {
         Vec::new()
     }
+    /// What the engine's background work is doing now: the flushes,
+    /// compactions, stalls, checkpoints... in progress, and the cumulative
+    /// counts of finished ones ([`Capabilities::events`]). Polled a few
+    /// times a second during a window by a sampler thread, so it must be
+    /// cheap and must not use a client's connection: a server engine asks
+    /// over a connection of its own, an embedded engine through its handle.
+    /// `Err` says why it cannot answer now.
+    fn activity(&self) -> Result<Activity, String> {
+        Err(format!(
+            "engine '{}' reports no background activity",
+            self.info().name
+        ))
+    }
 }
 
 /// Where an engine keeps its data.
@@ -195,6 +209,17 @@ pub struct Capabilities {
     /// ([`Call::Waiting`]), for clients run as tasks on the runner's
     /// runtime (`clients=tasks`), and whether the clients run so unless told.
     pub async_ops: AsyncOps,
+    /// Which background events [`Engine::activity`] reports, or why none.
+    pub events: EventSupport,
+}
+
+/// The engine events a measurement can carry ([`Capabilities::events`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventSupport {
+    /// [`Engine::activity`] reports these kinds.
+    Reports(&'static [EventKind]),
+    /// It reports none; why, in one phrase for results and `kvperf engines`.
+    Unavailable(&'static str),
 }
 
 /// An engine's async operations ([`Capabilities::async_ops`]).

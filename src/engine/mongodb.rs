@@ -56,8 +56,8 @@ use super::driver_runtime::DriverRuntime;
 use super::options::OptionValues;
 use super::{
     async_records, blocking_raw, blocking_records, ready, Access, AsyncOps, Capabilities,
-    ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec, KvSupport, OpError, OpResult,
-    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec, EventSupport, KvSupport, OpError,
+    OpResult, OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -80,6 +80,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // The driver is async; see bench/RESULTS.md, issue 22.
         async_ops: AsyncOps::ByDefault,
+        events: EventSupport::Unavailable("not read from MongoDB or FerretDB yet (FerretDB's serverStatus has no storage engine section)"),
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },

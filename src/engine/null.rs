@@ -2,8 +2,8 @@
 //! `basicdb.verbose=false`. It exists only to measure the driver's own cost.
 
 use super::{
-    ready, AsyncOps, Call, Capabilities, ClientSlot, Engine, EngineInfo, EngineSpec, KvSupport,
-    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready, AsyncOps, Call, Capabilities, ClientSlot, Engine, EngineInfo, EngineSpec, EventSupport,
+    KvSupport, OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 
 pub static SPEC: EngineSpec = EngineSpec {
@@ -19,6 +19,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        events: EventSupport::Unavailable(
+            "the null engine stores nothing and runs no background work",
+        ),
     },
     options: &[],
     open,

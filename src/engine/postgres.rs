@@ -73,9 +73,9 @@ use super::reconnect::{within, Backoff};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{
-    run_now, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, Runs, ScanResults, SetupFuture, StoreKind,
+    run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -99,6 +99,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // Clients as tasks, each on its own tokio-postgres connection.
         async_ops: AsyncOps::OnRequest,
+        // Its statistics views, over a session of the sampler's own.
+        events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },
@@ -454,6 +456,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     Ok(Box::new(PgEngine {
         options,
         control: Mutex::new(client),
+        sampler: Mutex::new(None),
         version,
     }))
 }
@@ -462,7 +465,108 @@ pub struct PgEngine {
     options: PgOptions,
     /// The engine's own session (settle, compact, footprint).
     control: Mutex<Client>,
+    /// The events sampler's session (`activity`), opened at its first
+    /// poll and again after a failed one.
+    sampler: Mutex<Option<PgSampler>>,
     version: String,
+}
+
+/// The sampler's session and what it remembers between polls.
+struct PgSampler {
+    client: Client,
+    /// The server's checkpoint counters: `pg_stat_checkpointer` from
+    /// PostgreSQL 17, `pg_stat_bgwriter` before.
+    counters_sql: &'static str,
+    /// Checkpoints requested or timed at the last poll, and the buffers
+    /// written when the last of them was counted.
+    last: Option<(i64, i64)>,
+    /// Checkpoints that wrote something, counted since the first poll: a
+    /// timed checkpoint of an idle server is skipped yet counted by the
+    /// server, and is no event.
+    performed: u64,
+}
+
+/// Checkpoints (timed + requested), buffers they wrote, the block size,
+/// and vacuums and analyzes of the database's tables (manual + auto).
+const COUNTERS_BEFORE_17: &str = "SELECT (checkpoints_timed + checkpoints_req)::bigint, buffers_checkpoint::bigint, \
+     current_setting('block_size')::bigint, \
+     (SELECT COALESCE(sum(vacuum_count + autovacuum_count), 0)::bigint FROM pg_stat_user_tables), \
+     (SELECT COALESCE(sum(analyze_count + autoanalyze_count), 0)::bigint FROM pg_stat_user_tables) \
+     FROM pg_stat_bgwriter";
+const COUNTERS_FROM_17: &str = "SELECT (num_timed + num_requested)::bigint, buffers_written::bigint, \
+     current_setting('block_size')::bigint, \
+     (SELECT COALESCE(sum(vacuum_count + autovacuum_count), 0)::bigint FROM pg_stat_user_tables), \
+     (SELECT COALESCE(sum(analyze_count + autoanalyze_count), 0)::bigint FROM pg_stat_user_tables) \
+     FROM pg_stat_checkpointer";
+
+/// What runs now: the checkpointer's wait event while it is not idle
+/// (`CheckpointerMain`; NULL when it is on the CPU or hidden from a role
+/// without `pg_read_all_stats`), and the vacuums and analyzes in progress
+/// in this database (auto or not: autovacuum workers' queries begin
+/// `autovacuum:`).
+const RUNNING: &str = "SELECT 'checkpoint', '', wait_event, false FROM pg_stat_activity \
+     WHERE backend_type = 'checkpointer' AND wait_event IS NOT NULL AND wait_event <> 'CheckpointerMain' \
+     UNION ALL SELECT 'vacuum', p.relid::regclass::text, p.phase, COALESCE(a.query LIKE 'autovacuum:%', false) \
+     FROM pg_stat_progress_vacuum p LEFT JOIN pg_stat_activity a ON a.pid = p.pid WHERE p.datname = current_database() \
+     UNION ALL SELECT 'analyze', p.relid::regclass::text, p.phase, COALESCE(a.query LIKE 'autovacuum:%', false) \
+     FROM pg_stat_progress_analyze p LEFT JOIN pg_stat_activity a ON a.pid = p.pid WHERE p.datname = current_database()";
+
+impl PgSampler {
+    fn open(options: &PgOptions) -> anyhow::Result<Self> {
+        let mut client = options.connect()?;
+        let failed = |e: postgres::Error| anyhow::anyhow!("PostgreSQL at {}: {}", options.addr(), options.say(&e));
+        // A poll must not hang the end of a window on a busy server.
+        client.batch_execute("SET statement_timeout = '5s'").map_err(failed)?;
+        let version: i64 = client
+            .query_one("SELECT current_setting('server_version_num')::bigint", &[])
+            .map_err(failed)?
+            .get(0);
+        Ok(Self {
+            client,
+            counters_sql: if version >= 170_000 { COUNTERS_FROM_17 } else { COUNTERS_BEFORE_17 },
+            last: None,
+            performed: 0,
+        })
+    }
+
+    fn poll(&mut self) -> Result<Activity, postgres::Error> {
+        let mut a = Activity::idle();
+        for row in self.client.query(RUNNING, &[])? {
+            let (kind, subject, detail, auto): (&str, &str, Option<&str>, bool) =
+                (row.get(0), row.get(1), row.get(2), row.get(3));
+            let kind = match kind {
+                "checkpoint" => EventKind::Checkpoint,
+                "vacuum" => EventKind::Vacuum,
+                _ => EventKind::Analyze,
+            };
+            let mut detail = detail.unwrap_or_default().to_string();
+            if auto {
+                detail = format!("autovacuum: {detail}");
+            }
+            a.running(kind, subject, detail);
+        }
+        let row = self.client.query_one(self.counters_sql, &[])?;
+        let (checkpoints, buffers, block, vacuums, analyzes): (i64, i64, i64, i64, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        // A checkpoint counted since the last poll wrote something if the
+        // buffers grew since the last one that did (a running checkpoint
+        // reports its buffers as it writes, PostgreSQL 15 and later).
+        self.last = match self.last {
+            Some((checkpoints0, buffers0)) if checkpoints > checkpoints0 => {
+                if buffers > buffers0 {
+                    self.performed += (checkpoints - checkpoints0) as u64;
+                }
+                Some((checkpoints, buffers))
+            }
+            Some(last) => Some(last),
+            None => Some((checkpoints, buffers)),
+        };
+        let written = (buffers.max(0) as u64).saturating_mul(block.max(0) as u64);
+        a.tally(EventKind::Checkpoint, "", self.performed, Some(written));
+        a.tally(EventKind::Vacuum, "", vacuums.max(0) as u64, None);
+        a.tally(EventKind::Analyze, "", analyzes.max(0) as u64, None);
+        Ok(a)
+    }
 }
 
 impl PgEngine {
@@ -623,6 +727,25 @@ impl Engine for PgEngine {
         })
         .map(|b| b.max(0) as u64)
         .map_err(|e| format!("{e:#}"))
+    }
+
+    /// A checkpoint in progress (the checkpointer's wait event while it is
+    /// not idle) and the checkpoints that wrote buffers (`pg_stat_bgwriter`,
+    /// `pg_stat_checkpointer` from 17: their count and buffers x block
+    /// size); vacuums and analyzes in progress in this database
+    /// (`pg_stat_progress_vacuum`, `pg_stat_progress_analyze`, by table)
+    /// and done (`pg_stat_user_tables`' counts), over the sampler's session.
+    fn activity(&self) -> Result<Activity, String> {
+        let mut sampler = self.sampler.lock().unwrap_or_else(|e| e.into_inner());
+        let s = match sampler.as_mut() {
+            Some(s) => s,
+            None => sampler.insert(PgSampler::open(&self.options).map_err(|e| format!("{e:#}"))?),
+        };
+        s.poll().map_err(|e| {
+            let why = format!("PostgreSQL at {}: {}", self.options.addr(), self.options.say(&e));
+            *sampler = None;
+            why
+        })
     }
 
     /// Commits are the server's to keep; the sessions close when the

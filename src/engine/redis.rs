@@ -73,9 +73,9 @@ use redis::{
 use super::options::OptionValues;
 use super::reconnect::{within, Backoff};
 use super::{
-    Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
-    EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
-    ScanResults, SetupFuture, StoreKind,
+    Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -100,6 +100,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // Clients as tasks, each on its own multiplexed async connection.
         async_ops: AsyncOps::ByDefault,
+        // INFO persistence, over a connection of the sampler's own.
+        events: EventSupport::Reports(&[EventKind::BgSave, EventKind::AofRewrite]),
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },
@@ -378,6 +380,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     Ok(Box::new(RedisEngine {
         options,
         control: Mutex::new(con),
+        sampler: Mutex::new(None),
         version,
     }))
 }
@@ -478,6 +481,9 @@ pub struct RedisEngine {
     options: RedisOptions,
     /// The engine's own connection (footprint).
     control: Mutex<Connection>,
+    /// The events sampler's connection (`activity`), opened at its first
+    /// poll and again after a failed one.
+    sampler: Mutex<Option<Connection>>,
     version: String,
 }
 
@@ -598,6 +604,26 @@ impl Engine for RedisEngine {
         Ok(())
     }
 
+    /// Background saves and AOF rewrites in progress (`INFO persistence`:
+    /// `rdb_bgsave_in_progress`, `aof_rewrite_in_progress`) and made since
+    /// the server started (`rdb_saves`, `aof_rewrites`, Redis 7.0 and
+    /// later), asked over the sampler's own connection.
+    fn activity(&self) -> Result<Activity, String> {
+        let mut sampler = self.sampler.lock().unwrap_or_else(|e| e.into_inner());
+        let con = match sampler.as_mut() {
+            Some(con) => con,
+            None => sampler.insert(self.options.connect().map_err(|e| format!("{e:#}"))?),
+        };
+        let info: String = match cmd("INFO").arg("persistence").query(con) {
+            Ok(info) => info,
+            Err(e) => {
+                *sampler = None;
+                return Err(format!("Redis at {}: {e}", self.options.addr()));
+            }
+        };
+        Ok(persistence_activity(&info))
+    }
+
     /// Redis' `--dir`, its working directory (a local server only).
     fn data_location(&self) -> Option<std::path::PathBuf> {
         let pid = *self.server_pids().first()?;
@@ -611,6 +637,34 @@ impl Engine for RedisEngine {
             Vec::new()
         }
     }
+}
+
+/// What `INFO persistence` says is running and has run.
+fn persistence_activity(info: &str) -> Activity {
+    let field = |name: &str| -> Option<&str> {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    let number = |name: &str| field(name).and_then(|v| v.parse::<u64>().ok());
+    let mut a = Activity::idle();
+    if number("rdb_bgsave_in_progress") == Some(1) {
+        let detail = match (number("current_save_keys_processed"), number("current_save_keys_total")) {
+            (Some(done), Some(total)) if total > 0 => format!("{done} of {total} keys"),
+            _ => String::new(),
+        };
+        a.running(EventKind::BgSave, "", detail);
+    }
+    if number("aof_rewrite_in_progress") == Some(1) {
+        a.running(EventKind::AofRewrite, "", "");
+    }
+    if let Some(n) = number("rdb_saves") {
+        a.tally(EventKind::BgSave, "", n, None);
+    }
+    if let Some(n) = number("aof_rewrites") {
+        a.tally(EventKind::AofRewrite, "", n, None);
+    }
+    a
 }
 
 /// How an operation's commands reach the server: a client thread's
@@ -1063,6 +1117,23 @@ mod tests {
     use crate::engine::fake_listener;
     use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
 
+
+    #[test]
+    fn info_persistence_gives_saves_in_progress_and_made() {
+        let info = "# Persistence\r\nloading:0\r\ncurrent_save_keys_processed:1200\r\n\
+                    current_save_keys_total:5000\r\nrdb_bgsave_in_progress:1\r\nrdb_saves:3\r\n\
+                    aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrites:0\r\n";
+        let a = persistence_activity(info);
+        assert_eq!(a.running.len(), 1);
+        assert_eq!(a.running[0].kind, EventKind::BgSave);
+        assert_eq!(a.running[0].detail, "1200 of 5000 keys");
+        let counts: Vec<(EventKind, u64)> = a.tallies.iter().map(|t| (t.kind, t.count)).collect();
+        assert_eq!(counts, vec![(EventKind::BgSave, 3), (EventKind::AofRewrite, 0)]);
+        // Redis before 7.0 counts no saves: what runs is still seen.
+        let old = persistence_activity("rdb_bgsave_in_progress:0\r\naof_rewrite_in_progress:1\r\n");
+        assert_eq!(old.running[0].kind, EventKind::AofRewrite);
+        assert!(old.tallies.is_empty());
+    }
 
     #[test]
     fn the_password_is_never_shown() {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use rocksdb::{
@@ -18,9 +18,9 @@ use rocksdb::{
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, ScanResults, SetupFuture, StoreKind,
+    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -38,6 +38,15 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        // Properties (running flushes and compactions, stopped and delayed
+        // writes), the compaction stats' counts and RocksDB's background
+        // threads' own write counters: see `activity`.
+        events: EventSupport::Reports(&[
+            EventKind::Flush,
+            EventKind::Compaction,
+            EventKind::WriteStall,
+            EventKind::WriteSlowdown,
+        ]),
     },
     options: &[
         EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes" },
@@ -288,6 +297,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         dir: dir.to_path_buf(),
         options,
         db_options,
+        background: Mutex::new(None),
     }))
 }
 
@@ -345,6 +355,8 @@ pub struct RocksEngine {
     options: RocksOptions,
     /// Kept for its statistics object.
     db_options: Options,
+    /// RocksDB's background threads, found at the first `activity` poll.
+    background: Mutex<Option<BackgroundThreads>>,
 }
 
 impl RocksEngine {
@@ -442,6 +454,76 @@ impl Engine for RocksEngine {
         self.db_options.get_statistics()
     }
 
+    /// Running flushes and compactions (`rocksdb.num-running-flushes`,
+    /// `num-running-compactions`, with the levels whose files are being
+    /// compacted), stopped writes (`is-write-stopped`) and delayed ones
+    /// (`actual-delayed-write-rate`); finished flushes (the L0 row's
+    /// `Comp(cnt)` of the compaction stats), compactions by output level
+    /// (the other rows'), stalls and slowdowns by cause (`Write Stall
+    /// (count)`), and the bytes RocksDB's flush and compaction threads
+    /// wrote (their `/proc/self/task/TID/io` `wchar`).
+    fn activity(&self) -> Result<Activity, String> {
+        let int = |name: &str| -> Result<u64, String> {
+            self.db
+                .property_int_value(name)
+                .map(Option::unwrap_or_default)
+                .map_err(rocksdb::Error::into_string)
+        };
+        let flushes = int("rocksdb.num-running-flushes")?;
+        let compactions = int("rocksdb.num-running-compactions")?;
+        let stopped = int("rocksdb.is-write-stopped")? != 0;
+        let delayed_rate = int("rocksdb.actual-delayed-write-rate")?;
+        let text = self
+            .db
+            .property_value("rocksdb.cfstats-no-file-histogram")
+            .map_err(rocksdb::Error::into_string)?
+            .unwrap_or_default();
+        let stats = CompactionStats::parse(&text);
+        let written = {
+            let mut found = self.background.lock().unwrap_or_else(|e| e.into_inner());
+            let threads = found.get_or_insert_with(BackgroundThreads::find);
+            let written = threads.written();
+            if written.is_none() {
+                // A thread went away (or none was found): look again next time.
+                *found = None;
+            }
+            written
+        };
+
+        let mut a = Activity::idle();
+        let count = |n: u64| if n > 1 { format!("{n} running") } else { String::new() };
+        if flushes > 0 {
+            a.running(EventKind::Flush, "", count(flushes));
+        }
+        if compactions > 0 {
+            let levels = stats.levels_being_compacted();
+            let detail = match (levels.is_empty(), compactions > 1) {
+                (true, _) => count(compactions),
+                (false, false) => levels.join("+"),
+                (false, true) => format!("{}, {}", levels.join("+"), count(compactions)),
+            };
+            a.running(EventKind::Compaction, "", detail);
+        }
+        if stopped {
+            a.running(EventKind::WriteStall, "", "writes stopped");
+        }
+        if delayed_rate > 0 {
+            let rate = format!("delayed to {:.1} MB/s", delayed_rate as f64 / 1e6);
+            a.running(EventKind::WriteSlowdown, "", rate);
+        }
+        // A flush is counted in the L0 row, a compaction in its output level's.
+        a.tally(EventKind::Flush, "", stats.finished("L0"), written.map(|w| w.flush));
+        for level in stats.levels.iter().filter(|l| l.name != "L0") {
+            a.tally(EventKind::Compaction, format!("into {}", level.name), level.finished, None);
+        }
+        a.tally(EventKind::Compaction, "", 0, written.map(|w| w.compaction));
+        for (cause, stops, delays) in &stats.stalls {
+            a.tally(EventKind::WriteStall, cause.clone(), *stops, None);
+            a.tally(EventKind::WriteSlowdown, cause.clone(), *delays, None);
+        }
+        Ok(a)
+    }
+
     fn close(&self) -> anyhow::Result<()> {
         // Flush memtables so a following `run` (a new process) starts from SSTs
         // and the load's write cost is inside the load's accounting.
@@ -461,6 +543,175 @@ fn cumulative_stall_micros(dbstats: &str) -> Option<u64> {
     let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
     let seconds = h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
     Some((seconds * 1e6).round() as u64)
+}
+
+/// What `rocksdb.cfstats-no-file-histogram` says that `activity` reads:
+/// per level, its files being compacted and the compactions finished into
+/// it; per write-stall cause, the stops and delays counted.
+#[derive(Debug, Default, PartialEq)]
+struct CompactionStats {
+    levels: Vec<LevelStats>,
+    /// (cause, stops, delays), e.g. ("L0 file count limit", 2, 5).
+    stalls: Vec<(String, u64, u64)>,
+}
+
+#[derive(Debug, PartialEq)]
+struct LevelStats {
+    name: String,
+    being_compacted: u64,
+    /// `Comp(cnt)`: compactions (for L0: flushes) that wrote into the level.
+    finished: u64,
+}
+
+impl CompactionStats {
+    /// The level table's rows (`  L1      4/2    1.21 MB ...`: Files is
+    /// `files/being compacted`, `Comp(cnt)` the sixth column from the end)
+    /// and the `Write Stall (count):` line. Lines it does not recognise
+    /// are skipped, so a changed layout loses figures, not the poll.
+    fn parse(text: &str) -> Self {
+        let mut stats = Self::default();
+        let mut in_levels = false;
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.first() {
+                Some(&"Level") => in_levels = true,
+                Some(&"Sum") | Some(&"Priority") => in_levels = false,
+                Some(name) if in_levels && is_level(name) && words.len() > 7 => {
+                    let being_compacted = words[1]
+                        .split_once('/')
+                        .and_then(|(_, c)| c.parse().ok())
+                        .unwrap_or(0);
+                    let finished = words[words.len() - 6].parse().unwrap_or(0);
+                    stats.levels.push(LevelStats {
+                        name: name.to_string(),
+                        being_compacted,
+                        finished,
+                    });
+                }
+                _ => {}
+            }
+            if let Some(counts) = line.trim().strip_prefix("Write Stall (count):") {
+                stats.stalls = stall_counts(counts);
+            }
+        }
+        stats
+    }
+
+    fn finished(&self, level: &str) -> u64 {
+        self.levels
+            .iter()
+            .find(|l| l.name == level)
+            .map_or(0, |l| l.finished)
+    }
+
+    /// "L0", "L1": the levels some of whose files a compaction holds.
+    fn levels_being_compacted(&self) -> Vec<String> {
+        self.levels
+            .iter()
+            .filter(|l| l.being_compacted > 0)
+            .map(|l| l.name.clone())
+            .collect()
+    }
+}
+
+fn is_level(word: &str) -> bool {
+    word.strip_prefix('L')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `l0-file-count-limit-stops: 2, memtable-limit-delays: 5, ...` as
+/// (cause, stops, delays), the totals and the "with ongoing compaction"
+/// subsets left out.
+fn stall_counts(text: &str) -> Vec<(String, u64, u64)> {
+    let mut per_cause: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for item in text.split(',') {
+        let Some((key, value)) = item.split_once(':') else {
+            continue;
+        };
+        let (key, Ok(n)) = (key.trim(), value.trim().parse::<u64>()) else {
+            continue;
+        };
+        if key.starts_with("total-") || key.starts_with("cf-") {
+            continue;
+        }
+        let (cause, stops) = match (key.strip_suffix("-stops"), key.strip_suffix("-delays")) {
+            (Some(cause), _) => (cause, true),
+            (_, Some(cause)) => (cause, false),
+            _ => continue,
+        };
+        let cause = match cause {
+            "l0-file-count-limit" => "L0 file count limit".to_string(),
+            other => other.replace('-', " "),
+        };
+        let entry = per_cause.entry(cause).or_default();
+        if stops {
+            entry.0 += n;
+        } else {
+            entry.1 += n;
+        }
+    }
+    per_cause
+        .into_iter()
+        .map(|(cause, (stops, delays))| (cause, stops, delays))
+        .collect()
+}
+
+/// Bytes RocksDB's background threads passed to `write()` so far.
+#[derive(Debug, Clone, Copy)]
+struct BackgroundWrites {
+    flush: u64,
+    compaction: u64,
+}
+
+/// RocksDB's background threads by thread id: its thread pools name them
+/// `rocksdb:high` (flushes) and `rocksdb:low` / `rocksdb:bottom`
+/// (compactions). One DB is open per kvperf process, so they are its.
+#[derive(Debug, Default)]
+struct BackgroundThreads {
+    flush: Vec<u32>,
+    compaction: Vec<u32>,
+}
+
+impl BackgroundThreads {
+    fn find() -> Self {
+        let mut found = Self::default();
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return found;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else {
+                continue;
+            };
+            match std::fs::read_to_string(task.path().join("comm")).as_deref().map(str::trim) {
+                Ok("rocksdb:high") => found.flush.push(tid),
+                Ok("rocksdb:low") | Ok("rocksdb:bottom") => found.compaction.push(tid),
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// None when there are no such threads or one cannot be read (gone).
+    fn written(&self) -> Option<BackgroundWrites> {
+        if self.flush.is_empty() && self.compaction.is_empty() {
+            return None;
+        }
+        let sum = |tids: &[u32]| -> Option<u64> {
+            tids.iter().map(|tid| thread_wchar(*tid)).sum()
+        };
+        Some(BackgroundWrites {
+            flush: sum(&self.flush)?,
+            compaction: sum(&self.compaction)?,
+        })
+    }
+}
+
+/// `wchar` of one of this process's threads.
+fn thread_wchar(tid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/io")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 pub struct RocksWorker<'a> {
@@ -645,6 +896,77 @@ mod tests {
                     Interval stall: 00:00:0.000 H:M:S, 0.0 percent\n";
         assert_eq!(cumulative_stall_micros(text), Some(62_500_000));
         assert_eq!(cumulative_stall_micros("no stats"), None);
+    }
+
+    #[test]
+    fn compaction_stats_give_levels_being_compacted_finished_counts_and_stalls() {
+        // From RocksDB 11.8.1's `rocksdb.cfstats-no-file-histogram`.
+        let text = "\n** Compaction Stats [default] **\n\
+Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) WPreComp(GB) Wnew(GB) Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) KeyIn KeyDrop Rblob(GB) Wblob(GB)\n\
+------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------\n\
+  L0      4/4    1.02 MB   1.0      0.0     0.0      0.0       0.0      0.0       0.0      0.0   1.0      0.0     15.2      0.07              0.05        17    0.004       0      0       0.0       0.0\n\
+  L1      3/2    2.95 MB   0.9      0.0     0.0      0.0       0.0      0.0       0.0      0.0   1.6     30.1     28.8      0.19              0.15         5    0.038     32K   1234       0.0       0.0\n\
+  L2      1/0   10.00 KB   0.0      0.0     0.0      0.0       0.0      0.0       0.0      0.0   0.0      0.0      0.0      0.00              0.00         0    0.000       0      0       0.0       0.0\n\
+ Sum      8/6    3.98 MB   0.0      0.0     0.0      0.0       0.0      0.0       0.0      0.0   2.1     15.0     22.0      0.26              0.20        22    0.012     32K   1234       0.0       0.0\n\
+ Int      0/0    0.00 KB   0.0      0.0     0.0      0.0       0.0      0.0       0.0      0.0   2.1     15.0     22.0      0.26              0.20        22    0.012     32K   1234       0.0       0.0\n\
+\n** Compaction Stats [default] **\n\
+Priority    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) WPreComp(GB) Wnew(GB) Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) KeyIn KeyDrop Rblob(GB) Wblob(GB)\n\
+ Low      0/0    0.00 KB   0.0      0.0     0.0      0.0       0.0      0.0       0.0      0.0   0.0     30.1     28.8      0.19              0.15         5    0.038     32K   1234       0.0       0.0\n\
+Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, cf-l0-file-count-limit-stops-with-ongoing-compaction: 0, l0-file-count-limit-delays: 3, l0-file-count-limit-stops: 1, memtable-limit-delays: 0, memtable-limit-stops: 2, pending-compaction-bytes-delays: 0, pending-compaction-bytes-stops: 0, total-delays: 3, total-stops: 3\n";
+        let stats = CompactionStats::parse(text);
+        let levels: Vec<(&str, u64, u64)> = stats
+            .levels
+            .iter()
+            .map(|l| (l.name.as_str(), l.being_compacted, l.finished))
+            .collect();
+        assert_eq!(levels, vec![("L0", 4, 17), ("L1", 2, 5), ("L2", 0, 0)]);
+        assert_eq!(stats.levels_being_compacted(), vec!["L0", "L1"]);
+        assert_eq!(stats.finished("L0"), 17);
+        assert_eq!(
+            stats.stalls,
+            vec![
+                ("L0 file count limit".to_string(), 1, 3),
+                ("memtable limit".to_string(), 2, 0),
+                ("pending compaction bytes".to_string(), 0, 0),
+            ]
+        );
+        assert_eq!(CompactionStats::parse("nothing here"), CompactionStats::default());
+    }
+
+    #[test]
+    fn a_store_being_written_reports_its_flushes_and_background_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut props = Properties::new();
+        props.set("rocksdb.write_buffer_size", "65536");
+        let engine = open(&OpenOptions {
+            dir: Some(dir.path()),
+            properties: &props,
+            mode: OpenMode::Any,
+            runtime: None,
+        })
+        .unwrap();
+        let before = engine.activity().expect("RocksDB answers");
+        let flushes = |a: &Activity| {
+            a.tallies
+                .iter()
+                .find(|t| t.kind == EventKind::Flush)
+                .map(|t| (t.count, t.bytes))
+        };
+        let mut client = crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+        for i in 0..5000u32 {
+            let key = format!("key{i:08}");
+            crate::engine::wait(client.put(key.as_bytes(), &[7u8; 200])).unwrap();
+        }
+        drop(client);
+        engine.settle(true).unwrap();
+        let after = engine.activity().unwrap();
+        let (n0, b0) = flushes(&before).expect("a flush tally");
+        let (n1, b1) = flushes(&after).unwrap();
+        assert!(n1 > n0, "1 MB through 64 KiB memtables flushes: {n0} -> {n1}");
+        if let (Some(b0), Some(b1)) = (b0, b1) {
+            assert!(b1 > b0, "the flush thread wrote: {b0} -> {b1}");
+        }
+        engine.close().unwrap();
     }
 
     #[test]

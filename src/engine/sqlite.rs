@@ -48,8 +48,8 @@ use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
     ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, ScanResults, SetupFuture, StoreKind,
+    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -70,6 +70,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        events: EventSupport::Unavailable("SQLite runs no background threads: its WAL checkpoints run inside a committing client's call"),
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },

@@ -24,9 +24,9 @@ use anyhow::Context;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, ScanResults, SetupFuture, StoreKind,
+    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -48,6 +48,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        // Its connection statistics (opened with statistics=(fast), as
+        // MongoDB opens it): see `activity`.
+        events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Eviction]),
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },
@@ -173,8 +176,15 @@ mod ffi {
         ) -> c_int;
         pub fn kvperf_wt_update_here(cursor: *mut c_void, v: *const u8, vl: usize) -> c_int;
         pub fn kvperf_wt_remove(cursor: *mut c_void, k: *const u8, kl: usize) -> c_int;
+        #[cfg(test)]
+        pub fn kvperf_wt_event_stats_count() -> c_int;
+        pub fn kvperf_wt_event_stats(session: *mut c_void, values: *mut i64, n: c_int) -> c_int;
     }
 }
+
+/// How many statistics `kvperf_wt_event_stats` reads (its list in
+/// csrc/wt_shim.c, in the order `activity` names them).
+const EVENT_STATS: usize = 7;
 
 /// WiredTiger's words for a failed call on this thread: the message its
 /// event handler reported, else the code's `wiredtiger_strerror` text.
@@ -289,7 +299,8 @@ impl WtOptions {
         }
         c.push_str(&format!(
             "cache_size={},checkpoint=(wait={}),log=(enabled={}),\
-             transaction_sync=(enabled={},method=fsync),session_max=1024",
+             transaction_sync=(enabled={},method=fsync),session_max=1024,\
+             statistics=(fast)",
             self.cache_size, self.checkpoint, self.log, self.sync
         ));
         if self.block_compressor != "none" {
@@ -389,6 +400,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
             conn: Some(Connection(conn)),
             sessions: 0,
         }),
+        evicted_by_clients: Mutex::new(None),
         dir: dir.to_path_buf(),
         version: library_version(),
         open_config,
@@ -426,6 +438,8 @@ struct State {
 
 pub struct WtEngine {
     state: Mutex<State>,
+    /// Pages evicted by application threads at the last `activity` poll.
+    evicted_by_clients: Mutex<Option<i64>>,
     dir: PathBuf,
     version: String,
     open_config: String,
@@ -524,6 +538,50 @@ impl Engine for WtEngine {
 
     fn footprint(&self) -> Result<u64, String> {
         super::store::owned_size(&self.dir, owns)
+    }
+
+    /// A checkpoint running (`transaction checkpoint currently running`),
+    /// checkpoints taken and the bytes written for them; eviction
+    /// pressure: client threads evicting pages themselves since the last
+    /// poll (`pages evicted by application threads` grew), or the cache
+    /// past WiredTiger's default triggers for that (95% full, 20% dirty).
+    /// Read through a statistics cursor on a session of its own.
+    fn activity(&self) -> Result<Activity, String> {
+        let session = self.session().map_err(|e| format!("{e:#}"))?;
+        let mut v = [0i64; EVENT_STATS];
+        // SAFETY: a live session of this engine; `v` holds EVENT_STATS
+        // values, which the shim checks against its own list.
+        let code = unsafe {
+            ffi::kvperf_wt_event_stats(session.session, v.as_mut_ptr(), EVENT_STATS as c_int)
+        };
+        check(code).map_err(|why| format!("WiredTiger statistics: {why}"))?;
+        drop(session);
+        let [running, checkpoints, checkpoint_bytes, evicted, inuse, dirty, max] = v;
+        let mut a = Activity::idle();
+        if running != 0 {
+            a.running(EventKind::Checkpoint, "", "");
+        }
+        a.tally(EventKind::Checkpoint, "", checkpoints.max(0) as u64, Some(checkpoint_bytes.max(0) as u64));
+        let evicting = {
+            let mut last = self.evicted_by_clients.lock().unwrap_or_else(|e| e.into_inner());
+            let grew = last.is_some_and(|l| evicted > l);
+            *last = Some(evicted);
+            grew
+        };
+        let share = |bytes: i64| if max > 0 { bytes as f64 / max as f64 } else { 0.0 };
+        let cause = if evicting {
+            Some("client threads evicting pages".to_string())
+        } else if share(inuse) >= 0.95 {
+            Some(format!("cache {:.0}% full", share(inuse) * 100.0))
+        } else if share(dirty) >= 0.20 {
+            Some(format!("cache {:.0}% dirty", share(dirty) * 100.0))
+        } else {
+            None
+        };
+        if let Some(cause) = cause {
+            a.running(EventKind::Eviction, "", cause);
+        }
+        Ok(a)
     }
 
     /// Closes the connection, which takes a final checkpoint. Only once:
@@ -1074,6 +1132,44 @@ mod tests {
         let last = UPDATES.to_string();
         assert_eq!(out.get(b"field0"), Some(last.as_bytes()), "{out:?}");
         assert_eq!(out.get(b"field1"), Some(last.as_bytes()), "{out:?}");
+    }
+
+    #[test]
+    fn the_shim_reads_as_many_statistics_as_activity_names() {
+        // SAFETY: a constant of the shim.
+        assert_eq!(unsafe { ffi::kvperf_wt_event_stats_count() } as usize, EVENT_STATS);
+    }
+
+    #[test]
+    fn a_checkpoint_is_counted_with_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(&OpenOptions {
+            dir: Some(dir.path()),
+            properties: &Properties::new(),
+            mode: OpenMode::Any,
+            runtime: None,
+        })
+        .unwrap();
+        let checkpoints = |a: &Activity| {
+            a.tallies
+                .iter()
+                .find(|t| t.kind == EventKind::Checkpoint)
+                .map(|t| (t.count, t.bytes.unwrap_or(0)))
+                .expect("a checkpoint tally")
+        };
+        let before = checkpoints(&engine.activity().expect("WiredTiger answers"));
+        {
+            let mut client = crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+            for i in 0..2000u32 {
+                let key = format!("key{i:08}");
+                crate::engine::wait(client.put(key.as_bytes(), &[7u8; 200])).unwrap();
+            }
+        }
+        engine.settle(false).unwrap();
+        let after = checkpoints(&engine.activity().unwrap());
+        assert!(after.0 > before.0, "settle's checkpoint is counted: {before:?} -> {after:?}");
+        assert!(after.1 > before.1, "and its bytes: {before:?} -> {after:?}");
+        engine.close().unwrap();
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! by adding histograms, never by averaging percentiles.
 
 pub mod accounting;
+pub mod events;
 pub mod hdr;
 pub mod interval_log;
 pub mod live;

@@ -155,6 +155,7 @@ mod tests {
             db_bench: None,
             verdict: None,
             device: None,
+            events: None,
         }
     }
 

@@ -29,7 +29,7 @@ pub use model::{compare, load, Comparison, Study};
 
 use format::Style;
 use model::{Point, WorkloadView};
-use svg::{Chart, Series, XAxis};
+use svg::{Band, Chart, Series, XAxis};
 
 /// The whole report; `charts` adds the SVG blocks (HTML only).
 pub fn build(study: &Study, charts: bool) -> Document {
@@ -350,6 +350,7 @@ fn throughput_over_time(name: &str, p: &Point) -> Option<String> {
     );
     chart.size = (360.0, 180.0);
     chart.from_zero = true;
+    chart.bands = event_bands(p);
     Some(chart.render())
 }
 
@@ -401,7 +402,25 @@ fn latency_over_time(name: &str, p: &Point) -> Option<String> {
         ],
     );
     chart.size = (360.0, 180.0);
+    chart.bands = event_bands(p);
     Some(chart.render())
+}
+
+/// The first repeat's engine events, shaded behind its charts over time.
+fn event_bands(p: &Point) -> Vec<Band> {
+    p.events
+        .first()
+        .map(|spans| {
+            spans
+                .iter()
+                .map(|e| Band {
+                    from: e.start_s,
+                    to: e.end_s,
+                    name: e.what.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Under a table of paced cells' latency: which start it is timed from.

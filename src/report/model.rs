@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr;
+use crate::measure::spikes::EventSpan;
 use crate::measure::stats::{self, RepeatComparison};
 use crate::measure::steady::{Steadiness, SteadyCriterion};
 use crate::measure::timeline::Timeline;
@@ -49,6 +50,9 @@ pub struct Point {
     pub intervals: Vec<Vec<u64>>,
     /// Each repeat's timeline (None in results from before timelines).
     pub timelines: Vec<Option<Timeline>>,
+    /// Each repeat's engine events on its window's clock (none in results
+    /// from before events, or from an engine that reports none).
+    pub events: Vec<Vec<EventSpan>>,
     /// Per operation type, over every repeat: how many there were
     /// (successful or not) and how many did not succeed (YCSB's ERROR,
     /// NOT_FOUND, UNEXPECTED_STATE), with the engine's first words for one.
@@ -515,6 +519,15 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         verdicts,
         intervals: measured.iter().map(|m| m.intervals.clone()).collect(),
         timelines: measured.iter().map(|m| m.timeline.clone()).collect(),
+        events: measured
+            .iter()
+            .map(|m| {
+                m.events
+                    .as_ref()
+                    .map(|e| e.spans(m.start_unix_ms))
+                    .unwrap_or_default()
+            })
+            .collect(),
         windows: measured
             .iter()
             .map(|m| Window {

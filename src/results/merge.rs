@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::step::{Clients, Integrity, Latency, Measurement, OpStats, StepError, StepOutput};
 use crate::error::InputError;
 use crate::measure::accounting::Accounting;
+use crate::measure::events::EngineEvents;
 use crate::measure::timeline::{self, Timeline};
 use crate::measure::{hdr, verdict};
 use crate::shard::{ShardInfo, Slice};
@@ -404,7 +405,20 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
         ),
         db_bench: None,
         device: None,
+        events: merge_events(windows),
     }
+}
+
+/// The engine events of the shard whose window is widest: the shards of
+/// a server engine all watch one server, so one shard's are the server's
+/// (an embedded engine's shards on several hosts keep theirs in their own
+/// results). None when no shard has any.
+fn merge_events(windows: &[(&StepOutput, &Measurement)]) -> Option<EngineEvents> {
+    windows
+        .iter()
+        .filter(|(_, m)| m.events.is_some())
+        .max_by_key(|(_, m)| m.end_unix_ms.saturating_sub(m.start_unix_ms))
+        .and_then(|(_, m)| m.events.clone())
 }
 
 /// Per operation type: return codes summed, histograms added.

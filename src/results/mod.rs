@@ -404,6 +404,7 @@ pub mod testing {
             db_bench: None,
             verdict: None,
             device: None,
+            events: None,
         });
         Record {
             kvperf_results: FORMAT,

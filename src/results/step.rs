@@ -11,6 +11,7 @@ use crate::engine::EngineInfo;
 use crate::error::InputError;
 use crate::host::HostInfo;
 use crate::measure::accounting::Accounting;
+use crate::measure::events::EngineEvents;
 use crate::measure::hdr::Hdr;
 use crate::measure::steady::Steadiness;
 use crate::measure::timeline::Timeline;
@@ -133,6 +134,11 @@ pub struct Measurement {
     /// its bandwidth, with fio's figures beside it when asked.
     #[serde(default)]
     pub device: Option<DeviceFigures>,
+    /// What the engine's background work did in the window (flushes,
+    /// compactions, stalls, checkpoints, saves), on the window's clock, or
+    /// why the engine cannot say; absent in results from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EngineEvents>,
 }
 
 /// How a step's clients ran: each a closed loop with one operation in

@@ -119,6 +119,10 @@ pub struct BenchArgs {
     /// kvperf: sync and drop the page cache before each benchmark (needs root).
     #[arg(long = "drop_caches", value_name = "BOOL", default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_gflags_bool)]
     pub drop_caches: bool,
+    /// kvperf: milliseconds between polls of the engine's background work
+    /// (flushes, compactions, stalls...) for each benchmark's `events`; 0 = none.
+    #[arg(long = "events_interval_ms", value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub events_interval_ms: u64,
     /// kvperf: engine (see `kvperf engines`).
     #[arg(long = "engine", value_name = "NAME", default_value = crate::engine::DEFAULT_ENGINE)]
     pub engine: String,

@@ -266,11 +266,16 @@ fn run_one(
         accounting,
         verdict,
         engine_stats,
+        events,
         ..
     } = step::measure_window(
         out,
-        engine_spec,
-        engine,
+        step::MeasuredEngine {
+            spec: engine_spec,
+            engine,
+            events_every: (args.events_interval_ms > 0)
+                .then(|| Duration::from_millis(args.events_interval_ms)),
+        },
         spec,
         |spec| runner::execute(&workload, spec),
         |_| workload.logical_bytes(),
@@ -308,6 +313,7 @@ fn run_one(
             integrity: None,
             verdict: Some(verdict),
             device: None,
+            events: Some(events),
             db_bench: Some(DbBenchFigures {
                 micros_per_op: outcome.thread_seconds * 1e6 / operations as f64,
                 mb_per_sec: (bytes > 0).then(|| bytes as f64 / 1_048_576.0 / seconds),

@@ -159,6 +159,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "clients",
     "runtimethreads",
     "stalltimeout",
+    "events.interval",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";
