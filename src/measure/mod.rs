@@ -14,6 +14,7 @@ pub mod net;
 mod outcome;
 pub mod process;
 pub mod spikes;
+pub mod spread;
 pub mod stats;
 pub mod steady;
 mod summary;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Driver, Launcher, LoadedPlan, Plan, CORE_WORKLOADS};
+use super::{Driver, Launcher, LoadedPlan, Plan, Until, CORE_WORKLOADS};
 use crate::error::did_you_mean;
 use crate::properties::Properties;
 use crate::workload::dbbench::Benchmark;
@@ -52,6 +52,10 @@ pub struct Step {
     /// launched another way is the same study.
     #[serde(skip)]
     pub launcher: Launcher,
+    /// Adaptive repeats: the rule that decides whether this repeat runs
+    /// (it does not when the cell's earlier repeats already meet it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<Until>,
     /// Merged and scaled: YCSB properties, db_bench flags, or the flags of
     /// `kvperf device corners|precondition`.
     pub properties: Vec<(String, String)>,
@@ -118,6 +122,8 @@ pub fn steps(
         };
         // The `[[steps]]` entry's launcher, for the steps pushed next.
         let launcher = std::cell::Cell::new(Launcher::Local);
+        // The `[[steps]]` entry's adaptive repeats, likewise.
+        let until = std::cell::Cell::new(None);
         let mut push =
             |kind: StepKind, workload: &str, label: &str, threads, clients, repeat, properties| {
                 let index = out.len();
@@ -148,6 +154,7 @@ pub fn steps(
                     threads,
                     clients,
                     launcher: launcher.get(),
+                    until: until.get(),
                     repeat,
                     properties,
                 });
@@ -188,6 +195,7 @@ pub fn steps(
                 StepKind::Run
             };
             launcher.set(def.launcher.or(plan.launcher).unwrap_or_default());
+            until.set(def.repeats.until());
             let mut per_workload = Vec::new();
             for workload in &def.workloads {
                 let mut props = workload_properties(loaded, workload)?;
@@ -223,14 +231,14 @@ pub fn steps(
             for pass in 0..def.passes {
                 for (workload, props) in &per_workload {
                     for &threads in &def.threads {
-                        for repeat in 1..=def.repeats {
+                        for repeat in 1..=def.repeats.most() {
                             push(
                                 kind,
                                 workload,
                                 &def.label,
                                 threads as u64,
                                 def.clients,
-                                pass * def.repeats + repeat,
+                                pass * def.repeats.most() + repeat,
                                 props.clone(),
                             );
                         }

@@ -6,6 +6,7 @@
 //! that could only fail hours into a run: empty or zero thread lists,
 //! unknown workloads or benchmarks, duplicate configuration names.
 
+mod convergence;
 mod expand;
 mod in_progress;
 mod inserted;
@@ -182,8 +183,8 @@ pub struct StepDef {
     /// to the plan; db_bench: benchmark names.
     pub workloads: Vec<String>,
     pub threads: Vec<i64>,
-    #[serde(default = "one")]
-    pub repeats: u32,
+    #[serde(default)]
+    pub repeats: Repeats,
     /// Runs of the whole entry, one after the other (seed 002's "three
     /// test passes"): results number their repeats across passes.
     #[serde(default = "one")]
@@ -202,6 +203,110 @@ pub struct StepDef {
     pub duration: Option<u64>,
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
+}
+
+/// `repeats = N`, or `repeats = { min = 3, max = 10, until = "5%" }`: each
+/// cell again until the 95% interval of its throughput's median is within
+/// `until` of the median ([`crate::measure::spread`]), `max` at most.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Repeats {
+    Count(u32),
+    Adaptive(AdaptiveRepeats),
+    /// Anything else, refused by [`validate`] with the forms it takes.
+    #[serde(skip_serializing)]
+    Other(toml::Value),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveRepeats {
+    pub min: u32,
+    pub max: u32,
+    /// The largest half-width accepted, a percentage of the median: "5%".
+    pub until: String,
+}
+
+impl Default for Repeats {
+    fn default() -> Self {
+        Repeats::Count(1)
+    }
+}
+
+impl Repeats {
+    /// The most repeats a cell can run: what a plan expands to.
+    pub fn most(&self) -> u32 {
+        match self {
+            Repeats::Count(n) => *n,
+            Repeats::Adaptive(a) => a.max,
+            Repeats::Other(_) => 0,
+        }
+    }
+
+    /// The stopping rule of adaptive repeats, once validated.
+    pub fn until(&self) -> Option<Until> {
+        match self {
+            Repeats::Adaptive(a) => Some(Until {
+                min: a.min,
+                max: a.max,
+                half_width: parse_percent(&a.until).ok()?,
+            }),
+            _ => None,
+        }
+    }
+
+    fn check(&self, passes: u32) -> Result<(), String> {
+        let a = match self {
+            Repeats::Count(0) => return Err("repeats must be at least 1".into()),
+            Repeats::Count(_) => return Ok(()),
+            Repeats::Other(v) => {
+                return Err(format!(
+                    "repeats = {v} is neither a count (repeats = 5) nor a rule (repeats = {{ min = 3, max = 10, until = \"5%\" }})"
+                ))
+            }
+            Repeats::Adaptive(a) => a,
+        };
+        let least = crate::measure::spread::MIN_REPEATS as u32;
+        if a.min == 0 || a.max < a.min {
+            return Err(format!(
+                "repeats: min ({}) must be at least 1 and max ({}) at least min",
+                a.min, a.max
+            ));
+        }
+        if a.max < least {
+            return Err(format!(
+                "repeats: max = {} cannot stop on an interval: a 95% interval of the median needs {least} repeats; use repeats = {} or a max of {least} or more",
+                a.max, a.max
+            ));
+        }
+        if passes > 1 {
+            return Err("repeats = { min, max, until } runs within one pass; with passes > 1 use repeats = N".into());
+        }
+        parse_percent(&a.until).map(|_| ())
+    }
+}
+
+/// A cell's stopping rule: repeat until the half-width of its median's
+/// 95% interval is at most `half_width` (a fraction), from `min` repeats,
+/// `max` at most.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Until {
+    pub min: u32,
+    pub max: u32,
+    pub half_width: f64,
+}
+
+/// "5%" -> 0.05; a percentage above 0 and below 100.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let bad =
+        || format!("repeats.until = \"{text}\": a percentage above 0 and below 100, as \"5%\"");
+    let number = text.trim().strip_suffix('%').ok_or_else(bad)?;
+    let p: f64 = number.trim().parse().map_err(|_| bad())?;
+    if p > 0.0 && p < 100.0 {
+        Ok(p / 100.0)
+    } else {
+        Err(bad())
+    }
 }
 
 /// `settle = true | false | "compact"`.
@@ -387,9 +492,12 @@ fn validate(plan: &Plan) -> Result<(), String> {
         if step.workloads.is_empty() {
             return Err(format!("{at}: workloads is empty"));
         }
-        if step.repeats == 0 || step.passes == 0 {
-            return Err(format!("{at}: repeats and passes must be at least 1"));
+        if step.passes == 0 {
+            return Err(format!("{at}: passes must be at least 1"));
         }
+        step.repeats
+            .check(step.passes)
+            .map_err(|e| format!("{at}: {e}"))?;
         if step.clients == 0 {
             return Err(format!("{at}: clients must be at least 1"));
         }
@@ -471,7 +579,7 @@ threads = [1, 2]
         assert_eq!(plan.engine, crate::engine::DEFAULT_ENGINE);
         assert!(plan.settle.waits() && !plan.settle.compacts());
         assert!(!plan.drop_caches);
-        assert_eq!(plan.steps[1].repeats, 1);
+        assert_eq!(plan.steps[1].repeats, Repeats::Count(1));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::convergence::Convergence;
 use super::expand::{self, Step, StepKind};
 use super::watch::{PlanWatch, WatchCleanup};
 use super::{Driver, InProgress, LoadedPlan, Settle};
@@ -207,6 +208,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         let _ = LIVE_DIR.set(w.dir().to_path_buf());
     }
     let mut inserted = crate::plan::InsertedKeys::from_records(&loaded.records);
+    let mut repeats = Convergence::from_records(&loaded.records);
     // A step that died while it changed its store leaves that store to be
     // made again before the configuration's next step (its record is lost).
     let in_progress = InProgress::beside(&opts.results)?;
@@ -235,6 +237,10 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             continue;
         }
         if not_served.iter().any(|(config, _)| *config == step.config) {
+            continue;
+        }
+        if let Some(enough) = repeats.enough_before(&p.steps, step) {
+            eprintln!("[{}/{total}] {}: not needed, {enough}", index + 1, step.id);
             continue;
         }
         // A config's server runs while its steps do.
@@ -314,6 +320,9 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         out.append(&record)?;
         in_progress.end()?;
         inserted.add(&record);
+        if let Some(unsettled) = repeats.add(&p.steps, &step, &record) {
+            eprintln!("        {unsettled}");
+        }
         for warning in &record.output.warnings {
             eprintln!("        warning: {warning}");
         }
@@ -336,6 +345,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         ran_time += step_started.elapsed();
     }
     servers.stop()?;
+    repeats.report_unsettled();
     if !not_served.is_empty() {
         let names: Vec<String> = not_served
             .iter()
