@@ -409,6 +409,9 @@ db = "{}/db"
 load = true
 workloads = ["a"]
 threads = [1]
+[[steps]]
+workloads = ["a"]
+threads = [1]
 "#,
         tmp.path().display()
     );
@@ -440,9 +443,14 @@ threads = [1]
 
     let html = std::fs::read_to_string(tmp.path().join("r-report/report.html")).unwrap();
     let bands = html
-        .matches("fill=\"#f2c14e\" fill-opacity=\"0.35\"><title>a flush")
+        .matches("fill=\"#4e9fd1\" fill-opacity=\"0.3\"><title>a flush")
         .count();
-    // Two charts over time (ops/s, latency), each with every event.
+    // Two charts over time (ops/s, latency), each with every event, and
+    // a legend naming the kinds shaded.
+    assert!(
+        html.contains("\u{25a0} flush</tspan>"),
+        "no legend of the bands"
+    );
     assert!(
         bands >= 2 * flushes,
         "{bands} flush bands for {flushes} flushes in the report"

@@ -290,6 +290,7 @@ impl EngineEvents {
                 EventSpan {
                     start_s,
                     end_s,
+                    kind: e.kind.name(),
                     what: e.describe(),
                 }
             })

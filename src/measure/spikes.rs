@@ -55,6 +55,8 @@ pub struct EventSpan {
     /// Seconds from the window's open (negative: began before it).
     pub start_s: f64,
     pub end_s: f64,
+    /// The event's kind as results name it ("flush", "write_stall").
+    pub kind: &'static str,
     /// "an L0->L1 compaction of 212 MB".
     pub what: String,
 }
@@ -275,11 +277,13 @@ mod tests {
             EventSpan {
                 start_s: 2.8,
                 end_s: 4.6,
+                kind: "compaction",
                 what: "an L0->L1 compaction of 212 MB".into(),
             },
             EventSpan {
                 start_s: 6.5,
                 end_s: 7.0,
+                kind: "flush",
                 what: "a flush".into(),
             },
         ];

@@ -22,6 +22,7 @@ use std::path::Path;
 
 use crate::error::InputError;
 use crate::files::{Destination, Written};
+use crate::measure::spread::median_interval;
 
 pub use csv::csv;
 pub use document::{Block, Document, Table};
@@ -237,7 +238,28 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
             .collect()
     };
     let op = w.latency_op.map_or("", |o| o.name());
-    let throughput_title = format!("{}: throughput", w.name);
+    // Error bars where a cell has an interval (6 repeats or more).
+    let error_bars: Vec<Vec<(f64, f64, f64)>> = w
+        .points
+        .iter()
+        .map(|points| {
+            points
+                .values()
+                .filter_map(|p| {
+                    let i = median_interval(&p.ops_each)?;
+                    Some((p.threads as f64, i.low, i.high))
+                })
+                .collect()
+        })
+        .collect();
+    let throughput_title = if error_bars.iter().any(|b| !b.is_empty()) {
+        format!(
+            "{}: throughput (error bars: 95% interval of the median over repeats)",
+            w.name
+        )
+    } else {
+        format!("{}: throughput", w.name)
+    };
     let mut throughput = Chart::new(
         &throughput_title,
         "#Threads",
@@ -245,6 +267,7 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
         XAxis::Categories(threads.to_vec()),
         series(&|p| Some((p.threads as f64, p.ops_per_sec)), false),
     );
+    throughput.error_bars = error_bars;
     if study.db_bench {
         // The briefs' db_bench figures are bars, with the largest gap marked.
         throughput.style = svg::Style::Bars;
@@ -416,6 +439,7 @@ fn event_bands(p: &Point) -> Vec<Band> {
                 .map(|e| Band {
                     from: e.start_s,
                     to: e.end_s,
+                    kind: e.kind,
                     name: e.what.clone(),
                 })
                 .collect()

@@ -45,13 +45,27 @@ pub struct Chart<'a> {
     /// Spans of a linear x axis shaded behind the series, each named
     /// (an engine event: a compaction, a checkpoint).
     pub bands: Vec<Band>,
+    /// Per series (by index), vertical error bars: (x, low, high).
+    pub error_bars: Vec<Vec<(f64, f64, f64)>>,
 }
 
-/// A shaded span of the x axis, `from` to `to`, with its name.
+/// A shaded span of the x axis, `from` to `to`, with its name; its kind
+/// ("flush", "write_stall") picks the colour and the legend's word.
 pub struct Band {
     pub from: f64,
     pub to: f64,
+    pub kind: &'static str,
     pub name: String,
+}
+
+/// Stalls stand out (red); flushes and compactions are told apart.
+fn band_colour(kind: &str) -> &'static str {
+    match kind {
+        "write_stall" | "write_slowdown" => "#e4572e",
+        "flush" => "#4e9fd1",
+        "compaction" => "#f2c14e",
+        _ => "#9b8bb5",
+    }
 }
 
 const LEFT: f64 = 72.0;
@@ -77,6 +91,7 @@ impl<'a> Chart<'a> {
             size: (600.0, 340.0),
             from_zero: false,
             bands: Vec::new(),
+            error_bars: Vec::new(),
         }
     }
 
@@ -88,6 +103,12 @@ impl<'a> Chart<'a> {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(
+                self.error_bars
+                    .iter()
+                    .flatten()
+                    .flat_map(|&(_, low, high)| [low, high]),
+            )
             .filter(|y| y.is_finite())
             .collect();
         let y_axis = YAxis::fit(&ys, self.from_zero || self.style == Style::Bars);
@@ -164,9 +185,32 @@ impl<'a> Chart<'a> {
                     slot(band.to.clamp(0.0, x_max)).0,
                 );
                 svg.push_str(&format!(
-                    "<rect x=\"{from:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{plot_h:.1}\" fill=\"#f2c14e\" fill-opacity=\"0.35\"><title>{}</title></rect>",
+                    "<rect x=\"{from:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{plot_h:.1}\" fill=\"{}\" fill-opacity=\"0.3\"><title>{}</title></rect>",
                     (to - from).max(1.0),
+                    band_colour(band.kind),
                     escape(&band.name)
+                ));
+            }
+            let mut kinds: Vec<&str> = self.bands.iter().map(|b| b.kind).collect();
+            kinds.dedup();
+            kinds.sort_unstable();
+            kinds.dedup();
+            if !kinds.is_empty() {
+                let words: String = kinds
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "<tspan fill=\"{}\">\u{25a0} {}</tspan> ",
+                            band_colour(k),
+                            escape(k)
+                        )
+                    })
+                    .collect();
+                svg.push_str(&format!(
+                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"end\">{}</text>",
+                    w - RIGHT,
+                    TOP - 4.0,
+                    words.trim_end()
                 ));
             }
         }
@@ -220,6 +264,27 @@ impl<'a> Chart<'a> {
                         }
                     }
                 }
+            }
+            for &(x, low, high) in self.error_bars.get(i).into_iter().flatten() {
+                let cx = match self.style {
+                    Style::Bars => {
+                        let (centre, width) = slot(x);
+                        let bar = width * 0.8 / n;
+                        centre - width * 0.4 + bar * (i as f64 + 0.5)
+                    }
+                    Style::Lines => slot(x).0,
+                };
+                let (top, bottom) = (y_pos(high), y_pos(low));
+                svg.push_str(&format!(
+                    "<path d=\"M{:.1},{top:.1}H{:.1}M{cx:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}H{:.1}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}: 95% interval {} to {}</title></path>",
+                    cx - 4.0,
+                    cx + 4.0,
+                    cx - 4.0,
+                    cx + 4.0,
+                    escape(s.name),
+                    short_number(low),
+                    short_number(high)
+                ));
             }
             let lx = LEFT + 10.0 + 150.0 * i as f64;
             let ly = h - 12.0;
