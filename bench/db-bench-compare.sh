@@ -29,6 +29,9 @@
 # median P99 (from the --histogram=1 block, which both compute the same way
 # in db_bench's buckets) and its ratio; for readwhilewriting also each
 # tool's median writer rate (keys written per second, from --statistics).
+# The "95% CI" columns: `kvperf verdict` over the repeats of each side (the
+# ratio kvperf / db_bench, its exact 95% interval and faster/slower/~, as
+# `kvperf compare` judges cells; docs/semantics.md, comparisons over repeats).
 # Verdict: "ok" when kvperf's median ops/s is 0.95-1.10x db_bench's and
 # its median P99 within 10%; otherwise what missed.
 set -euo pipefail
@@ -138,16 +141,16 @@ done
 rm -rf "$DATA"
 
 # The table: medians with min-max per (row, threads, tool).
-awk -F'\t' -v threads="$THREADS" "$AWK_STATS"'
+awk -F'\t' -v threads="$THREADS" -v kvperf="$KVPERF" "$AWK_STATS"'
   { key = $1 SUBSEP $2 SUBSEP $3; add(OPS, key, $5); add(P99, key, $6); add(W, key, $7)
     if (!($1 in seen)) { seen[$1] = 1; rows[++nrows] = $1 } }
   END {
-    print "| benchmark | threads | db_bench ops/s median (min-max) | kvperf ops/s median (min-max) | ops ratio | db_bench P99 us | kvperf P99 us | P99 ratio | writer keys/s db_bench / kvperf | verdict |"
-    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    print "| benchmark | threads | db_bench ops/s median (min-max) | kvperf ops/s median (min-max) | ops ratio | kvperf / db_bench ops/s, 95% CI over repeats | db_bench P99 us | kvperf P99 us | P99 ratio | kvperf / db_bench P99, 95% CI | writer keys/s db_bench / kvperf | verdict |"
+    print "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | --- |"
     nt = split(threads, ts, " ")
     for (i = 1; i <= nrows; i++) for (j = 1; j <= nt; j++) {
       row = rows[i]; t = ts[j]; d = row SUBSEP t SUBSEP "db_bench"; k = row SUBSEP t SUBSEP "kvperf"
-      if (!(d in OPS) || !(k in OPS)) { printf "| %s | %s | - | - | - | - | - | - | - | a run failed |\n", row, t; continue }
+      if (!(d in OPS) || !(k in OPS)) { printf "| %s | %s | - | - | - | - | - | - | - | - | - | a run failed |\n", row, t; continue }
       dm = median(OPS[d]); km = median(OPS[k]); ratio = km / dm
       dp = (d in P99) ? median(P99[d]) : 0; kp = (k in P99) ? median(P99[k]) : 0
       pr = dp > 0 ? kp / dp : 0
@@ -156,8 +159,9 @@ awk -F'\t' -v threads="$THREADS" "$AWK_STATS"'
       if (ratio < 0.95) verdict = "kvperf slower"
       else if (ratio > 1.10) verdict = "kvperf >10% faster"
       if (pr > 1.10 || (pr > 0 && pr < 0.90)) verdict = (verdict == "ok" ? "" : verdict ", ") "P99 off by " sprintf("%+.0f%%", (pr - 1) * 100)
-      printf "| %s | %s | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.2f | %.1f | %.1f | %.2f | %s | %s |\n",
-        row, t, dm, lo(OPS[d]), hi(OPS[d]), km, lo(OPS[k]), hi(OPS[k]), ratio, dp, kp, pr, w, verdict
+      printf "| %s | %s | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.2f | %s | %.1f | %.1f | %.2f | %s | %s | %s |\n",
+        row, t, dm, lo(OPS[d]), hi(OPS[d]), km, lo(OPS[k]), hi(OPS[k]), ratio, judge(OPS[d], OPS[k], "higher"),
+        dp, kp, pr, judge(P99[d], P99[k], "lower"), w, verdict
     }
   }' "$SAMPLES"
 echo

@@ -104,6 +104,12 @@ AWK_STATS='
   function lo(list,   a) { sorted(list, a); return a[1] }
   function hi(list,   a, n) { n = sorted(list, a); return a[n] }
   function add(arr, key, v) { if (v != "") arr[key] = (key in arr) ? arr[key] " " v : v }
+  # judge(base, new, better): `kvperf verdict` over two lists of repeats (awk -v kvperf=BIN):
+  # "1.23x [1.05x, 1.40x] at 96.8%: faster", "~", or "need >= 4 repeats".
+  function judge(base, new, better,   cmd, line) {
+    if (kvperf == "" || base == "" || new == "") return "-"
+    cmd = kvperf " verdict --better " better " --base \"" base "\" --new \"" new "\""
+    line = "-"; cmd | getline line; close(cmd); sub(/^new\/base /, "", line); return line }
 '
 
 # md_row CELL...: one markdown table row.

@@ -55,6 +55,8 @@
 #             which also counts connecting and closing the driver; as YCSB's
 #             maxexecutiontime counts the start too, it gets DURATION +
 #             YCSB_CONNECT_S, a window of DURATION + 1.5 to 4 s here.
+# "95% CI over repeats": `kvperf verdict` over each side's repeats (ratio
+# kvperf / native, its exact 95% interval, faster/slower/~).
 # Other columns (kvperf's runs only): network bytes per operation, sent +
 # received by kvperf's sockets, and the server's CPU per operation, both from
 # kvperf's JSON (accounting.derived.network_{sent,received}_bytes_per_op,
@@ -347,9 +349,9 @@ done
 
 echo "kvperf vs each server's own tool, 1 KB records ($RECORDS), ${DURATION} s per run, median of $REPEATS alternating repeats [min-max]; $(date -u +%F), $("$KVPERF" --version | head -n 1), $(redis-benchmark --version 2>/dev/null | head -n 1), $(pgbench --version 2>/dev/null), $(java -version 2>&1 | head -n 1), $(nproc) cores, load average before the runs: $load"
 echo
-md_row server workload threads "kvperf ops/s" "native tool" "native ops/s" "kvperf/native" "kvperf net B/op" "server CPU us/op (kvperf)"
-md_row --- --- ---: ---: --- ---: ---: ---: ---:
-awk -F'\t' -v threads="$THREADS" "$AWK_STATS"'
+md_row server workload threads "kvperf ops/s" "native tool" "native ops/s" "kvperf/native" "kvperf/native, 95% CI over repeats" "kvperf net B/op" "server CPU us/op (kvperf)"
+md_row --- --- ---: ---: --- ---: ---: --- ---: ---:
+awk -F'\t' -v threads="$THREADS" -v kvperf="$KVPERF" "$AWK_STATS"'
   FNR == NR { key = $1 SUBSEP $2 SUBSEP $3; add(ops, key SUBSEP $4, $6)
     if ($4 == "kvperf") { add(net, key, $7); add(cpu, key, $8) }
     next }
@@ -358,8 +360,8 @@ awk -F'\t' -v threads="$THREADS" "$AWK_STATS"'
       key = $1 SUBSEP $2 SUBSEP t[i]; k = key SUBSEP "kvperf"; nat = key SUBSEP $3
       if (!(k in ops) && !(nat in ops)) continue
       ratio = (k in ops && nat in ops) ? sprintf("%.2f", median(ops[k]) / median(ops[nat])) : "-"
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, toupper($2), t[i], cell(ops[k]), $3, cell(ops[nat]),
-        ratio, whole(net[key]), whole(cpu[key])
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, toupper($2), t[i], cell(ops[k]), $3, cell(ops[nat]),
+        ratio, judge(ops[nat], ops[k], "higher"), whole(net[key]), whole(cpu[key])
     } }
   function cell(list) { return list == "" ? "-" : sprintf("%.0f [%.0f-%.0f]", median(list), lo(list), hi(list)) }
   function whole(list) { return list == "" ? "-" : sprintf("%.0f", median(list)) }

@@ -122,6 +122,17 @@ pub enum Command {
         kvperf compare base.jsonl new.jsonl --fail-if-slower 5% --format json"
     )]
     Compare(CompareArgs),
+    /// Judge two sets of repeats given as numbers, as `kvperf compare` does.
+    #[command(
+        long_about = "Compare the candidate's repeats (--new) with the baseline's (--base),\n\
+        one figure per repeat, as `kvperf compare` compares cells: the ratio new/base\n\
+        (Hodges-Lehmann), its exact 95% confidence interval (Mann-Whitney) and a\n\
+        verdict: faster, slower, ~ (no difference at 95%), or need >= 4 repeats.\n\
+        For figures that are not in results files: another tool's runs beside\n\
+        kvperf's (bench/), a spreadsheet's columns.\n\n\
+        Example:\n  kvperf verdict --base 101,98,103,99,100 --new 118,121,115,124,119"
+    )]
+    Verdict(crate::commands::verdict::VerdictArgs),
     /// List the engines this binary was built with, what each can do and its options.
     Engines,
     /// Start, stop or check a database server kvperf runs on 127.0.0.1.
@@ -192,6 +203,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Plan(PlanCommand::Show(args)) => commands::plan::show(args),
         Command::Report(args) => commands::report::report(args),
         Command::Compare(args) => commands::report::compare(args),
+        Command::Verdict(args) => commands::verdict::run(args),
         Command::Engines => commands::engines::list(),
         Command::Device(command) => commands::device::run(command),
         Command::Server(command) => commands::server::run(command),

@@ -188,3 +188,45 @@ fn a_gate_that_cannot_judge_is_refused_and_bad_limits_are_bad_input() {
         assert_input_error(&out, "not a limit in percent");
     }
 }
+
+/// `kvperf verdict` judges plain figures (bench scripts' runs) as compare
+/// judges cells: the same ratio, interval and verdicts.
+#[test]
+fn verdict_judges_plain_figures_as_compare_judges_cells() {
+    let tmp = tempfile::tempdir().unwrap();
+    let list = |factor: f64| -> String {
+        BASE.iter()
+            .map(|(ops, _)| (ops * factor).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let judge = |base: &str, new: &str, extra: &[&str]| {
+        let mut args = vec!["verdict", "--base", base, "--new", new];
+        args.extend_from_slice(extra);
+        kvperf(tmp.path(), &args)
+    };
+    let faster = judge(&list(1.0), &list(1.2), &["--format", "json"]);
+    assert_eq!(faster.code, 0, "{}", faster.stderr);
+    let v: serde_json::Value = serde_json::from_str(&faster.stdout).unwrap();
+    assert!((v["ratio"].as_f64().unwrap() - 1.2).abs() < 1e-9, "{v}");
+    assert_eq!(v["verdict"], "faster", "{v}");
+    assert!(v["interval"]["low"].as_f64().unwrap() > 1.0, "{v}");
+    // Lower is better (latency): the same figures are slower.
+    let slower = judge(&list(1.0), &list(1.2), &["--better", "lower"]);
+    assert!(slower.stdout.ends_with(": slower\n"), "{}", slower.stdout);
+    // The same figures: no difference.
+    let same = judge(&list(1.0), &list(1.0), &[]);
+    assert!(
+        same.stdout.starts_with("new/base 1.000x [") && same.stdout.ends_with(": ~\n"),
+        "{}",
+        same.stdout
+    );
+    let few = judge("100,101,99", "120,121,119", &[]);
+    assert_eq!(few.code, 0, "{}", few.stderr);
+    assert_eq!(
+        few.stdout,
+        "new/base 1.200x: need \u{2265} 4 repeats (have 3 and 3)\n"
+    );
+    assert_input_error(&judge("100,x", "1", &[]), "'x' is not a positive number");
+    assert_input_error(&judge("100,-1", "1", &[]), "'-1' is not a positive number");
+}

@@ -12,4 +12,5 @@ pub mod report;
 pub mod server;
 pub mod settle;
 mod step;
+pub mod verdict;
 pub mod ycsb;
