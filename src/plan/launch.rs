@@ -169,7 +169,14 @@ pub(super) fn srun(
                 .or_else(|| srun_said.clone())
                 .unwrap_or_else(|| format!("srun {}", how(&status)))
         };
-        let cancelled = said.as_deref().is_some_and(|l| l.contains("CANCELLED"));
+        // Ended by srun for another shard: slurmstepd's "*** STEP ...
+        // CANCELLED" anywhere in its stderr, or a shell's report of the
+        // signal ("Terminated") as its last word; a shard failing on its
+        // own ends with kvperf's line.
+        let cancelled = err.as_deref().is_some_and(|e| e.contains("CANCELLED"))
+            || said
+                .as_deref()
+                .is_some_and(|l| l == "Terminated" || l == "Killed");
         match text.as_deref().map(str::trim) {
             // srun makes a task's files when it starts the task.
             None if err.is_none() => {
