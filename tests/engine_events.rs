@@ -428,7 +428,7 @@ threads = [1]
         .unwrap()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .last()
+        .next_back()
         .unwrap();
     let events = run.measured().unwrap().events.clone().unwrap();
     let flushes = events
