@@ -26,7 +26,8 @@ pub struct Shard {
 const MAX_SHARDS: u64 = 1 << 20;
 
 /// Properties that may differ between the shards of one study: the
-/// client's own status output and engine-event sampling, and the thread
+/// client's own status output, engine-event sampling and power meter
+/// (`power.*`: a meter is the host's, not the study's), and the thread
 /// count and target, which enter the fingerprint as resolved figures
 /// instead (`-threads 4` and `-p threadcount=4` are the same study).
 const CLIENT_LOCAL: [&str; 4] = [
@@ -279,7 +280,10 @@ pub fn fingerprint(
 ) -> String {
     let settings: BTreeMap<&str, &str> = settings
         .iter()
-        .filter(|(k, _)| !CLIENT_LOCAL.contains(&k.as_str()))
+        .filter(|(k, _)| {
+            !CLIENT_LOCAL.contains(&k.as_str())
+                && !crate::measure::power::PROPERTIES.contains(&k.as_str())
+        })
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     crate::fingerprint::of(&serde_json::json!({

@@ -10,6 +10,7 @@ use crate::error::{exit_code, EXIT_INPUT};
 use crate::files::Destination;
 use crate::measure::accounting::{Accounting, LogicalBytes, Probe};
 use crate::measure::events::{self, EngineEvents};
+use crate::measure::power::{self, IdleBaseline, PowerMeter, PowerSetup, PowerUse};
 use crate::measure::spikes;
 use crate::measure::verdict::{self, Verdict};
 use crate::measure::{OpHistograms, Outcome};
@@ -34,6 +35,9 @@ pub struct MeasuredEngine<'a> {
     pub spec: &'a EngineSpec,
     pub engine: &'a dyn Engine,
     pub events_every: Option<Duration>,
+    /// The power meter read over the window (`power.*`), or None: RAPL's
+    /// package counter at the window's bounds, where readable.
+    pub power: Option<&'a PowerSetup>,
 }
 
 /// Runs `execute` on the engine with every cost counter read by the runner
@@ -55,6 +59,7 @@ pub fn measure_window(
         spec: engine_spec,
         engine,
         events_every,
+        power,
     } = measured;
     spec.costs = Some(Probe {
         device: out.host.block_device().map(str::to_string),
@@ -68,18 +73,24 @@ pub fn measure_window(
         (_, None) => Err("not sampled: turned off (an interval of 0)".to_string()),
         (EventSupport::Reports(_), Some(every)) => Ok(every),
     };
-    let (outcome, recorder) = match sampled {
-        Ok(every) => std::thread::scope(|s| {
-            let sampler = events::sample(s, every, || engine.activity());
-            let outcome = execute(&spec);
-            (outcome, Ok(sampler.stop()))
-        }),
-        Err(why) => (execute(&spec), Err(why)),
-    };
+    let mut meter = power.map(|setup| open_meter(out, setup));
+    let (outcome, recorder, readings) = std::thread::scope(|s| {
+        let events = sampled
+            .as_ref()
+            .ok()
+            .map(|every| events::sample(s, *every, || engine.activity()));
+        let power = match meter.as_mut() {
+            Some(Ok((m, every, _))) => m.take().map(|m| power::sample(s, m, *every)),
+            _ => None,
+        };
+        let outcome = execute(&spec);
+        (outcome, events.map(|e| e.stop()), power.map(|p| p.stop()))
+    });
     let outcome = outcome?;
-    let events = match recorder {
-        Ok(recorder) => recorder.finish(outcome.start_unix_ms, outcome.end_unix_ms),
-        Err(why) => EngineEvents::unavailable(why),
+    let events = match (recorder, sampled) {
+        (Some(recorder), _) => recorder.finish(outcome.start_unix_ms, outcome.end_unix_ms),
+        (None, Err(why)) => EngineEvents::unavailable(why),
+        (None, Ok(_)) => EngineEvents::unavailable("the events sampler did not start"),
     };
     warn_events(out, &events);
     let closed = close.then(|| engine.close());
@@ -94,6 +105,17 @@ pub fn measure_window(
         engine.footprint(),
     );
     accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
+    if let Some(meter) = meter {
+        let used = meter.map(|(_, _, idle)| {
+            let readings = readings.unwrap_or_else(|| power::Readings {
+                meter: String::new(),
+                interval: Duration::ZERO,
+                samples: Vec::new(),
+            });
+            PowerUse::of_window(&readings, outcome.start_unix_ms, outcome.runtime, idle)
+        });
+        record_power(out, &mut accounting, used);
+    }
     accounting.derived = accounting.derive();
     let engine_stats = engine.stats();
     let mut verdict = verdict::judge(&accounting, stall_seconds(&stats_before, &engine_stats));
@@ -108,6 +130,53 @@ pub fn measure_window(
         closed,
         events,
     })
+}
+
+/// A power meter opened (one reading that worked) and its idle baseline
+/// read, before the window; or why the meter is unavailable. The meter is
+/// taken by the sampler.
+type OpenMeter = Result<(Option<Box<dyn PowerMeter>>, Duration, Option<IdleBaseline>), String>;
+
+fn open_meter(out: &mut StepOutput, setup: &PowerSetup) -> OpenMeter {
+    let mut meter = setup.open()?;
+    let idle = setup.idle.and_then(|length| {
+        power::idle_baseline(meter.as_mut(), setup.interval, length)
+            .map_err(|why| {
+                warn(
+                    out,
+                    format!("power: {why}; energy above idle is not measured"),
+                )
+            })
+            .ok()
+    });
+    Ok((Some(meter), setup.interval, idle))
+}
+
+/// The window's power in `accounting`: its energy is the meter's (RAPL's
+/// package counter does not stand for it), or unavailable with the reason.
+fn record_power(out: &mut StepOutput, accounting: &mut Accounting, used: Result<PowerUse, String>) {
+    accounting
+        .unavailable
+        .retain(|u| !u.starts_with("energy: RAPL"));
+    match used {
+        Ok(p) => {
+            accounting.energy_joules = p.joules;
+            if let Some(why) = &p.incomplete {
+                accounting.unavailable.push(format!("energy: {why}"));
+                warn(
+                    out,
+                    format!("power: {why}; energy and operations per joule are not figures"),
+                );
+            }
+            accounting.power = Some(p);
+        }
+        Err(why) => {
+            accounting.energy_joules = None;
+            let line = format!("power: unavailable: {why}");
+            warn(out, line.clone());
+            accounting.unavailable.push(line);
+        }
+    }
 }
 
 /// An engine that reports events but could not be asked (a server that

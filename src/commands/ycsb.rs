@@ -16,6 +16,7 @@ use crate::engine::{self, AsyncOps, Capability, EngineSpec, OpenMode, OpenOption
 use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
+use crate::measure::power::PowerSetup;
 use crate::measure::{OpKind, Outcome};
 use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
@@ -136,6 +137,8 @@ struct ClientSettings {
     /// `events.interval` milliseconds between polls of the engine's
     /// activity (default 250; 0 = no polling).
     events_interval: Option<Duration>,
+    /// The power meter (`power.*`), when one is named.
+    power: Option<PowerSetup>,
 }
 
 /// The longest `events.interval`: an hour, in milliseconds.
@@ -249,6 +252,7 @@ impl ClientSettings {
             runtime_threads,
             stall_timeout,
             events_interval,
+            power: PowerSetup::from_properties(p)?,
         })
     }
 
@@ -574,6 +578,7 @@ fn measure(
             spec,
             engine: engine.as_ref(),
             events_every: client.events_interval,
+            power: client.power.as_ref(),
         },
         run_spec,
         |run_spec| match &runtime {

@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::drive::{DriveCounters, DriveWrites, NvmeNamespace};
 use super::net::{NetworkBytes, SocketBytes};
+use super::power::PowerUse;
 use super::process::{ServerCost, TreeCounters};
 
 /// Bytes per sector in `/proc/diskstats`, whatever the device's own size.
@@ -56,6 +58,8 @@ pub struct Snapshot {
     server: Option<(Vec<u32>, Result<TreeCounters, String>)>,
     energy_uj: Result<u64, String>,
     sockets: Option<SocketBytes>,
+    /// The data directory's NVMe drive and its counters.
+    drive: Result<(NvmeNamespace, DriveCounters), String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -139,7 +143,15 @@ pub struct Accounting {
     /// A server engine's own CPU and I/O, from its processes.
     #[serde(default)]
     pub server: Option<ServerCost>,
+    /// Energy of the window: from the meter `power.meter` chose (see
+    /// `power`), else RAPL's package counter where readable.
     pub energy_joules: Option<f64>,
+    /// Power drawn over the window by the meter `power.meter` chose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerUse>,
+    /// What the data directory's NVMe drive counted over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive: Option<DriveWrites>,
     /// Size on disk of the engine's own data after the window (allocated
     /// blocks of its files; nothing else in the data directory counts).
     pub data_dir_bytes: Option<u64>,
@@ -172,6 +184,28 @@ pub struct Derived {
     pub device_foreign_pct: Option<f64>,
     /// Size on disk / logical data set size.
     pub space_amplification: Option<f64>,
+    /// Operations per joule above the idle baseline (`power.idle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_joule_above_idle: Option<f64>,
+    /// Bytes the NVMe drive received from hosts per operation (every
+    /// process's: see `device_foreign_pct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_write_bytes_per_op: Option<f64>,
+    /// Flash bytes / host bytes the drive received (OCP C0h).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_write_amplification: Option<f64>,
+    /// Flash bytes / logical bytes the workload wrote; None when
+    /// unreliable (below) or not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_to_end_write_amplification: Option<f64>,
+    /// The flash bytes could not stand for the engine's: too few logical
+    /// bytes, or more than MAX_FOREIGN_DEVICE_PCT of the device's bytes
+    /// were another process's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_to_end_write_amplification_unreliable: bool,
+    /// Drive capacities written per day at this window's rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_writes_per_day: Option<f64>,
     /// Share of the window the device had I/O in flight, in %.
     #[serde(default)]
     pub device_busy_pct: Option<f64>,
@@ -208,6 +242,12 @@ impl Snapshot {
             energy_uj: read_u64(&Path::new(RAPL_DIR).join("energy_uj"))
                 .map_err(|e| format!("energy: RAPL counters not readable here ({e})")),
             sockets: probe.network.then(SocketBytes::read),
+            drive: match &probe.device {
+                Some(dev) => {
+                    super::drive::namespace_of(dev).and_then(|ns| ns.read().map(|c| (ns, c)))
+                }
+                None => Err("drive writes: the data directory is not on a block device".into()),
+            },
         }
     }
 
@@ -236,6 +276,13 @@ impl Snapshot {
             u,
         );
         let data_dir_bytes = available(footprint.map_err(|e| format!("space: {e}")), u);
+        let drive = available(
+            delta(&self.drive, &end.drive, |(ns, a), (_, b)| {
+                DriveWrites::between(ns, a, b)
+            })
+            .and_then(|d| d),
+            u,
+        );
         let cpu = available(
             delta(&self.cpu, &end.cpu, |a, b| CpuTimes {
                 user_s: (b.user_s - a.user_s).max(0.0),
@@ -264,6 +311,8 @@ impl Snapshot {
             },
             server,
             energy_joules,
+            power: None,
+            drive,
             data_dir_bytes,
             logical,
             derived: Derived::default(),
@@ -322,6 +371,16 @@ impl Accounting {
             });
         all.client_threads_cpu_s = sum_opt(&|a| a.client_threads_cpu_s);
         all.energy_joules = sum_opt(&|a| a.energy_joules);
+        all.power = parts
+            .iter()
+            .map(|a| a.power.as_ref().map(|p| (a.wall_s, p)))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| PowerUse::combine(&v));
+        all.drive = parts
+            .iter()
+            .map(|a| a.drive.clone())
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().reduce(|t, d| t.add(&d)));
         all.network = parts
             .iter()
             .map(|a| a.network)
@@ -418,6 +477,8 @@ impl Accounting {
                 total.machine_cpu.clone_from(&widest.machine_cpu);
                 total.server.clone_from(&widest.server);
                 total.energy_joules = widest.energy_joules;
+                total.power.clone_from(&widest.power);
+                total.drive.clone_from(&widest.drive);
                 total.data_dir_bytes = widest.data_dir_bytes;
                 Some(total)
             })
@@ -489,6 +550,17 @@ impl Accounting {
             numerator(engine_io.map(|e| e.1), dev.map(|d| d.write_bytes)),
             self.logical.written,
         );
+        // Flash bytes are every process's: they stand for the engine's
+        // only while others moved little of the device's bytes.
+        let drive = self.drive.as_ref();
+        let engine_owns_device =
+            device_foreign_pct.is_some_and(|pct| pct <= MAX_FOREIGN_DEVICE_PCT);
+        let (end_to_end_write_amplification, end_to_end_write_amplification_unreliable) = amp(
+            drive
+                .and_then(|d| d.media_bytes_written)
+                .map(|m| (m, engine_owns_device)),
+            self.logical.written,
+        );
         Derived {
             device_read_bytes_per_op: dev.and_then(|d| per_op(d.read_bytes)),
             device_write_bytes_per_op: dev.and_then(|d| per_op(d.write_bytes)),
@@ -515,6 +587,16 @@ impl Accounting {
             ops_per_joule: self
                 .energy_joules
                 .and_then(|j| ratio(self.operations as f64, j)),
+            ops_per_joule_above_idle: self
+                .power
+                .as_ref()
+                .and_then(|p| p.joules_above_idle)
+                .and_then(|j| ratio(self.operations as f64, j)),
+            drive_write_bytes_per_op: drive.and_then(|d| per_op(d.host_bytes_written)),
+            drive_write_amplification: drive.and_then(DriveWrites::drive_write_amplification),
+            end_to_end_write_amplification,
+            end_to_end_write_amplification_unreliable,
+            drive_writes_per_day: drive.and_then(|d| d.drive_writes_per_day(self.wall_s)),
         }
     }
 }
@@ -677,11 +759,8 @@ impl CpuTimes {
 
 /// RAPL's counter wraps at `max_energy_range_uj`.
 fn energy_delta_uj(before: u64, after: u64) -> u64 {
-    if after >= before {
-        return after - before;
-    }
     let range = read_u64(&Path::new(RAPL_DIR).join("max_energy_range_uj")).unwrap_or(0);
-    range.saturating_sub(before) + after
+    super::power::wrapped_delta_uj(before, after, range)
 }
 
 fn read_u64(path: &Path) -> Result<u64, String> {
@@ -775,6 +854,8 @@ mod tests {
             network: None,
             server: None,
             energy_joules: None,
+            power: None,
+            drive: None,
             data_dir_bytes: Some(3_000_000),
             logical: LogicalBytes {
                 read: 2 << 20,
@@ -822,6 +903,8 @@ mod tests {
                 network: None,
                 server: None,
                 energy_joules: None,
+                power: None,
+                drive: None,
                 data_dir_bytes: Some(1000),
                 logical: LogicalBytes {
                     read: 0,
@@ -878,6 +961,8 @@ mod tests {
                     ..ServerCost::default()
                 }),
                 energy_joules: None,
+                power: None,
+                drive: None,
                 data_dir_bytes: Some(5000),
                 logical: LogicalBytes {
                     read: ops,
@@ -940,6 +1025,8 @@ mod tests {
             network: None,
             server: None,
             energy_joules: None,
+            power: None,
+            drive: None,
             data_dir_bytes: None,
             logical: LogicalBytes {
                 read: 1 << 20,

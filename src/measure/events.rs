@@ -24,12 +24,12 @@
 //! docs/semantics.md.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc;
-use std::thread::{Scope, ScopedJoinHandle};
+use std::thread::Scope;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::periodic::{self, Periodic};
 use super::spikes::EventSpan;
 
 /// The polling interval unless `events.interval` says otherwise.
@@ -599,10 +599,7 @@ fn deltas(before: &Tallies, after: &Tallies) -> Vec<(EventKind, Delta)> {
 
 /// A sampler thread polling an engine's activity; [`Sampler::stop`] ends
 /// it with one last poll and hands back what it recorded.
-pub struct Sampler<'scope> {
-    stop: mpsc::Sender<()>,
-    thread: ScopedJoinHandle<'scope, Recorder>,
-}
+pub struct Sampler<'scope>(Periodic<'scope, Recorder>);
 
 /// Starts polling `poll` every `interval` on a thread of `scope`; returns
 /// once the first poll is made.
@@ -614,47 +611,24 @@ pub fn sample<'scope, 'env, F>(
 where
     F: FnMut() -> Result<Activity, String> + Send + 'scope,
 {
-    let (stop, stopped) = mpsc::channel::<()>();
-    let (polled, first_poll) = mpsc::channel::<()>();
     let interval = interval.max(Duration::from_millis(1));
-    let thread = std::thread::Builder::new()
-        .name("kvperf-events".into())
-        .spawn_scoped(scope, move || {
-            let mut recorder = Recorder::new(interval);
-            let began = Instant::now();
-            let mut ask = |recorder: &mut Recorder| {
-                let at = crate::clock::unix_ms();
-                let t = Instant::now();
-                let answer = poll();
-                recorder.observe(at, answer, t.elapsed());
-            };
-            for n in 1u32.. {
-                ask(&mut recorder);
-                if n == 1 {
-                    let _ = polled.send(());
-                }
-                // On a fixed schedule, so slow polls do not drift it.
-                let next = interval.saturating_mul(n);
-                let wait = next.saturating_sub(began.elapsed());
-                match stopped.recv_timeout(wait) {
-                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                    _ => break,
-                }
-            }
-            // Just after the run: what still runs is open-ended.
-            ask(&mut recorder);
-            recorder
-        })
-        .expect("the events sampler thread starts");
-    // The first poll is made before the caller goes on (before the run).
-    let _ = first_poll.recv();
-    Sampler { stop, thread }
+    Sampler(periodic::every(
+        scope,
+        "kvperf-events",
+        interval,
+        Recorder::new(interval),
+        move |recorder| {
+            let at = crate::clock::unix_ms();
+            let t = Instant::now();
+            let answer = poll();
+            recorder.observe(at, answer, t.elapsed());
+        },
+    ))
 }
 
 impl Sampler<'_> {
     pub fn stop(self) -> Recorder {
-        let _ = self.stop.send(());
-        self.thread.join().unwrap_or_else(|_| Recorder {
+        self.0.stop().unwrap_or_else(|| Recorder {
             first_failure: Some("the events sampler panicked".into()),
             ..Recorder::default()
         })

@@ -6,12 +6,15 @@
 //! by adding histograms, never by averaging percentiles.
 
 pub mod accounting;
+pub mod drive;
 pub mod events;
 pub mod hdr;
 pub mod interval_log;
 pub mod live;
 pub mod net;
 mod outcome;
+pub mod periodic;
+pub mod power;
 pub mod process;
 pub mod spikes;
 pub mod spread;

@@ -160,6 +160,8 @@ mod tests {
                 per_core_busy_pct: vec![machine_cores * 50.0; 2],
             }),
             energy_joules: None,
+            power: None,
+            drive: None,
             data_dir_bytes: None,
             logical: LogicalBytes::default(),
             derived: Derived {

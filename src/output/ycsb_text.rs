@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use crate::measure::accounting::Accounting;
 use crate::measure::{percentile_label, GroupSummary, Outcome};
 use crate::results::step::{Latency, Measurement};
 
@@ -107,7 +108,84 @@ pub fn render(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> String
             let _ = writeln!(out, "[{name}], Return={status}, {count}");
         }
     }
+    if let Some(a) = &m.accounting {
+        power_lines(&mut out, a);
+    }
     out
+}
+
+/// `[POWER]` and `[DRIVE]` lines, when a power meter was asked for or the
+/// drive reported its writes (kvperf's own groups; YCSB has none).
+fn power_lines(out: &mut String, a: &Accounting) {
+    let num = |v: Option<f64>| v.map_or_else(|| "unavailable".to_string(), java_double);
+    let mut lines: Vec<(&str, &str, String)> = Vec::new();
+    let d = &a.derived;
+    if let Some(p) = &a.power {
+        lines.extend([
+            ("POWER", "Meter", p.meter.clone()),
+            ("POWER", "Interval(ms)", p.interval_ms.to_string()),
+            (
+                "POWER",
+                "Readings",
+                format!("{} ({} failed)", p.readings, p.failed_readings),
+            ),
+            ("POWER", "Coverage(%)", java_double(p.coverage * 100.0)),
+            ("POWER", "AverageWatts", num(p.average_watts)),
+            ("POWER", "PeakWatts", num(p.peak_watts)),
+            ("POWER", "Joules", num(p.joules)),
+            ("POWER", "OpsPerJoule", num(d.ops_per_joule)),
+            // (ops/s) / W, the briefs' "operations per watt": ops per joule again.
+            ("POWER", "OpsPerSecPerWatt", num(d.ops_per_joule)),
+        ]);
+        if let Some(idle) = &p.idle {
+            lines.extend([
+                ("POWER", "IdleWatts", java_double(idle.watts)),
+                ("POWER", "JoulesAboveIdle", num(p.joules_above_idle)),
+                (
+                    "POWER",
+                    "OpsPerJouleAboveIdle",
+                    num(d.ops_per_joule_above_idle),
+                ),
+            ]);
+        }
+        if let Some(why) = &p.incomplete {
+            lines.push(("POWER", "Incomplete", why.clone()));
+        }
+    } else if let Some(why) = a.unavailable.iter().find_map(|u| u.strip_prefix("power: ")) {
+        lines.push(("POWER", "Unavailable", why.to_string()));
+    }
+    if let Some(drive) = &a.drive {
+        let e2e = match d.end_to_end_write_amplification_unreliable {
+            true => "unreliable".to_string(),
+            false => num(d.end_to_end_write_amplification),
+        };
+        lines.extend([
+            ("DRIVE", "Device", drive.device.clone()),
+            (
+                "DRIVE",
+                "HostBytesWritten",
+                drive.host_bytes_written.to_string(),
+            ),
+            ("DRIVE", "WriteBytesPerOp", num(d.drive_write_bytes_per_op)),
+            (
+                "DRIVE",
+                "MediaBytesWritten",
+                drive
+                    .media_bytes_written
+                    .map_or_else(|| "unavailable".to_string(), |b| b.to_string()),
+            ),
+            (
+                "DRIVE",
+                "WriteAmplification",
+                num(d.drive_write_amplification),
+            ),
+            ("DRIVE", "EndToEndWriteAmplification", e2e),
+            ("DRIVE", "DriveWritesPerDay", num(d.drive_writes_per_day)),
+        ]);
+    }
+    for (group, name, value) in lines {
+        let _ = writeln!(out, "[{group}], {name}, {value}");
+    }
 }
 
 /// Java's `Double.toString` for ordinary magnitudes: always a decimal point.

@@ -12,7 +12,12 @@ network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops
 failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,short_window\n";
 
 pub fn csv(study: &Study) -> String {
-    let mut out = String::from(HEADER);
+    // Power and drive columns only where some result has them.
+    let energy = super::energy::measured(study);
+    let mut out = match energy {
+        true => format!("{}{}\n", HEADER.trim_end(), super::energy::CSV_HEADER),
+        false => HEADER.to_string(),
+    };
     let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
     for w in &study.workloads {
         for (name, points) in study.series.iter().zip(&w.points) {
@@ -51,6 +56,10 @@ pub fn csv(study: &Study) -> String {
                 ]
                 .join(",");
                 let bound = field(&p.verdicts.join(" / "));
+                let extra = match energy {
+                    true => super::energy::csv_cells(p.accounting.as_ref()),
+                    false => String::new(),
+                };
                 let step_error = field(&p.step_errors.join(" / "));
                 // The op's failures; "" where the op had none recorded.
                 let failures = |op: Option<&OpKind>| {
@@ -91,14 +100,17 @@ pub fn csv(study: &Study) -> String {
                             )
                         });
                         format!(
-                            "{cell},{},{latency},{cost},{bound},{}\n",
+                            "{cell},{},{latency},{cost},{bound},{}{extra}\n",
                             op.name(),
                             failures(Some(op))
                         )
                     })
                     .collect();
                 if lines.is_empty() {
-                    lines.push(format!("{cell},,,,,,,,{cost},{bound},{}\n", failures(None)));
+                    lines.push(format!(
+                        "{cell},,,,,,,,{cost},{bound},{}{extra}\n",
+                        failures(None)
+                    ));
                 }
                 out.extend(lines);
             }

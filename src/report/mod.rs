@@ -8,6 +8,7 @@
 pub mod confidence;
 mod csv;
 mod document;
+mod energy;
 mod failures;
 mod format;
 mod grid;
@@ -197,6 +198,16 @@ fn workload_blocks(
         format!("{}: cost at each configuration's peak", w.name),
     ));
     blocks.push(Block::Table(tables::cost(study, w)));
+    if let Some(table) = energy::table(study, w) {
+        blocks.push(Block::Heading(
+            2,
+            format!(
+                "{}: power and drive writes at each configuration's peak",
+                w.name
+            ),
+        ));
+        blocks.push(Block::Table(table));
+    }
     if charts {
         let over_time = time_series_charts(study, w, &threads);
         if !over_time.is_empty() {

@@ -488,13 +488,8 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
     ]
     .map(String::from)
     .to_vec();
-    let mut rows = Vec::new();
-    for (i, s) in study.series.iter().enumerate() {
-        let Some((t, _)) = model::peak(&w.points[i]) else {
-            continue;
-        };
-        let p = &w.points[i][&t];
-        let mut row = vec![s.clone(), t.to_string(), ops(p.ops_per_sec)];
+    let rows = rows_at_peaks(study, w, |p| {
+        let mut row = Vec::new();
         match &p.accounting {
             Some(a) => {
                 let d = &a.derived;
@@ -545,9 +540,29 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
             }
             None => row.extend(std::iter::repeat_n("unavailable".to_string(), 11)),
         }
+        row
+    });
+    Table { header, rows }
+}
+
+/// One row per configuration at its peak: its name, thread count and
+/// ops/s, then `figures` of that point.
+pub fn rows_at_peaks(
+    study: &Study,
+    w: &WorkloadView,
+    figures: impl Fn(&Point) -> Vec<String>,
+) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (i, s) in study.series.iter().enumerate() {
+        let Some((t, _)) = model::peak(&w.points[i]) else {
+            continue;
+        };
+        let p = &w.points[i][&t];
+        let mut row = vec![s.clone(), t.to_string(), ops(p.ops_per_sec)];
+        row.extend(figures(p));
         rows.push(row);
     }
-    Table { header, rows }
+    rows
 }
 
 /// The 4 corners of each configuration's device, and its preconditioning.

@@ -275,6 +275,7 @@ fn run_one(
             engine,
             events_every: (args.events_interval_ms > 0)
                 .then(|| Duration::from_millis(args.events_interval_ms)),
+            power: None,
         },
         spec,
         |spec| runner::execute(&workload, spec),

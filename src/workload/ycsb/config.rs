@@ -360,18 +360,23 @@ impl CoreConfig {
 
 /// Warnings for properties nobody reads (YCSB passes them to the binding).
 pub fn unknown_property_warnings(p: &Properties, engine_prefixes: &[&str]) -> Vec<String> {
+    // The power meter's properties are the client's (measure::power).
+    let known = || {
+        KNOWN_PROPERTIES
+            .iter()
+            .chain(crate::measure::power::PROPERTIES.iter())
+            .copied()
+    };
     p.iter()
         .map(|(k, _)| k)
-        .filter(|k| !KNOWN_PROPERTIES.contains(k))
+        .filter(|k| !known().any(|known| known == *k))
         .filter(|k| !engine_prefixes.iter().any(|pre| k.starts_with(pre)))
-        .map(
-            |k| match did_you_mean(k, KNOWN_PROPERTIES.iter().copied()) {
-                Some(near) => {
-                    format!("unknown property '{k}' (did you mean '{near}'?); passed to the engine")
-                }
-                None => format!("unknown property '{k}'; passed to the engine"),
-            },
-        )
+        .map(|k| match did_you_mean(k, known()) {
+            Some(near) => {
+                format!("unknown property '{k}' (did you mean '{near}'?); passed to the engine")
+            }
+            None => format!("unknown property '{k}'; passed to the engine"),
+        })
         .collect()
 }
 
