@@ -85,6 +85,9 @@ mod tests {
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
+    /// One repeat's figure.
+    type Draw = fn(&mut SmallRng) -> f64;
+
     #[test]
     fn below_six_repeats_there_is_no_interval() {
         assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0]), None);
@@ -120,7 +123,7 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(25);
         // (draw, true median): lognormal(0, 0.25) has median 1; uniform
         // 0.8..1.2 has median 1.
-        let cases: [(&str, fn(&mut SmallRng) -> f64); 2] = [
+        let cases: [(&str, Draw); 2] = [
             ("lognormal", |r| {
                 let u1: f64 = 1.0 - r.gen::<f64>();
                 let u2: f64 = r.gen::<f64>();
