@@ -106,6 +106,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: false,
         // The scylla driver is async.
         async_ops: AsyncOps::ByDefault,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },

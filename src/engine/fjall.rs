@@ -72,6 +72,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "33554432", help: "block cache bytes (fjall's default: 32 MiB)" },

@@ -62,6 +62,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "map_size", default: "274877906944", help: "bytes of address space reserved for the store (its maximum size; sparse, not allocated): 256 GiB" },

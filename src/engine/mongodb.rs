@@ -80,6 +80,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // The driver is async; see bench/RESULTS.md, issue 22.
         async_ops: AsyncOps::ByDefault,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },

@@ -19,6 +19,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        stats_report: false,
     },
     options: &[],
     open,

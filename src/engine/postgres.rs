@@ -99,6 +99,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // Clients as tasks, each on its own tokio-postgres connection.
         async_ops: AsyncOps::OnRequest,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },

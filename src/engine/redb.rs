@@ -72,6 +72,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "1073741824", help: "page cache bytes (redb's default: 1 GiB)" },

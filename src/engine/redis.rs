@@ -100,6 +100,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // Clients as tasks, each on its own multiplexed async connection.
         async_ops: AsyncOps::ByDefault,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },

@@ -70,6 +70,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },

@@ -228,6 +228,7 @@ mod tests {
             ordered_scans: true,
             update_needs_existing: true,
             async_ops: AsyncOps::Unavailable,
+            stats_report: false,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

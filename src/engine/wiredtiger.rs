@@ -48,6 +48,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },
