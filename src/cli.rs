@@ -309,7 +309,7 @@ mod tests {
         };
         assert_eq!(
             message(&["plan", "run"]),
-            "the following required arguments were not provided: <PLAN>"
+            "the following required arguments were not provided: --results <FILE>, <PLAN>"
         );
         let typo = message(&["run", "--enigne", "null"]);
         assert!(
