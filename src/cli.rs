@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands;
 use crate::commands::bench::BenchArgs;
@@ -158,40 +158,28 @@ pub enum PlanCommand {
     Show(PlanShowArgs),
 }
 
-/// YCSB spells multi-letter flags with one dash, and so may db_bench's
-/// gflags; clap wants two.
-fn normalize_ycsb_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let args: Vec<OsString> = args.into_iter().collect();
-    let is_bench = args.get(1).is_some_and(|a| a == "bench");
-    args.into_iter()
-        .map(|a| match a.to_str() {
-            Some("-threads") => "--threads".into(),
-            Some("-target") => "--target".into(),
-            Some(flag) if is_bench && is_single_dash_long(flag) => format!("-{flag}").into(),
-            _ => a,
-        })
-        .collect()
-}
-
-fn is_single_dash_long(arg: &str) -> bool {
-    let bytes = arg.as_bytes();
-    bytes.len() > 2 && bytes[0] == b'-' && bytes[1].is_ascii_alphabetic()
-}
-
-/// The command line as kvperf reads it (YCSB's single-dash flags included).
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
-    Cli::try_parse_from(normalize_ycsb_flags(args))
+/// The command line as kvperf reads it: YCSB's and db_bench's spellings
+/// rewritten ([`crate::dialect`]), then clap's parse.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Cli> {
+    let rewritten = crate::dialect::rewrite(args, &Cli::command())?;
+    let mut cli = Cli::try_parse_from(rewritten.args)?;
+    if let Command::Bench(bench) = &mut cli.command {
+        bench.ignored_flags = rewritten.ignored;
+    }
+    Ok(cli)
 }
 
 pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
     let cli = match parse(args) {
         Ok(cli) => cli,
-        Err(err) if !err.use_stderr() => {
-            // --help and --version.
-            err.print()?;
-            return Ok(());
+        Err(err) => {
+            return match err.downcast::<clap::Error>() {
+                // --help and --version.
+                Ok(err) if !err.use_stderr() => Ok(err.print()?),
+                Ok(err) => Err(InputError::Invalid(clap_message(&err)).into()),
+                Err(err) => Err(err),
+            };
         }
-        Err(err) => return Err(InputError::Invalid(first_line(&err.to_string())).into()),
     };
     let done = match cli.command {
         Command::Load(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Load),
@@ -216,10 +204,50 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
     }
 }
 
-/// clap's message without its "error: " prefix and usage footer.
-fn first_line(message: &str) -> String {
-    let line = message.lines().next().unwrap_or(message);
-    line.strip_prefix("error: ").unwrap_or(line).to_string()
+/// clap's message on one line, with a did-you-mean for a subcommand one
+/// or two typos away that clap's own (Jaro) measure misses: `rn` for `run`.
+fn clap_message(err: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let line = one_line(&err.to_string());
+    let typed = match err.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(typed)) if err.kind() == ErrorKind::InvalidSubcommand => typed,
+        _ => return line,
+    };
+    let command = Cli::command();
+    let names = command.get_subcommands().map(|s| s.get_name());
+    match crate::error::did_you_mean(typed, names) {
+        Some(name) if !line.contains("tip:") => {
+            format!("{line}; tip: a similar subcommand exists: '{name}'")
+        }
+        _ => line,
+    }
+}
+
+/// clap's whole message on one line, without its "error: " prefix and
+/// usage footer: the missing arguments after "were not provided:", the
+/// possible values and the "a similar argument exists" tip, joined by "; ".
+fn one_line(message: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut listing = false;
+    for line in message.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if line.is_empty() {
+            listing = false;
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match parts.last_mut() {
+            Some(last) if listing => {
+                last.push_str(if last.ends_with(':') { " " } else { ", " });
+                last.push_str(line);
+            }
+            _ => parts.push(line.to_string()),
+        }
+        listing |= line.ends_with(':');
+    }
+    parts.join("; ")
 }
 
 #[cfg(test)]
@@ -251,7 +279,7 @@ mod tests {
         let args = [
             "kvperf", "run", "-P", "w", "-p", "a=1", "-threads", "8", "-target", "100", "-s",
         ];
-        let cli = Cli::try_parse_from(normalize_ycsb_flags(args.map(OsString::from))).unwrap();
+        let cli = parse(args.map(OsString::from)).unwrap();
         let Command::Run(a) = cli.command else {
             panic!("not run")
         };
@@ -273,7 +301,7 @@ mod tests {
             "--reads",
             "-1",
         ];
-        let cli = Cli::try_parse_from(normalize_ycsb_flags(args.map(OsString::from))).unwrap();
+        let cli = parse(args.map(OsString::from)).unwrap();
         let Command::Bench(a) = cli.command else {
             panic!("not bench")
         };
@@ -282,6 +310,44 @@ mod tests {
             (5000, -1, true, Some(false))
         );
         assert_eq!(a.value_size, 100, "db_bench's default");
+    }
+
+    #[test]
+    fn clap_messages_keep_their_lists_and_tips_on_one_line() {
+        let message = |args: &[&str]| {
+            let args = std::iter::once("kvperf").chain(args.iter().copied());
+            let err = parse(args.map(OsString::from)).unwrap_err();
+            one_line(&err.downcast::<clap::Error>().unwrap().to_string())
+        };
+        assert_eq!(
+            message(&["plan", "run"]),
+            "the following required arguments were not provided: --results <FILE>, <PLAN>"
+        );
+        let typo = message(&["run", "--enigne", "null"]);
+        assert!(
+            typo.starts_with("unexpected argument '--enigne' found; "),
+            "{typo}"
+        );
+        assert!(typo.contains("'--engine'"), "{typo}");
+        let subcommand = |args: &[&str]| {
+            let args = std::iter::once("kvperf").chain(args.iter().copied());
+            let err = parse(args.map(OsString::from)).unwrap_err();
+            clap_message(&err.downcast::<clap::Error>().unwrap())
+        };
+        assert_eq!(
+            subcommand(&["rn"]),
+            "unrecognized subcommand 'rn'; tip: a similar subcommand exists: 'run'"
+        );
+        assert_eq!(
+            subcommand(&["lod"]),
+            "unrecognized subcommand 'lod'; tip: a similar subcommand exists: 'load'"
+        );
+        let value = message(&["run", "--format", "JSON"]);
+        assert!(
+            value.contains("'JSON'") && value.contains("[possible values: text, json]"),
+            "{value}"
+        );
+        assert!(!value.contains('\n') && !value.contains("Usage"), "{value}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::InputError;
 
@@ -132,6 +133,24 @@ impl Properties {
                     format!("'{text}' is not a number"),
                 )),
             },
+        }
+    }
+
+    /// Bytes, with fio's units (`1k`, `64m`) or IEC/SI ones ([`crate::units`]).
+    pub fn size(&self, key: &str, default: u64) -> Result<u64, InputError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(text) => crate::units::parse_size(text).map_err(|e| InputError::property(key, e)),
+        }
+    }
+
+    /// A duration: seconds (`1.5`) or with a unit (`10s`, `1m`, `2h`).
+    pub fn duration(&self, key: &str, default: Duration) -> Result<Duration, InputError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(text) => {
+                crate::units::parse_duration(text).map_err(|e| InputError::property(key, e))
+            }
         }
     }
 
@@ -319,6 +338,19 @@ mod tests {
             "{nan}"
         );
         assert!(p.bool("readallfields", true).is_err());
+        p.set("fieldlength", "1k");
+        p.set("maxexecutiontime", "1.5m");
+        p.set("warmuptime", "ten");
+        assert_eq!(p.size("fieldlength", 100).unwrap(), 1024);
+        assert_eq!(
+            p.duration("maxexecutiontime", Duration::ZERO).unwrap(),
+            Duration::from_secs(90)
+        );
+        let bad = p
+            .duration("warmuptime", Duration::ZERO)
+            .unwrap_err()
+            .to_string();
+        assert!(bad.starts_with("property warmuptime: 'ten'"), "{bad}");
         assert_eq!(p.u64("absent", 7).unwrap(), 7);
     }
 }

@@ -29,7 +29,7 @@ pub enum DeviceCommand {
         runtime. TARGET is a directory (kvperf writes its own test file there and removes\n\
         it afterwards), a new file name, or a raw block device (its data is destroyed:\n\
         it must be named again with --destroy-data-on, and must not be mounted).\n\n\
-        Example:\n  kvperf device corners /mnt/nvme --size 64GiB --runtime 60 --with-fio"
+        Example:\n  kvperf device corners /mnt/nvme --size 64G --runtime 1m --with-fio"
     )]
     Corners(CornersArgs),
     /// Fill a data directory's device (sequential passes), then write 4 KiB
@@ -53,7 +53,7 @@ pub enum DeviceCommand {
 pub struct PreconditionArgs {
     /// The data directory (created and marked by kvperf if missing).
     pub dir: PathBuf,
-    /// Bytes of the fill file.
+    /// Bytes of the fill file: 900GB, 64MiB, or fio's 2G (GiB).
     #[arg(long, value_name = "BYTES")]
     pub size: String,
     /// Sequential passes over the fill file (workload-independent).
@@ -64,9 +64,9 @@ pub struct PreconditionArgs {
     /// optional `,window:N`.
     #[arg(long, value_name = "CRITERION")]
     pub steady: Option<String>,
-    /// Seconds per round.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub round_seconds: u64,
+    /// Seconds per round (or with a unit: 30s, 2m).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = crate::units::duration_arg(1, 86_400))]
+    pub round_seconds: Duration,
     /// Rounds at most (SNIA: 25).
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_rounds: u64,
@@ -81,16 +81,17 @@ pub struct PreconditionArgs {
 pub struct CornersArgs {
     /// A directory, a new file, or a block device.
     pub target: PathBuf,
-    /// Bytes of the test file or device to use (default: twice the
-    /// machine's memory for a file, the whole device for a device).
+    /// Bytes of the test file or device to use, as fio takes them (2G is
+    /// 2 GiB; also 64MiB, 1TB) (default: twice the machine's memory for a
+    /// file, the whole device for a device).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
-    /// Seconds measured per corner.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub runtime: u64,
+    /// Seconds measured per corner (or with a unit, as fio: 10s, 1m, 1.5).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = crate::units::duration_arg(1, 86_400))]
+    pub runtime: Duration,
     /// Seconds run before each corner's measurement starts (not counted).
-    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=3_600))]
-    pub ramp: u64,
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = crate::units::duration_arg(0, 3_600))]
+    pub ramp: Duration,
     /// Queue depth of the sequential corners.
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub seq_depth: u64,
@@ -118,7 +119,7 @@ pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
     // Checked before the device is touched; never the target itself.
     let destination = output
         .as_deref()
-        .map(|p| Destination::check(p, "--output", output::written_as(format), &[target]))
+        .map(|p| Destination::check_or_stream(p, "--output", output::written_as(format), &[target]))
         .transpose()?;
     let (mut out, measured) = match &command {
         DeviceCommand::Corners(args) => {
@@ -155,7 +156,7 @@ fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::R
     let cfg = PreconditionConfig {
         passes: args.passes,
         steady,
-        round: Duration::from_secs(args.round_seconds),
+        round: args.round_seconds,
         max_rounds: args.max_rounds as usize,
     };
     if !args.dir.is_dir() {
@@ -181,7 +182,10 @@ fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::R
                 format!("{}, window {} rounds", c.rule.describe(), c.window)
             }),
         ),
-        ("round_seconds".to_string(), args.round_seconds.to_string()),
+        (
+            "round_seconds".to_string(),
+            args.round_seconds.as_secs_f64().to_string(),
+        ),
     ]
     .into();
     let (measurements, steadiness) = precondition::run(&target, &cfg)
@@ -199,8 +203,8 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
     let cfg = CornersConfig {
         seq_depth: args.seq_depth as usize,
         rand_depth: args.rand_depth as usize,
-        ramp: Duration::from_secs(args.ramp),
-        runtime: Duration::from_secs(args.runtime),
+        ramp: args.ramp,
+        runtime: args.runtime,
         ..CornersConfig::default()
     };
     let target = target::open(&args.target, size, args.destroy_data_on.as_deref())?;
@@ -208,8 +212,11 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
     out.settings = [
         ("target".to_string(), target.path.display().to_string()),
         ("size".to_string(), target.size.to_string()),
-        ("runtime_s".to_string(), args.runtime.to_string()),
-        ("ramp_s".to_string(), args.ramp.to_string()),
+        (
+            "runtime_s".to_string(),
+            args.runtime.as_secs_f64().to_string(),
+        ),
+        ("ramp_s".to_string(), args.ramp.as_secs_f64().to_string()),
         ("engine".to_string(), "io_uring, O_DIRECT".to_string()),
     ]
     .into();

@@ -27,6 +27,9 @@ pub fn list() -> anyhow::Result<()> {
         if c.adopt {
             can.push("adopt a store kvperf did not load");
         }
+        if c.stats_report {
+            can.push("report its state (bench's stats, levelstats)");
+        }
         match c.async_ops {
             AsyncOps::Unavailable => {}
             AsyncOps::OnRequest => can.push("async operations (clients=tasks; threads by default)"),

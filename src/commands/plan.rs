@@ -223,22 +223,24 @@ fn sizes(
 /// Raw bytes a plan's records hold: YCSB records x fields x field length,
 /// or db_bench keys x (key + value size), with each driver's defaults.
 fn data_bytes(driver: crate::plan::Driver, step: Option<&crate::plan::Step>) -> Option<u64> {
-    let get = |k: &str| -> Option<u64> {
+    let text = |k: &str| -> Option<&str> {
         step?
             .properties
             .iter()
             .find(|(n, _)| n == k)
-            .and_then(|(_, v)| v.parse().ok())
+            .map(|(_, v)| v.as_str())
     };
+    let get = |k: &str| text(k).and_then(|v| v.parse::<u64>().ok());
+    let bytes = |k: &str| text(k).and_then(|v| crate::units::parse_size(v).ok());
     match driver {
         crate::plan::Driver::Ycsb => Some(
             get("recordcount")?
                 * get("fieldcount").unwrap_or(10)
-                * get("fieldlength").unwrap_or(100),
+                * bytes("fieldlength").unwrap_or(100),
         ),
-        crate::plan::Driver::DbBench => {
-            Some(get("num")? * (get("key_size").unwrap_or(16) + get("value_size").unwrap_or(100)))
-        }
+        crate::plan::Driver::DbBench => Some(
+            get("num")? * (bytes("key_size").unwrap_or(16) + bytes("value_size").unwrap_or(100)),
+        ),
     }
 }
 

@@ -40,7 +40,9 @@ pub struct YcsbArgs {
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
 
-    /// Client threads (also `-threads N`, or property `threadcount`). Default 1.
+    /// Client threads (also `-threads N`, `-threads=N`, or property
+    /// `threadcount`). Default 1. YCSB's `-load`, `-t`, `-db CLASS` and
+    /// `load BINDING` are read too.
     #[arg(long, value_name = "N")]
     pub threads: Option<u64>,
 
@@ -79,9 +81,11 @@ pub struct YcsbArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Write the result to FILE (atomically) instead of stdout. With
+    /// Write the result to FILE (atomically) instead of stdout; `-`,
+    /// /dev/stdout and /dev/stderr write to that stream. With
     /// `--format json` the file is written even when the run fails, with
-    /// the error and what was measured.
+    /// the error and what was measured. `--json FILE` is `--format json
+    /// --output FILE`.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -303,9 +307,16 @@ fn default_interval(target: u64) -> &'static str {
     }
 }
 
-/// A duration property in seconds (fractions allowed), at most ten years.
+/// A duration property in seconds (fractions allowed) or with a unit
+/// (`10s`, `1m`), at most ten years.
 fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, InputError> {
-    let s = p.f64(key, default)?;
+    let s = match p.get(key) {
+        // Plain seconds, as YCSB reads them (an exponent too).
+        Some(t) if t.trim().parse::<f64>().is_ok() => p.f64(key, default)?,
+        _ => p
+            .duration(key, Duration::from_secs_f64(default))?
+            .as_secs_f64(),
+    };
     if s < 0.0 {
         return Err(InputError::property(key, format!("{s} is negative")));
     }
@@ -373,7 +384,7 @@ pub(super) fn destination(
     format: Format,
     inputs: &[&Path],
 ) -> Result<Option<Destination>, InputError> {
-    path.map(|p| Destination::check(p, "--output", output::written_as(format), inputs))
+    path.map(|p| Destination::check_or_stream(p, "--output", output::written_as(format), inputs))
         .transpose()
 }
 
@@ -713,5 +724,13 @@ mod tests {
             seconds(&p, "warmuptime", 0.0).unwrap(),
             Duration::from_millis(500)
         );
+        p.set("warmuptime", "1.5m");
+        assert_eq!(
+            seconds(&p, "warmuptime", 0.0).unwrap(),
+            Duration::from_secs(90)
+        );
+        p.set("warmuptime", "20y");
+        let err = seconds(&p, "warmuptime", 0.0).unwrap_err().to_string();
+        assert!(err.contains("unknown unit 'y'"), "{err}");
     }
 }

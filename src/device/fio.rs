@@ -27,8 +27,9 @@ pub fn run(
             "--ioengine=io_uring".into(),
             "--direct=1".into(),
             "--time_based".into(),
-            format!("--ramp_time={}", cfg.ramp.as_secs()),
-            format!("--runtime={}", cfg.runtime.as_secs()),
+            // Milliseconds: a ramp or runtime of 1.5 s stays 1.5 s for fio.
+            format!("--ramp_time={}ms", cfg.ramp.as_millis()),
+            format!("--runtime={}ms", cfg.runtime.as_millis()),
             "--randrepeat=0".into(),
             "--output-format=json".into(),
         ])

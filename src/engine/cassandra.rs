@@ -109,6 +109,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Every node's system_views (thread_pools, sstable_tasks), over a
         // session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },

@@ -22,6 +22,23 @@ pub struct DbBenchFlags {
     pub use_direct_reads: Option<bool>,
     /// O_DIRECT for flushes and compactions (`--use_direct_io_for_flush_and_compaction`).
     pub use_direct_io_for_flush_and_compaction: Option<bool>,
+    /// Data block bytes (`--block_size`).
+    pub block_size: Option<u64>,
+    /// LSM levels (`--num_levels`).
+    pub num_levels: Option<u32>,
+    /// Table files kept open; -1 = all (`--open_files`).
+    pub open_files: Option<i64>,
+    pub level_compaction_dynamic_level_bytes: Option<bool>,
+    /// Sync files every N bytes written (`--bytes_per_sync`).
+    pub bytes_per_sync: Option<u64>,
+    pub target_file_size_base: Option<u64>,
+    /// Memtables before writes stall (`--max_write_buffer_number`).
+    pub max_write_buffer_number: Option<u32>,
+    /// Seconds between the engine's own stats dumps (`--stats_interval_seconds`).
+    pub stats_interval_seconds: Option<u64>,
+    /// The memtable kind (`--memtablerep`; only `skip_list` passes the
+    /// command's checks).
+    pub memtablerep: Option<String>,
 }
 
 impl DbBenchFlags {
@@ -46,6 +63,27 @@ impl DbBenchFlags {
             self.use_direct_io_for_flush_and_compaction.is_some(),
             "use_direct_io_for_flush_and_compaction",
         );
+        note(self.block_size.is_some(), "block_size");
+        note(self.num_levels.is_some(), "num_levels");
+        note(self.open_files.is_some(), "open_files");
+        note(
+            self.level_compaction_dynamic_level_bytes.is_some(),
+            "level_compaction_dynamic_level_bytes",
+        );
+        note(self.bytes_per_sync.is_some(), "bytes_per_sync");
+        note(
+            self.target_file_size_base.is_some(),
+            "target_file_size_base",
+        );
+        note(
+            self.max_write_buffer_number.is_some(),
+            "max_write_buffer_number",
+        );
+        note(
+            self.stats_interval_seconds.is_some(),
+            "stats_interval_seconds",
+        );
+        note(self.memtablerep.is_some(), "memtablerep");
         names
     }
 

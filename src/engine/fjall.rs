@@ -75,6 +75,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // The database's counters of queued flushes and running and finished
         // compactions (fjall's experimental stats API).
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "33554432", help: "block cache bytes (fjall's default: 32 MiB)" },

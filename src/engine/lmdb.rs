@@ -63,6 +63,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
         events: EventSupport::Unavailable("LMDB runs no background work: the committing client writes and syncs its pages"),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "map_size", default: "274877906944", help: "bytes of address space reserved for the store (its maximum size; sparse, not allocated): 256 GiB" },

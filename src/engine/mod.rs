@@ -117,6 +117,12 @@ pub trait Engine: Send + Sync {
     fn statistics_text(&self) -> Option<String> {
         None
     }
+    /// The engine's own report of its state ([`Capabilities::stats_report`]):
+    /// the whole store's, or per level with `per_level`.
+    fn stats_report(&self, per_level: bool) -> anyhow::Result<String> {
+        let _ = per_level;
+        Err(unsupported(&self.info().name, "a report of its own state"))
+    }
     /// Waits until the engine's background work (compactions, checkpoints)
     /// is done, so a following measurement starts from a quiet store; with
     /// `flush`, buffered writes (memtables) are written out first and made
@@ -209,6 +215,9 @@ pub struct Capabilities {
     /// ([`Call::Waiting`]), for clients run as tasks on the runner's
     /// runtime (`clients=tasks`), and whether the clients run so unless told.
     pub async_ops: AsyncOps,
+    /// The engine's own report of its state, per store and per level
+    /// ([`Engine::stats_report`]; db_bench's `stats` and `levelstats`).
+    pub stats_report: bool,
     /// Which background events [`Engine::activity`] reports, or why none.
     pub events: EventSupport,
 }
@@ -247,6 +256,7 @@ pub enum Capability {
     Kv(KvSupport),
     Adopt,
     AsyncOps,
+    StatsReport,
 }
 
 /// How `open` treats what is already there.
@@ -309,6 +319,7 @@ impl EngineSpec {
             Capability::Kv(level) => c.kv >= level,
             Capability::Adopt => c.adopt,
             Capability::AsyncOps => c.async_ops.available(),
+            Capability::StatsReport => c.stats_report,
         }
     }
 
@@ -324,6 +335,7 @@ impl EngineSpec {
             Capability::Kv(_) => "has no raw key-value access",
             Capability::Adopt => "cannot adopt a store kvperf did not load",
             Capability::AsyncOps => "has no async operations; its clients run on threads",
+            Capability::StatsReport => "keeps no report of its own state",
         };
         let able: Vec<&str> = registry()
             .into_iter()

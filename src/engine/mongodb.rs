@@ -81,6 +81,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // The driver is async; see bench/RESULTS.md, issue 22.
         async_ops: AsyncOps::ByDefault,
         events: EventSupport::Unavailable("not read from MongoDB or FerretDB yet (FerretDB's serverStatus has no storage engine section)"),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },

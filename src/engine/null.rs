@@ -22,6 +22,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         events: EventSupport::Unavailable(
             "the null engine stores nothing and runs no background work",
         ),
+        stats_report: false,
     },
     options: &[],
     open,

@@ -64,6 +64,20 @@ impl<'a> OptionValues<'a> {
         Ok(v)
     }
 
+    /// Bytes no more than `max`, with fio's or IEC/SI units (`64m`, `4KiB`).
+    pub fn size_at_most(&self, name: &str, max: u64) -> Result<u64, InputError> {
+        let key = self.key(name);
+        let v = crate::units::parse_size(&self.text(name))
+            .map_err(|e| InputError::property(&key, e))?;
+        if v > max {
+            return Err(InputError::property(
+                &key,
+                format!("{v} is more than the largest allowed value, {max}"),
+            ));
+        }
+        Ok(v)
+    }
+
     pub fn f64(&self, name: &str) -> Result<f64, InputError> {
         let text = self.text(name);
         match text.parse::<f64>() {

@@ -101,6 +101,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         async_ops: AsyncOps::OnRequest,
         // Its statistics views, over a session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },

@@ -73,6 +73,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
         events: EventSupport::Unavailable("redb runs no background work: a commit writes (and, when durable, syncs) in the committing client"),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "1073741824", help: "page cache bytes (redb's default: 1 GiB)" },

@@ -102,6 +102,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         async_ops: AsyncOps::ByDefault,
         // INFO persistence, over a connection of the sampler's own.
         events: EventSupport::Reports(&[EventKind::BgSave, EventKind::AofRewrite]),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },

@@ -47,16 +47,22 @@ pub static SPEC: EngineSpec = EngineSpec {
             EventKind::WriteStall,
             EventKind::WriteSlowdown,
         ]),
+        stats_report: true,
     },
     options: &[
-        EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes" },
-        EngineOption { name: "block_size", default: "4096", help: "data block bytes" },
+        EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes (also 32m, 1GiB)" },
+        EngineOption { name: "block_size", default: "4096", help: "data block bytes (also 4k, 16KiB)" },
         EngineOption { name: "bloom_bits", default: "0", help: "bloom filter bits per key; 0 = no filter" },
         EngineOption { name: "compression", default: "snappy", help: "none, snappy, lz4, lz4hc, zstd, zlib or bzip2" },
         EngineOption { name: "write_buffer_size", default: "67108864", help: "memtable bytes" },
         EngineOption { name: "max_write_buffer_number", default: "2", help: "memtables before writes stall" },
         EngineOption { name: "max_background_jobs", default: "2", help: "flush and compaction threads" },
         EngineOption { name: "max_open_files", default: "-1", help: "table files kept open; -1 = all" },
+        EngineOption { name: "num_levels", default: "", help: "LSM levels (RocksDB's default: 7)" },
+        EngineOption { name: "level_compaction_dynamic_level_bytes", default: "", help: "size levels from the last one up (RocksDB's default: true)" },
+        EngineOption { name: "target_file_size_base", default: "", help: "SST file bytes at level 1 (RocksDB's default: 64 MiB)" },
+        EngineOption { name: "bytes_per_sync", default: "", help: "sync SST files every N bytes written; 0 = never (RocksDB's default)" },
+        EngineOption { name: "stats_dump_period_sec", default: "", help: "seconds between RocksDB's stats dumps into the store's LOG (RocksDB's default: 600)" },
         EngineOption { name: "optimize_level_style_compaction", default: "0", help: "memtable budget for OptimizeLevelStyleCompaction; 0 = not called (YCSB's binding uses 536870912)" },
         EngineOption { name: "wal", default: "true", help: "write the write-ahead log" },
         EngineOption { name: "sync", default: "false", help: "fsync the WAL on every write" },
@@ -114,6 +120,12 @@ pub struct RocksOptions {
     pub use_direct_reads: bool,
     pub use_direct_io_for_flush_and_compaction: bool,
     pub format_version: u64,
+    /// Options RocksDB's defaults stand for unless given (`None`).
+    pub num_levels: Option<u64>,
+    pub level_compaction_dynamic_level_bytes: Option<bool>,
+    pub target_file_size_base: Option<u64>,
+    pub bytes_per_sync: Option<u64>,
+    pub stats_dump_period_sec: Option<u64>,
     /// Any other option as a RocksDB options string
     /// (`delayed_write_rate=8388608;enable_pipelined_write=true`), applied
     /// before the options above.
@@ -142,17 +154,33 @@ impl RocksOptions {
                 format!("{format_version} is not a format RocksDB {ROCKSDB_VERSION} writes (2 to 7)"),
             ));
         }
+        let given = |name: &str| !v.text(name).is_empty();
         Ok(Self {
-            block_cache_size: v.u64_at_most("block_cache_size", MAX_MEMORY_OPTION)?,
-            block_size: v.u64_at_most("block_size", 1 << 30)?,
+            num_levels: given("num_levels")
+                .then(|| v.u64_at_most("num_levels", 100))
+                .transpose()?,
+            level_compaction_dynamic_level_bytes: given("level_compaction_dynamic_level_bytes")
+                .then(|| v.bool("level_compaction_dynamic_level_bytes"))
+                .transpose()?,
+            target_file_size_base: given("target_file_size_base")
+                .then(|| v.size_at_most("target_file_size_base", MAX_MEMORY_OPTION))
+                .transpose()?,
+            bytes_per_sync: given("bytes_per_sync")
+                .then(|| v.size_at_most("bytes_per_sync", MAX_MEMORY_OPTION))
+                .transpose()?,
+            stats_dump_period_sec: given("stats_dump_period_sec")
+                .then(|| v.u64_at_most("stats_dump_period_sec", u32::MAX as u64))
+                .transpose()?,
+            block_cache_size: v.size_at_most("block_cache_size", MAX_MEMORY_OPTION)?,
+            block_size: v.size_at_most("block_size", 1 << 30)?,
             bloom_bits: v.u64_at_most("bloom_bits", 1000)?,
             compression,
-            write_buffer_size: v.u64_at_most("write_buffer_size", MAX_MEMORY_OPTION)?,
+            write_buffer_size: v.size_at_most("write_buffer_size", MAX_MEMORY_OPTION)?,
             max_write_buffer_number: v.u64_at_most("max_write_buffer_number", 1000)?,
             max_background_jobs: v.u64_at_most("max_background_jobs", 1024)?,
             max_open_files,
             optimize_level_style_compaction: v
-                .u64_at_most("optimize_level_style_compaction", MAX_MEMORY_OPTION)?,
+                .size_at_most("optimize_level_style_compaction", MAX_MEMORY_OPTION)?,
             wal: v.bool("wal")?,
             sync: v.bool("sync")?,
             statistics: v.bool("statistics")?,
@@ -198,6 +226,21 @@ impl RocksOptions {
         }
         if self.use_direct_io_for_flush_and_compaction {
             opts.set_use_direct_io_for_flush_and_compaction(true);
+        }
+        if let Some(n) = self.num_levels {
+            opts.set_num_levels(n as i32);
+        }
+        if let Some(dynamic) = self.level_compaction_dynamic_level_bytes {
+            opts.set_level_compaction_dynamic_level_bytes(dynamic);
+        }
+        if let Some(bytes) = self.target_file_size_base {
+            opts.set_target_file_size_base(bytes);
+        }
+        if let Some(bytes) = self.bytes_per_sync {
+            opts.set_bytes_per_sync(bytes);
+        }
+        if let Some(secs) = self.stats_dump_period_sec {
+            opts.set_stats_dump_period_sec(secs as u32);
         }
 
         let mut table = BlockBasedOptions::default();
@@ -257,6 +300,27 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
     for (name, value) in settings {
         set_unless_given(props, &SPEC, name, &value);
     }
+    // benchmark.sh's flags: set only when given, else RocksDB's defaults
+    // (which are db_bench's) stand. --memtablerep=skip_list (the only
+    // one `kvperf bench` accepts) is RocksDB's default memtable.
+    let given = [
+        ("block_size", flags.block_size.map(|v| v.to_string())),
+        ("num_levels", flags.num_levels.map(|v| v.to_string())),
+        ("max_open_files", flags.open_files.map(|v| v.to_string())),
+        (
+            "level_compaction_dynamic_level_bytes",
+            flags.level_compaction_dynamic_level_bytes.map(|v| v.to_string()),
+        ),
+        ("bytes_per_sync", flags.bytes_per_sync.map(|v| v.to_string())),
+        ("target_file_size_base", flags.target_file_size_base.map(|v| v.to_string())),
+        ("max_write_buffer_number", flags.max_write_buffer_number.map(|v| v.to_string())),
+        ("stats_dump_period_sec", flags.stats_interval_seconds.map(|v| v.to_string())),
+    ];
+    for (name, value) in given {
+        if let Some(value) = value {
+            set_unless_given(props, &SPEC, name, &value);
+        }
+    }
     Vec::new()
 }
 
@@ -303,7 +367,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 
 /// kvperf's option names and where RocksDB's OPTIONS file reports each:
 /// (name, section, key).
-const REPORTED: [(&str, &str, &str); 7] = [
+const REPORTED: [(&str, &str, &str); 12] = [
     ("use_direct_reads", "DBOptions", "use_direct_reads"),
     (
         "use_direct_io_for_flush_and_compaction",
@@ -312,6 +376,15 @@ const REPORTED: [(&str, &str, &str); 7] = [
     ),
     ("max_background_jobs", "DBOptions", "max_background_jobs"),
     ("max_open_files", "DBOptions", "max_open_files"),
+    ("bytes_per_sync", "DBOptions", "bytes_per_sync"),
+    ("stats_dump_period_sec", "DBOptions", "stats_dump_period_sec"),
+    ("num_levels", "CFOptions \"default\"", "num_levels"),
+    (
+        "level_compaction_dynamic_level_bytes",
+        "CFOptions \"default\"",
+        "level_compaction_dynamic_level_bytes",
+    ),
+    ("target_file_size_base", "CFOptions \"default\"", "target_file_size_base"),
     ("write_buffer_size", "CFOptions \"default\"", "write_buffer_size"),
     ("max_write_buffer_number", "CFOptions \"default\"", "max_write_buffer_number"),
     ("block_size", "TableOptions/BlockBasedTable \"default\"", "block_size"),
@@ -522,6 +595,20 @@ impl Engine for RocksEngine {
             a.tally(EventKind::WriteSlowdown, cause.clone(), *delays, None);
         }
         Ok(a)
+    }
+
+    /// RocksDB's `rocksdb.stats` or `rocksdb.levelstats`, as db_bench's
+    /// `stats` and `levelstats` benchmarks print them.
+    fn stats_report(&self, per_level: bool) -> anyhow::Result<String> {
+        let name = if per_level {
+            "rocksdb.levelstats"
+        } else {
+            "rocksdb.stats"
+        };
+        self.db
+            .property_value(name)
+            .with_context(|| format!("RocksDB property {name}"))?
+            .ok_or_else(|| anyhow::anyhow!("RocksDB has no property {name}"))
     }
 
     fn close(&self) -> anyhow::Result<()> {

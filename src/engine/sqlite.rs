@@ -71,6 +71,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
         events: EventSupport::Unavailable("SQLite runs no background threads: its WAL checkpoints run inside a committing client's call"),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },

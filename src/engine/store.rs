@@ -229,6 +229,7 @@ mod tests {
             update_needs_existing: true,
             async_ops: AsyncOps::Unavailable,
             events: crate::engine::EventSupport::Unavailable("a test spec"),
+            stats_report: false,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

@@ -51,6 +51,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Its connection statistics (opened with statistics=(fast), as
         // MongoDB opens it): see `activity`.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Eviction]),
+        stats_report: false,
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },

@@ -30,7 +30,19 @@ pub struct Destination {
     /// The flag that named it, for errors ("--output").
     flag: String,
     written: Written,
+    /// Standard output or error, asked for by name ([`Destination::check_or_stream`]).
+    stream: Option<Stream>,
 }
+
+/// The streams a result may be written to instead of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Symbolic links followed at most to find a stream, as the kernel does.
+const MAX_LINKS: usize = 40;
 
 impl Destination {
     /// Checks that kvperf may write `path`: a new file in a directory it
@@ -47,6 +59,7 @@ impl Destination {
             path: path.to_path_buf(),
             flag: flag.to_string(),
             written,
+            stream: None,
         };
         destination.replaceable()?;
         // Creating the atomic write's temporary file is the only honest test
@@ -74,8 +87,34 @@ impl Destination {
         Ok(destination)
     }
 
+    /// As [`Destination::check`], but `-`, `/dev/stdout`, `/dev/stderr`
+    /// (and `/dev/fd/1`, `/proc/self/fd/2`...) and symbolic links that lead
+    /// to them name the stream itself: the explicit exceptions to "never a
+    /// device, never a link". A link to anything else is still refused.
+    pub fn check_or_stream(
+        path: &Path,
+        flag: &str,
+        written: Written,
+        inputs: &[&Path],
+    ) -> Result<Self, InputError> {
+        match stream_named(path) {
+            Some(stream) => Ok(Self {
+                path: path.to_path_buf(),
+                flag: flag.to_string(),
+                written,
+                stream: Some(stream),
+            }),
+            None => Self::check(path, flag, written, inputs),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The stream this destination writes to, if it is not a file.
+    pub fn stream(&self) -> Option<Stream> {
+        self.stream
     }
 
     /// Writes `bytes` in place of the file, atomically (a crash leaves the
@@ -83,6 +122,19 @@ impl Destination {
     /// is checked again first: something else may stand there by now.
     /// When it fails, the bytes are kept in a new file named in the error.
     pub fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        if let Some(stream) = self.stream {
+            return write_stream(stream, bytes).map_err(|e| {
+                let shown = format!("cannot write {} '{}': {e}", self.flag, self.path.display());
+                match super::keep_unsaved(bytes, None, self.written.extension) {
+                    Ok(kept) => {
+                        anyhow::anyhow!("{shown}; the result is kept in '{}'", kept.display())
+                    }
+                    Err(lost) => {
+                        anyhow::anyhow!("{shown}; it could not be kept elsewhere either ({lost})")
+                    }
+                }
+            });
+        }
         let written = self
             .replaceable()
             .map_err(anyhow::Error::from)
@@ -146,6 +198,42 @@ impl Destination {
             .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
         Ok((self.written.recognizes)(&head))
     }
+}
+
+/// The stream `path` names: `-`, a name of fd 1 or 2, or a chain of
+/// symbolic links that reaches one.
+fn stream_named(path: &Path) -> Option<Stream> {
+    let named = |p: &Path| match p.to_str()? {
+        "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(Stream::Stdout),
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(Stream::Stderr),
+        _ => None,
+    };
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if let Some(stream) = named(&at) {
+            return Some(stream);
+        }
+        let target = std::fs::read_link(&at).ok()?;
+        at = parent_of(&at).join(target);
+    }
+    None
+}
+
+/// Writes `bytes` to `stream`, with SIGPIPE ignored meanwhile (a gone
+/// reader is an error that keeps the result, not a silent end).
+fn write_stream(stream: Stream, bytes: &[u8]) -> std::io::Result<()> {
+    // SAFETY: changing a signal's disposition; no handler runs Rust code.
+    let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let written = match stream {
+        Stream::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes).and_then(|()| out.flush())
+        }
+        Stream::Stderr => std::io::stderr().lock().write_all(bytes),
+    };
+    // SAFETY: restores the disposition read above.
+    unsafe { libc::signal(libc::SIGPIPE, previous) };
+    written
 }
 
 /// The directory `path` is in ("." for a bare file name).
@@ -273,6 +361,38 @@ mod tests {
             .unwrap()
             .file_type()
             .is_symlink());
+    }
+
+    #[test]
+    fn standard_streams_and_links_to_them_are_streams_other_links_are_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let link = tmp.path().join("out");
+        std::os::unix::fs::symlink("/dev/stdout", &link).unwrap();
+        let hop = tmp.path().join("hop");
+        std::os::unix::fs::symlink("out", &hop).unwrap();
+        let err_link = tmp.path().join("err");
+        std::os::unix::fs::symlink("/proc/self/fd/2", &err_link).unwrap();
+        let stream = |p: &Path| {
+            Destination::check_or_stream(p, "--output", MINE, &[])
+                .unwrap()
+                .stream()
+        };
+        assert_eq!(stream(Path::new("-")), Some(Stream::Stdout));
+        assert_eq!(stream(Path::new("/dev/stdout")), Some(Stream::Stdout));
+        assert_eq!(stream(Path::new("/dev/stderr")), Some(Stream::Stderr));
+        assert_eq!(stream(&link), Some(Stream::Stdout));
+        assert_eq!(stream(&hop), Some(Stream::Stdout), "a chain of links");
+        assert_eq!(stream(&err_link), Some(Stream::Stderr));
+        assert_eq!(stream(&tmp.path().join("new.txt")), None);
+        // A link to a file is refused, as before: a result replaces files, not links.
+        let notes = tmp.path().join("notes");
+        std::fs::write(&notes, "MINE").unwrap();
+        let to_file = tmp.path().join("to-file");
+        std::os::unix::fs::symlink(&notes, &to_file).unwrap();
+        let err = Destination::check_or_stream(&to_file, "--output", MINE, &[]).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        // `check` itself never writes to a stream.
+        assert!(Destination::check(Path::new("/dev/stdout"), "--x", MINE, &[]).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod destination;
 mod input;
 mod unsaved;
 
-pub use destination::{Destination, Written};
+pub use destination::{Destination, Stream, Written};
 pub use input::{read_input, read_input_bytes, require_regular};
 pub use unsaved::keep_unsaved;
 

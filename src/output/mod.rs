@@ -67,6 +67,8 @@ pub fn emit(
     destination: Option<&Destination>,
 ) -> anyhow::Result<()> {
     match destination {
+        // A stream gets what stdout would: no file marker.
+        Some(d) if d.stream().is_some() => d.write(text.as_bytes()),
         Some(d) => d.write(file_text(format, command, text).as_bytes()),
         None => stdout::print_result(&text, written_as(format).extension),
     }

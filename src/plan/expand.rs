@@ -337,11 +337,21 @@ fn scale_counts(
         if !(counts.contains(&key.as_str()) || key == duration) {
             continue;
         }
-        let n: i64 = value.trim().parse().map_err(|_| {
-            crate::error::InputError::Invalid(format!(
-                "plan property {key} = '{value}' is not a whole number"
-            ))
-        })?;
+        // A duration may carry its unit ("10m"); scaled in whole seconds.
+        let n: i64 = match value.trim().parse() {
+            Ok(n) => n,
+            Err(_) if key == duration => crate::units::parse_duration(value)
+                .map(|d| d.as_secs_f64().round() as i64)
+                .map_err(|e| {
+                    crate::error::InputError::Invalid(format!("plan property {key}: {e}"))
+                })?,
+            Err(_) => {
+                return Err(crate::error::InputError::Invalid(format!(
+                    "plan property {key} = '{value}' is not a whole number"
+                ))
+                .into())
+            }
+        };
         if n > 0 {
             let mut shrunk = scaled(n as u64, scale);
             if key == duration {
@@ -491,6 +501,34 @@ duration = 600
             steps[0].properties[0],
             ("size".to_string(), "1000000".to_string())
         );
+    }
+
+    #[test]
+    fn plan_durations_and_sizes_take_units() {
+        let text = PLAN
+            .replace(
+                "fieldcount = 4\n",
+                "fieldcount = 4\nmaxexecutiontime = \"10m\"\n",
+            )
+            .replace("duration = 600\n", "")
+            .replace("fill = \"1GB\"", "fill = \"1G\"");
+        let steps = steps(&load(&text), 0.5, &[]).unwrap();
+        let get = |s: &Step, k: &str| s.properties.iter().find(|(n, _)| n == k).unwrap().1.clone();
+        assert_eq!(get(&steps[2], "maxexecutiontime"), "300");
+        assert_eq!(get(&steps[0], "size"), (1u64 << 29).to_string());
+        let bad = PLAN.replace(
+            "fieldcount = 4\n",
+            "fieldcount = 4\nmaxexecutiontime = \"soon\"\n",
+        );
+        let err = steps_err(&load(&bad));
+        assert!(
+            err.contains("maxexecutiontime") && err.contains("not a duration"),
+            "{err}"
+        );
+    }
+
+    fn steps_err(plan: &LoadedPlan) -> String {
+        format!("{:#}", steps(plan, 0.5, &[]).unwrap_err())
     }
 
     #[test]

@@ -52,7 +52,10 @@ pub struct StepOutput {
     pub finished_at_unix_ms: u64,
     pub engine: EngineInfo,
     pub host: HostInfo,
-    /// Seed of the random generators (db_bench: the seed base).
+    /// Seed of the random generators (db_bench: the seed base), written
+    /// as a JSON string: seeds exceed 2^53, past which jq and JavaScript
+    /// round a number. Results that wrote it as a number read back too.
+    #[serde(with = "seed_text")]
     pub seed: u64,
     /// YCSB: every property as resolved from `-P` files and `-p`
     /// overrides; db_bench: every flag with its effective value.
@@ -359,10 +362,55 @@ impl StepOutput {
     }
 }
 
+/// [`StepOutput::seed`] as text, read from text or a number.
+mod seed_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(seed: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(seed)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Seed {
+            Number(u64),
+            Text(String),
+        }
+        match Seed::deserialize(d)? {
+            Seed::Number(n) => Ok(n),
+            Seed::Text(t) => t
+                .parse()
+                .map_err(|_| serde::de::Error::custom(format!("seed '{t}' is not a whole number"))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::OpError;
+
+    #[test]
+    fn the_seed_is_written_as_text_and_read_from_text_or_a_number() {
+        let mut out = StepOutput::begin("run");
+        out.seed = u64::MAX;
+        let json = serde_json::to_string(&out).unwrap();
+        assert!(json.contains(r#""seed":"18446744073709551615""#), "{json}");
+        let back: StepOutput = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.seed, u64::MAX);
+        let old = json.replace(
+            r#""seed":"18446744073709551615""#,
+            r#""seed":9007199254740993"#,
+        );
+        let back: StepOutput = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.seed, 9_007_199_254_740_993);
+        let bad = json.replace(r#""seed":"18446744073709551615""#, r#""seed":"lucky""#);
+        let err = serde_json::from_str::<StepOutput>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("seed 'lucky' is not a whole number"), "{err}");
+    }
 
     #[test]
     fn op_stats_keep_failures_apart_from_latency() {

@@ -47,9 +47,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let json = args
         .json
         .as_deref()
-        .map(|p| Destination::check(p, "--json", output::STEP_JSON, &[]))
+        .map(|p| Destination::check_or_stream(p, "--json", output::STEP_JSON, &[]))
         .transpose()?;
-    if args.report_interval_seconds > 0 {
+    if !args.report_interval_seconds.is_zero() {
         Destination::check(&args.report_file, "--report_file", OPS_CSV, &[])?;
     }
     let measured = measure(&args, json.as_ref(), &mut out);
@@ -137,6 +137,12 @@ fn measure(
             crate::say!("waitforcompaction({shown_db}): finished with status (OK)");
             continue;
         }
+        if matches!(bench, Benchmark::Stats | Benchmark::LevelStats) {
+            // db_bench prints the engine's report as it stands; not measured.
+            let report = engine.stats_report(bench == Benchmark::LevelStats)?;
+            crate::say!("\n{}", report.trim_end());
+            continue;
+        }
         if bench == Benchmark::Compact {
             // db_bench measures its one CompactRange call; kvperf reports
             // how long it took and keeps it out of the results.
@@ -173,7 +179,8 @@ fn measure(
             print_histograms(&measured.histograms);
         }
         out.measurements.push(measured.measurement);
-        if let Some(json) = json {
+        // A file is rewritten after each benchmark; a stream gets the whole once.
+        if let Some(json) = json.filter(|j| j.stream().is_none()) {
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
         step::keep_on_stall(out, json);
@@ -252,8 +259,8 @@ fn run_one(
             interval: None,
             progress: !args.no_progress && std::io::stderr().is_terminal(),
             label: String::new(),
-            ops_log: (args.report_interval_seconds > 0).then(|| OpsLog {
-                interval: Duration::from_secs(args.report_interval_seconds),
+            ops_log: (!args.report_interval_seconds.is_zero()).then(|| OpsLog {
+                interval: args.report_interval_seconds,
                 path: args.report_file.clone(),
             }),
             intended_groups: false,
@@ -359,13 +366,19 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
         compression_ratio: args.compression_ratio,
         read_write_percent: args.readwritepercent,
         seek_nexts: args.seek_nexts,
-        duration: (args.duration > 0).then(|| Duration::from_secs(args.duration)),
+        duration: (!args.duration.is_zero()).then_some(args.duration),
         write_rate_limit: args.benchmark_write_rate_limit,
     };
+    check_benchmark_sh_flags(args, out)?;
     let spec = engine::find(&args.engine)?;
     for bench in &benches {
         if *bench == Benchmark::Compact {
             spec.require(Capability::Compact, "--benchmarks=compact")?;
+        } else if matches!(bench, Benchmark::Stats | Benchmark::LevelStats) {
+            spec.require(
+                Capability::StatsReport,
+                &format!("--benchmarks={}", bench.name()),
+            )?;
         } else if !bench.is_maintenance() {
             spec.require(
                 Capability::Kv(bench.kv_support()),
@@ -380,6 +393,37 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
         spec,
         props,
     })
+}
+
+/// benchmark.sh's flags kvperf takes only in the form it can honour, and
+/// the flags dropped under `--undefok`, each named in a warning.
+fn check_benchmark_sh_flags(args: &BenchArgs, out: &mut StepOutput) -> Result<(), InputError> {
+    if let Some(rep) = args.memtablerep.as_deref().filter(|r| *r != "skip_list") {
+        return Err(InputError::Invalid(format!(
+            "--memtablerep={rep}: kvperf runs RocksDB's default memtable only; give --memtablerep=skip_list or leave it out"
+        )));
+    }
+    if let Some(wal) = &args.wal_dir {
+        let db = args.db.clone().unwrap_or_else(|| default_db_dir().into());
+        let same = wal == &db
+            || std::fs::canonicalize(wal)
+                .ok()
+                .is_some_and(|w| std::fs::canonicalize(&db).ok() == Some(w));
+        if !same {
+            return Err(InputError::Invalid(format!(
+                "--wal_dir '{}': kvperf keeps the write-ahead log in --db '{}' (the store it marks and resets, and measures the I/O of); give --wal_dir equal to --db or leave it out",
+                wal.display(),
+                db.display()
+            )));
+        }
+    }
+    for flag in &args.ignored_flags {
+        step::warn(
+            out,
+            format!("{flag} is not a kvperf bench flag; ignored as --undefok asks"),
+        );
+    }
+    Ok(())
 }
 
 fn parse_benchmarks(list: &str) -> Result<Vec<Benchmark>, InputError> {

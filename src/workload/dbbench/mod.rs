@@ -49,10 +49,16 @@ pub enum Benchmark {
     /// Not measured: compacts the whole key range (db_bench's `compact`,
     /// which benchmark.sh runs after a bulk load).
     Compact,
+    /// Not measured: prints the engine's report of the store (db_bench's
+    /// `stats`: RocksDB's `rocksdb.stats`).
+    Stats,
+    /// Not measured: the engine's report per level (db_bench's
+    /// `levelstats`: RocksDB's `rocksdb.levelstats`).
+    LevelStats,
 }
 
 impl Benchmark {
-    pub const ALL: [Benchmark; 12] = [
+    pub const ALL: [Benchmark; 14] = [
         Benchmark::FillSeq,
         Benchmark::FillRandom,
         Benchmark::Overwrite,
@@ -65,6 +71,8 @@ impl Benchmark {
         Benchmark::DeleteRandom,
         Benchmark::WaitForCompaction,
         Benchmark::Compact,
+        Benchmark::Stats,
+        Benchmark::LevelStats,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +89,8 @@ impl Benchmark {
             Benchmark::DeleteRandom => "deleterandom",
             Benchmark::WaitForCompaction => "waitforcompaction",
             Benchmark::Compact => "compact",
+            Benchmark::Stats => "stats",
+            Benchmark::LevelStats => "levelstats",
         }
     }
 
@@ -110,7 +120,13 @@ impl Benchmark {
 
     /// Maintenance between benchmarks: run on the engine, not measured.
     pub fn is_maintenance(self) -> bool {
-        matches!(self, Benchmark::WaitForCompaction | Benchmark::Compact)
+        matches!(
+            self,
+            Benchmark::WaitForCompaction
+                | Benchmark::Compact
+                | Benchmark::Stats
+                | Benchmark::LevelStats
+        )
     }
 
     /// db_bench starts these from an empty database (`fresh_db`).
@@ -162,7 +178,10 @@ impl BenchConfig {
             | Benchmark::SeekRandom => self.reads,
             // db_bench `readwrites_`: reads (= num unless --reads is given).
             Benchmark::ReadRandomWriteRandom | Benchmark::UpdateRandom => self.reads,
-            Benchmark::WaitForCompaction | Benchmark::Compact => 0,
+            Benchmark::WaitForCompaction
+            | Benchmark::Compact
+            | Benchmark::Stats
+            | Benchmark::LevelStats => 0,
         })
     }
 }
@@ -335,7 +354,10 @@ impl WorkloadThread for BenchThread<'_> {
             Benchmark::ReadSeq => return self.read_next(meter, intended),
             Benchmark::SeekRandom => self.seek_random(meter, intended),
             Benchmark::UpdateRandom => self.update_random(meter, intended),
-            Benchmark::WaitForCompaction | Benchmark::Compact => return Step::Exhausted,
+            Benchmark::WaitForCompaction
+            | Benchmark::Compact
+            | Benchmark::Stats
+            | Benchmark::LevelStats => return Step::Exhausted,
             Benchmark::DeleteRandom => {
                 let k = self.random_key();
                 keys::fill_key(k, &mut self.key);

@@ -426,8 +426,9 @@ fn fraction(p: &Properties, key: &str, default: f64) -> Result<f64, InputError> 
 
 fn field_length(p: &Properties) -> Result<FieldLength, InputError> {
     // YCSB accepts fieldlength=0: every value is empty.
-    let max = p.u64("fieldlength", 100)?;
-    let min = p.u64("minfieldlength", 1.min(max))?;
+    // Bytes: `1k` and `4KiB` as fio and plans write them.
+    let max = p.size("fieldlength", 100)?;
+    let min = p.size("minfieldlength", 1.min(max))?;
     let dist = p.string("fieldlengthdistribution", "constant");
     let check_range = || {
         if min > max {
