@@ -206,6 +206,61 @@ pub struct ShardInfo {
     /// Slurm; absent in results from before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<SlurmPlace>,
+    /// The pod the shard ran in, when Kubernetes' downward API told it
+    /// (the kubernetes launcher's Jobs do); absent in results from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<KubernetesPlace>,
+}
+
+/// Where a shard ran under Kubernetes: the variables a Job's pod template
+/// sets from the downward API (`metadata.name`, `metadata.namespace`,
+/// `spec.nodeName`), since a pod's hostname is the node's on the host
+/// network.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KubernetesPlace {
+    /// `KVPERF_POD_NAME`.
+    pub pod: String,
+    /// `KVPERF_POD_NAMESPACE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// `KVPERF_NODE_NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+}
+
+/// The variables a pod template sets for [`KubernetesPlace`].
+pub const POD_NAME_VAR: &str = "KVPERF_POD_NAME";
+pub const POD_NAMESPACE_VAR: &str = "KVPERF_POD_NAMESPACE";
+pub const NODE_NAME_VAR: &str = "KVPERF_NODE_NAME";
+
+impl KubernetesPlace {
+    /// None outside a pod that was told its name.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
+        let var = |name: &str| set_var(env, name);
+        Some(Self {
+            pod: var(POD_NAME_VAR)?,
+            namespace: var(POD_NAMESPACE_VAR),
+            node: var(NODE_NAME_VAR),
+        })
+    }
+}
+
+impl std::fmt::Display for KubernetesPlace {
+    /// `pod kvperf-1a-0-xk2p9 on node3`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pod {}", self.pod)?;
+        if let Some(node) = &self.node {
+            write!(f, " on {node}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A variable's value, trimmed; None when unset or blank.
+fn set_var(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
 }
 
 /// Where a shard ran under Slurm, from the task's environment.
@@ -227,11 +282,7 @@ pub struct SlurmPlace {
 impl SlurmPlace {
     /// None outside a Slurm job (no `SLURM_JOB_ID`).
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
-        let var = |name: &str| {
-            env(name)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
+        let var = |name: &str| set_var(env, name);
         Some(Self {
             job_id: var("SLURM_JOB_ID")?,
             step_id: var("SLURM_STEP_ID"),
@@ -484,5 +535,23 @@ mod tests {
         assert_eq!(s(0), 42);
         assert_ne!(s(1), s(2));
         assert_ne!(s(1), 42);
+    }
+
+    #[test]
+    fn a_pod_told_its_name_records_it_and_nothing_else_does() {
+        let pod = [
+            (POD_NAME_VAR, "kvperf-1-0-x7k2p"),
+            (POD_NAMESPACE_VAR, "bench"),
+            (NODE_NAME_VAR, " "),
+        ];
+        let place = KubernetesPlace::from_env(&env(&pod)).unwrap();
+        assert_eq!(place.pod, "kvperf-1-0-x7k2p");
+        assert_eq!(place.namespace.as_deref(), Some("bench"));
+        assert_eq!(place.node, None, "blank is absent");
+        assert_eq!(place.to_string(), "pod kvperf-1-0-x7k2p");
+        let on_node = [(POD_NAME_VAR, "p"), (NODE_NAME_VAR, "node3")];
+        let place = KubernetesPlace::from_env(&env(&on_node)).unwrap();
+        assert_eq!(place.to_string(), "pod p on node3");
+        assert_eq!(KubernetesPlace::from_env(&env(&[("HOSTNAME", "p")])), None);
     }
 }

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::failed_line;
 use common::server::{cannot_start, free_port, Server};
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::results::step::StepOutput;
@@ -321,16 +322,6 @@ clients = 2
             || line.contains("shard 1/2: cannot reach Redis"),
         "{line}"
     );
-}
-
-/// The one line saying why the plan stopped.
-fn failed_line(stderr: &str) -> &str {
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("step ") && l.contains("failed"))
-        .collect();
-    assert_eq!(lines.len(), 1, "one line: {stderr}");
-    lines[0]
 }
 
 #[cfg(feature = "redis")]

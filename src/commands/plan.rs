@@ -25,8 +25,10 @@ pub struct PlanShowArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// How the clients of a step with `clients > 1` start: `local` (child
-    /// processes here) or `srun` (one Slurm job step per step, a task per
-    /// client, placed in the allocation when run inside one). The same as
+    /// processes here), `srun` (one Slurm job step per step, a task per
+    /// client, placed in the allocation when run inside one) or
+    /// `kubernetes` (one Indexed Job per step, a pod per client, with the
+    /// kubectl context of `KUBECONFIG` and the plan's `[kubernetes]`). The same as
     /// `--set launcher=...`: a `[[steps]]` entry's own `launcher` wins.
     #[arg(long, value_name = "LAUNCHER")]
     pub launcher: Option<crate::plan::Launcher>,
@@ -169,6 +171,11 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
         if step.clients > 1 && step.launcher == crate::plan::Launcher::Srun {
             command = format!(
                 "srun --ntasks={0} --kill-on-bad-exit=1 {command}   # {0} srun tasks, each shard SLURM_PROCID of {0}",
+                step.clients
+            );
+        } else if step.clients > 1 && step.launcher == crate::plan::Launcher::Kubernetes {
+            command = format!(
+                "{command}   # one Indexed Job of {0} pods, each shard JOB_COMPLETION_INDEX of {0}",
                 step.clients
             );
         } else if step.clients > 1 {

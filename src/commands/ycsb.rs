@@ -510,6 +510,7 @@ fn measure(
             of,
             target_ops_per_sec: target,
             slurm: shard::SlurmPlace::from_env(&|name| std::env::var(name).ok()),
+            kubernetes: shard::KubernetesPlace::from_env(&|name| std::env::var(name).ok()),
         });
     }
     let total_ops = workload.operation_count();

@@ -14,8 +14,12 @@
 //!   (`SLURM_PARTITION`, `SLURM_CPUS_PER_TASK`, `SLURM_NTASKS_PER_NODE`...)
 //!   shape the step; `KVPERF_SRUN` names another srun program.
 //!
-//! The runner merges the tasks' results exactly as a local step's. A task
-//! that fails or never starts fails the step with one line naming it.
+//! - `kubernetes`: one Indexed Job of N pods, all started together
+//!   ([`kubernetes`]); each pod is shard `JOB_COMPLETION_INDEX` of N and
+//!   prints its result, which the launcher reads from the pod's log.
+//!
+//! The runner merges the shards' results exactly as a local step's. A
+//! shard that fails or never starts fails the step with one line naming it.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -29,8 +33,13 @@ use super::runner;
 use super::Plan;
 use crate::error::InputError;
 use crate::results::step::{ErrorKind, StepError, StepOutput};
+use crate::shard::Shard;
 
-/// `launcher = "local" | "srun"` in a plan or a `[[steps]]` entry, and
+mod kubernetes;
+pub(super) use kubernetes::run as kubernetes;
+pub use kubernetes::KubernetesOptions;
+
+/// `launcher = "local" | "srun" | "kubernetes"` in a plan or a `[[steps]]` entry, and
 /// `kvperf plan run --launcher`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -40,6 +49,8 @@ pub enum Launcher {
     Local,
     /// One Slurm job step, a task per client (`srun --ntasks=N`).
     Srun,
+    /// One Indexed Job, a pod per client, with the user's kubectl context.
+    Kubernetes,
 }
 
 impl Launcher {
@@ -47,6 +58,7 @@ impl Launcher {
         match self {
             Launcher::Local => "local",
             Launcher::Srun => "srun",
+            Launcher::Kubernetes => "kubernetes",
         }
     }
 }
@@ -77,20 +89,8 @@ pub(super) fn srun(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create '{}' for the shards' results", dir.display()))?;
-    let placeholder = Path::new("-");
-    let mut args = runner::child_args(
-        plan.driver,
-        plan.settle,
-        plan.drop_caches,
-        step,
-        placeholder,
-    );
     // Each task prints its result; srun writes it to the task's file.
-    let prints = matches!(args.as_slice(), [.., flag, path] if flag == "--output" && path == "-");
-    if !prints {
-        anyhow::bail!("the srun launcher runs YCSB load and run steps only");
-    }
-    args.truncate(args.len() - 2);
+    let args = printing_args(plan, step, Launcher::Srun)?;
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
     let srun_exe = std::env::var_os("KVPERF_SRUN").unwrap_or_else(|| "srun".into());
     let mut srun_args = vec![
@@ -187,27 +187,13 @@ pub(super) fn srun(
                 format!("shard {i}/{n} ended without a result: {}", why()),
             )),
             Some(text) => {
-                let output = StepOutput::from_json(text).map_err(|e| {
-                    anyhow::anyhow!("shard {i}/{n} wrote an unreadable result: {e:#} {kept}")
-                })?;
-                if let Some(StepError {
-                    kind: ErrorKind::Input,
-                    message,
-                }) = &output.error
-                {
-                    return Err(InputError::Invalid(format!("shard {i}/{n}: {message}")).into());
-                }
+                let output = shard_output(text, &format!("shard {i}/{n}"), &kept)?;
                 parts.push((format!("srun task {i}"), output));
             }
         }
     }
     // A shard that failed is the cause; the others were ended by srun for it.
-    let first_failed = parts
-        .iter()
-        .filter(|(_, o)| o.error.is_some())
-        .min_by_key(|(_, o)| o.finished_at_unix_ms)
-        .and_then(|(_, o)| o.shard.as_ref().zip(o.error.as_ref()))
-        .map(|(s, e)| (s.shard(), e.clone()));
+    let first_failed = first_failed(&parts);
     // The first shard that was not ended by srun for another is the cause.
     let missing = missing
         .iter()
@@ -228,11 +214,77 @@ pub(super) fn srun(
             srun_said.unwrap_or_else(|| "no shard says why".into())
         );
     }
-    for (_, o) in &parts {
+    let what_passes = "SLURM_PROCID and SLURM_NTASKS";
+    let merged = merge_shards(parts, first_failed, what_passes, &kept)?;
+    if merged.error.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    srun_args.insert(0, "srun".into());
+    srun_args.push("kvperf".into());
+    srun_args.extend(args);
+    Ok((srun_args, merged))
+}
+
+/// The step's kvperf command for a launcher whose shards print their
+/// result on stdout (no `--output`).
+fn printing_args(plan: &Plan, step: &Step, launcher: Launcher) -> anyhow::Result<Vec<String>> {
+    let placeholder = Path::new("-");
+    let mut args = runner::child_args(
+        plan.driver,
+        plan.settle,
+        plan.drop_caches,
+        step,
+        placeholder,
+    );
+    let prints = matches!(args.as_slice(), [.., flag, path] if flag == "--output" && path == "-");
+    if !prints {
+        anyhow::bail!(
+            "the {} launcher runs YCSB load and run steps only",
+            launcher.name()
+        );
+    }
+    args.truncate(args.len() - 2);
+    Ok(args)
+}
+
+/// A shard's printed result; a refusal of its input is the step's (the
+/// same command would be refused anywhere).
+fn shard_output(text: &str, shard: &str, kept: &str) -> anyhow::Result<StepOutput> {
+    let output = StepOutput::from_json(text)
+        .map_err(|e| anyhow::anyhow!("{shard} wrote an unreadable result: {e:#} {kept}"))?;
+    if let Some(StepError {
+        kind: ErrorKind::Input,
+        message,
+    }) = &output.error
+    {
+        return Err(InputError::Invalid(format!("{shard}: {message}")).into());
+    }
+    Ok(output)
+}
+
+/// The shard that failed first, and why: the cause, where the others were
+/// ended for it.
+fn first_failed(parts: &[(String, StepOutput)]) -> Option<(Shard, StepError)> {
+    parts
+        .iter()
+        .filter(|(_, o)| o.error.is_some())
+        .min_by_key(|(_, o)| o.finished_at_unix_ms)
+        .and_then(|(_, o)| o.shard.as_ref().zip(o.error.as_ref()))
+        .map(|(s, e)| (s.shard(), e.clone()))
+}
+
+/// Every shard's result merged into the step's, carrying the first failed
+/// shard's error; prints where each shard ran.
+fn merge_shards(
+    parts: Vec<(String, StepOutput)>,
+    first_failed: Option<(Shard, StepError)>,
+    what_passes: &str,
+    kept: &str,
+) -> anyhow::Result<StepOutput> {
+    for (name, o) in &parts {
         if o.shard.is_none() {
             anyhow::bail!(
-                "srun task {} ran the whole step, not a shard of it: SLURM_PROCID and SLURM_NTASKS did not reach it {kept}",
-                o.host.hostname
+                "{name} ran the whole step, not a shard of it: {what_passes} did not reach it {kept}"
             );
         }
     }
@@ -247,20 +299,15 @@ pub(super) fn srun(
         let places: Vec<String> = info
             .shards
             .iter()
-            .map(|s| match &s.slurm {
-                Some(place) => format!("{} ({place})", s.hostname),
-                None => s.hostname.clone(),
+            .map(|s| match (&s.slurm, &s.kubernetes) {
+                (Some(place), _) => format!("{} ({place})", s.hostname),
+                (None, Some(place)) => place.to_string(),
+                (None, None) => s.hostname.clone(),
             })
             .collect();
         eprintln!("        shards ran on: {}", places.join(", "));
     }
-    if merged.error.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    srun_args.insert(0, "srun".into());
-    srun_args.push("kvperf".into());
-    srun_args.extend(args);
-    Ok((srun_args, merged))
+    Ok(merged)
 }
 
 /// Beside the results file (absolute: srun's tasks may start elsewhere,
@@ -298,11 +345,16 @@ mod tests {
         let t: T = toml::from_str("launcher = \"srun\"").unwrap();
         assert_eq!(t.launcher, Launcher::Srun);
         assert_eq!(Launcher::default().name(), "local");
-        let err = toml::from_str::<T>("launcher = \"kubernetes\"")
+        let t: T = toml::from_str("launcher = \"kubernetes\"").unwrap();
+        assert_eq!(t.launcher, Launcher::Kubernetes);
+        let err = toml::from_str::<T>("launcher = \"k8s\"")
             .err()
             .unwrap()
             .to_string();
-        assert!(err.contains("local") && err.contains("srun"), "{err}");
+        assert!(
+            err.contains("local") && err.contains("srun") && err.contains("kubernetes"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use expand::{scaled_keys, steps as expand_steps, Step, StepKind};
 pub use in_progress::{InProgress, LeftOver};
 pub use inserted::InsertedKeys;
-pub use launch::Launcher;
+pub use launch::{KubernetesOptions, Launcher};
 pub use size::{format_size, parse_size};
 
 use crate::error::InputError;
@@ -67,11 +67,16 @@ pub struct Plan {
     #[serde(default = "one_u64")]
     pub min_duration: u64,
     /// How the clients of a step with `clients > 1` start: `"local"`
-    /// (child processes of the plan, the default) or `"srun"` (one Slurm
-    /// job step, a task per client); a `[[steps]]` entry may say otherwise.
+    /// (child processes of the plan, the default), `"srun"` (one Slurm
+    /// job step, a task per client) or `"kubernetes"` (one Indexed Job, a
+    /// pod per client); a `[[steps]]` entry may say otherwise.
     /// Not part of the plan's identity, like `notes`.
     #[serde(default, skip_serializing)]
     pub launcher: Option<Launcher>,
+    /// `[kubernetes]`: the image, context, namespace and start timeout of
+    /// the kubernetes launcher's Jobs. Not part of the plan's identity.
+    #[serde(default, skip_serializing)]
+    pub kubernetes: Option<KubernetesOptions>,
     /// Properties (YCSB) or flags (db_bench) of every step.
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,

@@ -9,7 +9,8 @@
 //!   (every entry), and `threads`, `operations`, `duration`, `repeats` as
 //!   shorthands for every measured (non-load) entry, `clients` for every
 //!   entry, the load's included (the load is sharded like the runs);
-//! - `launcher` (the plan's: `local` or `srun`).
+//! - `launcher` (the plan's: `local`, `srun` or `kubernetes`), and
+//!   `kubernetes.image`, `kubernetes.namespace`... (its `[kubernetes]`).
 //!
 //! VALUE is read as TOML (`1000`, `[1, 2, 4]`, `true`, `"text"`), else
 //! taken as text. The plan is validated after the changes, so a bad value
@@ -18,9 +19,10 @@
 use toml::Value;
 
 /// Top-level keys of a plan; any other bare key is a property.
-const PLAN_KEYS: [&str; 11] = [
+const PLAN_KEYS: [&str; 12] = [
     "name",
     "launcher",
+    "kubernetes",
     "description",
     "driver",
     "engine",

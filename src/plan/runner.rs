@@ -586,8 +586,10 @@ fn run_clients(
     results: &Path,
 ) -> anyhow::Result<(Vec<String>, StepOutput)> {
     let plan = &p.loaded.plan;
-    if step.launcher == super::Launcher::Srun {
-        return super::launch::srun(plan, step, results);
+    match step.launcher {
+        super::Launcher::Srun => return super::launch::srun(plan, step, results),
+        super::Launcher::Kubernetes => return super::launch::kubernetes(plan, step, results),
+        super::Launcher::Local => {}
     }
     let n = step.clients;
     let clients: Vec<(Vec<String>, PathBuf)> = (0..n)
@@ -662,10 +664,10 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
     args
 }
 
-/// `exe ARGS`, with the arguments that hold a credential (`-p
-/// redis.password=...`, a URL with a password) passed in its environment
-/// ([`crate::private_args::PRIVATE_ARGS`]): `ps` shows every user a command line.
-pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
+/// `args` as (public, private): the arguments that hold a credential (a
+/// `-p` option with its value) go to the private ones, which a child gets
+/// in [`crate::private_args::PRIVATE_ARGS`], never on its command line.
+pub(super) fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
     let mut public = Vec::new();
     let mut private = Vec::new();
     let mut i = 0;
@@ -680,6 +682,14 @@ pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
         to.extend_from_slice(&args[i..=i + usize::from(option)]);
         i += 1 + usize::from(option);
     }
+    (public, private)
+}
+
+/// `exe ARGS`, with the arguments that hold a credential (`-p
+/// redis.password=...`, a URL with a password) passed in its environment
+/// ([`crate::private_args::PRIVATE_ARGS`]): `ps` shows every user a command line.
+pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
+    let (public, private) = split_private(args);
     let mut cmd = Command::new(exe);
     cmd.args(public);
     if !private.is_empty() {

@@ -63,6 +63,9 @@ pub struct ShardPart {
     /// The Slurm job, step and task it ran as (srun, a job array).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<crate::shard::SlurmPlace>,
+    /// The pod it ran in (the kubernetes launcher).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<crate::shard::KubernetesPlace>,
 }
 
 /// Merges shard results, each named by where it came from. The result
@@ -503,6 +506,7 @@ fn merge_info(parts: &[(String, StepOutput)], shards: &[&ShardInfo], m: &Measure
                     m.ops.iter().map(|(k, v)| (*k, v.returns.clone())).collect()
                 }),
                 slurm: s.slurm.clone(),
+                kubernetes: s.kubernetes.clone(),
             }
         })
         .collect();
@@ -590,6 +594,7 @@ mod tests {
             }),
             target_ops_per_sec: 0.0,
             slurm: None,
+            kubernetes: None,
         });
         (format!("s{index}.json"), o)
     }

@@ -192,3 +192,13 @@ pub fn run_record(
         output,
     }
 }
+
+/// The one line of a plan's stderr saying why it stopped (a failed step).
+pub fn failed_line(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("step ") && l.contains("failed"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    lines[0]
+}

@@ -1,0 +1,455 @@
+//! The kubernetes launcher and the shipped deploy/k8s manifests against a
+//! real Kubernetes control plane: kube-apiserver and
+//! kube-controller-manager v1.34.0 on etcd, started by
+//! `scripts/k8s-apiserver.sh` (root). No scheduler or kubelet runs there,
+//! so a Job's pods are created (by the Job controller) and stay Pending.
+//!
+//! When the tests run: the script builds the two binaries from the Go
+//! module proxy, 10-20 minutes each on 2 cores, too long for a test
+//! binary (and for CI's budget on a fresh machine). So the tests start the
+//! control plane only when the binaries are already cached
+//! (`scripts/k8s-apiserver.sh build` beforehand, or
+//! `KVPERF_K8S_BUILD=1` to let the test build them), and skip with that
+//! reason otherwise, under CI too. Once the binaries are there, anything
+//! else that stops the control plane (not root, the script fails) skips
+//! with the reason, except under CI (`CI=true`), where it fails. The tests
+//! that need only kubectl (bad input, an unknown context) run wherever
+//! kubectl is.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::failed_line;
+use common::server::cannot_start;
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// Why the control plane does not run here: the binaries are not built
+/// (a skip under CI too), or anything else (a failure under CI).
+enum NotHere {
+    NotBuilt(String),
+    Other(String),
+}
+
+/// Starts the control plane once per test binary: its kubeconfig, or why not.
+fn control_plane_here() -> Result<PathBuf, &'static NotHere> {
+    static READY: OnceLock<Result<PathBuf, NotHere>> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let script = repo("scripts/k8s-apiserver.sh");
+            let built = Command::new(&script).arg("built").output();
+            let built = built.map_err(|e| NotHere::Other(format!("cannot run {}: {e}", script.display())))?;
+            if !built.status.success() && std::env::var("KVPERF_K8S_BUILD").as_deref() != Ok("1") {
+                return Err(NotHere::NotBuilt(format!(
+                    "kube-apiserver and kube-controller-manager are not built ({}); building them takes 20-40 min on 2 cores, so the tests (CI too) use them only when cached: run `scripts/k8s-apiserver.sh build` first, or set KVPERF_K8S_BUILD=1",
+                    String::from_utf8_lossy(&built.stdout).trim()
+                )));
+            }
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 {
+                return Err(NotHere::Other("not root: scripts/k8s-apiserver.sh installs etcd-server and keeps its state in /var/lib".into()));
+            }
+            if Command::new("kubectl").arg("version").arg("--client").output().is_err() {
+                return Err(NotHere::Other("no kubectl on the PATH".into()));
+            }
+            let started = Instant::now();
+            let out = Command::new(&script)
+                .output()
+                .map_err(|e| NotHere::Other(format!("cannot run {}: {e}", script.display())))?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let last = stderr.lines().last().unwrap_or("").trim().to_string();
+            if !out.status.success() {
+                return Err(NotHere::Other(format!("scripts/k8s-apiserver.sh failed: {last}")));
+            }
+            eprintln!("control plane ready in {:.1} s: {last}", started.elapsed().as_secs_f64());
+            let state = std::env::var("KVPERF_K8S_STATE").unwrap_or_else(|_| "/var/lib/kvperf-k8s".into());
+            Ok(Path::new(&state).join("kubeconfig"))
+        })
+        .as_ref()
+        .cloned()
+}
+
+/// The kubeconfig when the test can go on; else prints SKIPPED (or fails
+/// under CI, unless the binaries are not built).
+fn control_plane(test: &str) -> Option<PathBuf> {
+    match control_plane_here() {
+        Ok(kubeconfig) => Some(kubeconfig),
+        Err(NotHere::NotBuilt(why)) => {
+            eprintln!("SKIPPED {test}: {why}");
+            None
+        }
+        Err(NotHere::Other(why)) => {
+            match cannot_start(test, why, std::env::var("CI").ok().as_deref()) {
+                Ok(skipped) => eprintln!("{skipped}"),
+                Err(failed) => panic!("{failed}"),
+            }
+            None
+        }
+    }
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> common::Output {
+    let out = Command::new("kubectl")
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("kubectl runs");
+    common::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `kubectl apply --dry-run=server -f file` in `ns`.
+fn dry_run(kubeconfig: &Path, ns: &str, file: &Path) -> common::Output {
+    kubectl(
+        kubeconfig,
+        &[
+            "apply",
+            "--dry-run=server",
+            "-n",
+            ns,
+            "-f",
+            file.to_str().unwrap(),
+        ],
+    )
+}
+
+/// A namespace of the test's own, deleted when dropped.
+struct Namespace<'a> {
+    name: String,
+    kubeconfig: &'a Path,
+}
+
+impl<'a> Namespace<'a> {
+    /// Made, with its `default` service account (which pods need) there.
+    fn new(kubeconfig: &'a Path, test: &str) -> Self {
+        let name = format!("kvperf-{test}-{}", std::process::id());
+        let out = kubectl(kubeconfig, &["create", "namespace", &name]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let started = Instant::now();
+        while kubectl(
+            kubeconfig,
+            &["get", "serviceaccount", "default", "-n", &name],
+        )
+        .code
+            != 0
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no default service account in {name} after 60 s: is kube-controller-manager running?"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Self { name, kubeconfig }
+    }
+}
+
+impl Drop for Namespace<'_> {
+    fn drop(&mut self) {
+        let _ = kubectl(
+            self.kubeconfig,
+            &["delete", "namespace", &self.name, "--wait=false"],
+        );
+    }
+}
+
+#[test]
+fn the_shipped_manifests_pass_server_side_validation_and_a_bad_one_does_not() {
+    let test = "shipped_manifests";
+    let Some(kubeconfig) = control_plane(test) else {
+        return;
+    };
+    let ns = Namespace::new(&kubeconfig, "manifests");
+    let files = [
+        "results-volume.yaml",
+        "load-job.yaml",
+        "run-job.yaml",
+        "merge-job.yaml",
+    ];
+    for file in files {
+        let path = repo("deploy/k8s").join(file);
+        let out = dry_run(&kubeconfig, &ns.name, &path);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        assert!(
+            out.stdout.contains("(server dry run)"),
+            "{file}: {}",
+            out.stdout
+        );
+    }
+    // The server does validate: an Indexed Job whose parallelism is not a
+    // number, and one with an unknown completion mode, are refused.
+    let run = std::fs::read_to_string(repo("deploy/k8s/run-job.yaml")).unwrap();
+    for (from, to) in [
+        ("completionMode: Indexed", "completionMode: Sideways"),
+        ("parallelism: 4", "parallelism: four"),
+    ] {
+        assert!(run.contains(from));
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.yaml");
+        std::fs::write(&bad, run.replace(from, to)).unwrap();
+        let out = dry_run(&kubeconfig, &ns.name, &bad);
+        assert_ne!(out.code, 0, "{to} passed: {}", out.stdout);
+    }
+}
+
+/// A plan of one run step of two clients of Redis (which the plan itself
+/// never reaches: the pods would), launched by the kubernetes launcher
+/// with `kubernetes` as its `[kubernetes]` table.
+fn plan_text(kubernetes: &str) -> String {
+    format!(
+        r#"
+name = "kubernetes"
+driver = "ycsb"
+settle = false
+launcher = "kubernetes"
+[kubernetes]
+{kubernetes}
+[properties]
+recordcount = 100
+operationcount = 400
+"redis.host" = "redis.example.invalid"
+[[configs]]
+name = "redis"
+engine = "redis"
+[[steps]]
+workloads = ["c"]
+threads = [1]
+clients = 2
+"#
+    )
+}
+
+fn plan_command(dir: &Path, plan: &str, results: &Path) -> Command {
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvperf"));
+    cmd.arg("plan")
+        .arg("run")
+        .arg(dir.join("plan.toml"))
+        .arg("--results")
+        .arg(results)
+        .current_dir(dir)
+        .env_remove("KVPERF_SHARD")
+        .env_remove("JOB_COMPLETION_INDEX");
+    cmd
+}
+
+fn output(out: std::process::Output) -> common::Output {
+    common::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// What `kubectl get jobs,pods -l SELECTOR -o json` lists.
+fn objects(kubeconfig: &Path, ns: &str, selector: &str) -> Vec<serde_json::Value> {
+    let out = kubectl(
+        kubeconfig,
+        &["get", "jobs,pods", "-n", ns, "-l", selector, "-o", "json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let list: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    list["items"].as_array().cloned().unwrap_or_default()
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn the_launcher_creates_an_indexed_job_and_fails_in_bounded_time_naming_the_pods_that_never_started(
+) {
+    let test = "launcher_indexed_job";
+    let Some(kubeconfig) = control_plane(test) else {
+        return;
+    };
+    let ns = Namespace::new(&kubeconfig, "launcher");
+    let dir = tempfile::tempdir().unwrap();
+    // The real kubectl, keeping a copy of what the launcher creates.
+    let created = dir.path().join("created.json");
+    let wrapper = dir.path().join("kubectl-keeping-what-it-creates");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = create ]; then tee '{}' | kubectl \"$@\"; exit $?; fi\ndone\nexec kubectl \"$@\"\n",
+            created.display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .unwrap();
+    let start_timeout = 5;
+    let plan = plan_text(&format!(
+        "image = \"kvperf:never-pulled\"\nnamespace = \"{}\"\nstart_timeout = {start_timeout}",
+        ns.name
+    ));
+    let results = dir.path().join("results.jsonl");
+    let started = Instant::now();
+    let child = plan_command(dir.path(), &plan, &results)
+        .env("KUBECONFIG", &kubeconfig)
+        .env("KVPERF_KUBECTL", &wrapper)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // While the launcher waits: its Job, and the two pods the Job
+    // controller made for it, Pending (nothing schedules them here).
+    let selector = "app.kubernetes.io/managed-by=kvperf";
+    let seen = loop {
+        let items = objects(&kubeconfig, &ns.name, selector);
+        let pods = items.iter().filter(|o| o["kind"] == "Pod").count();
+        if pods == 2 {
+            break items;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no Job with 2 pods after 60 s: {items:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let job = seen.iter().find(|o| o["kind"] == "Job").expect("the Job");
+    let spec = &job["spec"];
+    assert_eq!(spec["completionMode"], "Indexed");
+    assert_eq!(spec["completions"], 2);
+    assert_eq!(spec["parallelism"], 2, "every pod at once");
+    assert_eq!(spec["backoffLimit"], 0);
+    let container = &spec["template"]["spec"]["containers"][0];
+    assert_eq!(container["command"][0], "kvperf");
+    assert_eq!(container["command"][1], "run");
+    let mut pods: Vec<(String, String)> = seen
+        .iter()
+        .filter(|o| o["kind"] == "Pod")
+        .map(|p| {
+            assert_eq!(p["status"]["phase"], "Pending", "{p}");
+            (
+                p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                p["metadata"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    pods.sort();
+    assert_eq!(
+        pods.iter().map(|(i, _)| i.as_str()).collect::<Vec<_>>(),
+        ["0", "1"]
+    );
+
+    let out = output(child.wait_with_output().unwrap());
+    let took = started.elapsed();
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        took < Duration::from_secs(start_timeout + 30),
+        "bounded: {took:?} for a {start_timeout} s start timeout"
+    );
+    let line = failed_line(&out.stderr);
+    assert!(
+        line.contains(&format!(
+            "shards 0/2 and 1/2 never started within {start_timeout} s"
+        )),
+        "{line}"
+    );
+    for (i, name) in &pods {
+        assert!(
+            line.contains(&format!("pod {name} (shard {i}/2)")),
+            "{name}: {line}"
+        );
+    }
+    assert!(line.contains("not scheduled"), "{line}");
+    assert!(line.contains("and its pods were deleted"), "{line}");
+    assert!(
+        common::lines(&results).is_empty(),
+        "nothing partial recorded"
+    );
+
+    // What the launcher created is gone (pods leave once the Job
+    // controller has taken its finalizer off them).
+    let gone = Instant::now();
+    loop {
+        let left = objects(&kubeconfig, &ns.name, selector);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(30),
+            "still there 30 s after the step: {:?}",
+            left.iter()
+                .map(|o| &o["metadata"]["name"])
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The generated objects pass the server's validation as they are.
+    let out = dry_run(&kubeconfig, &ns.name, &created);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("job.batch/kvperf-"), "{}", out.stdout);
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn an_unknown_kubectl_context_fails_the_step_with_one_line() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED an_unknown_kubectl_context: no kubectl on the PATH");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("empty-kubeconfig");
+    std::fs::write(&kubeconfig, "apiVersion: v1\nkind: Config\n").unwrap();
+    let results = dir.path().join("results.jsonl");
+    let plan = plan_text("context = \"no-such-context\"\nstart_timeout = 5");
+    let out = output(
+        plan_command(dir.path(), &plan, &results)
+            .env("KUBECONFIG", &kubeconfig)
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let line = failed_line(&out.stderr);
+    assert!(line.contains("cannot create the step's Job"), "{line}");
+    assert!(line.contains("no-such-context"), "kubectl's reason: {line}");
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_missing_kubectl_and_a_bad_kubernetes_table_are_one_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.jsonl");
+    let out = output(
+        plan_command(dir.path(), &plan_text(""), &results)
+            .env("KVPERF_KUBECTL", dir.path().join("no-kubectl"))
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let line = failed_line(&out.stderr);
+    assert!(
+        line.contains("the kubernetes launcher needs kubectl"),
+        "{line}"
+    );
+
+    let out = output(
+        plan_command(dir.path(), &plan_text("imag = \"typo\""), &results)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("imag"), "{}", out.stderr);
+}
