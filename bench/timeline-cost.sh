@@ -39,8 +39,8 @@ run_phase "$LOG_DIR/load.txt" "$KVPERF" load --db "$store" --fresh "${props[@]}"
 echo "Cost of timelines, workload C, ${SECONDS_EACH} s runs, $REPEATS alternating repeats ($(date -u +%F\ %H:%M) UTC, $(nproc) cores)"
 echo "before: $("$BEFORE" --version | head -n 1); after: $("$KVPERF" --version | head -n 1)"
 echo
-md_row engine threads "before ops/s" "after ops/s" "after, --metrics-addr" "after/before" "served/before"
-md_row --- ---: ---: ---: ---: ---: ---:
+md_row engine threads "before ops/s" "after ops/s" "after, --metrics-addr" "after/before" "served/before" "after vs before, 95% CI"
+md_row --- ---: ---: ---: ---: ---: ---: ---
 for cell in $CELLS; do
   engine=${cell%%:*}
   threads=${cell##*:}
@@ -66,11 +66,11 @@ for cell in $CELLS; do
       esac
     done
   done
-  awk -v e="$engine" -v t="$threads" -v b="$before" -v a="$after" -v s="$served" "$AWK_STATS"'
+  awk -v e="$engine" -v t="$threads" -v b="$before" -v a="$after" -v s="$served" -v kvperf="$KVPERF" "$AWK_STATS"'
     function cell(list) { return sprintf("%.0f (%.0f-%.0f)", median(list), lo(list), hi(list)) }
     BEGIN {
-      printf "| %s | %s | %s | %s | %s | %.2f | %.2f |\n", e, t, cell(b), cell(a), cell(s),
-        median(a) / median(b), median(s) / median(b)
+      printf "| %s | %s | %s | %s | %s | %.2f | %.2f | %s |\n", e, t, cell(b), cell(a), cell(s),
+        median(a) / median(b), median(s) / median(b), judge(b, a, "higher")
     }'
 done
 rm -rf "$store"

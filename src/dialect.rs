@@ -12,6 +12,7 @@
 
 use std::ffi::OsString;
 
+use crate::engine::ycsb_bindings::engine_for_binding;
 use crate::error::{did_you_mean, InputError};
 
 /// The command line for clap, and the flags dropped under `--undefok`.
@@ -64,31 +65,6 @@ fn phase_flag(arg: &str) -> Option<&'static str> {
         "-t" => Some("run"),
         _ => None,
     }
-}
-
-/// The engine for a YCSB binding: its class (`-db`), its name in
-/// `bin/ycsb` or go-ycsb, or a kvperf engine's name.
-pub fn engine_for_binding(binding: &str) -> Option<&'static str> {
-    let class = binding.replace("com.yahoo.ycsb.", "site.ycsb.");
-    let engine = match class.as_str() {
-        "site.ycsb.db.rocksdb.RocksDBClient" | "rocksdb" => "rocksdb",
-        "site.ycsb.db.RedisClient" | "redis" => "redis",
-        "site.ycsb.db.MongoDbClient"
-        | "site.ycsb.db.AsyncMongoDbClient"
-        | "mongodb"
-        | "mongodb-async" => "mongodb",
-        "site.ycsb.db.CassandraCQLClient" | "cassandra-cql" | "cassandra" => "cassandra",
-        "site.ycsb.postgrenosql.PostgreNoSQLDBClient" | "postgrenosql" | "pg" | "postgresql" => {
-            "postgres"
-        }
-        // YCSB's BasicDB does nothing per operation: the driver alone.
-        "site.ycsb.BasicDB" | "basic" => "null",
-        other => crate::engine::KNOWN_ENGINES
-            .iter()
-            .map(|(name, _)| *name)
-            .find(|name| *name == other)?,
-    };
-    Some(engine)
 }
 
 fn unknown_binding(binding: &str, given_as: &str) -> InputError {

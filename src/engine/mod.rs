@@ -50,6 +50,7 @@ pub mod record;
 #[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 pub(crate) mod secret_checks;
 pub mod store;
+pub mod ycsb_bindings;
 
 use std::collections::BTreeMap;
 use std::future::Future;

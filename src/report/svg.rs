@@ -272,7 +272,9 @@ impl<'a> Chart<'a> {
                         let bar = width * 0.8 / n;
                         centre - width * 0.4 + bar * (i as f64 + 0.5)
                     }
-                    Style::Lines => slot(x).0,
+                    // Side by side around the point, so that series at the
+                    // same x do not hide each other's bars.
+                    Style::Lines => slot(x).0 + (i as f64 - (n - 1.0) / 2.0) * 6.0,
                 };
                 let (top, bottom) = (y_pos(high), y_pos(low));
                 svg.push_str(&format!(
