@@ -46,11 +46,7 @@ pub fn median_interval(values: &[f64]) -> Option<MedianInterval> {
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
     let (k, tail) = order_statistic_k(n, (1.0 - super::stats::CONFIDENCE) / 2.0)?;
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
+    let median = super::stats::median_of_sorted(&sorted);
     Some(MedianInterval {
         median,
         low: sorted[k - 1],

@@ -147,11 +147,7 @@ pub fn compare_repeats(baseline: &[f64], candidate: &[f64]) -> Option<RepeatComp
     }
     diffs.sort_by(f64::total_cmp);
     let pairs = diffs.len();
-    let median = if pairs % 2 == 1 {
-        diffs[pairs / 2]
-    } else {
-        (diffs[pairs / 2 - 1] + diffs[pairs / 2]) / 2.0
-    };
+    let median = median_of_sorted(&diffs);
     let interval = order_statistic_k(n, m, (1.0 - CONFIDENCE) / 2.0).map(|(k, tail)| Interval {
         low: diffs[k - 1].exp(),
         high: diffs[pairs - k].exp(),
@@ -163,6 +159,16 @@ pub fn compare_repeats(baseline: &[f64], candidate: &[f64]) -> Option<RepeatComp
         ratio: median.exp(),
         interval,
     })
+}
+
+/// The median of values already in order (none empty).
+pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
 }
 
 /// The largest k >= 1 with P(U <= k - 1) <= `alpha_each_side`, and that

@@ -192,7 +192,6 @@ impl<'a> Chart<'a> {
                 ));
             }
             let mut kinds: Vec<&str> = self.bands.iter().map(|b| b.kind).collect();
-            kinds.dedup();
             kinds.sort_unstable();
             kinds.dedup();
             if !kinds.is_empty() {
