@@ -235,6 +235,7 @@ fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
         "the load wrote every record"
     );
     assert_eq!(run.step.threads, 4, "every client's threads");
+    common::assert_report_places_the_shards(dir.path(), &results);
     // No shard files are left behind after a step that merged.
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -296,15 +296,7 @@ fn merge_shards(
         });
     }
     if let Some(info) = &merged.merged {
-        let places: Vec<String> = info
-            .shards
-            .iter()
-            .map(|s| match (&s.slurm, &s.kubernetes) {
-                (Some(place), _) => format!("{} ({place})", s.hostname),
-                (None, Some(place)) => place.to_string(),
-                (None, None) => s.hostname.clone(),
-            })
-            .collect();
+        let places: Vec<String> = info.shards.iter().map(|s| s.place()).collect();
         eprintln!("        shards ran on: {}", places.join(", "));
     }
     Ok(merged)

@@ -14,6 +14,7 @@ mod format;
 mod grid;
 pub mod model;
 mod numbers;
+mod placement;
 mod svg;
 mod tables;
 pub mod timeline_csv;
@@ -161,6 +162,14 @@ fn workload_blocks(
         ),
     ));
     blocks.push(Block::Table(windows::table(study, w, &threads)));
+    if let Some(table) = placement::table(study, w) {
+        blocks.push(Block::Heading(
+            2,
+            format!("{}: where the shards ran", w.name),
+        ));
+        blocks.push(Block::Table(table));
+        blocks.push(Block::Paragraph(placement::note()));
+    }
     if let Some(table) = failed {
         blocks.push(Block::Heading(
             2,

@@ -13,6 +13,7 @@ use crate::measure::stats::{self, RepeatComparison};
 use crate::measure::steady::{Steadiness, SteadyCriterion};
 use crate::measure::timeline::Timeline;
 use crate::measure::{OpKind, Outcome};
+use crate::results::merge::MergeInfo;
 use crate::results::step::{Latency, Measurement};
 use crate::results::{self, Record};
 
@@ -64,6 +65,9 @@ pub struct Point {
     pub step_errors: Vec<String>,
     /// Warnings the steps recorded (distinct, in order).
     pub warnings: Vec<String>,
+    /// Each repeat's shards and where they ran, when the step ran as
+    /// several clients merged into one record (None for one client).
+    pub shards: Vec<Option<MergeInfo>>,
 }
 
 /// One repeat's measured window: how long, how many operations, and what
@@ -543,6 +547,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         step_errors,
         warnings,
         latency_from_intended_start: intended,
+        shards: rs.iter().map(|r| r.output.merged.clone()).collect(),
     }
 }
 

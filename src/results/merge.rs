@@ -23,7 +23,7 @@ use crate::shard::{ShardInfo, Slice};
 
 /// Below this share of their union window running together, shards did
 /// not measure the same thing at the same time (a straggler, clock skew).
-const MIN_OVERLAP_PCT: f64 = 90.0;
+pub const MIN_OVERLAP_PCT: f64 = 90.0;
 
 /// What a merged result is made of.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,18 @@ pub struct ShardPart {
     /// The pod it ran in (the kubernetes launcher).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes: Option<crate::shard::KubernetesPlace>,
+}
+
+impl ShardPart {
+    /// Where the shard ran, in words: its host, and its Slurm task
+    /// (`node1 (job 12 step 3 task 0 on node1)`) or its pod.
+    pub fn place(&self) -> String {
+        match (&self.slurm, &self.kubernetes) {
+            (Some(place), _) => format!("{} ({place})", self.hostname),
+            (None, Some(place)) => place.to_string(),
+            (None, None) => self.hostname.clone(),
+        }
+    }
 }
 
 /// Merges shard results, each named by where it came from. The result

@@ -89,6 +89,24 @@ pub fn report(dir: &Path, results: &Path, out: &Path) {
     assert_eq!(done.code, 0, "kvperf report: {}", done.stderr);
 }
 
+/// Asserts that the report of `results` has a "where the shards ran"
+/// table naming every shard of every merged record with its place.
+pub fn assert_report_places_the_shards(dir: &Path, results: &Path) {
+    let out = dir.join("placement-report");
+    report(dir, results, &out);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains(": where the shards ran"), "{md}");
+    for record in lines(results) {
+        let Some(info) = &record.output.merged else {
+            continue;
+        };
+        for shard in &info.shards {
+            let row = format!("| {}/{} | {} |", shard.index, info.count, shard.place());
+            assert!(md.contains(&row), "no row `{row}` in:\n{md}");
+        }
+    }
+}
+
 /// A small RocksDB plan in `dir`: two configs, a load, two workloads x two
 /// thread counts; each run step takes about a second (maxexecutiontime).
 pub fn small_plan(dir: &Path) -> PathBuf {
