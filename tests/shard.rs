@@ -634,6 +634,80 @@ clients = 3
         run.command
     );
     assert_eq!(run.step.threads, 3);
+    common::assert_report_places_the_shards(dir.path(), &results);
+}
+
+/// Interrupted in the middle of a step, a plan still stops the server it
+/// started: the stop itself is not interrupted (it was, and the servers
+/// outlived the plan).
+#[cfg(feature = "redis")]
+#[test]
+fn an_interrupted_plan_stops_the_servers_it_started() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let Some(probe) = Server::start("redis", "an_interrupted_plan_stops_the_servers") else {
+        return;
+    };
+    drop(probe);
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::server::free_port();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "interrupted"
+driver = "ycsb"
+settle = false
+[properties]
+recordcount = 100
+maxexecutiontime = 3600
+[[configs]]
+name = "redis"
+engine = "redis"
+servers = [{{ name = "redis", port = {port} }}]
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [1]
+[[steps]]
+workloads = ["c"]
+threads = [1]
+operations = 100000000000
+"#
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["plan", "run", "plan.toml", "--results", "r.jsonl"])
+        .current_dir(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "{seen}");
+        seen.push_str(&line);
+        if line.contains("001-run-c-t1-r1 (1 threads)") {
+            break;
+        }
+    }
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "the plan's Redis serves while its step runs: {seen}"
+    );
+    // SAFETY: a signal to the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    stderr.read_to_string(&mut seen).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(3), "{seen}");
+    assert!(seen.contains("interrupted during step"), "{seen}");
+    // The plan has exited: whatever it stops is stopped by now.
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "Redis on port {port} outlived the interrupted plan: {seen}"
+    );
 }
 
 #[test]

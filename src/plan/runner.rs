@@ -416,7 +416,8 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             }
             let json_path = step_output_path(results);
             let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
-            let output = run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
+            let output = run_child(&args, Some(&json_path), OnInterrupt::Stop)?
+                .context("the step wrote no result")?;
             (args, output)
         }
         StepKind::Load | StepKind::Run => {
@@ -432,7 +433,7 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
                 }
                 if plan.settle.waits() {
                     let settle = settle_args(step, plan.settle.compacts());
-                    run_child(&settle, None)?;
+                    run_child(&settle, None, OnInterrupt::Stop)?;
                     before.push(settle);
                 }
                 if plan.drop_caches {
@@ -449,8 +450,8 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
             } else {
                 let json_path = step_output_path(results);
                 let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json_path);
-                let output =
-                    run_child(&args, Some(&json_path))?.context("the step wrote no result")?;
+                let output = run_child(&args, Some(&json_path), OnInterrupt::Stop)?
+                    .context("the step wrote no result")?;
                 (args, output)
             }
         }
@@ -603,7 +604,7 @@ fn run_clients(
     let outputs: Vec<anyhow::Result<Option<StepOutput>>> = std::thread::scope(|scope| {
         let running: Vec<_> = clients
             .iter()
-            .map(|(args, json)| scope.spawn(move || run_child(args, Some(json))))
+            .map(|(args, json)| scope.spawn(move || run_child(args, Some(json), OnInterrupt::Stop)))
             .collect();
         running
             .into_iter()
@@ -705,7 +706,21 @@ pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
 /// leaves no orphan writing to the store). The step reports through its
 /// typed output in `json` (warnings and its error included); its stderr is
 /// only shown when it ended without saying why (a crash).
-fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<StepOutput>> {
+/// What a child does when the plan is interrupted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OnInterrupt {
+    /// A step: it gets the interrupt and ends (what it measured is kept
+    /// only if it finished).
+    Stop,
+    /// Stopping a server: it must finish, or the server outlives the plan.
+    Finish,
+}
+
+fn run_child(
+    args: &[String],
+    json: Option<&Path>,
+    on_interrupt: OnInterrupt,
+) -> anyhow::Result<Option<StepOutput>> {
     use std::io::Read;
     let exe = std::env::current_exe().context("cannot find the kvperf executable")?;
     let mut cmd = child_command(&exe, args);
@@ -741,12 +756,17 @@ fn run_child(args: &[String], json: Option<&Path>) -> anyhow::Result<Option<Step
     }
     let mut child = cmd.spawn().context("cannot start kvperf for the step")?;
     let mut stderr = String::new();
-    let status = forward_interrupt(child.id(), || {
+    let pid = child.id();
+    let mut wait = || {
         if let Some(mut pipe) = child.stderr.take() {
             let _ = pipe.read_to_string(&mut stderr);
         }
         child.wait()
-    })
+    };
+    let status = match on_interrupt {
+        OnInterrupt::Stop => forward_interrupt(pid, wait),
+        OnInterrupt::Finish => wait(),
+    }
     .context("lost the step's kvperf process")?;
     let output = match json {
         Some(path) if path.exists() => {
@@ -876,7 +896,7 @@ impl Servers {
             eprintln!("{}", server_start_line(&args));
             let mut start = vec!["server".to_string(), "start".into()];
             start.extend(args.iter().cloned());
-            let result = run_child(&start, None);
+            let result = run_child(&start, None, OnInterrupt::Stop);
             started.push(args);
             // Record what runs before failing, so it is stopped too.
             self.running = Some((step.config.clone(), started.clone()));
@@ -891,7 +911,7 @@ impl Servers {
                 // The name and --dir are the first three words.
                 let mut stop = vec!["server".to_string(), "stop".into()];
                 stop.extend(args.iter().take(3).cloned());
-                run_child(&stop, None)
+                run_child(&stop, None, OnInterrupt::Finish)
                     .with_context(|| format!("stopping config {config}'s servers"))?;
             }
         }
