@@ -377,6 +377,39 @@ fn meters_and_drives_this_machine_lacks_say_why() {
         ),
         (None, None) => panic!("no drive figure and no reason: {:?}", a.unavailable),
     }
+    // With a meter asked for, YCSB's text says why the drive has no figures.
+    let text = common::kvperf(
+        tmp.path(),
+        &[
+            "load",
+            "--engine",
+            "sqlite",
+            "--db",
+            disk.path().join("db2").to_str().unwrap(),
+            "-P",
+            &file,
+            "-p",
+            "recordcount=200",
+            "-p",
+            "power.command=echo 50",
+        ],
+    );
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    let line = text.stdout.lines().find(|l| l.starts_with("[DRIVE], "));
+    match (&a.drive, line) {
+        (Some(_), line) => assert!(
+            line.is_some_and(|l| l.starts_with("[DRIVE], Device, ")),
+            "{}",
+            text.stdout
+        ),
+        (None, Some(line)) => assert!(
+            line.starts_with("[DRIVE], Unavailable, ")
+                && (line.ends_with("is not an NVMe device")
+                    || line.ends_with("not on a block device")),
+            "{line}"
+        ),
+        (None, None) => panic!("no [DRIVE] line:\n{}", text.stdout),
+    }
 }
 
 #[test]

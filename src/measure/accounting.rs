@@ -206,6 +206,10 @@ pub struct Derived {
     /// Drive capacities written per day at this window's rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drive_writes_per_day: Option<f64>,
+    /// Years until the host writes reach the drive's Endurance Estimate at
+    /// this window's rate, where the drive reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub years_to_endurance_estimate: Option<f64>,
     /// Share of the window the device had I/O in flight, in %.
     #[serde(default)]
     pub device_busy_pct: Option<f64>,
@@ -597,6 +601,8 @@ impl Accounting {
             end_to_end_write_amplification,
             end_to_end_write_amplification_unreliable,
             drive_writes_per_day: drive.and_then(|d| d.drive_writes_per_day(self.wall_s)),
+            years_to_endurance_estimate: drive
+                .and_then(|d| d.years_to_endurance_estimate(self.wall_s)),
         }
     }
 }

@@ -17,6 +17,10 @@ use serde::{Deserialize, Serialize};
 
 /// Bytes in one NVMe Data Unit: 1,000 units of 512 bytes.
 pub const DATA_UNIT_BYTES: u128 = 512_000;
+/// The Endurance Estimate's unit: one billion bytes.
+const ENDURANCE_UNIT_BYTES: u128 = 1_000_000_000;
+/// Identify Namespace data structure's size; ENDGID at bytes 103:102.
+const IDENTIFY_BYTES: usize = 4096;
 /// Size of the SMART / Health log and of OCP's C0h log.
 const LOG_BYTES: usize = 512;
 /// OCP's C0h log identifies itself with this GUID, bytes 496..512
@@ -34,6 +38,9 @@ pub struct DriveCounters {
     pub percentage_used: u8,
     /// OCP C0h Physical Media Units Written (bytes), when the drive has it.
     pub media_bytes_written: Option<u128>,
+    /// The namespace's Endurance Group's Endurance Estimate (bytes), when
+    /// the drive reports one: its rated lifetime writes.
+    pub endurance_estimate_bytes: Option<u128>,
 }
 
 /// The SMART / Health Information log page (NVMe Base Specification 2.0,
@@ -54,6 +61,24 @@ pub fn parse_smart_log(page: &[u8]) -> Result<(u128, u128, u8), String> {
 /// GUID at bytes 496..512 differs: a vendor's own C0h page).
 pub fn parse_ocp_c0(page: &[u8]) -> Option<u128> {
     (page.len() >= LOG_BYTES && page[496..512] == OCP_C0_GUID).then(|| le128(&page[0..16]))
+}
+
+/// The Endurance Group Information log (NVMe Base Specification 2.0, Log
+/// Identifier 09h): Percentage Used at byte 5, Endurance Estimate at bytes
+/// 47:32 in units of one billion bytes ("the total number of data bytes
+/// that may be written ... over the lifetime ... assuming a write
+/// amplification of 1"), as bytes; None when the page is short or the
+/// drive leaves the estimate 0 (not reported).
+pub fn parse_endurance_group_log(page: &[u8]) -> Option<u128> {
+    let estimate = le128(page.get(32..48)?);
+    (page.len() >= LOG_BYTES && estimate > 0).then(|| estimate.saturating_mul(ENDURANCE_UNIT_BYTES))
+}
+
+/// The Endurance Group Identifier (ENDGID, bytes 103:102) of an Identify
+/// Namespace data structure; None for 0, a namespace in no group.
+pub fn parse_endurance_group_id(identify: &[u8]) -> Option<u16> {
+    let id = u16::from_le_bytes(identify.get(102..104)?.try_into().ok()?);
+    (id != 0).then_some(id)
 }
 
 fn le128(bytes: &[u8]) -> u128 {
@@ -92,7 +117,14 @@ pub struct DriveWrites {
     pub capacity_bytes: Option<u64>,
     /// Percentage Used before and after the window.
     pub percentage_used: (u8, u8),
+    /// The drive's Endurance Estimate (its Endurance Group's rated
+    /// lifetime writes, bytes), when it reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endurance_estimate_bytes: Option<u64>,
 }
+
+/// A year of 365.25 days, in seconds.
+const SECONDS_PER_YEAR: f64 = 365.25 * 86_400.0;
 
 /// Where a block device's NVMe logs are read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +134,8 @@ pub struct NvmeNamespace {
     /// "/dev/nvme0"
     pub controller: PathBuf,
     pub capacity_bytes: Option<u64>,
+    /// The namespace identifier (sysfs `nsid`), for Identify Namespace.
+    pub nsid: Option<u32>,
 }
 
 /// The NVMe namespace behind block device `major:minor` (a partition's
@@ -137,10 +171,14 @@ pub fn namespace_of(device: &str) -> Result<NvmeNamespace, String> {
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
         .map(|sectors| sectors * 512);
+    let nsid = std::fs::read_to_string(disk.join("nsid"))
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
     Ok(NvmeNamespace {
         namespace: name,
         controller: Path::new("/dev").join(controller),
         capacity_bytes,
+        nsid,
     })
 }
 
@@ -155,7 +193,7 @@ impl NvmeNamespace {
             )
         })?;
         let fd = file.as_raw_fd();
-        let smart = get_log_page(fd, 0x02).map_err(|e| {
+        let smart = get_log_page(fd, 0x02, 0).map_err(|e| {
             format!(
                 "drive writes: Get Log Page 02h on {} failed ({e})",
                 self.controller.display()
@@ -163,13 +201,28 @@ impl NvmeNamespace {
         })?;
         let (data_units_read, data_units_written, percentage_used) = parse_smart_log(&smart)?;
         // A drive without C0h answers with an error or a page of another GUID.
-        let media_bytes_written = get_log_page(fd, 0xC0).ok().and_then(|p| parse_ocp_c0(&p));
+        let media_bytes_written = get_log_page(fd, 0xC0, 0)
+            .ok()
+            .and_then(|p| parse_ocp_c0(&p));
         Ok(DriveCounters {
             data_units_read,
             data_units_written,
             percentage_used,
             media_bytes_written,
+            endurance_estimate_bytes: self.endurance_estimate(fd),
         })
+    }
+
+    /// The Endurance Estimate of the namespace's Endurance Group: Identify
+    /// Namespace gives the group, log 09h of that group the estimate.
+    /// None on a drive without endurance groups or without an estimate.
+    fn endurance_estimate(&self, fd: libc::c_int) -> Option<u128> {
+        let mut identify = vec![0u8; IDENTIFY_BYTES];
+        // Identify (admin opcode 06h), CNS 00h: the namespace's data structure.
+        admin_command(fd, 0x06, self.nsid?, &mut identify, 0, 0).ok()?;
+        let group = parse_endurance_group_id(&identify)?;
+        let page = get_log_page(fd, 0x09, group).ok()?;
+        parse_endurance_group_log(&page)
     }
 
     pub fn describe(&self) -> String {
@@ -208,23 +261,40 @@ const NVME_IOCTL_ADMIN_CMD: libc::c_ulong =
 
 /// Get Log Page (admin opcode 02h) of `log_id`, 512 bytes, for every
 /// namespace (NSID FFFFFFFFh). CDW10: bits 31:16 NUMDL (dwords − 1),
-/// bits 7:0 the log identifier.
-fn get_log_page(fd: libc::c_int, log_id: u8) -> Result<Vec<u8>, String> {
+/// bits 7:0 the log identifier; CDW11 bits 31:16 the Log Specific
+/// Identifier (the Endurance Group for log 09h, else 0).
+fn get_log_page(fd: libc::c_int, log_id: u8, specific: u16) -> Result<Vec<u8>, String> {
     let mut page = vec![0u8; LOG_BYTES];
     let dwords = (LOG_BYTES / 4 - 1) as u32;
+    let cdw10 = (dwords << 16) | u32::from(log_id);
+    let cdw11 = u32::from(specific) << 16;
+    admin_command(fd, 0x02, 0xFFFF_FFFF, &mut page, cdw10, cdw11)?;
+    Ok(page)
+}
+
+/// One admin command reading `data.len()` bytes into `data`.
+fn admin_command(
+    fd: libc::c_int,
+    opcode: u8,
+    nsid: u32,
+    data: &mut [u8],
+    cdw10: u32,
+    cdw11: u32,
+) -> Result<(), String> {
     let mut cmd = PassthruCmd {
-        opcode: 0x02,
-        nsid: 0xFFFF_FFFF,
-        addr: page.as_mut_ptr() as u64,
-        data_len: LOG_BYTES as u32,
-        cdw10: (dwords << 16) | u32::from(log_id),
+        opcode,
+        nsid,
+        addr: data.as_mut_ptr() as u64,
+        data_len: data.len() as u32,
+        cdw10,
+        cdw11,
         ..PassthruCmd::default()
     };
     // SAFETY: the ioctl reads `cmd` and writes at most `data_len` bytes
-    // into `page`, which outlives the call.
+    // into `data`, which outlives the call.
     let rc = unsafe { libc::ioctl(fd, NVME_IOCTL_ADMIN_CMD as _, &mut cmd as *mut PassthruCmd) };
     match rc {
-        0 => Ok(page),
+        0 => Ok(()),
         rc if rc < 0 => Err(std::io::Error::last_os_error().to_string()),
         status => Err(format!("NVMe status {status:#x}")),
     }
@@ -255,6 +325,9 @@ impl DriveWrites {
             media_bytes_written: media,
             capacity_bytes: ns.capacity_bytes,
             percentage_used: (before.percentage_used, after.percentage_used),
+            endurance_estimate_bytes: after
+                .endurance_estimate_bytes
+                .map(|b| b.min(u128::from(u64::MAX)) as u64),
         })
     }
 
@@ -271,6 +344,16 @@ impl DriveWrites {
             .then(|| self.host_bytes_written as f64 / window_s * 86_400.0 / capacity)
     }
 
+    /// Years until the host writes reach the drive's Endurance Estimate at
+    /// this window's rate, counted from a new drive (the estimate assumes
+    /// the drive's own write amplification is 1, so host bytes are its
+    /// measure). None without an estimate or without writes.
+    pub fn years_to_endurance_estimate(&self, window_s: f64) -> Option<f64> {
+        let estimate = self.endurance_estimate_bytes? as f64;
+        let per_second = self.host_bytes_written as f64 / window_s;
+        (window_s > 0.0 && per_second > 0.0).then(|| estimate / per_second / SECONDS_PER_YEAR)
+    }
+
     /// Two windows' writes as one (repeats).
     pub fn add(&self, other: &Self) -> Self {
         Self {
@@ -283,6 +366,7 @@ impl DriveWrites {
             },
             capacity_bytes: other.capacity_bytes,
             percentage_used: (self.percentage_used.0, other.percentage_used.1),
+            endurance_estimate_bytes: other.endurance_estimate_bytes,
         }
     }
 }
@@ -345,6 +429,7 @@ mod tests {
             namespace: "nvme0n1".into(),
             controller: "/dev/nvme0".into(),
             capacity_bytes: Some(1_000_000_000_000),
+            nsid: Some(1),
         };
         let counters = |page: &[u8], ocp: &[u8]| {
             let (r, w, used) = parse_smart_log(page).unwrap();
@@ -353,6 +438,7 @@ mod tests {
                 data_units_written: w,
                 percentage_used: used,
                 media_bytes_written: parse_ocp_c0(ocp),
+                endurance_estimate_bytes: None,
             }
         };
         // Written wraps from 2^128 - 3 to 5: 8 units; read 10 -> 12: 2 units.
@@ -370,6 +456,64 @@ mod tests {
         // A counter that goes back is a reset, not a wrap.
         let reset = DriveWrites::between(&ns, &after, &before).unwrap_err();
         assert!(reset.contains("went back"), "{reset}");
+    }
+
+    /// Endurance Group Information log (09h) per NVMe Base Specification
+    /// 2.0, Figure "Endurance Group Information Log Page": Critical Warning
+    /// 0, Available Spare 3, Threshold 4, Percentage Used 5, Endurance
+    /// Estimate 47:32, Data Units Read 63:48, Data Units Written 79:64,
+    /// Media Units Written 95:80 (the layout of nvme-cli's
+    /// `struct nvme_endurance_group_log`).
+    fn endurance_page(estimate_billions: u128) -> Vec<u8> {
+        let mut p = vec![0u8; 512];
+        p[3] = 100;
+        p[5] = 4;
+        p[32..48].copy_from_slice(&estimate_billions.to_le_bytes());
+        p[48..64].copy_from_slice(&77u128.to_le_bytes());
+        p[64..80].copy_from_slice(&88u128.to_le_bytes());
+        p
+    }
+
+    #[test]
+    fn the_endurance_estimate_is_billions_of_bytes_of_the_namespaces_group() {
+        // A 3.84 TB drive rated for 7,008 TB written (1 DWPD for 5 years).
+        let page = endurance_page(7_008_000);
+        assert_eq!(
+            parse_endurance_group_log(&page),
+            Some(7_008_000_000_000_000)
+        );
+        assert_eq!(parse_endurance_group_log(&endurance_page(0)), None);
+        assert_eq!(parse_endurance_group_log(&page[..64]), None);
+        // Identify Namespace: ENDGID at bytes 103:102.
+        let mut identify = vec![0u8; 4096];
+        assert_eq!(parse_endurance_group_id(&identify), None);
+        identify[102..104].copy_from_slice(&2u16.to_le_bytes());
+        assert_eq!(parse_endurance_group_id(&identify), Some(2));
+        assert_eq!(parse_endurance_group_id(&identify[..100]), None);
+    }
+
+    #[test]
+    fn years_to_the_endurance_estimate_at_the_windows_rate() {
+        let mut w = DriveWrites {
+            device: "nvme0n1 on /dev/nvme0".into(),
+            host_bytes_written: 1_000_000_000,
+            host_bytes_read: 0,
+            media_bytes_written: None,
+            capacity_bytes: Some(3_840_000_000_000),
+            percentage_used: (0, 0),
+            endurance_estimate_bytes: None,
+        };
+        assert_eq!(w.years_to_endurance_estimate(10.0), None);
+        // 10^8 bytes a second against 7,008 TB: 7.008e7 s, 2.2207 years.
+        w.endurance_estimate_bytes = Some(7_008_000_000_000_000);
+        let years = w.years_to_endurance_estimate(10.0).unwrap();
+        assert!(
+            (years - 7.008e7 / (365.25 * 86_400.0)).abs() < 1e-9,
+            "{years}"
+        );
+        assert_eq!(w.years_to_endurance_estimate(0.0), None);
+        w.host_bytes_written = 0;
+        assert_eq!(w.years_to_endurance_estimate(10.0), None);
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn power_lines(out: &mut String, a: &Accounting) {
     let num = |v: Option<f64>| v.map_or_else(|| "unavailable".to_string(), java_double);
     let mut lines: Vec<(&str, &str, String)> = Vec::new();
     let d = &a.derived;
+    let power_unavailable = a.unavailable.iter().find_map(|u| u.strip_prefix("power: "));
     if let Some(p) = &a.power {
         lines.extend([
             ("POWER", "Meter", p.meter.clone()),
@@ -151,7 +152,7 @@ fn power_lines(out: &mut String, a: &Accounting) {
         if let Some(why) = &p.incomplete {
             lines.push(("POWER", "Incomplete", why.clone()));
         }
-    } else if let Some(why) = a.unavailable.iter().find_map(|u| u.strip_prefix("power: ")) {
+    } else if let Some(why) = power_unavailable {
         lines.push(("POWER", "Unavailable", why.to_string()));
     }
     if let Some(drive) = &a.drive {
@@ -181,7 +182,19 @@ fn power_lines(out: &mut String, a: &Accounting) {
             ),
             ("DRIVE", "EndToEndWriteAmplification", e2e),
             ("DRIVE", "DriveWritesPerDay", num(d.drive_writes_per_day)),
+            (
+                "DRIVE",
+                "YearsToEnduranceEstimate",
+                num(d.years_to_endurance_estimate),
+            ),
         ]);
+    } else if a.power.is_some() || power_unavailable.is_some() {
+        // Energy figures were asked for: say why the drive's are absent.
+        if let Some(why) = a.unavailable.iter().find(|u| u.starts_with("drive writes")) {
+            let why = why.trim_start_matches("drive writes: ");
+            let why = why.strip_prefix("unavailable: ").unwrap_or(why);
+            lines.push(("DRIVE", "Unavailable", why.to_string()));
+        }
     }
     for (group, name, value) in lines {
         let _ = writeln!(out, "[{group}], {name}, {value}");

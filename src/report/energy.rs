@@ -48,6 +48,7 @@ pub fn table(study: &Study, w: &WorkloadView) -> Option<Table> {
         "drive WA (flash / host)",
         "end-to-end WA (flash / logical)",
         "drive writes per day",
+        "years to the drive's endurance estimate",
     ]
     .map(String::from)
     .to_vec();
@@ -59,7 +60,7 @@ pub fn table(study: &Study, w: &WorkloadView) -> Option<Table> {
 /// "incomplete" where the meter missed part of the window.
 fn cells(a: Option<&Accounting>) -> Vec<String> {
     let Some(a) = a else {
-        return vec!["unavailable".to_string(); 10];
+        return vec!["unavailable".to_string(); 11];
     };
     let d = &a.derived;
     let na = || "unavailable".to_string();
@@ -99,8 +100,10 @@ fn cells(a: Option<&Accounting>) -> Vec<String> {
             },
             d.drive_writes_per_day
                 .map_or_else(na, |x| format!("{x:.3}")),
+            d.years_to_endurance_estimate
+                .map_or_else(na, |x| format!("{x:.1}")),
         ]),
-        None => row.extend(std::iter::repeat_n(na(), 4)),
+        None => row.extend(std::iter::repeat_n(na(), 5)),
     }
     row
 }
@@ -109,7 +112,7 @@ fn cells(a: Option<&Accounting>) -> Vec<String> {
 pub const CSV_HEADER: &str = ",power_meter,power_interval_ms,power_coverage,average_watts,\
 peak_watts,joules,joules_above_idle,ops_per_joule_above_idle,drive_host_bytes_written,\
 drive_media_bytes_written,drive_write_bytes_per_op,drive_write_amplification,\
-end_to_end_write_amplification,drive_writes_per_day";
+end_to_end_write_amplification,drive_writes_per_day,years_to_endurance_estimate";
 
 /// One row's extra cells (leading comma included); empty where not measured.
 pub fn csv_cells(a: Option<&Accounting>) -> String {
@@ -136,6 +139,7 @@ pub fn csv_cells(a: Option<&Accounting>) -> String {
             false => opt(d.end_to_end_write_amplification),
         },
         opt(d.drive_writes_per_day),
+        opt(d.years_to_endurance_estimate),
     ];
     format!(",{}", cells.join(","))
 }
