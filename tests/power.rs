@@ -122,6 +122,62 @@ fn a_known_wattage_integrates_to_watts_times_the_window() {
     );
 }
 
+/// db_bench mode reads the same meter over each benchmark's window.
+#[test]
+fn kvperf_bench_reads_the_meter_over_every_benchmark() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = meter(tmp.path(), "echo 40");
+    let power = format!("power.command={cmd}");
+    let db = tmp.path().join("db");
+    let json = tmp.path().join("bench.json");
+    let out = common::kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            "--engine",
+            "rocksdb",
+            "--db",
+            db.to_str().unwrap(),
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--num",
+            "20000",
+            "-p",
+            &power,
+            "-p",
+            "power.interval=0.1",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step: StepOutput = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(step.measurements.len(), 2);
+    for m in &step.measurements {
+        let a = m.accounting.as_ref().unwrap();
+        let p = a
+            .power
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no power", m.name));
+        assert_eq!(p.meter, format!("command: {cmd}"));
+        assert!((p.average_watts.unwrap() - 40.0).abs() < 1e-9, "{p:?}");
+        if let Some(joules) = p.joules {
+            let per_joule = a.derived.ops_per_joule.unwrap();
+            assert!((per_joule - m.operations as f64 / joules).abs() < 1e-9 * per_joule);
+        } else {
+            assert!(p.incomplete.is_some(), "{p:?}");
+        }
+    }
+    // Each benchmark's line is followed by its [POWER] lines.
+    let meters = out.stdout.matches("[POWER], Meter, command: ").count();
+    assert_eq!(meters, 2, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("[POWER], OpsPerJoule, "),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn an_idle_baseline_is_measured_before_the_window_and_subtracted() {
     let tmp = tempfile::tempdir().unwrap();

@@ -115,8 +115,9 @@ pub fn render(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> String
 }
 
 /// `[POWER]` and `[DRIVE]` lines, when a power meter was asked for or the
-/// drive reported its writes (kvperf's own groups; YCSB has none).
-fn power_lines(out: &mut String, a: &Accounting) {
+/// drive reported its writes (kvperf's own groups; YCSB has none); also
+/// what `kvperf bench` prints after a benchmark's line.
+pub fn power_lines(out: &mut String, a: &Accounting) {
     let num = |v: Option<f64>| v.map_or_else(|| "unavailable".to_string(), java_double);
     let mut lines: Vec<(&str, &str, String)> = Vec::new();
     let d = &a.derived;

@@ -17,6 +17,7 @@ use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions}
 use crate::error::InputError;
 use crate::files::{Destination, Written};
 use crate::host::HostInfo;
+use crate::measure::power::PowerSetup;
 use crate::measure::{OpHistograms, OpKind, Outcome};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self};
@@ -81,6 +82,7 @@ fn measure(
         cfg,
         spec,
         props,
+        power,
     } = checked_inputs(args, out)?;
     let db = step::data_dir(spec, args.db.as_deref(), &default_db_dir());
     let seed_base = match args.seed {
@@ -164,10 +166,16 @@ fn measure(
             bench,
             spec,
             engine.as_ref(),
+            power.as_ref(),
             seed_base + threads_started,
         )?;
         threads_started += measured.measurement.threads as u64;
         output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
+        if let Some(a) = &measured.measurement.accounting {
+            let mut lines = String::new();
+            output::ycsb_text::power_lines(&mut lines, a);
+            output::stdout::say(&lines);
+        }
         if matches!(
             bench,
             Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom
@@ -235,6 +243,7 @@ fn run_one(
     bench: Benchmark,
     engine_spec: &EngineSpec,
     engine: &dyn Engine,
+    power: Option<&PowerSetup>,
     seed: u64,
 ) -> anyhow::Result<Measured> {
     let workload = BenchWorkload::new(bench, cfg, engine, seed);
@@ -282,7 +291,7 @@ fn run_one(
             engine,
             events_every: (args.events_interval_ms > 0)
                 .then(|| Duration::from_millis(args.events_interval_ms)),
-            power: None,
+            power,
         },
         spec,
         |spec| runner::execute(&workload, spec),
@@ -341,6 +350,8 @@ pub(crate) struct Checked {
     cfg: BenchConfig,
     spec: &'static EngineSpec,
     props: Properties,
+    /// The power meter `-p power.*` names, read over every benchmark.
+    power: Option<PowerSetup>,
 }
 
 /// Every check of the flags that needs no engine open; warnings about
@@ -387,11 +398,13 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
         }
     }
     let props = engine_properties(spec, args, out)?;
+    let power = PowerSetup::from_properties(&props)?;
     Ok(Checked {
         benches,
         cfg,
         spec,
         props,
+        power,
     })
 }
 
