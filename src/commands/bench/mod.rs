@@ -164,9 +164,13 @@ fn measure(
             args,
             &cfg,
             bench,
-            spec,
-            engine.as_ref(),
-            power.as_ref(),
+            step::MeasuredEngine {
+                spec,
+                engine: engine.as_ref(),
+                events_every: (args.events_interval_ms > 0)
+                    .then(|| Duration::from_millis(args.events_interval_ms)),
+                power: power.as_ref(),
+            },
             seed_base + threads_started,
         )?;
         threads_started += measured.measurement.threads as u64;
@@ -241,12 +245,10 @@ fn run_one(
     args: &BenchArgs,
     cfg: &BenchConfig,
     bench: Benchmark,
-    engine_spec: &EngineSpec,
-    engine: &dyn Engine,
-    power: Option<&PowerSetup>,
+    measured: step::MeasuredEngine<'_>,
     seed: u64,
 ) -> anyhow::Result<Measured> {
-    let workload = BenchWorkload::new(bench, cfg, engine, seed);
+    let workload = BenchWorkload::new(bench, cfg, measured.engine, seed);
     let foreground = args.threads as usize;
     let threads = bench.total_threads(foreground);
     let per_thread = cfg.ops_per_thread(bench);
@@ -286,13 +288,7 @@ fn run_one(
         ..
     } = step::measure_window(
         out,
-        step::MeasuredEngine {
-            spec: engine_spec,
-            engine,
-            events_every: (args.events_interval_ms > 0)
-                .then(|| Duration::from_millis(args.events_interval_ms)),
-            power,
-        },
+        measured,
         spec,
         |spec| runner::execute(&workload, spec),
         |_| workload.logical_bytes(),
