@@ -536,6 +536,14 @@ threads = [1]
         "{md}"
     );
     assert!(md.contains("command: echo 50 (200 ms)"), "{md}");
+    // The drive's figures say why they are absent (the null engine has no
+    // data directory), with the configuration it applies to.
+    assert!(
+        md.contains(
+            "Unavailable: drive writes: the data directory is not on a block device (driver)."
+        ),
+        "{md}"
+    );
     let csv = std::fs::read_to_string(report.join("report.csv")).unwrap();
     let mut lines = csv.lines();
     let header = csv_fields(lines.next().unwrap());

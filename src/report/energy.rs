@@ -56,6 +56,35 @@ pub fn table(study: &Study, w: &WorkloadView) -> Option<Table> {
     Some(Table { header, rows })
 }
 
+/// Why the table says "unavailable": each distinct reason the results give
+/// for a power or drive figure (`accounting.unavailable`), with the
+/// configurations it applies to; None when every figure was measured.
+pub fn unavailable_note(study: &Study, w: &WorkloadView) -> Option<String> {
+    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
+    for (series, points) in study.series.iter().zip(&w.points) {
+        let accountings = points.values().filter_map(|p| p.accounting.as_ref());
+        for why in accountings.flat_map(|a| &a.unavailable) {
+            if !(why.starts_with("drive writes") || why.starts_with("power: ")) {
+                continue;
+            }
+            let why = why.replacen("power: ", "power ", 1);
+            match reasons.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, names)) if !names.contains(&series.as_str()) => names.push(series),
+                Some(_) => {}
+                None => reasons.push((why, vec![series.as_str()])),
+            }
+        }
+    }
+    if reasons.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = reasons
+        .iter()
+        .map(|(why, names)| format!("{why} ({})", names.join(", ")))
+        .collect();
+    Some(format!("Unavailable: {}.", listed.join("; ")))
+}
+
 /// The table's figures of one window: "unavailable" where not measured,
 /// "incomplete" where the meter missed part of the window.
 fn cells(a: Option<&Accounting>) -> Vec<String> {

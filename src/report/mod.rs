@@ -216,6 +216,9 @@ fn workload_blocks(
             ),
         ));
         blocks.push(Block::Table(table));
+        if let Some(note) = energy::unavailable_note(study, w) {
+            blocks.push(Block::Paragraph(note));
+        }
     }
     if charts {
         let over_time = time_series_charts(study, w, &threads);
