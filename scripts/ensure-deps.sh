@@ -2,7 +2,8 @@
 # Installs what building kvperf needs beyond Rust: clang and libclang for
 # bindgen (the rocksdb crate), a C++ compiler, and WiredTiger's header and
 # library for the wiredtiger engine (libwiredtiger-dev, which brings
-# libwiredtiger0 with its snappy and zlib extensions). Debian/Ubuntu only.
+# libwiredtiger0 with its snappy and zlib extensions), and fio, which the
+# README's `kvperf device corners --with-fio` runs beside kvperf. Debian/Ubuntu only.
 # With --with-chromium, also Debian's Chromium, which the test suite uses to
 # check that HTML reports render.
 set -euo pipefail
@@ -17,10 +18,11 @@ command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
 [ -e /usr/include/wiredtiger.h ] || missing+=(libwiredtiger-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v fio >/dev/null 2>&1 || missing+=(fio)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
-echo "kvperf: installing ${missing[*]} (needed to build RocksDB and run the tests)" >&2
+echo "kvperf: installing ${missing[*]} (needed to build RocksDB, run the tests and the README's commands)" >&2
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "kvperf: need root or sudo to apt-get install ${missing[*]}" >&2; exit 2; }

@@ -156,6 +156,9 @@ pub enum PlanCommand {
     Run(PlanRunArgs),
     /// Validate PLAN and list its steps and their command lines.
     Show(PlanShowArgs),
+    /// List the plans built into kvperf: `plan run NAME` takes each name
+    /// from any directory (a file of that name in the current one wins).
+    List,
 }
 
 /// The command line as kvperf reads it: YCSB's and db_bench's spellings
@@ -189,6 +192,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Settle(args) => commands::settle::run(args),
         Command::Plan(PlanCommand::Run(args)) => commands::plan::run(args),
         Command::Plan(PlanCommand::Show(args)) => commands::plan::show(args),
+        Command::Plan(PlanCommand::List) => commands::plan::list(),
         Command::Report(args) => commands::report::report(args),
         Command::Compare(args) => commands::report::compare(args),
         Command::Verdict(args) => commands::verdict::run(args),

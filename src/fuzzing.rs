@@ -36,6 +36,7 @@ pub fn plan(data: &[u8]) {
     let loaded = crate::plan::LoadedPlan {
         plan,
         path: PathBuf::from("/nonexistent-kvperf-fuzz/plan.toml"),
+        unscaled: Vec::new(),
     };
     for scale in [1e-6, 1.0] {
         let _ = crate::plan::expand_steps(&loaded, scale, &[]);

@@ -26,5 +26,6 @@ pub mod results;
 pub mod runner;
 pub mod server;
 pub mod shard;
+pub mod shipped;
 pub mod units;
 pub mod workload;

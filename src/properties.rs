@@ -22,7 +22,21 @@ impl Properties {
 
     /// Reads a Java properties file: `key=value`, `key: value` or
     /// `key value`, `#`/`!` comments, trailing-backslash continuations.
+    /// Loads the property file `path`, or the shipped core workload it
+    /// names (`workloada`, `workloads/workloada`) when no such file exists.
     pub fn load_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        if let Some(text) = crate::shipped::workload(path) {
+            self.load_str(text);
+            return Ok(());
+        }
+        if !path.exists() {
+            let shipped = crate::shipped::WORKLOADS.map(|(n, _)| n).join(", ");
+            return Err(crate::error::InputError::Invalid(format!(
+                "workload file '{}' does not exist, nor is it a shipped workload ({shipped})",
+                path.display()
+            ))
+            .into());
+        }
         let text = crate::files::read_input(path, "workload file")?;
         self.load_str(&text);
         Ok(())

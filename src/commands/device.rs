@@ -116,6 +116,12 @@ pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
         DeviceCommand::Corners(args) => (args.format, &args.output, &args.target),
         DeviceCommand::Precondition(args) => (args.format, &args.output, &args.dir),
     };
+    // fio's absence is known before anything is laid out or measured.
+    if let DeviceCommand::Corners(args) = &command {
+        if args.with_fio {
+            fio::check_installed()?;
+        }
+    }
     // Checked before the device is touched; never the target itself.
     let destination = output
         .as_deref()

@@ -10,12 +10,15 @@ use crate::report;
 
 #[derive(Debug, Args)]
 pub struct PlanShowArgs {
-    /// Plan file (TOML).
+    /// Plan file (TOML), or a shipped plan's name (`seed-004`,
+    /// `quickstart`: see `kvperf plan list`) when no such file exists.
     pub plan: PathBuf,
     /// Multiply record and operation counts and durations by F (e.g. 0.001).
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub scale: f64,
-    /// Use DIR as config NAME's data directory; repeatable.
+    /// Run configuration NAME on DIR, and only the configurations named by
+    /// `--db`; repeatable. NAME is one of the plan's configs, or a new name
+    /// that takes the plan's first config's settings (`--db mine=/mnt/nvme/kv`).
     #[arg(long = "db", value_name = "NAME=DIR", value_parser = parse_db_override)]
     pub db: Vec<(String, PathBuf)>,
     /// Change a plan value without editing the file; repeatable. KEY is a
@@ -186,6 +189,17 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
             ));
         }
         crate::say!("{:>4}  {}\n      {command}", i + 1, step.id);
+    }
+    Ok(())
+}
+
+/// `kvperf plan list`: each shipped plan's name and description.
+pub fn list() -> anyhow::Result<()> {
+    for (name, text) in crate::shipped::PLANS {
+        let description = crate::plan::parse(text)
+            .map(|p| p.description)
+            .unwrap_or_default();
+        crate::say!("{name:<26} {description}");
     }
     Ok(())
 }

@@ -8,6 +8,21 @@ use super::corners::{Corner, CornersConfig};
 use crate::error::InputError;
 use crate::results::step::FioFigures;
 
+/// Refuses `--with-fio` when no `fio` runs here, before any I/O: a
+/// measurement made first would be thrown away with the failure.
+pub fn check_installed() -> Result<(), InputError> {
+    match Command::new("fio").arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(InputError::Invalid(format!(
+            "--with-fio: 'fio --version' failed ({}); reinstall fio (apt-get install fio)",
+            out.status
+        ))),
+        Err(e) => Err(InputError::Invalid(format!(
+            "--with-fio: cannot run fio ({e}); install it (apt-get install fio) or leave out --with-fio"
+        ))),
+    }
+}
+
 /// Runs fio for `corner` on `path` (its first `size` bytes).
 pub fn run(
     path: &Path,

@@ -59,6 +59,56 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
     }
 }
 
+/// Whether `dir` can become a kvperf data directory, checked before a plan
+/// runs anything and without writing: a directory kvperf marked, an empty
+/// one, one holding an engine's store (the step's engine judges it), or
+/// one kvperf can create. Anything else is refused by name.
+pub fn check_usable(dir: &Path) -> Result<(), InputError> {
+    let shown = dir.display();
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(InputError::Invalid(format!(
+                "--db '{shown}' exists and is not a directory"
+            )));
+        }
+        let entries = entry_names(dir).map_err(|e| InputError::Invalid(format!("{e:#}")))?;
+        let known = entries.is_empty()
+            || dir.join(MARKER).exists()
+            || registry().iter().any(|s| s.recognizes(dir));
+        if !known {
+            let example = entries.iter().min().cloned().unwrap_or_default();
+            return Err(InputError::Invalid(format!(
+                "--db '{shown}' holds files kvperf did not create (such as '{example}'); use a new or empty directory"
+            )));
+        }
+        return Ok(());
+    }
+    let parent = dir
+        .ancestors()
+        .skip(1)
+        .find(|a| a.as_os_str().is_empty() || a.exists())
+        .filter(|a| !a.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let writable = parent.is_dir() && {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(parent.as_os_str().as_bytes()).unwrap_or_default();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    };
+    if !writable {
+        return Err(InputError::Invalid(format!(
+            "cannot create --db '{shown}': '{}' is {}",
+            parent.display(),
+            if parent.is_dir() {
+                "not writable"
+            } else {
+                "not a directory"
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// An unmarked directory: empty ones are taken, a store of this engine is
 /// adopted if the engine can, anything else is refused by name.
 fn adopt_or_refuse(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<&'static str> {

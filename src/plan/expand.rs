@@ -213,17 +213,14 @@ pub fn steps(
                 if let Some(port) = port {
                     set(&mut props, &format!("{engine}.port"), &port.to_string());
                 }
-                let (ops_key, duration_key) = match plan.driver {
-                    Driver::Ycsb => ("operationcount", "maxexecutiontime"),
-                    Driver::DbBench => ("reads", "duration"),
-                };
+                let (ops_key, duration_key) = step_keys(plan.driver);
                 if let Some(ops) = def.operations {
                     set(&mut props, ops_key, &ops.to_string());
                 }
                 if let Some(secs) = def.duration {
                     set(&mut props, duration_key, &secs.to_string());
                 }
-                scale_counts(&mut props, plan.driver, scale, plan.min_duration)?;
+                scale_counts(&mut props, plan, scale, &loaded.unscaled)?;
                 per_workload.push((workload, props));
             }
             // Passes run the whole entry again (seed 002: each workload once
@@ -313,28 +310,42 @@ fn set(props: &mut Vec<(String, String)>, key: &str, value: &str) {
 /// The step properties `--scale` changes, per driver (counts, then the
 /// duration), and the device steps' sizes.
 pub fn scaled_keys(driver: Driver) -> Vec<&'static str> {
-    let (counts, duration): (&[&str], &str) = match driver {
-        Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
-        Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
+    let counts: &[&str] = match driver {
+        Driver::Ycsb => &YCSB_COUNTS,
+        Driver::DbBench => &DB_BENCH_COUNTS,
     };
+    let duration = step_keys(driver).1;
     let mut keys = counts.to_vec();
     keys.extend([duration, "size", "runtime", "round-seconds"]);
     keys
 }
 
+/// A step's operation-count and duration keys: YCSB `operationcount` and
+/// `maxexecutiontime`, db_bench `--reads` and `--duration`.
+pub fn step_keys(driver: Driver) -> (&'static str, &'static str) {
+    match driver {
+        Driver::Ycsb => ("operationcount", "maxexecutiontime"),
+        Driver::DbBench => ("reads", "duration"),
+    }
+}
+
+/// Scales the counts and the duration of `props`, except those in
+/// `unscaled` (given by `--set`: the user's own values win).
 fn scale_counts(
     props: &mut [(String, String)],
-    driver: Driver,
+    plan: &Plan,
     scale: f64,
-    min_duration: u64,
+    unscaled: &[String],
 ) -> anyhow::Result<()> {
-    let (counts, duration): (&[&str], &str) = match driver {
-        Driver::Ycsb => (&YCSB_COUNTS, "maxexecutiontime"),
-        Driver::DbBench => (&DB_BENCH_COUNTS, "duration"),
+    let (driver, min_duration) = (plan.driver, plan.min_duration);
+    let counts: &[&str] = match driver {
+        Driver::Ycsb => &YCSB_COUNTS,
+        Driver::DbBench => &DB_BENCH_COUNTS,
     };
+    let (ops_key, duration) = step_keys(driver);
     let mut floored = false;
     for (key, value) in props.iter_mut() {
-        if !(counts.contains(&key.as_str()) || key == duration) {
+        if !(counts.contains(&key.as_str()) || key == duration) || unscaled.contains(key) {
             continue;
         }
         // A duration may carry its unit ("10m"); scaled in whole seconds.
@@ -368,9 +379,9 @@ fn scale_counts(
     // first (seed 002's 200 k operations take about a second at 96
     // threads), and a window that short says nothing. db_bench's
     // --duration already governs.
-    if floored && driver == Driver::Ycsb {
+    if floored && driver == Driver::Ycsb && !unscaled.iter().any(|k| k == ops_key) {
         for (key, value) in props.iter_mut() {
-            if key == "operationcount" {
+            if key == ops_key {
                 *value = "0".into();
             }
         }
@@ -393,19 +404,51 @@ pub fn fingerprint(plan: &Plan, scale: f64, steps: &[Step]) -> String {
     crate::fingerprint::of(&serde_json::json!({ "plan": plan, "scale": scale, "steps": steps }))
 }
 
-/// A did-you-mean for config names given to `--db NAME=DIR`.
-pub fn check_config_name(plan: &Plan, name: &str) -> Result<(), String> {
-    if plan.configs.iter().any(|c| c.name == name) {
-        return Ok(());
+/// `--db NAME=DIR`, repeatable: the plan runs the configurations named,
+/// in that order, and no other. NAME is a config of the plan (its settings,
+/// on DIR) or a new name, which takes the settings of the plan's first
+/// config, unless it is one typo away from a config's name (refused with
+/// a did-you-mean). Returns a note for each new name.
+pub fn select_configs(
+    plan: &mut Plan,
+    db_overrides: &[(String, PathBuf)],
+) -> Result<Vec<String>, String> {
+    if db_overrides.is_empty() {
+        return Ok(Vec::new());
     }
     let names: Vec<&str> = plan.configs.iter().map(|c| c.name.as_str()).collect();
-    let hint = did_you_mean(name, names.iter().copied())
-        .map(|n| format!(" (did you mean '{n}'?)"))
-        .unwrap_or_default();
-    Err(format!(
-        "--db {name}=...: the plan has no config '{name}'{hint}; its configs: {}",
-        names.join(", ")
-    ))
+    let mut notes = Vec::new();
+    let mut chosen: Vec<super::Config> = Vec::new();
+    for (name, _) in db_overrides {
+        if chosen.iter().any(|c| c.name == *name) {
+            return Err(format!("--db {name}=...: config '{name}' is named twice"));
+        }
+        let config = match plan.configs.iter().find(|c| c.name == *name) {
+            Some(own) => own.clone(),
+            None => {
+                let first = &plan.configs[0];
+                // A typo of a config's name is a mistake, not a new config.
+                if let Some(near) = did_you_mean(name, names.iter().copied()) {
+                    return Err(format!(
+                        "--db {name}=DIR: the plan has no config '{name}' (did you mean '{near}'?); its configs: {}; a new name takes the first one's settings but must not be a typo away from them",
+                        names.join(", ")
+                    ));
+                }
+                notes.push(format!(
+                    "--db {name}=DIR: the plan has no config '{name}'; it runs with the settings of config '{}' (the plan's configs: {})",
+                    first.name,
+                    names.join(", ")
+                ));
+                super::Config {
+                    name: name.clone(),
+                    ..first.clone()
+                }
+            }
+        };
+        chosen.push(config);
+    }
+    plan.configs = chosen;
+    Ok(notes)
 }
 
 #[cfg(test)]
@@ -417,6 +460,7 @@ mod tests {
         LoadedPlan {
             plan: super::super::parse(text).unwrap(),
             path: Path::new("plans/test.toml").to_path_buf(),
+            unscaled: Vec::new(),
         }
     }
 
@@ -486,6 +530,21 @@ duration = 600
         );
         assert_eq!(get(c, "rocksdb.compression"), None);
         assert_eq!(get(c, "workload"), None);
+    }
+
+    #[test]
+    fn properties_set_by_hand_are_not_scaled() {
+        let mut plan = load(PLAN);
+        plan.unscaled = vec!["recordcount".into(), "operationcount".into()];
+        let steps = steps(&plan, 0.001, &[]).unwrap();
+        let get = |s: &Step, k: &str| s.properties.iter().find(|(n, _)| n == k).unwrap().1.clone();
+        assert_eq!(get(&steps[2], "recordcount"), "1000000");
+        assert_eq!(
+            get(&steps[2], "operationcount"),
+            "500000",
+            "not zeroed by the floor"
+        );
+        assert_eq!(get(&steps[2], "maxexecutiontime"), "1", "still scaled");
     }
 
     #[test]
@@ -613,12 +672,49 @@ duration = 600
     }
 
     #[test]
-    fn db_override_needs_a_known_config() {
-        let p = load(PLAN);
-        let s = steps(&p, 1.0, &[("slow".into(), "/c".into())]).unwrap();
-        assert_eq!(s.last().unwrap().db.as_deref(), Some(Path::new("/c")));
-        assert!(check_config_name(&p.plan, "slwo")
+    fn db_runs_only_the_configs_it_names() {
+        let mut p = load(PLAN);
+        let db = [("slow".into(), "/c".into())];
+        assert!(select_configs(&mut p.plan, &db).unwrap().is_empty());
+        let s = steps(&p, 1.0, &db).unwrap();
+        assert!(s.iter().all(|s| s.config == "slow"), "fast is dropped");
+        assert!(s.iter().all(|s| s.db.as_deref() == Some(Path::new("/c"))));
+        let slow = s.iter().find(|s| s.kind == StepKind::Run).unwrap();
+        assert!(slow
+            .properties
+            .iter()
+            .any(|(k, v)| k == "rocksdb.compression" && v == "none"));
+    }
+
+    #[test]
+    fn db_with_a_new_name_takes_the_first_configs_settings() {
+        let mut p = load(PLAN);
+        let typo = [("slwo".into(), "/d".into())];
+        let err = select_configs(&mut p.plan.clone(), &typo).unwrap_err();
+        assert!(err.contains("did you mean 'slow'"), "{err}");
+        let db = [
+            ("mine".into(), "/mnt/nvme".into()),
+            ("slow".into(), "/d".into()),
+        ];
+        let notes = select_configs(&mut p.plan, &db).unwrap();
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("settings of config 'fast'"),
+            "{}",
+            notes[0]
+        );
+        let s = steps(&p, 1.0, &db).unwrap();
+        let configs: Vec<&str> = s.iter().map(|s| s.config.as_str()).collect();
+        assert!(
+            configs.iter().all(|c| ["mine", "slow"].contains(c)),
+            "{configs:?}"
+        );
+        assert!(s[0].id.starts_with("mine/"), "{}", s[0].id);
+        assert_eq!(s[0].db.as_deref(), Some(Path::new("/mnt/nvme")));
+        let mut twice = load(PLAN);
+        let db = [("fast".into(), "/a".into()), ("fast".into(), "/b".into())];
+        assert!(select_configs(&mut twice.plan, &db)
             .unwrap_err()
-            .contains("did you mean 'slow'"));
+            .contains("named twice"));
     }
 }

@@ -387,14 +387,15 @@ fn twenty_five() -> u64 {
     25
 }
 
-/// The shipped YCSB core workloads, so plans run from any directory.
+/// The shipped YCSB core workloads by their plan names, so plans run from
+/// any directory.
 pub const CORE_WORKLOADS: [(&str, &str); 6] = [
-    ("a", include_str!("../../workloads/workloada")),
-    ("b", include_str!("../../workloads/workloadb")),
-    ("c", include_str!("../../workloads/workloadc")),
-    ("d", include_str!("../../workloads/workloadd")),
-    ("e", include_str!("../../workloads/workloade")),
-    ("f", include_str!("../../workloads/workloadf")),
+    ("a", crate::shipped::WORKLOADS[0].1),
+    ("b", crate::shipped::WORKLOADS[1].1),
+    ("c", crate::shipped::WORKLOADS[2].1),
+    ("d", crate::shipped::WORKLOADS[3].1),
+    ("e", crate::shipped::WORKLOADS[4].1),
+    ("f", crate::shipped::WORKLOADS[5].1),
 ];
 
 /// A parsed, validated plan and where it came from.
@@ -402,6 +403,9 @@ pub const CORE_WORKLOADS: [(&str, &str); 6] = [
 pub struct LoadedPlan {
     pub plan: Plan,
     pub path: PathBuf,
+    /// Properties given by `--set` (as step properties name them): their
+    /// values are the user's, so `--scale` leaves them as they are.
+    pub unscaled: Vec<String>,
 }
 
 impl LoadedPlan {
@@ -411,15 +415,30 @@ impl LoadedPlan {
 
     /// The plan in `path` with `--set KEY=VALUE` changes applied.
     pub fn from_file_with(path: &Path, sets: &[String]) -> anyhow::Result<Self> {
-        let text = crate::files::read_input(path, "plan")?;
+        let (text, path) = read_plan(path)?;
+        let path = path.as_path();
         let in_plan = |e: String| InputError::Invalid(format!("plan '{}': {e}", path.display()));
         // Parsed as written first, so its own mistakes are named by line.
         let mut plan = parse(&text).map_err(in_plan)?;
+        let mut unscaled = Vec::new();
         if !sets.is_empty() {
             let mut tree: toml::Value =
                 toml::from_str(&text).map_err(|e| in_plan(e.to_string()))?;
+            let known = known_properties(plan.driver);
+            let (ops_key, duration_key) = expand::step_keys(plan.driver);
             for assignment in sets {
+                overrides::check_name(assignment, &known).map_err(InputError::Invalid)?;
                 overrides::apply(&mut tree, assignment).map_err(in_plan)?;
+                // Each change checked at once, so a bad value names its --set.
+                Plan::deserialize(tree.clone()).map_err(|e| {
+                    let message = e.message().trim().to_string();
+                    InputError::Invalid(if message.contains("untagged enum") {
+                        format!("--set {assignment}: not a value this setting takes (docs/plans.md lists them)")
+                    } else {
+                        format!("--set {assignment}: {message}")
+                    })
+                })?;
+                unscaled.extend(overrides::property_set(assignment, ops_key, duration_key));
             }
             plan = Plan::deserialize(tree)
                 .map_err(|e| in_plan(format!("after --set: {}", e.message().trim())))?;
@@ -428,6 +447,7 @@ impl LoadedPlan {
         Ok(Self {
             plan,
             path: path.to_path_buf(),
+            unscaled,
         })
     }
 
@@ -437,6 +457,44 @@ impl LoadedPlan {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         }
+    }
+}
+
+/// The property names a `--set` is checked against for typos: YCSB's (and
+/// the power meter's); db_bench plans' flags are checked by `kvperf bench`.
+fn known_properties(driver: Driver) -> Vec<&'static str> {
+    match driver {
+        Driver::Ycsb => crate::workload::ycsb::config::KNOWN_PROPERTIES
+            .iter()
+            .chain(crate::measure::power::PROPERTIES.iter())
+            .copied()
+            .collect(),
+        Driver::DbBench => Vec::new(),
+    }
+}
+
+/// The text of the plan file `given`, or of the shipped plan it names
+/// when no such file exists (then shown as `plans/NAME.toml`).
+fn read_plan(given: &Path) -> Result<(String, PathBuf), InputError> {
+    use crate::shipped::{plan, plan_names, PlanMatch};
+    if given.exists() {
+        return Ok((
+            crate::files::read_input(given, "plan")?,
+            given.to_path_buf(),
+        ));
+    }
+    match plan(given) {
+        PlanMatch::One(name, text) => Ok((text.to_string(), format!("plans/{name}.toml").into())),
+        PlanMatch::Several(names) => Err(InputError::Invalid(format!(
+            "plan '{}' names several shipped plans: {}; give one",
+            given.display(),
+            names.join(", ")
+        ))),
+        PlanMatch::None => Err(InputError::Invalid(format!(
+            "plan '{}' does not exist, nor is it a shipped plan's name; shipped: {} (kvperf plan list)",
+            given.display(),
+            plan_names()
+        ))),
     }
 }
 

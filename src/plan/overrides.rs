@@ -77,6 +77,70 @@ pub fn apply(plan: &mut Value, assignment: &str) -> Result<(), String> {
     set_path(plan, &path, value, key)
 }
 
+/// Refuses a `--set` key that is one typo away from a name kvperf knows
+/// (a plan key, a shorthand, or one of `known_properties`) without being
+/// it: `recordcont` is a mistake, not a property for the engine. A name
+/// near nothing is a property, passed on as YCSB does.
+pub fn check_name(assignment: &str, known_properties: &[&str]) -> Result<(), String> {
+    let key = assignment
+        .split_once('=')
+        .map_or(assignment, |(k, _)| k)
+        .trim();
+    let path: Vec<&str> = key.split('.').collect();
+    let name = match path.iter().position(|p| *p == "properties") {
+        Some(i) if i + 1 < path.len() => path[i + 1..].join("."),
+        _ if path.len() == 1 => key.to_string(),
+        _ => return Ok(()),
+    };
+    let plan_names = || {
+        PLAN_KEYS
+            .iter()
+            .chain(&STEP_SHORTHANDS)
+            .chain(&EVERY_STEP_SHORTHANDS)
+    };
+    let bare = path.len() == 1;
+    let candidates: Vec<&str> = known_properties
+        .iter()
+        .chain(plan_names().filter(|_| bare))
+        .copied()
+        .collect();
+    if candidates.contains(&name.as_str()) {
+        return Ok(());
+    }
+    // Two edits turn a short word into another word (db_bench's `num` is
+    // not a typo of `name`): short names must be one edit away.
+    match crate::error::did_you_mean(&name, candidates.iter().copied()) {
+        Some(near) if name.len() > 4 || strsim::levenshtein(&name, near) == 1 => {
+            Err(format!("unknown setting '{name}': did you mean '{near}'?"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The property a `--set` gives its value to, named as in a step's
+/// properties (`operations` is `ops_key`, `duration` is `duration_key`):
+/// a value written on the command line is not scaled by `--scale`.
+pub fn property_set(assignment: &str, ops_key: &str, duration_key: &str) -> Option<String> {
+    let key = assignment.split_once('=')?.0.trim();
+    let path: Vec<&str> = key.split('.').collect();
+    let shorthand = |field: &str| match field {
+        "operations" => Some(ops_key.to_string()),
+        "duration" => Some(duration_key.to_string()),
+        _ => None,
+    };
+    if let Some(i) = path.iter().position(|p| *p == "properties") {
+        return (i + 1 < path.len()).then(|| path[i + 1..].join("."));
+    }
+    match path.as_slice() {
+        [one] if STEP_SHORTHANDS.contains(one) => shorthand(one),
+        [one] if !PLAN_KEYS.contains(one) && !EVERY_STEP_SHORTHANDS.contains(one) => {
+            Some(key.to_string())
+        }
+        ["steps", _, field] => shorthand(field),
+        _ => None,
+    }
+}
+
 fn parse_value(text: &str) -> Value {
     // A lone value parses as the right-hand side of a TOML assignment.
     toml::from_str::<toml::Table>(&format!("v = {text}"))
@@ -227,6 +291,51 @@ threads = [1, 2]
         assert_eq!(p["steps"][1]["clients"].as_integer(), Some(2));
         assert_eq!(p["launcher"].as_str(), Some("srun"));
         assert!(p.get("properties").unwrap().get("launcher").is_none());
+    }
+
+    #[test]
+    fn typos_get_a_did_you_mean_and_other_names_pass() {
+        let known = ["recordcount", "operationcount", "fieldlength"];
+        let err = check_name("recordcont=10", &known).unwrap_err();
+        assert_eq!(
+            err,
+            "unknown setting 'recordcont': did you mean 'recordcount'?"
+        );
+        let err = check_name("properties.fieldlenght=10", &known).unwrap_err();
+        assert!(err.contains("did you mean 'fieldlength'"), "{err}");
+        let err = check_name("thread=[2]", &known).unwrap_err();
+        assert!(err.contains("did you mean 'threads'"), "{err}");
+        for fine in [
+            "num=1000",
+            "recordcount=1",
+            "threads=[2]",
+            "rocksdb.block_size=8192",
+            "mybinding.option=1",
+            "configs.disk.db=/x",
+        ] {
+            check_name(fine, &known).unwrap();
+        }
+    }
+
+    #[test]
+    fn properties_set_on_the_command_line_are_named() {
+        let named = |a: &str| property_set(a, "operationcount", "maxexecutiontime");
+        assert_eq!(named("recordcount=5").as_deref(), Some("recordcount"));
+        assert_eq!(
+            named("properties.recordcount=5").as_deref(),
+            Some("recordcount")
+        );
+        assert_eq!(
+            named("configs.disk.properties.insertcount=5").as_deref(),
+            Some("insertcount")
+        );
+        assert_eq!(named("operations=5").as_deref(), Some("operationcount"));
+        assert_eq!(
+            named("steps.1.duration=5").as_deref(),
+            Some("maxexecutiontime")
+        );
+        assert_eq!(named("threads=[1]"), None);
+        assert_eq!(named("drop_caches=true"), None);
     }
 
     #[test]

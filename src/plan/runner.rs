@@ -53,10 +53,15 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
         ))
         .into());
     }
-    for (name, _) in &opts.db_overrides {
-        expand::check_config_name(&loaded.plan, name).map_err(InputError::Invalid)?;
-    }
+    let mut loaded = loaded;
+    let notes = expand::select_configs(&mut loaded.plan, &opts.db_overrides)
+        .map_err(InputError::Invalid)?;
     let steps = expand::steps(&loaded, opts.scale, &opts.db_overrides)?;
+    check_db_dirs(&steps, &opts.db_overrides)?;
+    // Said once the directories are known to be usable: bad input stays one line.
+    for note in notes {
+        eprintln!("kvperf: {note}");
+    }
     let id = PlanId {
         name: loaded.plan.name.clone(),
         fingerprint: expand::fingerprint(&loaded.plan, opts.scale, &steps),
@@ -70,6 +75,23 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
         notes: loaded.plan.notes.clone(),
     };
     Ok(Prepared { loaded, steps, id })
+}
+
+/// A `--db` directory that a directory engine cannot use (not creatable,
+/// or holding files kvperf did not create), refused before anything runs.
+fn check_db_dirs(steps: &[Step], db_overrides: &[(String, PathBuf)]) -> Result<(), InputError> {
+    for (name, dir) in db_overrides {
+        let keeps_dir = steps.iter().any(|s| {
+            s.config == *name
+                && s.db.is_some()
+                && engine::find(&s.engine).is_ok_and(|e| e.uses_data_dir())
+        });
+        if keeps_dir {
+            engine::store::check_usable(dir)
+                .map_err(|e| InputError::Invalid(format!("config '{name}': {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 /// Engines the plan names that this binary lacks, and what the plan asks
