@@ -5,6 +5,7 @@
 //! configuration's peak; the device's 4 corners and preconditioning beside
 //! them. Markdown, CSV and one self-contained HTML page with SVG charts.
 
+pub mod compare_lines;
 pub mod confidence;
 mod csv;
 mod document;
@@ -14,6 +15,7 @@ mod format;
 mod grid;
 pub mod model;
 mod numbers;
+mod scale;
 mod svg;
 mod tables;
 pub mod timeline_csv;
@@ -43,6 +45,9 @@ pub fn build(study: &Study, charts: bool) -> Document {
     }
     if !study.provenance.is_empty() {
         blocks.push(Block::Paragraph(study.provenance.clone()));
+    }
+    if let Some(size) = &study.size {
+        blocks.push(Block::Paragraph(size.clone()));
     }
     for (s, host) in study
         .series
@@ -974,12 +979,13 @@ mod tests {
                 "nvme-7300 advantage",
             ]
         );
-        // The brief: 3.6X, 2X, 0.8X, 1.6X.
+        // The brief: 3.6X, 2X, 0.8X, 1.6X; in kvperf's one voice a ratio
+        // is never under 1, so its 0.8X (a loss) reads "1.2x higher".
         let row = &best.rows[1];
         assert_eq!(row[..4], ["Workload F", "sata-5300", "32", "15,338"]);
         assert_eq!(
             [&row[4], &row[6], &row[8], &row[10]],
-            ["3.6x", "2.0x", "0.8x", "1.6x"]
+            ["3.6x", "2.0x lower", "1.2x higher", "1.6x lower"]
         );
         assert_eq!(best.rows[0][4], "");
         let summary = tables::summary(&s, &style);
