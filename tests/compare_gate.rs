@@ -55,7 +55,12 @@ fn a_20_percent_slower_build_fails_the_gate_with_exit_code_4() {
     let tmp = tempfile::tempdir().unwrap();
     let base = results(tmp.path(), "base.jsonl", &BASE);
     let new = results(tmp.path(), "new.jsonl", &scaled(0.8));
-    let out = compare(tmp.path(), &base, &new, &["--fail-if-slower", "5%"]);
+    let out = compare(
+        tmp.path(),
+        &base,
+        &new,
+        &["--fail-if-slower", "5%", "--format", "md", "--detail"],
+    );
     assert_eq!(
         out.code, 4,
         "stderr: {}\nstdout: {}",
@@ -81,7 +86,7 @@ fn a_20_percent_slower_build_fails_the_gate_with_exit_code_4() {
         "{}",
         out.stdout
     );
-    // The report follows the verdicts.
+    // With --detail the report follows the verdicts.
     assert!(out.stdout.contains("peak improvement"), "{}", out.stdout);
     let lines: Vec<&str> = out.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{}", out.stderr);
@@ -102,7 +107,12 @@ fn the_same_figures_in_another_order_pass_the_gate_as_no_difference() {
     let mut shuffled = BASE.to_vec();
     shuffled.rotate_left(2);
     let new = results(tmp.path(), "new.jsonl", &shuffled);
-    let out = compare(tmp.path(), &base, &new, &["--fail-if-slower", "5%"]);
+    let out = compare(
+        tmp.path(),
+        &base,
+        &new,
+        &["--fail-if-slower", "5%", "--format", "md"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     assert!(
@@ -125,7 +135,12 @@ fn slower_with_confidence_but_within_the_limit_passes_and_fails_a_tighter_one() 
     let base = results(tmp.path(), "base.jsonl", &BASE);
     // 10% slower: the interval, about [-12%, -8%], is not wholly past -15%.
     let new = results(tmp.path(), "new.jsonl", &scaled(0.9));
-    let out = compare(tmp.path(), &base, &new, &["--fail-if-slower", "15"]);
+    let out = compare(
+        tmp.path(),
+        &base,
+        &new,
+        &["--fail-if-slower", "15", "--format", "md"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("**slower**"), "{}", out.stdout);
     let out = compare(tmp.path(), &base, &new, &["--fail-if-slower", "5%"]);
@@ -173,7 +188,7 @@ fn a_gate_that_cannot_judge_is_refused_and_bad_limits_are_bad_input() {
     let base = results(tmp.path(), "base.jsonl", &BASE[..1]);
     let new = results(tmp.path(), "new.jsonl", &scaled(0.5)[..1]);
     // One repeat each: shown as undecided; no gate, no failure.
-    let out = compare(tmp.path(), &base, &new, &[]);
+    let out = compare(tmp.path(), &base, &new, &["--format", "md"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout
@@ -187,6 +202,92 @@ fn a_gate_that_cannot_judge_is_refused_and_bad_limits_are_bad_input() {
         let out = compare(tmp.path(), &base, &new, &["--fail-if-slower", bad]);
         assert_input_error(&out, "not a limit in percent");
     }
+}
+
+#[test]
+fn compare_prints_one_line_per_cell_like_hyperfine_and_detail_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = results(tmp.path(), "base.jsonl", &BASE);
+    let new = results(tmp.path(), "new.jsonl", &scaled(0.8));
+    let out = compare(tmp.path(), &base, &new, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "one compared cell: {}", out.stdout);
+    // One voice: a loss is "1.25x lower", never "0.80x".
+    assert!(
+        lines[0].starts_with(
+            "new:kv: 1.25x lower throughput than base:kv [-22%, -18%] slower, read p99 1.25x higher ["
+        ) && lines[0].ends_with("] slower (Workload A, 8 threads)"),
+        "{}",
+        lines[0]
+    );
+    assert!(!out.stdout.contains("0.8"), "{}", out.stdout);
+    // Placeholders of absent facts never print, with or without detail.
+    let detail = compare(tmp.path(), &base, &new, &["--detail"]);
+    assert_eq!(detail.code, 0, "{}", detail.stderr);
+    assert!(detail.stdout.starts_with(lines[0]), "{}", detail.stdout);
+    assert!(
+        detail.stdout.contains("peak improvement"),
+        "{}",
+        detail.stdout
+    );
+    for placeholder in ["fingerprint )", "(fingerprint )", "across 0 thread counts"] {
+        assert!(
+            !detail.stdout.contains(placeholder),
+            "{placeholder}: {}",
+            detail.stdout
+        );
+    }
+    // A faster build reads as a multiple of the base's throughput.
+    let faster = results(tmp.path(), "faster.jsonl", &scaled(1.25));
+    let out = compare(tmp.path(), &base, &faster, &[]);
+    assert!(
+        out.stdout
+            .starts_with("faster:kv: 1.25x the throughput of base:kv [+2")
+            && out.stdout.contains("] faster, read p99 1.25x lower [-")
+            && out.stdout.ends_with("] faster (Workload A, 8 threads)\n"),
+        "{}",
+        out.stdout
+    );
+    // Too few repeats: said once, no interval.
+    let one = results(tmp.path(), "one.jsonl", &BASE[..1]);
+    let out = compare(tmp.path(), &one, &faster, &[]);
+    assert!(
+        out.stdout.contains(
+            "(Workload A, 8 threads); 5 and 1 repeats: judging at 95% needs \u{2265} 4 of each"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn compare_writes_csv_and_refuses_detail_where_it_has_no_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = results(tmp.path(), "base.jsonl", &BASE);
+    let new = results(tmp.path(), "new.jsonl", &scaled(0.8));
+    let out = compare(tmp.path(), &base, &new, &["--format", "csv"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "config,workload,threads,figure,base,new,base_repeats,new_repeats,ratio,ci_low,ci_high,verdict"
+    );
+    assert_eq!(lines.len(), 4, "ops/s, p99, p99.9: {}", out.stdout);
+    let fields: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(
+        fields[..4],
+        ["new:kv", "Workload A", "8", "ops/s"],
+        "{}",
+        lines[1]
+    );
+    let number = |i: usize| fields[i].parse::<f64>().unwrap();
+    assert!((number(4) - 100_000.0).abs() < 1.0 && (number(5) - 80_000.0).abs() < 1.0);
+    assert_eq!(fields[6..8], ["5", "5"]);
+    assert!((number(8) - 0.8).abs() < 0.005 && number(9) < number(8) && number(8) < number(10));
+    assert_eq!(fields[11], "slower", "{}", lines[1]);
+    let out = compare(tmp.path(), &base, &new, &["--format", "json", "--detail"]);
+    assert_input_error(&out, "--detail adds the report to --format text or md");
 }
 
 /// `kvperf verdict` judges plain figures (bench scripts' runs) as compare

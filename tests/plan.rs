@@ -450,8 +450,14 @@ fn two_results_files_compare() {
         assert_eq!(out.code, 0, "{}", out.stderr);
         files.push(results.display().to_string());
     }
-    let out = kvperf(tmp.path(), &["compare", &files[0], &files[1]]);
+    // One line per cell first; the report's tables with --detail.
+    let out = kvperf(tmp.path(), &["compare", &files[0], &files[1], "--detail"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("machine-b:driver: "),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("| #Threads | machine-a:driver | machine-b:driver | machine-a:driver vs machine-b:driver |"),
         "{}",

@@ -37,16 +37,23 @@ pub struct CompareArgs {
     /// past the limit. Within noise, 0.
     #[arg(long, value_name = "PCT", value_parser = parse_limit)]
     pub fail_if_slower: Option<f64>,
-    /// md: the verdicts, then the whole report (Markdown); json: the
-    /// verdicts and the gate's outcome, for machines.
-    #[arg(long, value_enum, default_value_t = CompareFormat::Md)]
+    /// text: one line per compared cell, as hyperfine prints; md: the
+    /// verdicts as tables (Markdown); json and csv: every verdict (and
+    /// json the gate's outcome), for machines.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    /// text and md: after the verdicts, the verdict tables and the whole
+    /// report (peaks, averages, every table) in Markdown.
+    #[arg(long)]
+    pub detail: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
+    Text,
     Md,
     Json,
+    Csv,
 }
 
 /// "5%", "5" or "2.5%": a limit in percent, at least 0 and under 100.
@@ -89,6 +96,13 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    if args.detail && matches!(args.format, CompareFormat::Json | CompareFormat::Csv) {
+        return Err(InputError::Invalid(
+            "--detail adds the report to --format text or md; json and csv hold every verdict already"
+                .into(),
+        )
+        .into());
+    }
     let rows = confidence::rows(&study);
     let gate = args
         .fail_if_slower
@@ -100,20 +114,34 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
             text.push('\n');
             text
         }
-        CompareFormat::Md => {
+        CompareFormat::Csv => report::compare_lines::csv(&rows),
+        CompareFormat::Text if !args.detail => {
+            report::compare_lines::text(&study, &rows, gate.as_ref())
+        }
+        CompareFormat::Text | CompareFormat::Md => {
             let mut doc = report::build(&study, false);
             let verdicts = confidence::blocks(&study, &rows, gate.as_ref());
             let body = std::mem::replace(&mut doc.blocks, verdicts);
-            doc.blocks.extend(body);
-            doc.to_markdown()
+            if args.detail {
+                doc.blocks.extend(body);
+            }
+            let md = doc.to_markdown();
+            match args.format {
+                CompareFormat::Text => format!(
+                    "{}\n{md}",
+                    report::compare_lines::text(&study, &rows, gate.as_ref())
+                ),
+                _ => md,
+            }
         }
     };
     crate::output::stdout::print_result(
         &text,
-        if args.format == CompareFormat::Json {
-            "json"
-        } else {
-            "md"
+        match args.format {
+            CompareFormat::Json => "json",
+            CompareFormat::Csv => "csv",
+            CompareFormat::Text => "txt",
+            CompareFormat::Md => "md",
         },
     )?;
     let Some(gate) = gate else {

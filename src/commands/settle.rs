@@ -1,6 +1,7 @@
 //! `kvperf settle`: let a store finish its background work between phases.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
@@ -45,9 +46,38 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
             runtime: None,
         },
     )?;
+    let store = db.as_ref().map_or_else(
+        || format!("{} store", spec.name),
+        |d| format!("{} store in '{}'", spec.name, d.display()),
+    );
     if args.compact {
+        let started = Instant::now();
         engine.compact()?;
+        eprintln!(
+            "kvperf: settle: compacted the {store} in {}",
+            seconds(started.elapsed())
+        );
     }
+    let started = Instant::now();
     engine.settle(true)?;
-    engine.close()
+    let waited = if spec.capabilities.background_work {
+        "flushed buffered writes and waited for background work (flushes, compactions) to finish"
+    } else {
+        "made buffered writes durable (the engine has no background work to wait for)"
+    };
+    eprintln!(
+        "kvperf: settle: {waited} in the {store}: {}",
+        seconds(started.elapsed())
+    );
+    let started = Instant::now();
+    engine.close()?;
+    eprintln!(
+        "kvperf: settle: closed the {store} in {}; done",
+        seconds(started.elapsed())
+    );
+    Ok(())
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
 }

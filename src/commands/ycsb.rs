@@ -17,7 +17,9 @@ use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::measure::power::PowerSetup;
+use crate::measure::window_warnings;
 use crate::measure::{OpKind, Outcome};
+use crate::output::run_header;
 use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
@@ -547,8 +549,34 @@ fn measure(
         },
     )?;
     out.engine = engine.info();
+    let keys = workload.config().insert_start
+        ..workload.config().insert_start + workload.config().insert_count;
+    // What kvperf's loads put in the store, where it marked it.
+    let loaded = db
+        .as_deref()
+        .and_then(engine::loaded_keys::loaded)
+        .map(|k| k.within(keys.clone()));
+    let store = db.as_deref().map(|dir| run_header::Store {
+        location: dir.display().to_string(),
+        loaded,
+    });
+    state_what_runs(
+        phase,
+        out,
+        &workload,
+        store,
+        threads,
+        target,
+        client.max_execution,
+    );
+    if let Some(held) = loaded.filter(|held| phase == Phase::Run && *held < keys.end - keys.start) {
+        step::warn(
+            out,
+            fewer_records(db.as_deref(), held, &keys, workload.config().record_count),
+        );
+    }
     // A server's data directory, when it is local, is the device to account.
-    out.host = HostInfo::collect(db.or_else(|| engine.data_location()).as_deref());
+    out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
     if args.format == Format::Json {
         step::keep_on_stall(out, destination);
     }
@@ -644,6 +672,22 @@ fn measure(
         device: None,
         events: Some(events),
     });
+    if phase == Phase::Load {
+        record_loaded_keys(out, db.as_deref(), &workload, &outcome.histograms);
+    }
+    let judged = out.measurements.last().map(|m| {
+        (
+            (phase == Phase::Run)
+                .then(|| window_warnings::short_window(m.runtime_s))
+                .flatten(),
+            window_warnings::target_missed(m.target_ops_per_sec, m.ops_per_sec),
+        )
+    });
+    if let Some((short, missed)) = judged {
+        for warning in [short, missed].into_iter().flatten() {
+            step::warn(out, warning);
+        }
+    }
     let logs_written = logs_written?;
     if !logs_written.is_empty() {
         let names: Vec<String> = logs_written
@@ -696,6 +740,81 @@ fn measure(
         }
     }
     Ok(())
+}
+
+/// States on stderr what is about to run (see [`run_header`]).
+fn state_what_runs(
+    phase: Phase,
+    out: &StepOutput,
+    workload: &CoreWorkload,
+    store: Option<run_header::Store>,
+    threads: usize,
+    target: f64,
+    max_execution: Option<Duration>,
+) {
+    let typed: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let cfg = workload.config();
+    let header = run_header::RunHeader {
+        phase: match phase {
+            Phase::Load => "load",
+            Phase::Run => "run",
+        },
+        engine: out.engine.name.clone(),
+        engine_version: out.engine.version.clone(),
+        store,
+        threads,
+        target_ops_per_sec: target,
+        record_count: cfg.record_count,
+        field_count: cfg.field_count,
+        field_length: cfg.field_length.describe(),
+        operations: (workload.operation_count() > 0).then(|| workload.operation_count()),
+        max_execution,
+    };
+    eprint!("{}\n{}", run_header::command_line(&typed), header.render());
+}
+
+/// The warning of a run whose store holds fewer of the records it reads
+/// than `recordcount` says: its reads of the others find nothing.
+fn fewer_records(
+    db: Option<&Path>,
+    held: u64,
+    keys: &std::ops::Range<u64>,
+    record_count: u64,
+) -> String {
+    format!(
+        "the store in '{}' holds {held} of the {} records this run reads (recordcount {record_count}, keys {}..{}), as kvperf loaded it: \
+         reads of the others return NOT_FOUND and updates may insert; run kvperf load with the same properties first",
+        db.map(|d| d.display().to_string()).unwrap_or_default(),
+        keys.end - keys.start,
+        keys.start,
+        keys.end,
+    )
+}
+
+/// Writes into the store's ledger the keys a load inserted, when none of
+/// its inserts failed (a failed one may leave a hole).
+fn record_loaded_keys(
+    out: &mut StepOutput,
+    db: Option<&Path>,
+    workload: &CoreWorkload,
+    histograms: &crate::measure::OpHistograms,
+) {
+    let Some(dir) = db else { return };
+    let inserts = histograms.get(OpKind::Insert);
+    let failed = inserts.map_or(0, |g| g.count(Outcome::Error));
+    let inserted = inserts.map_or(0, |g| g.count(Outcome::Ok));
+    if failed > 0 {
+        return;
+    }
+    if let Err(e) = engine::loaded_keys::record(dir, workload.config().insert_start, inserted) {
+        step::warn(
+            out,
+            format!("{e:#}; a later run cannot tell how many records the store holds"),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub(crate) mod driver_runtime;
 #[cfg(test)]
 pub(crate) mod fake_listener;
 pub mod kv;
+pub mod loaded_keys;
 pub mod null;
 pub mod operations;
 pub mod options;

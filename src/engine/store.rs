@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::{registry, EngineSpec, OpenMode, StoreKind};
+use super::{loaded_keys, registry, EngineSpec, OpenMode, StoreKind};
 use crate::error::InputError;
 
 pub const MARKER: &str = ".kvperf-data";
@@ -31,7 +31,8 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
         }
         fs::create_dir_all(dir)
             .map_err(|e| InputError::Invalid(format!("cannot create --db '{shown}': {e}")))?;
-        return write_marker(dir, spec.name, CREATED);
+        write_marker(dir, spec.name, CREATED)?;
+        return loaded_keys::begin(dir);
     }
     if !dir.is_dir() {
         return Err(
@@ -55,6 +56,8 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
     match mode {
         OpenMode::Existing if !holds => Err(no_store(spec, dir).into()),
         OpenMode::Fresh if holds && how != CREATED => Err(refuse_to_empty(spec, dir).into()),
+        // The engine empties the store next: no key loaded any more.
+        OpenMode::Fresh => loaded_keys::begin(dir),
         _ => Ok(()),
     }
 }
@@ -113,13 +116,16 @@ pub fn check_usable(dir: &Path) -> Result<(), InputError> {
 /// adopted if the engine can, anything else is refused by name.
 fn adopt_or_refuse(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<&'static str> {
     let shown = dir.display();
-    let entries = entry_names(dir)?;
+    // A ledger left without its marker is kvperf's, not the user's.
+    let mut entries = entry_names(dir)?;
+    entries.retain(|name| name != loaded_keys::LEDGER);
     if entries.is_empty() {
         if mode == OpenMode::Existing {
             // Refused before kvperf writes its marker into a user's directory.
             return Err(no_store(spec, dir).into());
         }
         write_marker(dir, spec.name, CREATED)?;
+        loaded_keys::begin(dir)?;
         return Ok(CREATED);
     }
     if spec.recognizes(dir) {
@@ -226,7 +232,11 @@ pub fn remove_owned(dir: &Path, owns: fn(&str) -> bool) -> anyhow::Result<()> {
     for entry in fs::read_dir(dir).with_context(|| format!("cannot list '{}'", dir.display()))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name == MARKER || name == PRECONDITION_FILE || !owns(&name) {
+        if name == MARKER
+            || name == PRECONDITION_FILE
+            || name == loaded_keys::LEDGER
+            || !owns(&name)
+        {
             continue;
         }
         let path = entry.path();

@@ -23,6 +23,7 @@ pub mod steady;
 mod summary;
 pub mod timeline;
 pub mod verdict;
+pub mod window_warnings;
 
 use std::time::Instant;
 

@@ -4,6 +4,7 @@
 
 pub mod dbbench_text;
 pub mod json;
+pub mod run_header;
 pub mod stdout;
 pub mod ycsb_text;
 

@@ -66,7 +66,8 @@ impl Document {
                 }
                 Block::Paragraph(text) => body.push_str(&format!("<p>{}</p>\n", inline(text))),
                 Block::Table(t) => {
-                    body.push_str("<table>\n<tr>");
+                    // A wide table scrolls inside its box, not the page.
+                    body.push_str("<div class=\"wide\"><table>\n<tr>");
                     for h in &t.header {
                         body.push_str(&format!("<th>{}</th>", inline(h)));
                     }
@@ -78,7 +79,7 @@ impl Document {
                         }
                         body.push_str("</tr>\n");
                     }
-                    body.push_str("</table>\n");
+                    body.push_str("</table></div>\n");
                 }
                 Block::Charts(svgs) => body.push_str(&charts(svgs)),
                 Block::Collapsed(summary, svgs) => {
@@ -110,7 +111,8 @@ fn charts(svgs: &[String]) -> String {
 
 /// No fonts, scripts or images from anywhere: the page must open offline.
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1300px}\
-table{border-collapse:collapse;margin:0.5em 0 1.5em}\
+.wide{overflow-x:auto;max-width:100%;margin:0.5em 0 1.5em}\
+table{border-collapse:collapse}\
 th,td{border:1px solid #bbb;padding:3px 9px;text-align:right}\
 th:first-child,td:first-child{text-align:left}th{background:#eee}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}\
@@ -262,6 +264,9 @@ mod tests {
         );
         let html = doc.to_html();
         assert!(html.contains("<td><b>17,060</b></td>"));
+        // A table wider than the page scrolls in its own box.
+        assert!(html.contains("<div class=\"wide\"><table>"), "{html}");
+        assert!(html.contains(".wide{overflow-x:auto;"), "{html}");
         assert!(html.contains("<p>peak <b>42,012</b> in <code>plan.toml</code></p>"));
         assert!(html.contains("<title>T &lt;1&gt;</title>"));
         assert!(!html.contains("http"), "no network references");

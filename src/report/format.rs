@@ -30,17 +30,28 @@ impl Style {
     }
 
     /// A throughput improvement of `pct` percent.
+    /// As a ratio, a loss is "1.3x lower", never "0.8x".
     pub fn gain(&self, pct: Option<f64>) -> String {
         match (self.ratios, pct) {
-            (true, Some(p)) => times(1.0 + p / 100.0),
+            (true, Some(p)) if p > -100.0 => match 1.0 + p / 100.0 {
+                r if r >= 1.0 => times(r),
+                r => format!("{} lower", times(1.0 / r)),
+            },
             _ => percent(pct),
         }
     }
 
-    /// A latency comparison from the ratio baseline / candidate.
+    /// A latency comparison from the ratio baseline / candidate: "2.9x
+    /// lower" or "1.3x higher" as a ratio, never "0.8x".
     pub fn latency(&self, ratio: Option<f64>) -> String {
         match (self.ratios, ratio) {
-            (true, Some(r)) => times(r),
+            (true, Some(r)) if r > 0.0 && r.is_finite() => {
+                if r >= 1.0 {
+                    format!("{} lower", times(r))
+                } else {
+                    format!("{} higher", times(1.0 / r))
+                }
+            }
             _ => lower_ratio(ratio),
         }
     }
@@ -67,7 +78,7 @@ impl Style {
             );
         }
         let throughput = if self.ratios {
-            "throughput as the ratio A / B (\"3.0x\"), latency advantage as B / A, as seed 004 writes them"
+            "throughput as the ratio A / B (\"3.0x\", a loss as \"1.3x lower\"), latency as the ratio B / A (\"2.9x lower\", a loss as \"1.3x higher\"), as seed 004 writes them"
         } else {
             "throughput as (A - B) / B (as a ratio, \"2.1x\", above +100%, as seed 001 writes it), \
              latency as \"X% lower\", (B - A) / B (\"Nx lower\" beyond 90%, so never \"100% lower\")"
@@ -96,14 +107,19 @@ impl Style {
             })
         };
         let mut text = format!(
-            "{a_name} vs {b_name}. Peak: {a_name} {}, {b_name} {}: peak improvement **{}**. \
-             Average improvement across {} thread counts: **{}**.",
+            "{a_name} vs {b_name}. Peak: {a_name} {}, {b_name} {}: peak improvement **{}**.",
             peak_text(c.peak_candidate),
             peak_text(c.peak_baseline),
             self.gain(c.peak_improvement),
-            c.per_thread.len(),
-            self.gain(c.average_improvement),
         );
+        // No thread count in common: no average to state.
+        if !c.per_thread.is_empty() {
+            text.push_str(&format!(
+                " Average improvement across {} thread counts: **{}**.",
+                c.per_thread.len(),
+                self.gain(c.average_improvement),
+            ));
+        }
         if let (Some((t0, lo)), Some((t1, hi))) = (c.min_improvement, c.max_improvement) {
             if c.per_thread.len() > 1 {
                 text.push_str(&format!(
@@ -208,13 +224,21 @@ pub fn confidence(c: Option<&RepeatComparison>, better: Better) -> String {
     }
 }
 
+/// A latency in microseconds ("12.5", "1,204"); from 10 ms on in
+/// milliseconds with the unit ("12.5 ms"), so a tail is not read as a
+/// five-digit microsecond count.
 pub fn micros(v: f64) -> String {
     if v < 100.0 {
         format!("{v:.1}")
-    } else {
+    } else if v < MS_FROM_US {
         ops(v)
+    } else {
+        format!("{:.1} ms", v / 1000.0)
     }
 }
+
+/// From this many microseconds (10 ms) on, latencies are shown in ms.
+pub const MS_FROM_US: f64 = 10_000.0;
 
 /// A ratio: "2.1x", "181x" from 10x on.
 pub fn times(r: f64) -> String {
@@ -223,6 +247,27 @@ pub fn times(r: f64) -> String {
     } else {
         format!("{r:.0}x")
     }
+}
+
+/// A ratio new / old in the one comparison voice: the factor, at least
+/// 1 ("1.82x", two decimals under 10), and whether new is more (true) or
+/// less than old, so a caller writes "1.25x lower", never "0.80x"; None
+/// for a ratio that is not a positive number.
+pub fn relative(ratio: f64) -> Option<(String, bool)> {
+    if !(ratio > 0.0 && ratio.is_finite()) {
+        return None;
+    }
+    let (factor, more) = if ratio >= 1.0 {
+        (ratio, true)
+    } else {
+        (1.0 / ratio, false)
+    };
+    let shown = if factor < 9.995 {
+        format!("{factor:.2}x")
+    } else {
+        times(factor)
+    };
+    Some((shown, more))
 }
 
 /// An improvement in %: "+44%", "-13%"; above +100% as a ratio ("2.1x",
@@ -293,6 +338,24 @@ mod tests {
     }
 
     #[test]
+    fn latencies_from_10_ms_are_in_ms() {
+        assert_eq!(micros(12.34), "12.3");
+        assert_eq!(micros(9_999.0), "9,999");
+        assert_eq!(micros(10_000.0), "10.0 ms");
+        assert_eq!(micros(1_234_567.0), "1234.6 ms");
+    }
+
+    #[test]
+    fn a_relative_ratio_is_never_under_one() {
+        assert_eq!(relative(1.82), Some(("1.82x".into(), true)));
+        assert_eq!(relative(0.8), Some(("1.25x".into(), false)));
+        assert_eq!(relative(1.0), Some(("1.00x".into(), true)));
+        assert_eq!(relative(0.01), Some(("100x".into(), false)));
+        assert_eq!(relative(0.0), None);
+        assert_eq!(relative(f64::NAN), None);
+    }
+
+    #[test]
     fn percentages_round_without_a_negative_zero() {
         assert_eq!(percent(Some(-0.04)), "0%");
         assert_eq!(percent(Some(43.9)), "+44%");
@@ -309,7 +372,9 @@ mod tests {
         assert_eq!(lower_ratio(None), "-");
         let ratio = Style { ratios: true };
         assert_eq!(ratio.gain(Some(197.0)), "3.0x");
-        assert_eq!(ratio.latency(Some(2.88)), "2.9x");
+        assert_eq!(ratio.latency(Some(2.88)), "2.9x lower");
+        assert_eq!(ratio.latency(Some(0.8)), "1.2x higher");
+        assert_eq!(ratio.gain(Some(-20.0)), "1.2x lower", "never 0.8x");
     }
 
     #[test]
@@ -336,6 +401,9 @@ mod tests {
         assert_eq!(style.latency_lower_pct(Some(-25.0)), "25% higher");
         assert_eq!(style.latency_lower_pct(Some(95.0)), "20x lower");
         assert_eq!(style.latency_lower_pct(None), "-");
-        assert_eq!(Style { ratios: true }.latency_lower_pct(Some(50.0)), "2.0x");
+        assert_eq!(
+            Style { ratios: true }.latency_lower_pct(Some(50.0)),
+            "2.0x lower"
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! configuration's peak; the device's 4 corners and preconditioning beside
 //! them. Markdown, CSV and one self-contained HTML page with SVG charts.
 
+pub mod compare_lines;
 pub mod confidence;
 mod csv;
 mod document;
@@ -15,6 +16,7 @@ mod grid;
 pub mod model;
 mod numbers;
 mod placement;
+mod scale;
 mod svg;
 mod tables;
 pub mod timeline_csv;
@@ -44,6 +46,9 @@ pub fn build(study: &Study, charts: bool) -> Document {
     }
     if !study.provenance.is_empty() {
         blocks.push(Block::Paragraph(study.provenance.clone()));
+    }
+    if let Some(size) = &study.size {
+        blocks.push(Block::Paragraph(size.clone()));
     }
     for (s, host) in study
         .series
@@ -986,12 +991,13 @@ mod tests {
                 "nvme-7300 advantage",
             ]
         );
-        // The brief: 3.6X, 2X, 0.8X, 1.6X.
+        // The brief: 3.6X, 2X, 0.8X, 1.6X; in kvperf's one voice a ratio
+        // is never under 1, so its 0.8X (a loss) reads "1.2x higher".
         let row = &best.rows[1];
         assert_eq!(row[..4], ["Workload F", "sata-5300", "32", "15,338"]);
         assert_eq!(
             [&row[4], &row[6], &row[8], &row[10]],
-            ["3.6x", "2.0x", "0.8x", "1.6x"]
+            ["3.6x", "2.0x lower", "1.2x higher", "1.6x lower"]
         );
         assert_eq!(best.rows[0][4], "");
         let summary = tables::summary(&s, &style);
@@ -1000,18 +1006,28 @@ mod tests {
             .iter()
             .position(|h| h == "avg latency at each one's peak")
             .unwrap();
-        assert_eq!(summary.rows[0][at_peaks], "2.0x (read)");
+        assert_eq!(summary.rows[0][at_peaks], "2.0x lower (read)");
         let all_threads = summary
             .header
             .iter()
             .position(|h| h == "avg latency (geometric mean)")
             .unwrap();
-        assert_eq!(summary.rows[0][all_threads], "0.7x (read)");
+        // Was "0.7x": a ratio B / A near 0.7 is about 1.4x higher.
+        let geometric = &summary.rows[0][all_threads];
+        assert!(
+            [
+                "1.3x higher (read)",
+                "1.4x higher (read)",
+                "1.5x higher (read)"
+            ]
+            .contains(&geometric.as_str()),
+            "{geometric}"
+        );
         let text = style.comparison_text(&s, &s.workloads[0], 1);
         assert!(
             text.contains(
                 "At each one's peak (nvme-7300 64 threads, sata-5300 32): throughput 3.6x, \
-                 average latency read 2.0x, update 0.8x, read-modify-write 1.6x."
+                 average latency read 2.0x lower, update 1.2x higher, read-modify-write 1.6x lower."
             ),
             "{text}"
         );

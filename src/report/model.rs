@@ -81,9 +81,9 @@ pub struct Window {
     pub ended_on_time: bool,
 }
 
-/// A window shorter than this is too short to judge: too few one-second
-/// intervals to tell a steady rate from a warm-up or a stall.
-pub const MIN_WINDOW_S: f64 = 10.0;
+/// The one definition of a window too short to judge, shared with the
+/// step's warning.
+pub use crate::measure::window_warnings::MIN_WINDOW_S;
 
 impl Point {
     /// Whether any repeat's window is too short to mean much.
@@ -223,6 +223,8 @@ pub struct Study {
     /// Where the figures come from: plan file, fingerprint, kvperf build,
     /// number of steps and when they ran.
     pub provenance: String,
+    /// How big the study was (records, data set against memory, windows).
+    pub size: Option<String>,
     /// The plan's own words: its description and notes (what of the
     /// brief it does not reproduce), as written.
     pub about: Vec<String>,
@@ -376,6 +378,7 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
     });
     Study {
         provenance: provenance(records),
+        size: super::scale::sentence(records),
         about,
         title,
         series,
@@ -409,14 +412,18 @@ fn provenance(records: &[(String, Record)]) -> String {
         (a, b) if a == b => format!(", {a} (UTC)"),
         (a, b) => format!(", {a} to {b} (UTC)"),
     };
+    // Single steps' results have no plan fingerprint: nothing is said of it.
+    let fingerprint = match first.plan.fingerprint.as_str() {
+        "" => String::new(),
+        f => format!(" (fingerprint {f})"),
+    };
     format!(
-        "Plan {} (fingerprint {}), {} steps measured by kvperf {version} (commit {commit}){when}.",
+        "Plan {}{fingerprint}, {} steps measured by kvperf {version} (commit {commit}){when}.",
         if first.plan.file.is_empty() {
             first.plan.name.clone()
         } else {
             format!("`{}`", first.plan.file)
         },
-        first.plan.fingerprint,
         super::numbers::ops(records.len() as f64),
     )
 }

@@ -15,6 +15,7 @@ mod client;
 mod cpu;
 mod gate;
 mod pacing;
+mod progress;
 mod runtime;
 mod status;
 mod tasks;

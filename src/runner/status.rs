@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::BTreeSet;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use super::progress::Progress;
 
 use super::{RunSpec, Shared};
 use crate::measure::interval_log::IntervalLogs;
@@ -223,7 +223,9 @@ fn report_until_done(
     measure_start: Instant,
 ) -> Recorded {
     let start = *shared.start.get().expect("set before status starts");
-    let bar = opts.progress.then(|| progress_bar(spec.operations));
+    let bar = opts
+        .progress
+        .then(|| Progress::new(spec.operations, spec.max_execution));
     // YCSB prints its first status line at once.
     let mut next_line = opts.interval.map(|_| start);
     let mut seen = SeenGroups::default();
@@ -246,7 +248,7 @@ fn report_until_done(
             log.tick(start, now, ops);
         }
         if let Some(bar) = &bar {
-            bar.set_position(ops);
+            bar.update(ops, now.saturating_duration_since(measure_start));
         }
         let due = next_line.is_some_and(|t| now >= t);
         let line_due = due || (finished && opts.interval.is_some());
@@ -275,7 +277,7 @@ fn report_until_done(
                 &seen.summaries(&interval, opts.intended_groups),
             );
             match &bar {
-                Some(bar) => bar.println(line),
+                Some(bar) => bar.bar().println(line),
                 None => eprintln!("{line}"),
             }
             last_ops = ops;
@@ -288,7 +290,7 @@ fn report_until_done(
         }
         if finished {
             if let Some(bar) = bar {
-                bar.finish_and_clear();
+                bar.bar().finish_and_clear();
             }
             return Recorded {
                 per_second: per_second.finish(ops),
@@ -517,24 +519,6 @@ fn local_timestamp() -> String {
         tm.tm_sec,
         now.subsec_millis()
     )
-}
-
-fn progress_bar(total: Option<u64>) -> ProgressBar {
-    let bar = match total {
-        Some(n) => ProgressBar::new(n).with_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} ops ({per_sec}, ETA {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        ),
-        None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{elapsed_precise} {spinner} {human_pos} ops ({per_sec})")
-                .expect("valid template"),
-        ),
-    };
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }
 
 #[cfg(test)]

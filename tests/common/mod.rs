@@ -59,10 +59,14 @@ pub fn metric(stdout: &str, group: &str, name: &str) -> Option<f64> {
 /// stderr starting with `kvperf: ` and containing `needle`, no panic.
 pub fn assert_input_error(out: &Output, needle: &str) {
     assert_eq!(out.code, 2, "exit code; stderr: {}", out.stderr);
+    // A step states what it runs before it runs (`Command line:` and its
+    // header, docs/semantics.md); an error found then follows it.
+    let header = ["Command line: ", "kvperf ", "Engine: ", "Study: "];
     let lines: Vec<&str> = out
         .stderr
         .lines()
         .filter(|l| !l.contains("warning:"))
+        .filter(|l| l.starts_with("kvperf: ") || !header.iter().any(|h| l.starts_with(h)))
         .collect();
     assert_eq!(lines.len(), 1, "one line expected, got: {:?}", out.stderr);
     assert!(lines[0].starts_with("kvperf: "), "{}", lines[0]);

@@ -40,6 +40,16 @@ impl FieldLength {
             FieldLength::Histogram(_) => 0,
         }
     }
+
+    /// Each field's length in words: `100 B`, `1..100 B uniform`.
+    pub fn describe(&self) -> String {
+        match self {
+            FieldLength::Constant(n) => format!("{n} B"),
+            FieldLength::Uniform { min, max } => format!("{min}..{max} B uniform"),
+            FieldLength::Zipfian { min, max } => format!("{min}..{max} B zipfian"),
+            FieldLength::Histogram(path) => format!("a length from histogram {path}"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,184 @@
+//! What a YCSB-mode step is about to run, stated on stderr before it
+//! runs, so parsers of stdout are untouched. YCSB's client prints
+//! `Command line: ARGS` and its version first; kvperf does the same, then
+//! one line on the store and one on the study: engine, store and what it
+//! holds, clients, records and their size, operations, target.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::properties::{is_secret, redacted};
+
+/// YCSB's first line: the arguments after the program name, joined by
+/// spaces, each credential (`-p postgres.password=...`, a URL's password)
+/// redacted, and an argument with spaces or quotes single-quoted.
+pub fn command_line(args: &[String]) -> String {
+    let shown: Vec<String> = args.iter().map(|a| quoted(&redacted_arg(a))).collect();
+    format!("Command line: {}", shown.join(" "))
+}
+
+fn redacted_arg(arg: &str) -> String {
+    match arg.split_once('=') {
+        Some((key, value)) if is_secret(key.trim_start_matches('-')) => {
+            format!("{key}={}", redacted(key.trim_start_matches('-'), value))
+        }
+        Some((key, value)) => format!("{key}={}", redacted("", value)),
+        None => redacted("", arg),
+    }
+}
+
+fn quoted(arg: &str) -> String {
+    if arg.is_empty()
+        || arg
+            .chars()
+            .any(|c| c.is_whitespace() || "'\"$`\\".contains(c))
+    {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    } else {
+        arg.to_string()
+    }
+}
+
+/// The store a step works on and what kvperf knows it holds.
+pub struct Store {
+    /// The data directory, or where a server keeps it.
+    pub location: String,
+    /// Records in the range the step reads that kvperf's loads inserted;
+    /// None when kvperf cannot know (a server, an adopted store).
+    pub loaded: Option<u64>,
+}
+
+/// Everything the header states.
+pub struct RunHeader {
+    pub phase: &'static str,
+    pub engine: String,
+    pub engine_version: String,
+    pub store: Option<Store>,
+    pub threads: usize,
+    pub target_ops_per_sec: f64,
+    pub record_count: u64,
+    pub field_count: u64,
+    /// Each field's length, described (`100 B`, `1..100 B uniform`).
+    pub field_length: String,
+    /// The operations this phase performs; None: until the time limit.
+    pub operations: Option<u64>,
+    pub max_execution: Option<Duration>,
+}
+
+impl RunHeader {
+    /// The lines after `Command line:`.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "kvperf {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            env!("KVPERF_GIT_COMMIT")
+        );
+        let version = if self.engine_version.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.engine_version)
+        };
+        let store = match &self.store {
+            None => String::new(),
+            Some(Store {
+                location,
+                loaded: Some(n),
+            }) => format!(", store {location} ({n} of these records loaded by kvperf)"),
+            Some(Store {
+                location,
+                loaded: None,
+            }) => format!(", store {location}"),
+        };
+        let _ = writeln!(out, "Engine: {}{version}{store}", self.engine);
+        let ops = match (self.operations, self.max_execution) {
+            (Some(n), Some(t)) => format!("{n} operations or {} s", t.as_secs_f64()),
+            (Some(n), None) => format!("{n} operations"),
+            (None, Some(t)) => format!("for {} s", t.as_secs_f64()),
+            (None, None) => "no operations".into(),
+        };
+        let target = if self.target_ops_per_sec > 0.0 {
+            format!("target {:.0} ops/s", self.target_ops_per_sec)
+        } else {
+            "no target (as fast as possible)".into()
+        };
+        let _ = writeln!(
+            out,
+            "Study: {}, recordcount {} ({} fields x {} each), {ops}, {} {}, {target}",
+            self.phase,
+            self.record_count,
+            self.field_count,
+            self.field_length,
+            self.threads,
+            if self.threads == 1 {
+                "thread"
+            } else {
+                "threads"
+            },
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_ycsbs_with_credentials_redacted_and_spaces_quoted() {
+        let args: Vec<String> = [
+            "run",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "postgres.password=hunter2",
+            "-p",
+            "mongodb.url=mongodb://me:hunter2@db:27017",
+            "-l",
+            "two words",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let line = command_line(&args);
+        assert!(!line.contains("hunter2"), "{line}");
+        assert_eq!(
+            line,
+            "Command line: run -P workloads/workloadc -p postgres.password=(redacted) \
+             -p mongodb.url=mongodb://me:(redacted)@db:27017 -l 'two words'"
+        );
+    }
+
+    #[test]
+    fn the_header_names_engine_store_records_and_load() {
+        let header = RunHeader {
+            phase: "run",
+            engine: "rocksdb".into(),
+            engine_version: "9.10.0".into(),
+            store: Some(Store {
+                location: "/tmp/s".into(),
+                loaded: Some(0),
+            }),
+            threads: 4,
+            target_ops_per_sec: 0.0,
+            record_count: 1000,
+            field_count: 10,
+            field_length: "100 B".into(),
+            operations: Some(5000),
+            max_execution: None,
+        }
+        .render();
+        assert!(header.starts_with("kvperf "), "{header}");
+        assert!(
+            header.contains(
+                "Engine: rocksdb 9.10.0, store /tmp/s (0 of these records loaded by kvperf)"
+            ),
+            "{header}"
+        );
+        assert!(
+            header.contains("Study: run, recordcount 1000 (10 fields x 100 B each), 5000 operations, 4 threads, no target"),
+            "{header}"
+        );
+    }
+}
