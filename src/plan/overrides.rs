@@ -19,11 +19,15 @@
 use toml::Value;
 
 /// Top-level keys of a plan; any other bare key is a property.
-const PLAN_KEYS: [&str; 12] = [
+const PLAN_KEYS: [&str; 16] = [
     "name",
     "launcher",
     "kubernetes",
     "description",
+    "notes",
+    "min_duration",
+    "device",
+    "report",
     "driver",
     "engine",
     "drop_caches",
@@ -291,6 +295,17 @@ threads = [1, 2]
         assert_eq!(p["steps"][1]["clients"].as_integer(), Some(2));
         assert_eq!(p["launcher"].as_str(), Some("srun"));
         assert!(p.get("properties").unwrap().get("launcher").is_none());
+        // Every top-level key of a plan is the plan's, not a property.
+        apply(&mut p, "min_duration=5").unwrap();
+        apply(&mut p, "device.runtime=30").unwrap();
+        apply(&mut p, "report.improvements=ratio").unwrap();
+        assert_eq!(p["min_duration"].as_integer(), Some(5));
+        assert_eq!(p["device"]["runtime"].as_integer(), Some(30));
+        assert_eq!(p["report"]["improvements"].as_str(), Some("ratio"));
+        let properties = p.get("properties").unwrap();
+        for key in ["min_duration", "device.runtime", "report.improvements"] {
+            assert!(properties.get(key).is_none(), "{key} became a property");
+        }
     }
 
     #[test]
