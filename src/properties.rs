@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::error::InputError;
@@ -13,6 +14,36 @@ use crate::error::InputError;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Properties {
     values: BTreeMap<String, String>,
+    defaults: DefaultsUsed,
+}
+
+/// The properties read but not given, with the default each reader used:
+/// what a result records beside the given ones (`defaults`). Not part of
+/// the properties' value: two sets of equal properties are equal whatever
+/// was read from them.
+#[derive(Debug, Default)]
+struct DefaultsUsed(Mutex<BTreeMap<String, String>>);
+
+impl DefaultsUsed {
+    fn note(&self, key: &str, value: impl std::fmt::Display) {
+        let mut used = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        used.entry(key.to_string())
+            .or_insert_with(|| value.to_string());
+    }
+}
+
+impl Clone for DefaultsUsed {
+    fn clone(&self) -> Self {
+        Self(Mutex::new(
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        ))
+    }
+}
+
+impl PartialEq for DefaultsUsed {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Properties {
@@ -126,20 +157,42 @@ impl Properties {
         &self.values
     }
 
+    /// Every property read but not given, with the default its reader
+    /// used (the first one, when two readers read it), credentials redacted.
+    pub fn defaults_used(&self) -> BTreeMap<String, String> {
+        let used = self.defaults.0.lock().unwrap_or_else(|e| e.into_inner());
+        used.iter()
+            .filter(|(k, _)| !self.values.contains_key(*k))
+            .map(|(k, v)| (k.clone(), redacted(k, v)))
+            .collect()
+    }
+
     pub fn string(&self, key: &str, default: &str) -> String {
-        self.get(key).unwrap_or(default).to_string()
+        match self.get(key) {
+            Some(value) => value.to_string(),
+            None => {
+                self.defaults.note(key, default);
+                default.to_string()
+            }
+        }
     }
 
     pub fn u64(&self, key: &str, default: u64) -> Result<u64, InputError> {
         match self.get(key) {
-            None => Ok(default),
+            None => {
+                self.defaults.note(key, default);
+                Ok(default)
+            }
             Some(text) => parse_u64(key, text),
         }
     }
 
     pub fn f64(&self, key: &str, default: f64) -> Result<f64, InputError> {
         match self.get(key) {
-            None => Ok(default),
+            None => {
+                self.defaults.note(key, default);
+                Ok(default)
+            }
             Some(text) => match text.parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),
                 _ => Err(InputError::property(
@@ -153,7 +206,10 @@ impl Properties {
     /// Bytes, with fio's units (`1k`, `64m`) or IEC/SI ones ([`crate::units`]).
     pub fn size(&self, key: &str, default: u64) -> Result<u64, InputError> {
         match self.get(key) {
-            None => Ok(default),
+            None => {
+                self.defaults.note(key, default);
+                Ok(default)
+            }
             Some(text) => crate::units::parse_size(text).map_err(|e| InputError::property(key, e)),
         }
     }
@@ -161,7 +217,10 @@ impl Properties {
     /// A duration: seconds (`1.5`) or with a unit (`10s`, `1m`, `2h`).
     pub fn duration(&self, key: &str, default: Duration) -> Result<Duration, InputError> {
         match self.get(key) {
-            None => Ok(default),
+            None => {
+                self.defaults.note(key, default.as_secs_f64());
+                Ok(default)
+            }
             Some(text) => {
                 crate::units::parse_duration(text).map_err(|e| InputError::property(key, e))
             }
@@ -173,7 +232,10 @@ impl Properties {
     /// silently turning a feature off is worse than a clear message.
     pub fn bool(&self, key: &str, default: bool) -> Result<bool, InputError> {
         match self.get(key) {
-            None => Ok(default),
+            None => {
+                self.defaults.note(key, default);
+                Ok(default)
+            }
             Some(text) if text.eq_ignore_ascii_case("true") => Ok(true),
             Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
             Some(text) => Err(InputError::property(
@@ -276,6 +338,46 @@ mod tests {
             "no (redacted) and (redacted)"
         );
         assert_eq!(scrubbed("as is", None), "as is");
+    }
+
+    #[test]
+    fn defaults_read_are_listed_with_the_value_used_and_given_ones_are_not() {
+        let mut p = Properties::new();
+        p.set("recordcount", "10");
+        p.set("postgres.password", "pw");
+        assert_eq!(p.u64("recordcount", 1000).unwrap(), 10);
+        assert_eq!(p.u64("fieldcount", 10).unwrap(), 10);
+        assert_eq!(p.string("requestdistribution", "uniform"), "uniform");
+        assert!(p.bool("readallfields", true).unwrap());
+        assert_eq!(p.f64("readproportion", 0.95).unwrap(), 0.95);
+        assert_eq!(
+            p.duration("warmuptime", Duration::from_millis(1500))
+                .unwrap(),
+            Duration::from_millis(1500)
+        );
+        // A second reader with another default: the first one's is kept.
+        assert_eq!(p.u64("fieldcount", 3).unwrap(), 3);
+        let used = p.defaults_used();
+        let expected: BTreeMap<String, String> = [
+            ("fieldcount", "10"),
+            ("readallfields", "true"),
+            ("readproportion", "0.95"),
+            ("requestdistribution", "uniform"),
+            ("warmuptime", "1.5"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(used, expected);
+        // The log is not part of the value; a clone carries it.
+        assert_eq!(p.clone().defaults_used(), expected);
+        let mut q = Properties::new();
+        q.set("recordcount", "10");
+        q.set("postgres.password", "pw");
+        assert_eq!(p, q);
+        // Given later, a property is no longer a default.
+        p.set("fieldcount", "4");
+        assert!(!p.defaults_used().contains_key("fieldcount"));
     }
 
     #[test]

@@ -538,3 +538,53 @@ fn benchmark_sh_flags_kvperf_cannot_honour_are_refused_one_at_a_time() {
     let out = bench(&["-p", "rocksdb.options=max_bytes_for_level_base=1048576"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+/// A result states the effective value of every property it read: the
+/// given ones in `settings`, the defaults kvperf used in `defaults`.
+#[test]
+fn json_records_every_default_used_beside_the_given_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = workload("c");
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "-P",
+            &file,
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=100",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let step = json_of(&out.stdout);
+    assert_eq!(
+        step.settings.get("recordcount").map(String::as_str),
+        Some("100")
+    );
+    // Workload C names its distribution; YCSB's defaults fill the rest.
+    assert_eq!(
+        step.settings.get("requestdistribution").map(String::as_str),
+        Some("zipfian")
+    );
+    assert!(!step.defaults.contains_key("requestdistribution"));
+    for (key, value) in [("fieldcount", "10"), ("fieldlength", "100")] {
+        assert_eq!(
+            step.defaults.get(key).map(String::as_str),
+            Some(value),
+            "{key}: {:?}",
+            step.defaults
+        );
+        assert!(!step.settings.contains_key(key));
+    }
+    assert!(
+        step.defaults.keys().all(|k| !step.settings.contains_key(k)),
+        "{:?}",
+        step.defaults
+    );
+}

@@ -580,6 +580,8 @@ fn measure(
     if args.format == Format::Json {
         step::keep_on_stall(out, destination);
     }
+    // Read by now: the workload's, the client's and the engine's opening.
+    out.defaults = props.defaults_used();
     let run_spec = RunSpec {
         threads,
         operations,

@@ -60,6 +60,12 @@ pub struct StepOutput {
     /// YCSB: every property as resolved from `-P` files and `-p`
     /// overrides; db_bench: every flag with its effective value.
     pub settings: BTreeMap<String, String>,
+    /// YCSB: every property kvperf read but was not given, with the
+    /// default it used (credentials redacted): with `settings`, the
+    /// effective value of every property the workload and the engine's
+    /// opening read. Absent in results from before it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defaults: BTreeMap<String, String>,
     /// One per measured phase: a YCSB load or run, or each db_bench
     /// benchmark in order.
     pub measurements: Vec<Measurement>,
@@ -325,6 +331,7 @@ impl StepOutput {
             host: HostInfo::default(),
             seed: 0,
             settings: BTreeMap::new(),
+            defaults: BTreeMap::new(),
             measurements: Vec::new(),
             warnings: Vec::new(),
             error: None,
