@@ -98,9 +98,22 @@ fn a_plan_killed_with_sigkill_resumes_without_losing_or_repeating_steps() {
         "{md}"
     );
     assert!(md.contains("## Workload C: throughput"), "{md}");
-    let compare = kvperf(tmp.path(), &["compare", &results.display().to_string()]);
+    // One line per compared cell, then with --detail the report's text.
+    let shown = results.display().to_string();
+    let compare = kvperf(tmp.path(), &["compare", &shown]);
     assert_eq!(compare.code, 0, "{}", compare.stderr);
-    assert!(compare.stdout.contains("peak improvement"));
+    assert!(
+        compare.stdout.starts_with("second: "),
+        "{}",
+        compare.stdout
+    );
+    let detail = kvperf(tmp.path(), &["compare", &shown, "--detail"]);
+    assert_eq!(detail.code, 0, "{}", detail.stderr);
+    assert!(
+        detail.stdout.contains("peak improvement"),
+        "{}",
+        detail.stdout
+    );
 }
 
 /// Unmounts the small tmpfs when the test ends, however it ends.
