@@ -102,11 +102,7 @@ fn a_plan_killed_with_sigkill_resumes_without_losing_or_repeating_steps() {
     let shown = results.display().to_string();
     let compare = kvperf(tmp.path(), &["compare", &shown]);
     assert_eq!(compare.code, 0, "{}", compare.stderr);
-    assert!(
-        compare.stdout.starts_with("second: "),
-        "{}",
-        compare.stdout
-    );
+    assert!(compare.stdout.starts_with("second: "), "{}", compare.stdout);
     let detail = kvperf(tmp.path(), &["compare", &shown, "--detail"]);
     assert_eq!(detail.code, 0, "{}", detail.stderr);
     assert!(
