@@ -51,8 +51,6 @@ impl Properties {
         Self::default()
     }
 
-    /// Reads a Java properties file: `key=value`, `key: value` or
-    /// `key value`, `#`/`!` comments, trailing-backslash continuations.
     /// Loads the property file `path`, or the shipped core workload it
     /// names (`workloada`, `workloads/workloada`) when no such file exists.
     pub fn load_file(&mut self, path: &Path) -> anyhow::Result<()> {
@@ -73,6 +71,8 @@ impl Properties {
         Ok(())
     }
 
+    /// Reads a Java properties file: `key=value`, `key: value` or
+    /// `key value`, `#`/`!` comments, trailing-backslash continuations.
     pub fn load_str(&mut self, text: &str) {
         let mut logical = String::new();
         for raw in text.lines() {
@@ -177,72 +177,68 @@ impl Properties {
         }
     }
 
-    pub fn u64(&self, key: &str, default: u64) -> Result<u64, InputError> {
+    /// `key` parsed by `parse`, or `default` (noted as used, shown as
+    /// `shown`) when it is not given: what every typed reader does.
+    fn read<T>(
+        &self,
+        key: &str,
+        default: T,
+        shown: impl std::fmt::Display,
+        parse: impl FnOnce(&str) -> Result<T, InputError>,
+    ) -> Result<T, InputError> {
         match self.get(key) {
             None => {
-                self.defaults.note(key, default);
+                self.defaults.note(key, shown);
                 Ok(default)
             }
-            Some(text) => parse_u64(key, text),
+            Some(text) => parse(text),
         }
     }
 
+    pub fn u64(&self, key: &str, default: u64) -> Result<u64, InputError> {
+        self.read(key, default, default, |text| parse_u64(key, text))
+    }
+
     pub fn f64(&self, key: &str, default: f64) -> Result<f64, InputError> {
-        match self.get(key) {
-            None => {
-                self.defaults.note(key, default);
-                Ok(default)
-            }
-            Some(text) => match text.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(InputError::property(
-                    key,
-                    format!("'{text}' is not a number"),
-                )),
-            },
-        }
+        self.read(key, default, default, |text| match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(InputError::property(
+                key,
+                format!("'{text}' is not a number"),
+            )),
+        })
     }
 
     /// Bytes, with fio's units (`1k`, `64m`) or IEC/SI ones ([`crate::units`]).
     pub fn size(&self, key: &str, default: u64) -> Result<u64, InputError> {
-        match self.get(key) {
-            None => {
-                self.defaults.note(key, default);
-                Ok(default)
-            }
-            Some(text) => crate::units::parse_size(text).map_err(|e| InputError::property(key, e)),
-        }
+        self.read(key, default, default, |text| {
+            crate::units::parse_size(text).map_err(|e| InputError::property(key, e))
+        })
     }
 
     /// A duration: seconds (`1.5`) or with a unit (`10s`, `1m`, `2h`).
     pub fn duration(&self, key: &str, default: Duration) -> Result<Duration, InputError> {
-        match self.get(key) {
-            None => {
-                self.defaults.note(key, default.as_secs_f64());
-                Ok(default)
-            }
-            Some(text) => {
-                crate::units::parse_duration(text).map_err(|e| InputError::property(key, e))
-            }
-        }
+        self.read(key, default, default.as_secs_f64(), |text| {
+            crate::units::parse_duration(text).map_err(|e| InputError::property(key, e))
+        })
     }
 
     /// Java's `Boolean.parseBoolean`: "true" in any case is true, all else false.
     /// We are stricter: anything but true/false is an error, since a typo
     /// silently turning a feature off is worse than a clear message.
     pub fn bool(&self, key: &str, default: bool) -> Result<bool, InputError> {
-        match self.get(key) {
-            None => {
-                self.defaults.note(key, default);
-                Ok(default)
+        self.read(key, default, default, |text| {
+            if text.eq_ignore_ascii_case("true") {
+                Ok(true)
+            } else if text.eq_ignore_ascii_case("false") {
+                Ok(false)
+            } else {
+                Err(InputError::property(
+                    key,
+                    format!("'{text}' is not true or false"),
+                ))
             }
-            Some(text) if text.eq_ignore_ascii_case("true") => Ok(true),
-            Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
-            Some(text) => Err(InputError::property(
-                key,
-                format!("'{text}' is not true or false"),
-            )),
-        }
+        })
     }
 }
 
