@@ -11,11 +11,16 @@ use common::{assert_input_error, kvperf};
 /// A results file of one config, workload A at 8 threads: one record per
 /// repeat, with its throughput and 100 reads of its latency (us).
 fn results(dir: &Path, file: &str, repeats: &[(f64, u64)]) -> PathBuf {
+    results_at(dir, file, 8, repeats)
+}
+
+/// [`results`] at `threads` threads.
+fn results_at(dir: &Path, file: &str, threads: u64, repeats: &[(f64, u64)]) -> PathBuf {
     let mut text = String::new();
     for (i, (ops, read_us)) in repeats.iter().enumerate() {
-        let mut r = common::run_record("kv", "a", 8, *ops, &vec![read_us * 1000; 100]);
+        let mut r = common::run_record("kv", "a", threads, *ops, &vec![read_us * 1000; 100]);
         r.step.repeat = i as u32 + 1;
-        r.step.id = format!("kv/a-t8-r{}", i + 1);
+        r.step.id = format!("kv/a-t{threads}-r{}", i + 1);
         text.push_str(&serde_json::to_string(&r).unwrap());
         text.push('\n');
     }
@@ -330,4 +335,21 @@ fn verdict_judges_plain_figures_as_compare_judges_cells() {
     );
     assert_input_error(&judge("100,x", "1", &[]), "'x' is not a positive number");
     assert_input_error(&judge("100,-1", "1", &[]), "'-1' is not a positive number");
+}
+
+#[test]
+fn runs_at_different_thread_counts_are_not_compared_and_it_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = results(tmp.path(), "base.jsonl", &BASE);
+    // The same workload, at 16 threads instead of 8.
+    let new = results_at(tmp.path(), "new.jsonl", 16, &BASE);
+    let out = compare(tmp.path(), &base, &new, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("no cell in common with base")
+            && out.stdout.contains("at 8 threads")
+            && out.stdout.contains("at 16 threads"),
+        "{}",
+        out.stdout
+    );
 }

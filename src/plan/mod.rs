@@ -111,12 +111,17 @@ pub struct Precondition {
 }
 
 /// `[report]`: `improvements = "percent"` ("+44%", "51% lower", as most
-/// briefs) or `"ratio"` ("3.0x", as seed 004).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// briefs) or `"ratio"` ("3.0x", as seed 004); `brief`, the brief the plan
+/// reproduces ("seed 004"), which the report then cites where a section
+/// follows one of its tables.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportConfig {
     #[serde(default)]
     pub improvements: Improvements,
+    /// Not part of the plan's identity, like `notes`.
+    #[serde(default, skip_serializing)]
+    pub brief: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

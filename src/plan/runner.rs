@@ -70,7 +70,14 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
         ratios: loaded
             .plan
             .report
+            .as_ref()
             .is_some_and(|r| r.improvements == super::Improvements::Ratio),
+        brief: loaded
+            .plan
+            .report
+            .as_ref()
+            .and_then(|r| r.brief.clone())
+            .unwrap_or_default(),
         description: loaded.plan.description.clone(),
         notes: loaded.plan.notes.clone(),
     };

@@ -17,12 +17,16 @@ use crate::measure::stats::{Verdict, MIN_REPEATS};
 pub fn text(study: &Study, rows: &[Row], gate: Option<&Gate>) -> String {
     let base = &study.series[0];
     let mut out = String::new();
-    for new in &study.series[1..] {
+    for (b, new) in study.series.iter().enumerate().skip(1) {
         let mine: Vec<&Row> = rows.iter().filter(|r| &r.config == new).collect();
         if mine.is_empty() {
+            // Runs at different thread counts are not compared, and say so.
             let _ = writeln!(
                 out,
-                "{new}: no cell in common with {base} (same workload and thread count)"
+                "{new}: no cell in common with {base}: a comparison needs the same workload at \
+                 the same thread count ({base}: {}; {new}: {})",
+                cells(study, 0),
+                cells(study, b)
             );
         }
         let mut cells: Vec<(&str, u64)> = mine
@@ -95,6 +99,28 @@ fn line(new: &str, base: &str, rows: &[&Row], workload: &str, threads: u64) -> S
         parts.join(", "),
         if threads == 1 { "thread" } else { "threads" }
     )
+}
+
+/// What series `index` measured: "Workload A at 16 threads, load at 1 thread".
+fn cells(study: &Study, index: usize) -> String {
+    let said: Vec<String> = study
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let threads: Vec<String> = w.points.get(index)?.keys().map(u64::to_string).collect();
+            let unit = if threads == ["1"] {
+                "thread"
+            } else {
+                "threads"
+            };
+            (!threads.is_empty()).then(|| format!("{} at {} {unit}", w.name, threads.join(" and ")))
+        })
+        .collect();
+    if said.is_empty() {
+        "nothing measured".into()
+    } else {
+        said.join(", ")
+    }
 }
 
 /// " [-22%, -18%] slower", or nothing without an interval.

@@ -2,6 +2,7 @@
 //! separators, improvements as the briefs write them (percent, or ratios as
 //! seed 004 does), and the sentences that explain how they were computed.
 
+use super::citations::{self, Section};
 use super::model::{self, Study, WorkloadView};
 use crate::measure::stats::{Better, RepeatComparison, MIN_REPEATS};
 
@@ -78,22 +79,31 @@ impl Style {
             );
         }
         let throughput = if self.ratios {
-            "throughput as the ratio A / B (\"3.0x\", a loss as \"1.3x lower\"), latency as the ratio B / A (\"2.9x lower\", a loss as \"1.3x higher\"), as seed 004 writes them"
+            format!(
+                "throughput as the ratio A / B (\"3.0x\", a loss as \"1.3x lower\"), latency as \
+                 the ratio B / A (\"2.9x lower\", a loss as \"1.3x higher\"){}",
+                citations::cite(study, Section::RatioVoice)
+            )
         } else {
-            "throughput as (A - B) / B (as a ratio, \"2.1x\", above +100%, as seed 001 writes it), \
-             latency as \"X% lower\", (B - A) / B (\"Nx lower\" beyond 90%, so never \"100% lower\")"
+            format!(
+                "throughput as (A - B) / B (as a ratio, \"2.1x\", above +100%), latency as \
+                 \"X% lower\", (B - A) / B (\"Nx lower\" beyond 90%, so never \"100% lower\"){}",
+                citations::cite(study, Section::PercentVoice)
+            )
         };
         format!(
             "Configurations: {names}. Improvements are {first}'s over each other configuration, \
              per thread count: {throughput}. The average improvement across thread counts is the \
              arithmetic mean of the per-thread-count throughput improvements, and the average \
-             latency comparison the arithmetic mean of the per-thread-count \"% lower\" (as the \
-             briefs compute both); beside it, labelled, kvperf's geometric mean of the \
+             latency comparison the arithmetic mean of the per-thread-count \"% lower\" (as SSD \
+             vendors' briefs compute both); beside it, labelled, kvperf's geometric mean of the \
              per-thread-count ratios B / A, in which a 2x gain and a 2x loss cancel. The largest \
-             p99 improvement is the largest per-thread-count p99 \"% lower\" and its thread count \
-             (seeds 001 and 003). An advantage at each one's peak compares each configuration at \
-             its own best thread count, peak throughput against peak throughput and the latency \
-             at each one's peak (seed 004). {CONFIDENCE_TEXT}"
+             p99 improvement is the largest per-thread-count p99 \"% lower\" and its thread \
+             count{}. An advantage at each one's peak compares each configuration at its own best \
+             thread count (so at different thread counts when the peaks differ), peak throughput \
+             against peak throughput and the latency at each one's peak{}. {CONFIDENCE_TEXT}",
+            citations::cite(study, Section::LargestP99),
+            citations::cite(study, Section::AdvantageAtPeaks),
         )
     }
 
@@ -106,14 +116,22 @@ impl Style {
                 format!("**{}** ops/s at {t} threads", ops(v))
             })
         };
+        // Peaks are compared where each one is, which need not be one thread count.
+        let apart = match (c.peak_candidate, c.peak_baseline) {
+            (Some((ta, _)), Some((tb, _))) if ta != tb => {
+                format!(" (at different thread counts, {ta} and {tb})")
+            }
+            _ => String::new(),
+        };
         let mut text = format!(
-            "{a_name} vs {b_name}. Peak: {a_name} {}, {b_name} {}: peak improvement **{}**.",
+            "{a_name} vs {b_name}. Peak: {a_name} {}, {b_name} {}: peak improvement **{}**{apart}.",
             peak_text(c.peak_candidate),
             peak_text(c.peak_baseline),
             self.gain(c.peak_improvement),
         );
         // No thread count in common: no average to state.
-        if !c.per_thread.is_empty() {
+        // One thread count in common: its improvement is the peak's, said once.
+        if c.per_thread.len() > 1 {
             text.push_str(&format!(
                 " Average improvement across {} thread counts: **{}**.",
                 c.per_thread.len(),
@@ -138,14 +156,22 @@ impl Style {
             if ratios.is_empty() {
                 continue;
             }
-            text.push_str(&format!(
-                " {what} {op} latency across {} thread counts: **{}** (arithmetic mean \
-                 of the per-thread-count % lower, as the briefs compute it; geometric mean of the \
-                 ratios: {})",
-                ratios.len(),
-                self.latency_lower_pct(mean),
-                self.latency(model::geometric_mean(ratios)),
-            ));
+            if let [(t, ratio)] = ratios[..] {
+                text.push_str(&format!(
+                    " {what} {op} latency at {t} {}: **{}**",
+                    if t == 1 { "thread" } else { "threads" },
+                    self.latency(Some(ratio)),
+                ));
+            } else {
+                text.push_str(&format!(
+                    " {what} {op} latency across {} thread counts: **{}** (arithmetic mean \
+                     of the per-thread-count % lower, as vendors' briefs compute it; geometric \
+                     mean of the ratios: {})",
+                    ratios.len(),
+                    self.latency_lower_pct(mean),
+                    self.latency(model::geometric_mean(ratios)),
+                ));
+            }
             if ratios.len() > 1 {
                 let lo = ratios.iter().min_by(|x, y| x.1.total_cmp(&y.1)).copied();
                 let hi = ratios.iter().max_by(|x, y| x.1.total_cmp(&y.1)).copied();
@@ -233,7 +259,9 @@ pub fn micros(v: f64) -> String {
     } else if v < MS_FROM_US {
         ops(v)
     } else {
-        format!("{:.1} ms", v / 1000.0)
+        // Tenths of a ms, the whole part grouped as counts are: "3,068.1 ms".
+        let tenths = (v / 100.0).round();
+        format!("{}.{} ms", ops((tenths / 10.0).trunc()), tenths % 10.0)
     }
 }
 
@@ -342,7 +370,9 @@ mod tests {
         assert_eq!(micros(12.34), "12.3");
         assert_eq!(micros(9_999.0), "9,999");
         assert_eq!(micros(10_000.0), "10.0 ms");
-        assert_eq!(micros(1_234_567.0), "1234.6 ms");
+        assert_eq!(micros(1_234_567.0), "1,234.6 ms");
+        assert_eq!(micros(3_068_149.0), "3,068.1 ms");
+        assert_eq!(micros(10_999_999.0), "11,000.0 ms");
     }
 
     #[test]

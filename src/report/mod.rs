@@ -5,6 +5,7 @@
 //! configuration's peak; the device's 4 corners and preconditioning beside
 //! them. Markdown, CSV and one self-contained HTML page with SVG charts.
 
+mod citations;
 pub mod compare_lines;
 pub mod confidence;
 mod csv;
@@ -32,6 +33,7 @@ pub use csv::csv;
 pub use document::{Block, Document, Table};
 pub use model::{compare, load, Comparison, Study};
 
+use citations::Section;
 use format::Style;
 use model::{Point, WorkloadView};
 use svg::{Band, Chart, Series, XAxis};
@@ -72,13 +74,13 @@ pub fn build(study: &Study, charts: bool) -> Document {
             1,
             "Tail latency and amplification at each configuration's peak".into(),
         ));
-        blocks.push(Block::Paragraph(
-            "Seed 002's figures side by side: throughput, the 99.9th percentile latency of \
-             reads and of writes (the workload's update, insert or read-modify-write), write \
-             amplification (device bytes written per logical byte) and network bytes per \
-             operation (sent + received, for server engines)."
-                .into(),
-        ));
+        blocks.push(Block::Paragraph(format!(
+            "Each configuration at its peak, side by side{}: throughput, the 99.9th percentile \
+             latency of reads and of writes (the workload's update, insert or read-modify-write), \
+             write amplification (device bytes written per logical byte) and network bytes per \
+             operation (sent + received, for server engines).",
+            citations::cite(study, Section::TailsAndAmplification)
+        )));
         blocks.push(Block::Table(tables::tails_and_amplification(study, &style)));
     }
     if study
@@ -87,15 +89,16 @@ pub fn build(study: &Study, charts: bool) -> Document {
         .any(|w| w.points.iter().any(|p| p.len() > 1))
     {
         blocks.push(Block::Heading(1, "Best thread count per workload".into()));
-        blocks.push(Block::Paragraph(
+        blocks.push(Block::Paragraph(format!(
             "Each configuration at the thread count where its throughput peaked, with the \
-             average latency of each operation there (seed 004's Table 8 and detail tables); \
-             on each other configuration's row, the first configuration's advantage over it, \
-             each at its own best thread count: peak throughput against peak throughput, and \
-             each operation's average latency at one's peak against the other's (seed 004's \
-             Tables 1-5)."
-                .into(),
-        ));
+             average latency of each operation there{}; on each other configuration's row, the \
+             first configuration's advantage over it, each at its own best thread count (so at \
+             different thread counts when the peaks differ): peak throughput against peak \
+             throughput, and each operation's average latency at one's peak against the \
+             other's{}.",
+            citations::cite(study, Section::BestThreads),
+            citations::cite(study, Section::AdvantageAtPeaks),
+        )));
         blocks.push(Block::Table(tables::best_threads(study, &style)));
     }
     for w in &study.workloads {
@@ -644,7 +647,11 @@ mod tests {
         assert!(md.contains("| 4 | 17,060 | 12,694 | +34% |"), "{md}");
         assert!(md.contains("| 32 | **42,012** | 27,635 | +52% |"), "{md}");
         assert!(md.contains("| 64 | 40,940 | **29,195** | +40% |"), "{md}");
-        assert!(md.contains("peak improvement **+44%**"), "{md}");
+        // The peaks are at 32 and 64 threads, and the text says so.
+        assert!(
+            md.contains("peak improvement **+44%** (at different thread counts, 32 and 64)."),
+            "{md}"
+        );
         assert!(md.contains("from +34% at 4 threads to +78% at 16"), "{md}");
         assert!(
             md.contains("## Workload A: read latency (us) vs #Threads"),
@@ -656,6 +663,21 @@ mod tests {
             md.contains("Plan seed-000 (fingerprint f), 20 steps measured by kvperf "),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_brief_is_cited_only_when_the_plan_names_it() {
+        let mut s = study();
+        let md = build(&s, false).to_markdown();
+        assert!(!md.to_lowercase().contains("seed 00"), "{md}");
+        s.brief = Some("seed 004".into());
+        let md = build(&s, false).to_markdown();
+        assert!(
+            md.contains("(as seed 004's Table 8 and the detail tables)"),
+            "{md}"
+        );
+        // Seed 004 has no per-thread-count p99 figure to cite.
+        assert!(!md.contains("seed 001") && !md.contains("seed 003"), "{md}");
     }
 
     /// Seed 004's D at 32 threads: 391 of 10,000 reads NOT_FOUND; and a
@@ -923,7 +945,7 @@ mod tests {
         assert!(
             md.contains(
                 "Average read latency across 10 thread counts: **51% lower** \
-                 (arithmetic mean of the per-thread-count % lower, as the briefs compute it; \
+                 (arithmetic mean of the per-thread-count % lower, as vendors' briefs compute it; \
                  geometric mean of the ratios: 52% lower); per thread count from 27% lower at \
                  4 threads to 60% lower at"
             ),

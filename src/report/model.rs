@@ -235,6 +235,8 @@ pub struct Study {
     pub db_bench: bool,
     /// Improvements written as ratios (the plan's `[report]`).
     pub ratios: bool,
+    /// The brief the plan reproduces (its `[report] brief`), if it names one.
+    pub brief: Option<String>,
 }
 
 /// Reads `files` into a study. A config name present in several files is
@@ -387,6 +389,10 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
         devices,
         db_bench,
         ratios: records.first().is_some_and(|(_, r)| r.plan.ratios),
+        brief: records
+            .first()
+            .map(|(_, r)| r.plan.brief.trim().to_string())
+            .filter(|b| !b.is_empty()),
     }
 }
 

@@ -87,6 +87,10 @@ pub struct PlanId {
     pub description: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,
+    /// The brief the plan reproduces (its `[report] brief`), which the
+    /// report cites; empty when it names none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub brief: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
