@@ -159,6 +159,16 @@ fn a_run_on_a_store_without_its_records_warns_and_a_loaded_one_does_not() {
         "{warnings:?}"
     );
 
+    // A load with a warm-up: the keys inserted while warming up count too.
+    load(&["--fresh", "-p", "warmuptime=0.2"]);
+    let (out, _) = run("half");
+    assert!(
+        out.stderr
+            .contains("(1000 of these records loaded by kvperf)"),
+        "{}",
+        out.stderr
+    );
+
     // A fresh load empties the store and the ledger with it.
     load(&["--fresh", "-p", "insertcount=10"]);
     let (out, _) = run("half");
@@ -198,4 +208,44 @@ fn settle_says_what_it_waited_for_and_how_long() {
         lines[1]
     );
     assert!(lines[2].ends_with("; done"), "{}", lines[2]);
+}
+
+#[test]
+fn kvperf_bench_states_its_command_line_and_warns_of_a_short_read_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "bench",
+            "--benchmarks=fillrandom,readrandom",
+            "--num=500",
+            "--db=store",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "Command line: bench --benchmarks=fillrandom,readrandom --num=500 --db=store"
+        ),
+        "{}",
+        out.stderr
+    );
+    // db_bench's header stays first on stdout, for its parsers.
+    assert!(out.stdout.starts_with("kvperf:"), "{}", out.stdout);
+    assert!(!out.stdout.contains("Command line"), "{}", out.stdout);
+    // The read is judged; the fill (its length is its key count) is not.
+    let warnings = warnings_of(&tmp.path().join("r.json"));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("readrandom: the measured window lasted")
+                && w.contains("--duration")),
+        "{warnings:?}"
+    );
+    assert!(
+        !warnings.iter().any(|w| w.starts_with("fillrandom")),
+        "{warnings:?}"
+    );
 }

@@ -675,12 +675,12 @@ fn measure(
         events: Some(events),
     });
     if phase == Phase::Load {
-        record_loaded_keys(out, db.as_deref(), &workload, &outcome.histograms);
+        record_loaded_keys(out, db.as_deref(), &workload);
     }
     let judged = out.measurements.last().map(|m| {
         (
             (phase == Phase::Run)
-                .then(|| window_warnings::short_window(m.runtime_s))
+                .then(|| window_warnings::short_window(m.runtime_s, window_warnings::YCSB_LENGTHEN))
                 .flatten(),
             window_warnings::target_missed(m.target_ops_per_sec, m.ops_per_sec),
         )
@@ -754,10 +754,6 @@ fn state_what_runs(
     target: f64,
     max_execution: Option<Duration>,
 ) {
-    let typed: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
     let cfg = workload.config();
     let header = run_header::RunHeader {
         phase: match phase {
@@ -775,7 +771,7 @@ fn state_what_runs(
         operations: (workload.operation_count() > 0).then(|| workload.operation_count()),
         max_execution,
     };
-    eprint!("{}\n{}", run_header::command_line(&typed), header.render());
+    eprint!("{}\n{}", run_header::this_command_line(), header.render());
 }
 
 /// The warning of a run whose store holds fewer of the records it reads
@@ -796,22 +792,12 @@ fn fewer_records(
     )
 }
 
-/// Writes into the store's ledger the keys a load inserted, when none of
-/// its inserts failed (a failed one may leave a hole).
-fn record_loaded_keys(
-    out: &mut StepOutput,
-    db: Option<&Path>,
-    workload: &CoreWorkload,
-    histograms: &crate::measure::OpHistograms,
-) {
+/// Writes into the store's ledger the keys a load tried, warm-up
+/// included, and how many of those inserts failed (each may be a hole).
+fn record_loaded_keys(out: &mut StepOutput, db: Option<&Path>, workload: &CoreWorkload) {
     let Some(dir) = db else { return };
-    let inserts = histograms.get(OpKind::Insert);
-    let failed = inserts.map_or(0, |g| g.count(Outcome::Error));
-    let inserted = inserts.map_or(0, |g| g.count(Outcome::Ok));
-    if failed > 0 {
-        return;
-    }
-    if let Err(e) = engine::loaded_keys::record(dir, workload.config().insert_start, inserted) {
+    let range = workload.loaded_range();
+    if let Err(e) = engine::loaded_keys::record(dir, range.start, range.tried, range.failed) {
         step::warn(
             out,
             format!("{e:#}; a later run cannot tell how many records the store holds"),

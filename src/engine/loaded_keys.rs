@@ -1,6 +1,8 @@
 //! Which key numbers kvperf's YCSB loads put into a store it marked: a
 //! ledger beside the marker, one line per finished load (`START COUNT`:
-//! the keys `START..START+COUNT` were inserted). A store kvperf creates or
+//! the load inserted the keys `START..START+COUNT`, warm-up included;
+//! `START COUNT FAILED`: it tried them and FAILED of those inserts failed,
+//! so up to FAILED of them may be missing). A store kvperf creates or
 //! empties starts with an empty ledger; a store without one (adopted, or
 //! made by an older kvperf) is unknown and never judged. So a run can
 //! say, before it measures, that it will read keys no load inserted
@@ -22,11 +24,11 @@ pub fn begin(dir: &Path) -> anyhow::Result<()> {
     fs::write(&path, "").with_context(|| format!("cannot write '{}'", path.display()))
 }
 
-/// Records that a load inserted the keys `start..start+count` into the
-/// store in `dir`; nothing when the store has no ledger (unknown stays
-/// unknown). Appended and synced, so shards loading one store each add
-/// their line.
-pub fn record(dir: &Path, start: u64, count: u64) -> anyhow::Result<()> {
+/// Records that a load tried to insert the keys `start..start+count` into
+/// the store in `dir`, `failed` of them in vain; nothing when the store
+/// has no ledger (unknown stays unknown). Appended and synced, so shards
+/// loading one store each add their line.
+pub fn record(dir: &Path, start: u64, count: u64, failed: u64) -> anyhow::Result<()> {
     let path = dir.join(LEDGER);
     if count == 0 || !path.exists() {
         return Ok(());
@@ -35,7 +37,11 @@ pub fn record(dir: &Path, start: u64, count: u64) -> anyhow::Result<()> {
         .append(true)
         .open(&path)
         .with_context(|| format!("cannot open '{}'", path.display()))?;
-    file.write_all(format!("{start} {count}\n").as_bytes())
+    let line = match failed {
+        0 => format!("{start} {count}\n"),
+        failed => format!("{start} {count} {failed}\n"),
+    };
+    file.write_all(line.as_bytes())
         .and_then(|_| file.sync_all())
         .with_context(|| format!("cannot write '{}'", path.display()))
 }
@@ -45,19 +51,36 @@ pub fn record(dir: &Path, start: u64, count: u64) -> anyhow::Result<()> {
 pub fn loaded(dir: &Path) -> Option<LoadedKeys> {
     let text = fs::read_to_string(dir.join(LEDGER)).ok()?;
     let mut ranges = Vec::new();
+    let mut failures = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let (start, count) = line.trim().split_once(' ')?;
-        let (start, count) = (start.parse::<u64>().ok()?, count.parse::<u64>().ok()?);
-        ranges.push(start..start.saturating_add(count));
+        let numbers: Vec<u64> = line
+            .split_whitespace()
+            .map(|n| n.parse::<u64>().ok())
+            .collect::<Option<_>>()?;
+        let (start, count, failed) = match numbers[..] {
+            [start, count] => (start, count, 0),
+            [start, count, failed] => (start, count, failed),
+            _ => return None,
+        };
+        let range = start..start.saturating_add(count);
+        if failed > 0 {
+            failures.push((range.clone(), failed));
+        }
+        ranges.push(range);
     }
-    Some(LoadedKeys::from_ranges(ranges))
+    let mut keys = LoadedKeys::from_ranges(ranges);
+    keys.failures = failures;
+    Some(keys)
 }
 
 /// Loaded key numbers as disjoint, sorted ranges (a key loaded twice
-/// counts once).
+/// counts once), and the loads that had failed inserts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadedKeys {
     ranges: Vec<Range<u64>>,
+    /// A load's range and how many of its inserts failed: keys that may
+    /// be missing from it, where is not known.
+    failures: Vec<(Range<u64>, u64)>,
 }
 
 impl LoadedKeys {
@@ -70,15 +93,23 @@ impl LoadedKeys {
                 _ => merged.push(r),
             }
         }
-        Self { ranges: merged }
+        Self {
+            ranges: merged,
+            failures: Vec::new(),
+        }
     }
 
-    /// How many of the keys `keys` were loaded.
+    /// How many of the keys `keys` are surely loaded: those a load
+    /// inserted, less every failed insert that may have been one of them.
     pub fn within(&self, keys: Range<u64>) -> u64 {
-        self.ranges
+        let overlap = |r: &Range<u64>| r.end.min(keys.end).saturating_sub(r.start.max(keys.start));
+        let inserted: u64 = self.ranges.iter().map(overlap).sum();
+        let maybe_missing: u64 = self
+            .failures
             .iter()
-            .map(|r| r.end.min(keys.end).saturating_sub(r.start.max(keys.start)))
-            .sum()
+            .map(|(r, failed)| overlap(r).min(*failed))
+            .sum();
+        inserted.saturating_sub(maybe_missing)
     }
 }
 
@@ -99,14 +130,32 @@ mod tests {
     fn a_ledger_counts_what_was_recorded_and_no_ledger_is_unknown() {
         let tmp = tempfile::tempdir().unwrap();
         assert_eq!(loaded(tmp.path()), None);
-        record(tmp.path(), 0, 10).unwrap();
+        record(tmp.path(), 0, 10, 0).unwrap();
         assert_eq!(loaded(tmp.path()), None, "no ledger: nothing recorded");
         begin(tmp.path()).unwrap();
         assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 0);
-        record(tmp.path(), 0, 6).unwrap();
-        record(tmp.path(), 6, 4).unwrap();
+        record(tmp.path(), 0, 6, 0).unwrap();
+        record(tmp.path(), 6, 4, 0).unwrap();
         assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 10);
         begin(tmp.path()).unwrap();
         assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 0, "emptied");
+    }
+
+    #[test]
+    fn failed_inserts_count_as_maybe_missing_and_old_ledgers_still_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        begin(tmp.path()).unwrap();
+        // A load of 0..1000 with 3 failed inserts, where unknown.
+        record(tmp.path(), 0, 1000, 3).unwrap();
+        let keys = loaded(tmp.path()).unwrap();
+        assert_eq!(keys.within(0..1000), 997);
+        // Never more missing than the part of the load asked about.
+        assert_eq!(keys.within(0..2), 0);
+        assert_eq!(keys.within(500..1500), 497);
+        // A line as an older kvperf wrote it.
+        std::fs::write(tmp.path().join(LEDGER), "0 10\n").unwrap();
+        assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 10);
+        std::fs::write(tmp.path().join(LEDGER), "0 10 1 7\n").unwrap();
+        assert_eq!(loaded(tmp.path()), None, "a line it cannot read: unknown");
     }
 }

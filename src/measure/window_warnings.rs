@@ -12,16 +12,22 @@ pub const MIN_WINDOW_S: f64 = 10.0;
 /// least this share of it.
 pub const TARGET_REACHED_SHARE: f64 = 0.95;
 
-/// The warning for a window of `seconds`, when it is under [`MIN_WINDOW_S`].
-pub fn short_window(seconds: f64) -> Option<String> {
+/// The warning for a window of `seconds`, when it is under [`MIN_WINDOW_S`];
+/// `lengthen` names the settings that make it longer, in the mode's words.
+pub fn short_window(seconds: f64, lengthen: &str) -> Option<String> {
     (seconds < MIN_WINDOW_S).then(|| {
         format!(
             "the measured window lasted {seconds:.2} s, under {MIN_WINDOW_S:.0} s: too short to judge \
              (too few one-second intervals to tell a steady rate from warm-up or a stall); \
-             raise operationcount or maxexecutiontime before quoting it"
+             raise {lengthen} before quoting it"
         )
     })
 }
+
+/// What lengthens a YCSB run's window.
+pub const YCSB_LENGTHEN: &str = "operationcount or maxexecutiontime";
+/// What lengthens a db_bench benchmark's window.
+pub const DB_BENCH_LENGTHEN: &str = "--duration (or --num / --reads)";
 
 /// The warning for a window that reached `achieved` ops/s under a target
 /// of `target` ops/s (0: none), when it fell short of
@@ -45,10 +51,10 @@ mod tests {
 
     #[test]
     fn a_window_under_ten_seconds_is_too_short_and_ten_is_not() {
-        let warning = short_window(4.0).expect("4 s is short");
+        let warning = short_window(4.0, YCSB_LENGTHEN).expect("4 s is short");
         assert!(warning.contains("4.00 s, under 10 s"), "{warning}");
-        assert_eq!(short_window(MIN_WINDOW_S), None);
-        assert_eq!(short_window(600.0), None);
+        assert_eq!(short_window(MIN_WINDOW_S, YCSB_LENGTHEN), None);
+        assert_eq!(short_window(600.0, YCSB_LENGTHEN), None);
     }
 
     #[test]

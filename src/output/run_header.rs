@@ -3,11 +3,22 @@
 //! `Command line: ARGS` and its version first; kvperf does the same, then
 //! one line on the store and one on the study: engine, store and what it
 //! holds, clients, records and their size, operations, target.
+//! (`kvperf bench` states its command line the same way; the rest is in
+//! db_bench's own header on stdout.)
 
 use std::fmt::Write;
 use std::time::Duration;
 
 use crate::properties::{is_secret, redacted};
+
+/// [`command_line`] of what this process was started with.
+pub fn this_command_line() -> String {
+    let typed: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    command_line(&typed)
+}
 
 /// YCSB's first line: the arguments after the program name, joined by
 /// spaces, each credential (`-p postgres.password=...`, a URL's password)

@@ -18,7 +18,7 @@ use crate::error::InputError;
 use crate::files::{Destination, Written};
 use crate::host::HostInfo;
 use crate::measure::power::PowerSetup;
-use crate::measure::{OpHistograms, OpKind, Outcome};
+use crate::measure::{window_warnings, OpHistograms, OpKind, Outcome};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self};
 use crate::properties::Properties;
@@ -113,6 +113,8 @@ fn measure(
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
     step::keep_on_stall(out, json);
+    // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
+    eprintln!("{}", output::run_header::this_command_line());
     print_header(args, &cfg, engine.as_ref(), db.as_deref());
 
     // db_bench seeds thread i of the run with seed_base + (threads started so far).
@@ -189,6 +191,16 @@ fn measure(
         }
         if args.histogram {
             print_histograms(&measured.histograms);
+        }
+        // A fill's length is its key count; a timed read or mix is judged
+        // as a YCSB run's window is.
+        if !bench.needs_fresh_db() {
+            let seconds = measured.measurement.runtime_s;
+            if let Some(short) =
+                window_warnings::short_window(seconds, window_warnings::DB_BENCH_LENGTHEN)
+            {
+                step::warn(out, format!("{}: {short}", bench.name()));
+            }
         }
         out.measurements.push(measured.measurement);
         // A file is rewritten after each benchmark; a stream gets the whole once.

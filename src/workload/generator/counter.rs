@@ -21,6 +21,11 @@ impl Counter {
     pub fn next(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// The value the next call to [`Counter::next`] returns.
+    pub fn peek(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
 }
 
 /// YCSB `SequentialGenerator`: cycles through `start..=end`.

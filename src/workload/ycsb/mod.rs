@@ -73,6 +73,18 @@ pub struct CoreWorkload {
     /// window returned and wrote, added by each client as it ends.
     read_bytes: AtomicU64,
     written_bytes: AtomicU64,
+    /// Load inserts that failed after their retries, warm-up included.
+    failed_load_inserts: AtomicU64,
+}
+
+/// What a load did to its store, warm-up included: the keys it tried to
+/// insert (`start..start + tried`, in key-number order) and how many of
+/// those inserts failed after their retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadedRange {
+    pub start: u64,
+    pub tried: u64,
+    pub failed: u64,
 }
 
 impl CoreWorkload {
@@ -160,7 +172,19 @@ impl CoreWorkload {
             of,
             read_bytes: AtomicU64::new(0),
             written_bytes: AtomicU64::new(0),
+            failed_load_inserts: AtomicU64::new(0),
         })
+    }
+
+    /// The keys this load handed to its clients, warm-up and failures
+    /// included (the measured window's counts leave the warm-up out).
+    pub fn loaded_range(&self) -> LoadedRange {
+        let start = self.cfg.insert_start;
+        LoadedRange {
+            start,
+            tried: (self.load_keys.peek() - start).min(self.cfg.insert_count),
+            failed: self.failed_load_inserts.load(Relaxed),
+        }
     }
 
     /// This shard's records or operations, and the whole they are part of.
@@ -541,7 +565,11 @@ impl<'a> CoreThread<'a> {
         let keynum = self.wl.load_keys.next();
         self.build_key(keynum);
         self.build_all_values();
-        self.insert_with_retries(meter, intended).await.is_ok()
+        let inserted = self.insert_with_retries(meter, intended).await.is_ok();
+        if !inserted {
+            self.wl.failed_load_inserts.fetch_add(1, Relaxed);
+        }
+        inserted
     }
 
     /// YCSB retries a failed insert `core_workload_insertion_retry_limit`
