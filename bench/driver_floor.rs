@@ -1,7 +1,8 @@
 //! The floor of one YCSB read on kvperf's own parts, for workload C at
 //! YCSB's defaults: a scrambled-zipfian draw of the key number, its FNV
-//! scramble and formatting (`user...`), two clock reads around a call that
-//! does nothing, and one record into kvperf's per-operation histograms.
+//! scramble and formatting (`user...`), and kvperf's own `Meter` timing a
+//! call that does nothing: the same two time-stamp-counter reads and one
+//! record into the per-operation histograms as every measured operation.
 //! Nothing else: no runner, no pacing, no status thread, no engine. What
 //! kvperf's null engine reaches on workload C at the same thread count,
 //! over this, is the share of the driver that is not the floor
@@ -16,7 +17,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use kvperf::measure::{OpHistograms, OpKind, OpResult};
+use kvperf::measure::{Meter, OpKind, OpResult};
 use kvperf::workload::generator::ScrambledZipfian;
 use kvperf::workload::ycsb::keys::build_key_name;
 use rand::SeedableRng;
@@ -45,19 +46,17 @@ fn main() -> anyhow::Result<()> {
                     let mut rng = kvperf::workload::generator::Rng::seed_from_u64(t as u64 + 1);
                     let mut keys = ScrambledZipfian::with_theta(0, records - 1, 0.99);
                     let mut key = Vec::with_capacity(32);
-                    let mut histograms = OpHistograms::new();
+                    // Unpaced, no intended start: the meter reads the TSC, as a run's does.
+                    let mut meter = Meter::new(false, false);
                     let mut done = 0u64;
                     while started.elapsed() < limit {
                         for _ in 0..BATCH {
                             build_key_name(keys.next(&mut rng), true, 0, &mut key);
-                            let t0 = Instant::now();
-                            let result: OpResult = black_box(nothing(&key));
-                            let ns = t0.elapsed().as_nanos() as u64;
-                            histograms.record(OpKind::Read, ns, None, &result);
+                            let _ = black_box(meter.time(OpKind::Read, started, || nothing(&key)));
                         }
                         done += BATCH;
                     }
-                    black_box(&histograms);
+                    black_box(&meter.histograms);
                     done
                 })
             })
