@@ -32,6 +32,11 @@
 #               and HSET user__rand_int__ field0 <1024 B>, each reported
 #               separately (redis-benchmark cannot mix); kvperf's update is a
 #               Lua script (EXISTS then HSET), YCSB's is a bare HMSET.
+#             U (updates only: workload A with readproportion=0,
+#               updateproportion=1) vs redis-benchmark EVALSHA of the very
+#               script kvperf runs (loaded with SCRIPT LOAD, same text, so
+#               the same SHA1) on kvperf's records: the same work, semantics
+#               equal (issue 27, item 3).
 #             redis-benchmark: -c N connections on its one event-loop thread,
 #             -P 1 (no pipelining: kvperf has one request in flight per
 #             thread), -r RECORDS, -n sized from a short calibration run to
@@ -68,7 +73,8 @@
 #   DURATION=5                seconds per run (kvperf, pgbench, YCSB; redis-benchmark about that)
 #   RECORDS=100000            records of 1 KB (about 100 MB per store)
 #   SERVERS="redis postgres cassandra"
-#   WORKLOADS="a b c f d"     kvperf's workloads, in this order (D last: it inserts)
+#   WORKLOADS="a b c f d"     kvperf's workloads, in this order (D last: it inserts);
+#                             "u": updates only (redis: against EVALSHA)
 #   REDIS_PORT=16390 PG_PORT=15442 CQL_PORT=19042 CASSANDRA_STORAGE_PORT=17010
 #                             ports on 127.0.0.1 (not the usual ones, so a server
 #                             someone else runs is left alone)
@@ -181,7 +187,8 @@ kvperf_runs() { # SERVER THREADS REPEAT: every workload, one sample each
   read -ra engine <<<"$(engine_props "$s")"
   for w in $WORKLOADS; do
     json=$LOG_DIR/$s-$w-t$n-r$r.kvperf.json
-    cmd=("$KVPERF" run "${engine[@]}" -P "$WORKLOADS_DIR/workload$w" "${RECORD_PROPS[@]}"
+    # shellcheck disable=SC2046  # workload_args is a list of flags
+    cmd=("$KVPERF" run "${engine[@]}" $(workload_args "$w") "${RECORD_PROPS[@]}"
       -p operationcount="$OPERATIONS" -p maxexecutiontime="$DURATION" -threads "$n" --format json --output "$json")
     note_command "kvperf run" "${cmd[@]}"
     if ! "${cmd[@]}" 2>"${json%.json}.err"; then
@@ -207,6 +214,15 @@ sample() {
     return
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t\t\n' "$@" >>"$SAMPLES"
+}
+
+# workload_args W: kvperf's -P (and properties) for workload W; "u" is A's
+# updates alone.
+workload_args() {
+  case $1 in
+    u) echo "-P $WORKLOADS_DIR/workloada -p readproportion=0 -p updateproportion=1" ;;
+    *) echo "-P $WORKLOADS_DIR/workload$1" ;;
+  esac
 }
 
 # has_workload W: whether W is one of WORKLOADS.
@@ -247,6 +263,17 @@ redis_native() { # THREADS REPEAT
     redis_bench SET a "$1" "$2" -t set -d 1024
     redis_bench HSET a "$1" "$2" HSET user__rand_int__ field0 "$VALUE"
   fi
+  if has_workload u; then
+    redis_bench EVALSHA u "$1" "$2" EVALSHA "$UPDATE_SHA" 1 user__rand_int__ field0 "$VALUE"
+  fi
+}
+
+# kvperf's update-if-exists script (src/engine/redis.rs, UPDATE_IF_EXISTS),
+# word for word: loaded here, its SHA1 is the one kvperf's EVALSHA sends.
+UPDATE_IF_EXISTS="if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end redis.call('HSET', KEYS[1], unpack(ARGV)) return 1"
+redis_script() {
+  UPDATE_SHA=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" SCRIPT LOAD "$UPDATE_IF_EXISTS")
+  [ -n "$UPDATE_SHA" ] || { echo "error: SCRIPT LOAD of kvperf's update script failed" >&2; return 1; }
 }
 
 # --- PostgreSQL: pgbench ----------------------------------------------------
@@ -283,9 +310,9 @@ cassandra_native() { # THREADS REPEAT
   # window (session open to first cleanup) is at least about DURATION.
   for w in $WORKLOADS; do
     log=$LOG_DIR/ycsb-$w-t$n-r$r.txt
-    # shellcheck disable=SC2206  # JAVA_OPTS is a list of flags
+    # shellcheck disable=SC2206,SC2046  # JAVA_OPTS is a list of flags; so is workload_args
     cmd=(java $JAVA_OPTS -cp "$YCSB_CP" site.ycsb.Client -t -db kvperf.bench.CassandraCQLClient
-      -P "$WORKLOADS_DIR/workload$w" -p hosts=127.0.0.1 -p port="$CQL_PORT" "${RECORD_PROPS[@]}"
+      $(workload_args "$w") -p hosts=127.0.0.1 -p port="$CQL_PORT" "${RECORD_PROPS[@]}"
       -p operationcount="$OPERATIONS" -p maxexecutiontime=$((DURATION + YCSB_CONNECT_S)) -threads "$n")
     note_command "YCSB run" "${cmd[@]}"
     run_phase "$log" "${cmd[@]}" || { FAILED=1; continue; }
@@ -305,7 +332,7 @@ measure_server() { # SERVER
   local s=$1 r n order tool tool_order
   start_server "$s" || { echo "error: $s did not start; skipped" >&2; FAILED=1; return; }
   case $s in
-    redis) redis_strings ;;
+    redis) redis_strings; redis_script || { FAILED=1; stop_server "$s"; return; } ;;
     postgres) pg_scripts ;;
     cassandra)
       local lib
