@@ -27,11 +27,7 @@ RECORDS=${RECORDS:-1000000}
 THREADS=${THREADS:-"1 2"}
 
 require_kvperf
-FLOOR=${FLOOR:-$(dirname "$KVPERF")/examples/driver-floor}
-if [ ! -x "$FLOOR" ]; then
-  (cd "$(dirname "$0")/.." && CARGO_TARGET_DIR="$(dirname "$(dirname "$KVPERF")")" \
-    cargo build --release --locked --example driver-floor >&2)
-fi
+FLOOR=${FLOOR:-$(example_beside_kvperf driver-floor)}
 new_log_dir driver-floor
 
 echo "Driver vs its floor, workload C, RECORDS=$RECORDS, ${SECONDS_EACH} s runs, $REPEATS alternating repeats ($(date -u +%F\ %H:%M) UTC, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"

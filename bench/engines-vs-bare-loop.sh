@@ -1,72 +1,100 @@
 #!/usr/bin/env bash
-# Every embedded engine through kvperf beside the engine alone: YCSB load,
-# A, B, C, F and D with 1 KB records (10 x 100 B, as seed 002), at 2
-# threads; then workload C against a bare loop of the same reads calling
-# the engine's handle directly (bench/engine_loop.rs), REPEATS times each,
-# alternating. kvperf's C should reach at least 0.9x of the bare loop.
+# Every embedded engine through kvperf beside the engine alone (issue 27,
+# item 1). Per engine: one YCSB load of 1 KB records (10 x 100 B, as seed
+# 002); then for workloads A and C at 1 and 2 threads, REPEATS alternating
+# runs of `kvperf run` and of engine-loop (bench/engine_loop.rs: the same
+# operations on the same keys, drawn by kvperf's own generators with the
+# same seed, called through the engine's own API, nothing timed per
+# operation). Repeat r runs both with seed SEED+r. A's updates change the
+# store for the runs after them, kvperf's and the bare loop's alike.
+# kvperf should reach at least 0.95x of the bare loop in every row.
 #
 #   bench/engines-vs-bare-loop.sh > engines.md
-#   RECORDS=100000 OPS=200000 REPEATS=1 ENGINES="lmdb redb" bench/engines-vs-bare-loop.sh   # quick
+#   RECORDS=2000 OPS=20000 REPEATS=1 bench/engines-vs-bare-loop.sh   # quick: every loop finds its keys
 #
-# Env vars (defaults): RECORDS=1000000 OPS=1000000 THREADS=2 REPEATS=5
-#   ENGINES="rocksdb wiredtiger lmdb sqlite fjall redb"; KVPERF, BENCH_CACHE: bench/lib.sh
-#   ENGINE_LOOP=~/.cache/kvperf/target/release/examples/engine-loop  the bare loop
-#     (built there from this checkout when missing; never next to a copied KVPERF)
+# Env vars (defaults): RECORDS=1000000 OPS=1000000 REPEATS=5 THREADS="1 2"
+#   WORKLOADS="a c" SEED=1 ENGINES="rocksdb wiredtiger lmdb sqlite fjall redb"
+#   KVPERF, BENCH_CACHE: see bench/lib.sh; ENGINE_LOOP: the bare loop
+#   (default: the example beside KVPERF, built if missing)
+#
+# Output: a markdown table, one row per engine, workload and thread count:
+# median (min-max) ops/s of each, kvperf/bare loop of the medians and its
+# 95% interval (kvperf verdict); raw outputs under $BENCH_CACHE/logs/. The
+# stores are made in $BENCH_CACHE/engines-data/ and removed after each engine.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 RECORDS=${RECORDS:-1000000}
 OPS=${OPS:-1000000}
-THREADS=${THREADS:-2}
 REPEATS=${REPEATS:-5}
+THREADS=${THREADS:-"1 2"}
+WORKLOADS=${WORKLOADS:-"a c"}
+SEED=${SEED:-1}
 ENGINES=${ENGINES:-"rocksdb wiredtiger lmdb sqlite fjall redb"}
 
 require_kvperf
-TARGET=${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}
-LOOP=${ENGINE_LOOP:-$TARGET/release/examples/engine-loop}
-if [ ! -x "$LOOP" ]; then
-  (cd "$REPO_DIR" && CARGO_TARGET_DIR=$TARGET cargo build --release --locked --example engine-loop >&2)
-fi
+LOOP=${ENGINE_LOOP:-$(example_beside_kvperf engine-loop)}
 new_log_dir engines-vs-bare-loop
 DATA=$BENCH_CACHE/engines-data
-SHAPE=(-p "recordcount=$RECORDS" -p "operationcount=$OPS" -p fieldcount=10 -p fieldlength=100 -threads "$THREADS")
+FIELDS=(fieldcount=10 fieldlength=100)
+SHAPE=(-p "recordcount=$RECORDS" -p "operationcount=$OPS" -p "${FIELDS[0]}" -p "${FIELDS[1]}")
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minmax() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
+# same_operations LOOP_LOG KVPERF_LOG: one line and false unless both did
+# as many reads and as many updates (the same seed must give the same ops).
+same_operations() {
+  local group a b
+  [ -f "$1" ] && [ -f "$2" ] || return 0   # a failed phase was reported already
+  for group in READ UPDATE; do
+    a=$(ycsb_value "$1" "$group" Operations) b=$(ycsb_value "$2" "$group" Operations)
+    if [ "$a" != "$b" ]; then
+      echo "error: $(basename "$1" .txt): ${a:-no} $group operations, kvperf ${b:-none}: not the same operations" >&2
+      return 1
+    fi
+  done
+}
 
-echo "kvperf vs the engine alone, $RECORDS records of 10 x 100 B, $OPS operations per run, $THREADS threads, $REPEATS alternating repeats of C and the bare loop ($("$KVPERF" --version | head -n 1); $(nproc) cores; $(date -u +%F))"
+echo "kvperf vs the engine alone: $RECORDS records of 10 x 100 B, $OPS operations per run, $REPEATS alternating repeats, seeds $((SEED + 1))..$((SEED + REPEATS)) ($("$KVPERF" --version | head -n 1); $(date -u +%F\ %H:%M) UTC, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo
-md_row engine version load A B F D "C median (min-max)" "bare loop median (min-max)" "C / bare loop"
-md_row --- --- ---: ---: ---: ---: ---: ---: ---: ---:
+md_row engine version workload threads "bare loop ops/s" "kvperf ops/s" "kvperf/bare loop" "kvperf vs bare loop, 95% CI"
+md_row --- --- --- ---: ---: ---: ---: ---
 for engine in $ENGINES; do
   db=$DATA/$engine
-  rm -rf "$db"
   L=$LOG_DIR/$engine
-  run_phase "$L-load.txt" "$KVPERF" load --fresh --engine "$engine" --db "$db" -P "$WORKLOADS_DIR/workloada" "${SHAPE[@]}" || { FAILED=1; continue; }
-  declare -A tput=()
-  for w in a b f d; do
-    run_phase "$L-$w.txt" "$KVPERF" run --engine "$engine" --db "$db" -P "$WORKLOADS_DIR/workload$w" "${SHAPE[@]}" || FAILED=1
-    tput[$w]=$(throughput "$L-$w.txt")
-  done
-  c_runs="" loop_runs=""
-  for r in $(seq 1 "$REPEATS"); do
-    # Alternate which goes first.
-    order="c loop"; [ $((r % 2)) = 0 ] && order="loop c"
-    for which in $order; do
-      if [ "$which" = c ]; then
-        run_phase "$L-c-r$r.txt" "$KVPERF" run --engine "$engine" --db "$db" -P "$WORKLOADS_DIR/workloadc" "${SHAPE[@]}" || FAILED=1
-        c_runs+=" $(throughput "$L-c-r$r.txt")"
-      else
-        "$LOOP" "$engine" "$db" "$RECORDS" "$OPS" "$THREADS" >"$L-loop-r$r.txt" 2>&1 || { FAILED=1; cat "$L-loop-r$r.txt" >&2; }
-        loop_runs+=" $(awk '/bare loop:/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ops/s") print $i }' "$L-loop-r$r.txt")"
-      fi
+  rm -rf "$db"
+  run_phase "$L-load.txt" "$KVPERF" load --fresh --engine "$engine" --db "$db" \
+    -P "$WORKLOADS_DIR/workloada" "${SHAPE[@]}" -threads 2 || { FAILED=1; continue; }
+  for w in $WORKLOADS; do
+    for t in $THREADS; do
+      bare="" kv=""
+      for r in $(seq 1 "$REPEATS"); do
+        seed=$((SEED + r))
+        # Alternate which goes first.
+        order="loop kvperf"
+        [ $((r % 2)) = 0 ] && order="kvperf loop"
+        for which in $order; do
+          log=$L-$w-t$t-$which-r$r.txt
+          case $which in
+            loop) run_phase "$log" "$LOOP" "$engine" "$db" "$w" "$RECORDS" "$OPS" "$t" "$seed" "${FIELDS[@]}" || FAILED=1 ;;
+            kvperf) run_phase "$log" "$KVPERF" run --engine "$engine" --db "$db" -P "$WORKLOADS_DIR/workload$w" \
+                      "${SHAPE[@]}" -p seed="$seed" -threads "$t" || FAILED=1 ;;
+          esac
+          v=$(throughput "$log")
+          case $which in
+            loop) bare="$bare $v" ;;
+            kvperf) kv="$kv $v" ;;
+          esac
+        done
+        same_operations "$L-$w-t$t-loop-r$r.txt" "$L-$w-t$t-kvperf-r$r.txt" || FAILED=1
+      done
+      version=$(sed -n 's/.*bare loop:.*(version \(.*\))$/\1/p' "$L-$w-t$t-loop-r1.txt" 2>/dev/null | head -n 1)
+      awk -v e="$engine" -v v="${version:--}" -v w="$w" -v t="$t" -v b="$bare" -v k="$kv" -v kvperf="$KVPERF" "$AWK_STATS"'
+        function cell(list) { return list ~ /[0-9]/ ? sprintf("%.0f (%.0f-%.0f)", median(list), lo(list), hi(list)) : "-" }
+        BEGIN {
+          r = (b ~ /[0-9]/ && k ~ /[0-9]/ && median(b) > 0) ? sprintf("%.2f", median(k) / median(b)) : "-"
+          printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", e, v, toupper(w), t, cell(b), cell(k), r, judge(b, k, "higher")
+        }'
     done
   done
-  c=$(echo "$c_runs" | median); bare=$(echo "$loop_runs" | median)
-  version=$(sed -n 's/.*(version \(.*\)).*/\1/p' "$L-loop-r1.txt" | head -1)
-  md_row "$engine" "${version:--}" "$(num "$(throughput "$L-load.txt")")" "$(num "${tput[a]}")" "$(num "${tput[b]}")" \
-    "$(num "${tput[f]}")" "$(num "${tput[d]}")" "$(num "$c") ($(echo "$c_runs" | minmax))" \
-    "$(num "$bare") ($(echo "$loop_runs" | minmax))" "$(ratio "$c" "$bare")"
   rm -rf "$db"
 done
 echo

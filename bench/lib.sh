@@ -21,6 +21,18 @@ require_kvperf() {
   fi
 }
 
+# example_beside_kvperf NAME: the path of Cargo example NAME in KVPERF's
+# target dir, built there from this checkout first if it is missing.
+example_beside_kvperf() {
+  local bin
+  bin=$(dirname "$KVPERF")/examples/$1
+  if [ ! -x "$bin" ]; then
+    (cd "$REPO_DIR" && CARGO_TARGET_DIR="$(dirname "$(dirname "$KVPERF")")" \
+      cargo build --release --locked --example "$1" >&2)
+  fi
+  echo "$bin"
+}
+
 # require_tool TOOL HINT: one line and exit 2 unless TOOL is on the PATH.
 require_tool() {
   command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' not found; $2" >&2; exit 2; }

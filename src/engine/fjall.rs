@@ -252,6 +252,12 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(Box::new(open_store(opts)?))
+}
+
+/// Opens the store as `kvperf` does, for callers that need the engine's
+/// own handles (bench/engine_loop.rs) rather than its [`Engine`] seam.
+pub fn open_store(opts: &OpenOptions) -> anyhow::Result<FjallEngine> {
     let dir = opts.dir()?;
     let options = FjallOptions::from_properties(opts.properties)?;
     if opts.mode == OpenMode::Fresh {
@@ -269,12 +275,12 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let keyspace = db
         .keyspace(KEYSPACE, || options.keyspace_options())
         .with_context(context)?;
-    Ok(Box::new(FjallEngine {
+    Ok(FjallEngine {
         db,
         keyspace,
         dir: dir.to_path_buf(),
         options,
-    }))
+    })
 }
 
 pub struct FjallEngine {
@@ -287,6 +293,20 @@ pub struct FjallEngine {
 impl FjallEngine {
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The database, its keyspace and the persist mode after each write,
+    /// as kvperf's clients use them.
+    pub fn database(&self) -> &SingleWriterTxDatabase {
+        &self.db
+    }
+
+    pub fn keyspace(&self) -> &SingleWriterTxKeyspace {
+        &self.keyspace
+    }
+
+    pub fn persist_mode(&self) -> Option<PersistMode> {
+        self.options.persist
     }
 
     fn ks(&self) -> &Keyspace {

@@ -160,9 +160,15 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
     flags.not_honoured(&honoured)
 }
 
-type Db = Database<'static, Bytes, Bytes>;
+pub type Db = Database<'static, Bytes, Bytes>;
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(Box::new(open_store(opts)?))
+}
+
+/// Opens the store as `kvperf` does, for callers that need the engine's
+/// own handles (bench/engine_loop.rs) rather than its [`Engine`] seam.
+pub fn open_store(opts: &OpenOptions) -> anyhow::Result<LmdbEngine> {
     let dir = opts.dir()?;
     let options = LmdbOptions::from_properties(opts.properties)?;
     if opts.mode == OpenMode::Fresh {
@@ -192,7 +198,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         anyhow::bail!("opening LMDB's unnamed database was aborted");
     };
     let v = heed::lmdb_version();
-    Ok(Box::new(LmdbEngine {
+    Ok(LmdbEngine {
         env,
         db,
         dir: dir.to_path_buf(),
@@ -201,7 +207,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
             v.major, v.minor, v.patch
         ),
         options,
-    }))
+    })
 }
 
 pub struct LmdbEngine {
@@ -215,6 +221,15 @@ pub struct LmdbEngine {
 impl LmdbEngine {
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The environment and its unnamed database, as kvperf's clients use them.
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    pub fn database(&self) -> Db {
+        self.db
     }
 
     fn check_readers(&self, thread: ClientSlot) -> anyhow::Result<()> {

@@ -86,7 +86,7 @@ pub static SPEC: EngineSpec = EngineSpec {
 };
 
 const FILE: &str = "kvperf.redb";
-const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kvperf");
+pub const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kvperf");
 
 fn owns(name: &str) -> bool {
     name == FILE
@@ -141,6 +141,12 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(Box::new(open_store(opts)?))
+}
+
+/// Opens the store as `kvperf` does, for callers that need the engine's
+/// own handles (bench/engine_loop.rs) rather than its [`Engine`] seam.
+pub fn open_store(opts: &OpenOptions) -> anyhow::Result<RedbEngine> {
     let dir = opts.dir()?;
     let options = RedbOptions::from_properties(opts.properties)?;
     if opts.mode == OpenMode::Fresh {
@@ -160,13 +166,13 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let txn = db.begin_write().with_context(context)?;
     txn.open_table(TABLE).with_context(context)?;
     txn.commit().with_context(context)?;
-    Ok(Box::new(RedbEngine {
+    Ok(RedbEngine {
         db: RwLock::new(db),
         opened: Instant::now(),
         last_durable_ms: AtomicU64::new(0),
         dir: dir.to_path_buf(),
         options,
-    }))
+    })
 }
 
 pub struct RedbEngine {
@@ -191,7 +197,8 @@ impl RedbEngine {
         &self.dir
     }
 
-    fn db(&self) -> Result<RwLockReadGuard<'_, Database>, OpError> {
+    /// The database kvperf's clients share (read-locked: `compact` takes it).
+    pub fn db(&self) -> Result<RwLockReadGuard<'_, Database>, OpError> {
         self.db
             .read()
             .map_err(|_| OpError::Failed("redb: a thread panicked holding the database".into()))
@@ -199,13 +206,22 @@ impl RedbEngine {
 
     fn begin_write(&self) -> Result<WriteTransaction, OpError> {
         let mut txn = self.db()?.begin_write().map_err(failed)?;
-        let durability = match self.options.durability {
-            Durability::None if self.durable_now() => Durability::Immediate,
-            d => d,
-        };
-        txn.set_durability(durability).map_err(failed)?;
+        txn.set_durability(self.next_durability()).map_err(failed)?;
         txn.set_two_phase_commit(self.options.two_phase_commit);
         Ok(txn)
+    }
+
+    /// The durability of the write transaction about to begin: the
+    /// configured one, or immediate when `durable_interval_ms` is due.
+    pub fn next_durability(&self) -> Durability {
+        match self.options.durability {
+            Durability::None if self.durable_now() => Durability::Immediate,
+            d => d,
+        }
+    }
+
+    pub fn two_phase_commit(&self) -> bool {
+        self.options.two_phase_commit
     }
 
     /// Whether this commit is the periodic immediate one: the first to

@@ -342,6 +342,12 @@ pub fn compression_type(name: &str) -> Result<DBCompressionType, InputError> {
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(Box::new(open_store(opts)?))
+}
+
+/// Opens the store as `kvperf` does, for callers that need the engine's
+/// own handles (bench/engine_loop.rs) rather than its [`Engine`] seam.
+pub fn open_store(opts: &OpenOptions) -> anyhow::Result<RocksEngine> {
     let dir = opts.dir()?;
     let options = RocksOptions::from_properties(opts.properties)?;
     let db_options = options.db_options()?;
@@ -356,13 +362,13 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     // What RocksDB says it runs with wins over the names kvperf set: a
     // `rocksdb.options` string may have changed them.
     options.effective.extend(reported_options(dir));
-    Ok(Box::new(RocksEngine {
+    Ok(RocksEngine {
         db: Arc::new(db),
         dir: dir.to_path_buf(),
         options,
         db_options,
         background: Mutex::new(None),
-    }))
+    })
 }
 
 /// kvperf's option names and where RocksDB's OPTIONS file reports each:
@@ -439,6 +445,11 @@ impl RocksEngine {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The write options kvperf's clients write with.
+    pub fn write_options(&self) -> WriteOptions {
+        self.options.write_options()
     }
 
     fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {

@@ -182,17 +182,23 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
     flags.not_honoured(&honoured)
 }
 
-const SELECT_ONE: &str = "SELECT v FROM kvperf WHERE k = ?1";
+pub const SELECT_ONE: &str = "SELECT v FROM kvperf WHERE k = ?1";
 const SCAN: &str = "SELECT v FROM kvperf WHERE k >= ?1 ORDER BY k LIMIT ?2";
 const UPSERT: &str =
     "INSERT INTO kvperf (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v";
-const UPDATE: &str = "UPDATE kvperf SET v = ?2 WHERE k = ?1";
+pub const UPDATE: &str = "UPDATE kvperf SET v = ?2 WHERE k = ?1";
 const DELETE: &str = "DELETE FROM kvperf WHERE k = ?1";
 const ENTRIES_FIRST: &str = "SELECT k, v FROM kvperf ORDER BY k LIMIT ?1";
 const ENTRIES_FROM: &str = "SELECT k, v FROM kvperf WHERE k >= ?1 ORDER BY k LIMIT ?2";
 const ENTRIES_AFTER: &str = "SELECT k, v FROM kvperf WHERE k > ?1 ORDER BY k LIMIT ?2";
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(Box::new(open_store(opts)?))
+}
+
+/// Opens the store as `kvperf` does, for callers that need the engine's
+/// own handles (bench/engine_loop.rs) rather than its [`Engine`] seam.
+pub fn open_store(opts: &OpenOptions) -> anyhow::Result<SqliteEngine> {
     let dir = opts.dir()?;
     let options = SqliteOptions::from_properties(opts.properties)?;
     if opts.mode == OpenMode::Fresh {
@@ -237,7 +243,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         options.effective.insert(name.into(), value);
     }
 
-    Ok(Box::new(SqliteEngine {
+    Ok(SqliteEngine {
         path,
         dir: dir.to_path_buf(),
         options,
@@ -246,7 +252,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
             "SQLite {} (rusqlite {RUSQLITE_VERSION})",
             rusqlite::version()
         ),
-    }))
+    })
 }
 
 pub struct SqliteEngine {
@@ -263,7 +269,8 @@ impl SqliteEngine {
         &self.path
     }
 
-    fn connect(&self) -> anyhow::Result<Connection> {
+    /// A connection configured as each of kvperf's clients' is.
+    pub fn connect(&self) -> anyhow::Result<Connection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let context = || format!("cannot open SQLite database '{}'", self.path.display());
         let conn = Connection::open_with_flags(&self.path, flags).with_context(context)?;

@@ -106,11 +106,13 @@ const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
 // WiredTiger's return codes (wiredtiger.h).
-const WT_ROLLBACK: c_int = -31800;
-const WT_NOTFOUND: c_int = -31803;
-const WT_PREPARE_CONFLICT: c_int = -31808;
+pub const WT_ROLLBACK: c_int = -31800;
+pub const WT_NOTFOUND: c_int = -31803;
+pub const WT_PREPARE_CONFLICT: c_int = -31808;
 
-mod ffi {
+/// The C shim's calls (csrc/), for callers that drive WiredTiger's own
+/// cursor API (bench/engine_loop.rs).
+pub mod ffi {
     use std::ffi::{c_char, c_int, c_void};
 
     extern "C" {
@@ -370,6 +372,12 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(Box::new(open_store(opts)?))
+}
+
+/// Opens the store as `kvperf` does, for callers that need the engine's
+/// own handles (bench/engine_loop.rs) rather than its [`Engine`] seam.
+pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
     let dir = opts.dir()?;
     let options = WtOptions::from_properties(opts.properties)?;
     if opts.mode == OpenMode::Fresh {
@@ -419,7 +427,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
             anyhow::bail!("cannot create {}: {why}", URI.to_string_lossy());
         }
     }
-    Ok(Box::new(engine))
+    Ok(engine)
 }
 
 /// An open `WT_CONNECTION`.
@@ -453,7 +461,7 @@ impl WtEngine {
     }
 
     /// A new session with its cursors, counted until it is dropped.
-    fn session(&self) -> anyhow::Result<Session<'_>> {
+    pub fn session(&self) -> anyhow::Result<Session<'_>> {
         let mut state = self.lock();
         let Some(conn) = &state.conn else {
             anyhow::bail!("the WiredTiger connection is closed");
@@ -614,7 +622,7 @@ impl Drop for WtEngine {
 }
 
 /// One thread's session and its cursors (opened on first use).
-struct Session<'a> {
+pub struct Session<'a> {
     engine: &'a WtEngine,
     session: *mut c_void,
     /// overwrite=true: insert, search, update, scan.
@@ -643,7 +651,14 @@ impl Session<'_> {
         Ok(cursor)
     }
 
-    fn cursor(&mut self) -> Result<*mut c_void, OpError> {
+    /// The `WT_SESSION` (shim handle), for calls on it such as `begin`.
+    pub fn handle(&self) -> *mut c_void {
+        self.session
+    }
+
+    /// The session's overwrite cursor on the table: kvperf's clients'
+    /// search, update and insert cursor.
+    pub fn cursor(&mut self) -> Result<*mut c_void, OpError> {
         if self.cursor.is_null() {
             self.cursor = self.open_cursor(c"overwrite=true")?;
         }
@@ -718,7 +733,7 @@ impl Session<'_> {
 /// conflict, as MongoDB does on a write conflict: at once a few times, then
 /// sleeps doubling from 10 µs to 1 ms, so that two threads that keep
 /// colliding on a hot key fall out of step (at most about 0.1 s in all).
-fn back_off(attempt: usize) {
+pub fn back_off(attempt: usize) {
     if attempt < 3 {
         std::thread::yield_now();
     } else {
