@@ -55,9 +55,9 @@ impl IntervalLogs {
             let name = kind.ycsb_name();
             for (prefix, suffix, h) in [
                 ("", "", &group.ok),
-                ("", "-FAILED", &group.failed),
-                ("Intended-", "", &group.intended),
-                ("Intended-", "-FAILED", &group.intended_failed),
+                ("", "-FAILED", &*group.failed),
+                ("Intended-", "", &*group.intended),
+                ("Intended-", "-FAILED", &*group.intended_failed),
             ] {
                 if !h.is_empty() {
                     present.push((format!("{prefix}{name}{suffix}"), h));

@@ -25,6 +25,8 @@ pub mod timeline;
 pub mod verdict;
 pub mod window_warnings;
 
+use std::ops::Deref;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
@@ -144,16 +146,62 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
+/// A histogram that is usually never recorded (failures, intended
+/// starts): allocated on its first value, read as an empty histogram until
+/// then. Four eager histograms per op type and client were most of the
+/// memory of a 1,024-thread run.
+#[derive(Debug, Clone, Default)]
+pub struct RareHistogram(Option<Box<Histogram<u64>>>);
+
+impl RareHistogram {
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        let _ = self
+            .0
+            .get_or_insert_with(|| Box::new(new_histogram()))
+            .record(ns);
+    }
+
+    fn add(&mut self, other: &RareHistogram) {
+        if let Some(theirs) = &other.0 {
+            let mine = self.0.get_or_insert_with(|| Box::new(new_histogram()));
+            // Auto-resizing histograms cannot fail to add.
+            let _ = mine.add(&**theirs);
+        }
+    }
+
+    /// Bytes of counts held (0 until the first value).
+    pub fn allocated_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |h| counts_bytes(h))
+    }
+}
+
+impl Deref for RareHistogram {
+    type Target = Histogram<u64>;
+
+    fn deref(&self) -> &Histogram<u64> {
+        static EMPTY: OnceLock<Histogram<u64>> = OnceLock::new();
+        self.0
+            .as_deref()
+            .unwrap_or_else(|| EMPTY.get_or_init(new_histogram))
+    }
+}
+
+/// Bytes of a histogram's counts array (its size follows the largest value).
+fn counts_bytes(h: &Histogram<u64>) -> usize {
+    h.distinct_values() * std::mem::size_of::<u64>()
+}
+
 /// Everything measured for one operation type.
 #[derive(Debug, Clone)]
 pub struct OpGroup {
     /// Latency of successful operations, from actual start.
     pub ok: Histogram<u64>,
     /// Latency of failed operations (YCSB's `<OP>-FAILED` group).
-    pub failed: Histogram<u64>,
+    pub failed: RareHistogram,
     /// Latency from the intended start (only with a target rate).
-    pub intended: Histogram<u64>,
-    pub intended_failed: Histogram<u64>,
+    pub intended: RareHistogram,
+    pub intended_failed: RareHistogram,
     pub returns: [u64; 4],
     pub first_error: Option<String>,
 }
@@ -162,9 +210,9 @@ impl OpGroup {
     fn new() -> Self {
         Self {
             ok: new_histogram(),
-            failed: new_histogram(),
-            intended: new_histogram(),
-            intended_failed: new_histogram(),
+            failed: RareHistogram::default(),
+            intended: RareHistogram::default(),
+            intended_failed: RareHistogram::default(),
             returns: [0; 4],
             first_error: None,
         }
@@ -173,15 +221,23 @@ impl OpGroup {
     fn add(&mut self, other: &OpGroup) {
         // Auto-resizing histograms cannot fail to add.
         let _ = self.ok.add(&other.ok);
-        let _ = self.failed.add(&other.failed);
-        let _ = self.intended.add(&other.intended);
-        let _ = self.intended_failed.add(&other.intended_failed);
+        self.failed.add(&other.failed);
+        self.intended.add(&other.intended);
+        self.intended_failed.add(&other.intended_failed);
         for (a, b) in self.returns.iter_mut().zip(other.returns) {
             *a += b;
         }
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);
         }
+    }
+
+    /// Bytes of histogram counts this group holds.
+    pub fn allocated_bytes(&self) -> usize {
+        counts_bytes(&self.ok)
+            + self.failed.allocated_bytes()
+            + self.intended.allocated_bytes()
+            + self.intended_failed.allocated_bytes()
     }
 
     pub fn count(&self, outcome: Outcome) -> u64 {
@@ -216,17 +272,19 @@ impl OpHistograms {
         let outcome = Outcome::of(result);
         group.returns[outcome as usize] += 1;
         let clamp = |ns: u64| ns.clamp(1, MAX_LATENCY_NS);
-        let (actual, intended) = if outcome == Outcome::Ok {
-            (&mut group.ok, &mut group.intended)
+        if outcome == Outcome::Ok {
+            let _ = group.ok.record(clamp(latency_ns));
+            if let Some(ns) = intended_ns {
+                group.intended.record(clamp(ns));
+            }
         } else {
             if let (Err(OpError::Failed(msg)), None) = (result, &group.first_error) {
                 group.first_error = Some(msg.clone());
             }
-            (&mut group.failed, &mut group.intended_failed)
-        };
-        let _ = actual.record(clamp(latency_ns));
-        if let Some(ns) = intended_ns {
-            let _ = intended.record(clamp(ns));
+            group.failed.record(clamp(latency_ns));
+            if let Some(ns) = intended_ns {
+                group.intended_failed.record(clamp(ns));
+            }
         }
     }
 
@@ -246,8 +304,26 @@ impl OpHistograms {
         }
     }
 
+    /// [`OpHistograms::add`] that takes `other`: a group this side lacks
+    /// is moved, not copied, so handing a client's histograms over does
+    /// not hold two copies.
+    pub fn absorb(&mut self, other: OpHistograms) {
+        for (mine, theirs) in self.groups.iter_mut().zip(other.groups) {
+            let Some(theirs) = theirs else { continue };
+            match mine {
+                Some(mine) => mine.add(&theirs),
+                None => *mine = Some(theirs),
+            }
+        }
+    }
+
     pub fn clear(&mut self) {
         self.groups.iter_mut().for_each(|g| *g = None);
+    }
+
+    /// Bytes of histogram counts held, all groups.
+    pub fn allocated_bytes(&self) -> usize {
+        self.iter().map(|(_, g)| g.allocated_bytes()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -443,5 +519,59 @@ mod tests {
         m.recording = true;
         let _ = m.time(OpKind::Read, now, || Ok(()));
         assert_eq!(m.histograms.get(OpKind::Read).unwrap().ok.len(), 1);
+    }
+
+    #[test]
+    fn rare_histograms_are_allocated_only_when_recorded() {
+        let mut h = OpHistograms::new();
+        for ns in [100u64, 1_000, 10_000] {
+            h.record(OpKind::Read, ns, None, &Ok(()));
+        }
+        let read = h.get(OpKind::Read).unwrap();
+        assert_eq!(read.failed.allocated_bytes(), 0);
+        assert_eq!(read.intended.allocated_bytes(), 0);
+        assert_eq!(read.intended_failed.allocated_bytes(), 0);
+        // Only the success histogram's counts are held.
+        assert_eq!(read.allocated_bytes(), read.ok.distinct_values() * 8);
+        // Unrecorded, they read as empty histograms.
+        assert!(read.failed.is_empty() && read.intended.is_empty());
+
+        h.record(OpKind::Read, 5_000, Some(7_000), &Err(OpError::NotFound));
+        let read = h.get(OpKind::Read).unwrap();
+        assert!(read.failed.allocated_bytes() > 0);
+        assert!(read.intended_failed.allocated_bytes() > 0);
+        assert_eq!(read.intended.allocated_bytes(), 0);
+        assert_eq!((read.failed.len(), read.intended_failed.len()), (1, 1));
+        let max = read.intended_failed.max();
+        assert!(read.intended_failed.equivalent(max, 7_000), "{max}");
+    }
+
+    #[test]
+    fn absorbing_moves_missing_groups_and_adds_present_ones() {
+        let mut total = OpHistograms::new();
+        total.record(OpKind::Read, 1_000, None, &Ok(()));
+        let mut handed = OpHistograms::new();
+        handed.record(OpKind::Read, 2_000, None, &Ok(()));
+        handed.record(OpKind::Update, 3_000, Some(4_000), &Err(OpError::NotFound));
+        let update_counts = handed.get(OpKind::Update).unwrap().failed.allocated_bytes();
+        let mut added = total.clone();
+        added.add(&handed);
+        total.absorb(handed);
+        for kind in [OpKind::Read, OpKind::Update] {
+            let (a, b) = (total.get(kind).unwrap(), added.get(kind).unwrap());
+            assert_eq!(a.returns, b.returns, "{kind:?}");
+            assert_eq!(
+                (a.ok.len(), a.ok.max()),
+                (b.ok.len(), b.ok.max()),
+                "{kind:?}"
+            );
+            assert_eq!(a.failed.len(), b.failed.len(), "{kind:?}");
+            assert_eq!(a.intended_failed.max(), b.intended_failed.max(), "{kind:?}");
+        }
+        assert_eq!(total.get(OpKind::Read).unwrap().ok.len(), 2);
+        assert_eq!(
+            total.get(OpKind::Update).unwrap().failed.allocated_bytes(),
+            update_counts
+        );
     }
 }

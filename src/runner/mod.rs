@@ -438,7 +438,7 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
     let mut outcome = RunOutcome {
         runtime: Duration::ZERO,
         operations: 0,
-        histograms: OpHistograms::new(),
+        histograms: ended.recorded.histograms,
         hit_time_limit: false,
         thread_seconds: 0.0,
         start_unix_ms: ended.clock.start_unix_ms + spec.warmup.as_millis() as u64,
@@ -461,7 +461,6 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
                     continue;
                 }
                 outcome.operations += done.operations;
-                outcome.histograms.add(&done.histograms);
                 outcome.hit_time_limit |= done.hit_time_limit;
                 last_end = last_end.max(done.end);
                 outcome.thread_seconds += done

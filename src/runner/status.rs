@@ -106,6 +106,9 @@ pub struct Recorded {
     pub timeline: Timeline,
     /// Each interval's histograms, when [`StatusOptions::interval_logs`].
     pub interval_logs: Option<IntervalLogs>,
+    /// The measured window's histograms: every foreground client's
+    /// hand-overs added up (the clients keep no totals of their own).
+    pub histograms: OpHistograms,
 }
 
 /// Starts the thread that prints status lines, draws the progress bar,
@@ -235,6 +238,7 @@ fn report_until_done(
     let mut intervals = Intervals::new(measure_start, opts.interval_logs, opts.live.clone());
     // Status lines cover what was handed over since the last one.
     let mut since_status = OpHistograms::new();
+    let mut window = OpHistograms::new();
     let mut ops_log = opts
         .ops_log
         .as_ref()
@@ -259,6 +263,7 @@ fn report_until_done(
             if opts.interval.is_some() {
                 since_status.add(&handed_over);
             }
+            window.absorb(handed_over);
             if cut_due {
                 intervals.cut(Instant::now());
             }
@@ -296,6 +301,7 @@ fn report_until_done(
                 per_second: per_second.finish(ops),
                 timeline: intervals.timeline,
                 interval_logs: intervals.logs,
+                histograms: window,
             };
         }
         std::thread::sleep(TICK);
@@ -359,8 +365,8 @@ impl SeenGroups {
             for &kind in &self.ok {
                 let group = interval.get(kind);
                 let (main, failed) = match group {
-                    Some(g) if intended_pass => (&g.intended, &g.intended_failed),
-                    Some(g) => (&g.ok, &g.failed),
+                    Some(g) if intended_pass => (&*g.intended, &*g.intended_failed),
+                    Some(g) => (&g.ok, &*g.failed),
                     None => (&empty, &empty),
                 };
                 let name = kind.ycsb_name();
