@@ -97,7 +97,11 @@ pub(super) fn run(
         Ok(Ended {
             clients,
             costs,
-            recorded: status.join().unwrap_or_default(),
+            // The status thread holds the window's histograms: without them
+            // there is nothing to report, so its panic fails the run.
+            recorded: status.join().map_err(|_| {
+                anyhow::anyhow!("the status thread panicked; the window's figures are lost")
+            })?,
             runtime_cpu_s: Some(cpu_at_end - cpu_at_window.get().copied().unwrap_or(cpu_at_end)),
             clock,
         })
