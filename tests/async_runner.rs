@@ -360,8 +360,9 @@ fn onerror_stop_ends_every_task_at_the_first_failure() {
 /// short, and says so, with or without onerror=stop.
 #[test]
 fn a_load_whose_server_dies_is_incomplete_and_stops_under_onerror_stop() {
-    let load = workload(SHAPE, Phase::Load);
     for stop_on_error in [false, true] {
+        // A workload per load: its key counter is the load's own.
+        let load = workload(SHAPE, Phase::Load);
         let engine = MemoryEngine {
             fail_inserts_after: Some(500),
             ..MemoryEngine::default()
@@ -372,10 +373,11 @@ fn a_load_whose_server_dies_is_incomplete_and_stops_under_onerror_stop() {
         assert_eq!(outcome.stopped_on_error, stop_on_error);
         assert_eq!(count(&outcome, OpKind::Insert, Outcome::Ok), 500);
         assert!(count(&outcome, OpKind::Insert, Outcome::Error) >= 1);
-        assert_eq!(load.incomplete_load(&outcome.histograms), Some((500, 1003)));
+        assert_eq!(load.incomplete_load(), Some((500, 1003)));
     }
-    let whole = run(&MemoryEngine::default(), &load, &spec(4, Some(1003)), 2).unwrap();
-    assert_eq!(load.incomplete_load(&whole.histograms), None);
+    let load = workload(SHAPE, Phase::Load);
+    run(&MemoryEngine::default(), &load, &spec(4, Some(1003)), 2).unwrap();
+    assert_eq!(load.incomplete_load(), None);
 }
 
 #[test]

@@ -159,7 +159,8 @@ fn a_run_on_a_store_without_its_records_warns_and_a_loaded_one_does_not() {
         "{warnings:?}"
     );
 
-    // A load with a warm-up: the keys inserted while warming up count too.
+    // A load with a warm-up: the keys inserted while warming up count too,
+    // and it inserts its 1000 records, not 1000 more after the warm-up.
     load(&["--fresh", "-p", "warmuptime=0.2"]);
     let (out, _) = run("half");
     assert!(
@@ -167,6 +168,29 @@ fn a_run_on_a_store_without_its_records_warns_and_a_loaded_one_does_not() {
             .contains("(1000 of these records loaded by kvperf)"),
         "{}",
         out.stderr
+    );
+    let beyond = kvperf(
+        tmp.path(),
+        &[
+            "run",
+            "--db",
+            "half",
+            "-P",
+            &wc,
+            "-p",
+            "recordcount=2000",
+            "-p",
+            "operationcount=2000",
+            "-p",
+            "requestdistribution=uniform",
+        ],
+    );
+    assert_eq!(beyond.code, 0, "{}", beyond.stderr);
+    assert!(
+        !beyond.stdout.contains("[READ], Return=NOT_FOUND, 0")
+            && beyond.stdout.contains("[READ], Return=NOT_FOUND, "),
+        "keys 1000..2000 were never to be loaded: {}",
+        beyond.stdout
     );
 
     // A fresh load empties the store and the ledger with it.

@@ -716,7 +716,7 @@ fn measure(
     };
     // A load cut short by its own time limit is the user's choice.
     if let Some((inserted, share)) = workload
-        .incomplete_load(&outcome.histograms)
+        .incomplete_load()
         .filter(|_| !outcome.hit_time_limit)
     {
         anyhow::bail!(

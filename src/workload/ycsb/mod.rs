@@ -223,8 +223,10 @@ impl CoreWorkload {
     /// the records inserted and the share. A load thread stops at its first
     /// failed insert (after YCSB's insertion retries), so this is how a
     /// server that died mid-load shows.
-    pub fn incomplete_load(&self, h: &OpHistograms) -> Option<(u64, u64)> {
-        let inserted = h.get(OpKind::Insert).map_or(0, |g| g.count(Outcome::Ok));
+    pub fn incomplete_load(&self) -> Option<(u64, u64)> {
+        // The whole load's inserts: those of a warm-up are in the store too.
+        let range = self.loaded_range();
+        let inserted = range.tried - range.failed;
         let share = self.cfg.insert_count;
         (self.phase == Phase::Load && inserted < share).then_some((inserted, share))
     }
@@ -475,7 +477,7 @@ impl<'a> CoreThread<'a> {
     #[inline]
     async fn operation(&mut self, meter: &mut Meter, intended: Instant) -> Step {
         match self.wl.phase {
-            Phase::Load => self.do_insert(meter, intended).await.into(),
+            Phase::Load => self.do_insert(meter, intended).await,
             Phase::Run => {
                 self.do_transaction(meter, intended).await;
                 Step::Continue
@@ -561,15 +563,20 @@ impl<'a> CoreThread<'a> {
         }
     }
 
-    async fn do_insert(&mut self, meter: &mut Meter, intended: Instant) -> bool {
+    async fn do_insert(&mut self, meter: &mut Meter, intended: Instant) -> Step {
         let keynum = self.wl.load_keys.next();
+        // A load inserts insertcount records in all, warm-up included: the
+        // window's quota alone would let a warmed-up load insert past them.
+        if keynum - self.wl.cfg.insert_start >= self.wl.cfg.insert_count {
+            return Step::Exhausted;
+        }
         self.build_key(keynum);
         self.build_all_values();
         let inserted = self.insert_with_retries(meter, intended).await.is_ok();
         if !inserted {
             self.wl.failed_load_inserts.fetch_add(1, Relaxed);
         }
-        inserted
+        inserted.into()
     }
 
     /// YCSB retries a failed insert `core_workload_insertion_retry_limit`
