@@ -132,7 +132,7 @@ impl Operations for MemoryWorker<'_> {
         fields: Option<&'a [&'a str]>,
         out: &'a mut Record,
     ) -> Call<'a> {
-        Call::Waiting(Box::pin(async move {
+        Call::waiting(async move {
             let n = self.wait().await;
             if self.engine.fail_reads_after.is_some_and(|after| n >= after) {
                 return Err(OpError::Failed("the test engine fails on purpose".into()));
@@ -141,7 +141,7 @@ impl Operations for MemoryWorker<'_> {
             let stored = records.get(key).ok_or(OpError::NotFound)?;
             copy_fields(stored, fields, out);
             Ok(())
-        }))
+        })
     }
     fn scan<'a>(
         &'a mut self,
@@ -151,17 +151,17 @@ impl Operations for MemoryWorker<'_> {
         fields: Option<&'a [&'a str]>,
         out: &'a mut ScanResults,
     ) -> Call<'a> {
-        Call::Waiting(Box::pin(async move {
+        Call::waiting(async move {
             self.wait().await;
             let records = self.engine.records.lock().unwrap();
             for (_, stored) in records.range(start.to_vec()..).take(count) {
                 copy_fields(stored, fields, out.next_slot());
             }
             Ok(())
-        }))
+        })
     }
     fn update<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> Call<'a> {
-        Call::Waiting(Box::pin(async move {
+        Call::waiting(async move {
             self.wait().await;
             let mut records = self.engine.records.lock().unwrap();
             let stored = records.get_mut(key).ok_or(OpError::NotFound)?;
@@ -176,10 +176,10 @@ impl Operations for MemoryWorker<'_> {
             }
             *stored = merged;
             Ok(())
-        }))
+        })
     }
     fn insert<'a>(&'a mut self, _: &'a str, key: &'a [u8], values: &'a Record) -> Call<'a> {
-        Call::Waiting(Box::pin(async move {
+        Call::waiting(async move {
             let n = self.wait().await;
             if self
                 .engine
@@ -193,14 +193,14 @@ impl Operations for MemoryWorker<'_> {
                 self.engine.duplicate_inserts.fetch_add(1, Relaxed);
             }
             Ok(())
-        }))
+        })
     }
     fn delete<'a>(&'a mut self, _: &'a str, key: &'a [u8]) -> Call<'a> {
-        Call::Waiting(Box::pin(async move {
+        Call::waiting(async move {
             self.wait().await;
             self.engine.records.lock().unwrap().remove(key);
             Ok(())
-        }))
+        })
     }
 }
 

@@ -84,12 +84,12 @@ impl Operations for StallWorker {
                 }
                 self.inner.read(t, k, f, o)
             }
-            Runs::Task => Call::Waiting(Box::pin(async move {
+            Runs::Task => Call::waiting(async move {
                 if stall {
                     sleep_until(Instant::now() + STALL).await;
                 }
                 self.inner.read(t, k, f, o).await
-            })),
+            }),
         }
     }
 }

@@ -11,6 +11,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::future::IntoFuture;
 use std::path::PathBuf;
 
 use kvperf::engine::{
@@ -166,7 +167,7 @@ struct Client<'e> {
 fn finish<T>(handle: &Option<tokio::runtime::Handle>, call: Call<'_, T>) -> Result<T, OpError> {
     match handle {
         None => call.now(),
-        Some(h) => h.block_on(call),
+        Some(h) => h.block_on(call.into_future()),
     }
 }
 

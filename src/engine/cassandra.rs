@@ -370,12 +370,12 @@ impl Settings {
 
 /// A server-side error with the engine's name in front.
 fn failed(err: impl std::fmt::Display) -> OpError {
-    OpError::Failed(format!("Cassandra: {err}"))
+    OpError::failed(format!("Cassandra: {err}"))
 }
 
 fn utf8<'a>(what: &str, bytes: &'a [u8]) -> Result<&'a str, OpError> {
     std::str::from_utf8(bytes).map_err(|_| {
-        OpError::Failed(format!(
+        OpError::failed(format!(
             "Cassandra: {what} is not UTF-8 text (YCSB's schema stores varchar)"
         ))
     })
@@ -1117,7 +1117,7 @@ fn field_names<N: AsRef<[u8]>>(names: impl Iterator<Item = N>) -> Result<Vec<Str
         .map(|n| {
             let name = utf8("a field name", n.as_ref())?;
             if name.contains('"') || name.is_empty() {
-                return Err(OpError::Failed(format!(
+                return Err(OpError::failed(format!(
                     "Cassandra: field name '{name}' cannot be a column"
                 )));
             }

@@ -477,7 +477,7 @@ impl Engine for FjallEngine {
 }
 
 fn failed(err: ::fjall::Error) -> OpError {
-    OpError::Failed(format!("fjall: {err}"))
+    OpError::failed(format!("fjall: {err}"))
 }
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
@@ -486,7 +486,7 @@ const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
 /// refuse those as failed operations instead.
 fn check_key(key: &[u8]) -> OpResult {
     if key.is_empty() || key.len() > usize::from(u16::MAX) {
-        return Err(OpError::Failed(format!(
+        return Err(OpError::failed(format!(
             "fjall: a key must be 1 to 65535 bytes, not {}",
             key.len()
         )));

@@ -315,7 +315,7 @@ impl Engine for LmdbEngine {
 }
 
 fn failed(err: heed::Error) -> OpError {
-    OpError::Failed(format!("LMDB: {err}"))
+    OpError::failed(format!("LMDB: {err}"))
 }
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";

@@ -7,8 +7,8 @@
 //! record operations or db_bench's raw ones ([`Access`]). Engines only
 //! store and fetch; the runner owns threads, pacing, timing and histograms
 //! (like fio's ioengine ops or go-ycsb's `DB`). An operation returns a
-//! [`Call`]: a blocking engine's result, already there ([`Call::Done`], no
-//! allocation), or an async driver's future ([`Call::Waiting`]). Its
+//! [`Call`]: a blocking engine's result, already there (no allocation
+//! unless it failed), or an async driver's future ([`Call::waiting`]). Its
 //! outcome is an [`OpResult`]; the runner counts errors per operation type
 //! and never stops on one.
 //!
@@ -24,7 +24,7 @@
 //!   [`EngineSpec::db_bench`]).
 //!
 //! Workloads write an operation once, as async code: a client task awaits
-//! it, a client thread runs it with [`wait`] (one poll for a `Done` call).
+//! it, a client thread runs it with [`wait`] (one poll for a done call).
 //! An embedded engine writes plain methods returning [`OpResult`] and
 //! declares them with `blocking_records!` / `blocking_raw!`; a server
 //! engine writes async methods over its connection and declares them with
@@ -69,7 +69,7 @@ pub use record::{Record, ScanResults};
 
 use crate::error::{did_you_mean, InputError};
 pub use crate::measure::events::{Activity, EventKind};
-pub use crate::measure::{OpError, OpResult};
+pub use crate::measure::{Failure, OpError, OpResult};
 use crate::properties::Properties;
 
 /// Setting up something on the runner's runtime (an async worker).
@@ -214,7 +214,7 @@ pub struct Capabilities {
     /// `UPDATE`, as YCSB's binding).
     pub update_needs_existing: bool,
     /// Whether [`Engine::client`] hands out clients whose calls wait
-    /// ([`Call::Waiting`]), for clients run as tasks on the runner's
+    /// ([`Call::waiting`]), for clients run as tasks on the runner's
     /// runtime (`clients=tasks`), and whether the clients run so unless told.
     pub async_ops: AsyncOps,
     /// The engine's own report of its state, per store and per level

@@ -705,7 +705,7 @@ impl Engine for MongoEngine {
 }
 
 fn op_failed(e: mongodb::error::Error, secrets: &[String]) -> OpError {
-    OpError::Failed(format!("MongoDB: {}", scrub(&describe(&e), secrets)))
+    OpError::failed(format!("MongoDB: {}", scrub(&describe(&e), secrets)))
 }
 
 fn key_text(key: &[u8]) -> Result<&str, OpError> {
@@ -747,7 +747,7 @@ fn projection(fields: Option<&[&str]>) -> Result<Option<Document>, OpError> {
 fn copy_fields(doc: &RawDocument, out: &mut Record, secrets: &[String]) -> OpResult {
     for element in doc.iter() {
         let (name, value) = element
-            .map_err(|e| OpError::Failed(format!("MongoDB: {}", scrub(&e.to_string(), secrets))))?;
+            .map_err(|e| OpError::failed(format!("MongoDB: {}", scrub(&e.to_string(), secrets))))?;
         if let RawBsonRef::Binary(b) = value {
             if name != "_id" {
                 out.push(name.as_bytes(), b.bytes);

@@ -1,58 +1,122 @@
 //! The seam between workloads and engines: one trait, [`Operations`],
 //! whose calls return a [`Call`]. A blocking engine makes its call before
-//! returning and hands back the result ([`Call::Done`], no allocation); an
-//! engine with an async driver hands back its future ([`Call::Waiting`]),
+//! returning and hands back the result (no allocation unless it failed); an
+//! engine with an async driver hands back its future ([`Call::waiting`]),
 //! which a client task awaits. A workload writes each operation once, as
 //! async code: a client task awaits it, a client thread runs it with
-//! [`wait`], which finishes a `Done` call in one poll.
+//! [`wait`], which finishes a done call in one poll.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
 
-use super::{OpError, Record, ScanResults, SetupFuture};
+use super::{Failure, OpError, Record, ScanResults, SetupFuture};
 
-/// The outcome of one operation: made already, or still to await.
-pub enum Call<'a, T = ()> {
-    /// A blocking engine's call, already made. `None` once polled to its end.
-    Done(Option<Result<T, OpError>>),
-    /// An async driver's operation; boxed because a trait object's method
+/// The outcome of one operation: made already, or still to await. Awaited
+/// (it is [`IntoFuture`]) or finished on a thread with [`Call::now`].
+///
+/// Two words, returned in registers: a blocking engine's result is the
+/// driver's hottest path, and a three-word `Call` came back through memory,
+/// whose read-back stalled every operation (bench/RESULTS.md, the driver
+/// against its floor). So the rare cases, a failure's words and an async
+/// driver's future, sit behind one pointer, and "not found" is its null.
+pub struct Call<'a, T = ()>(Result<T, NotOk<'a, T>>);
+
+/// A [`Call`] that did not succeed at once: one pointer wide.
+enum NotOk<'a, T> {
+    NotFound,
+    Rare(Box<Rare<'a, T>>),
+}
+
+enum Rare<'a, T> {
+    Failed(Failure),
+    /// An async driver's operation: boxed because a trait object's method
     /// cannot return `impl Future`.
-    Waiting(Pin<Box<dyn Future<Output = Result<T, OpError>> + Send + 'a>>),
+    Waiting(Operation<'a, T>),
+}
+
+type Operation<'a, T> = Pin<Box<dyn Future<Output = Result<T, OpError>> + Send + 'a>>;
+
+impl<T> From<Result<T, OpError>> for Call<'_, T> {
+    #[inline]
+    fn from(result: Result<T, OpError>) -> Self {
+        Call(result.map_err(|err| match err {
+            OpError::NotFound => NotOk::NotFound,
+            OpError::Failed(words) => NotOk::Rare(Box::new(Rare::Failed(words))),
+        }))
+    }
+}
+
+impl<'a, T> Call<'a, T> {
+    /// An operation still to await (an async driver's).
+    pub fn waiting(op: impl Future<Output = Result<T, OpError>> + Send + 'a) -> Self {
+        Call(Err(NotOk::Rare(Box::new(Rare::Waiting(Box::pin(op))))))
+    }
+
+    /// Whether the call is made already (a blocking engine's).
+    pub fn is_done(&self) -> bool {
+        !matches!(&self.0, Err(NotOk::Rare(rare)) if matches!(**rare, Rare::Waiting(_)))
+    }
+
+    /// The result if the call is made, else the operation to await.
+    #[inline]
+    fn settled(self) -> Result<Result<T, OpError>, Operation<'a, T>> {
+        match self.0 {
+            Ok(value) => Ok(Ok(value)),
+            Err(NotOk::NotFound) => Ok(Err(OpError::NotFound)),
+            Err(NotOk::Rare(rare)) => match *rare {
+                Rare::Failed(words) => Ok(Err(OpError::Failed(words))),
+                Rare::Waiting(operation) => Err(operation),
+            },
+        }
+    }
+
+    /// The result, blocking this thread until it is there ([`wait`]).
+    #[inline]
+    pub fn now(self) -> Result<T, OpError> {
+        match self.settled() {
+            Ok(result) => result,
+            Err(operation) => wait(operation),
+        }
+    }
+}
+
+impl<'a, T> IntoFuture for Call<'a, T> {
+    type Output = Result<T, OpError>;
+    type IntoFuture = Awaited<'a, T>;
+
+    #[inline]
+    fn into_future(self) -> Awaited<'a, T> {
+        match self.settled() {
+            Ok(result) => Awaited::Done(Some(result)),
+            Err(operation) => Awaited::Waiting(operation),
+        }
+    }
+}
+
+/// A [`Call`] being awaited.
+pub enum Awaited<'a, T> {
+    /// Made already; `None` once polled to its end.
+    Done(Option<Result<T, OpError>>),
+    Waiting(Operation<'a, T>),
 }
 
 // Neither variant is pinned in place: `Done` is moved out of, `Waiting`
 // is pinned in its box.
-impl<T> Unpin for Call<'_, T> {}
+impl<T> Unpin for Awaited<'_, T> {}
 
-impl<T> Future for Call<'_, T> {
+impl<T> Future for Awaited<'_, T> {
     type Output = Result<T, OpError>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
-            Call::Done(result) => Poll::Ready(result.take().expect("a Call polled after its end")),
-            Call::Waiting(operation) => operation.as_mut().poll(cx),
-        }
-    }
-}
-
-impl<T> From<Result<T, OpError>> for Call<'_, T> {
-    #[inline]
-    fn from(result: Result<T, OpError>) -> Self {
-        Call::Done(Some(result))
-    }
-}
-
-impl<T> Call<'_, T> {
-    /// The result, blocking this thread until it is there ([`wait`]).
-    #[inline]
-    pub fn now(self) -> Result<T, OpError> {
-        match self {
-            Call::Done(result) => result.expect("a Call polled after its end"),
-            waiting => wait(waiting),
+            Awaited::Done(result) => {
+                Poll::Ready(result.take().expect("a Call polled after its end"))
+            }
+            Awaited::Waiting(operation) => operation.as_mut().poll(cx),
         }
     }
 }
@@ -67,9 +131,9 @@ pub fn call<'a, T>(
     op: impl Future<Output = Result<T, OpError>> + Send + 'a,
 ) -> Call<'a, T> {
     if waits {
-        Call::Waiting(Box::pin(op))
+        Call::waiting(op)
     } else {
-        Call::Done(Some(run_now(op)))
+        run_now(op).into()
     }
 }
 
@@ -89,13 +153,13 @@ pub fn run_now<F: Future>(operation: F) -> F::Output {
 }
 
 /// Runs `f` to its end on this thread. The first poll costs nothing more
-/// than a call (a `Done` call is finished by it); a future that is not
+/// than a call (a done call is finished by it); a future that is not
 /// ready parks the thread until its waker unparks it. The future must not
 /// need a runtime's context (tokio I/O): a client thread's engine blocks
 /// on its own runtime instead.
 #[inline]
-pub fn wait<F: Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
+pub fn wait<F: IntoFuture>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f.into_future());
     match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(output) => output,
         Poll::Pending => park_until_ready(f),
@@ -154,10 +218,10 @@ impl ClientSlot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runs {
     /// On a thread of its own, through [`wait`]: its calls should be
-    /// [`Call::Done`] (an async driver blocks on the engine's own runtime).
+    /// made already (an async driver blocks on the engine's own runtime).
     Thread,
     /// As a task on the runner's runtime ([`super::Capabilities::async_ops`]):
-    /// an async driver returns [`Call::Waiting`].
+    /// an async driver returns [`Call::waiting`].
     Task,
 }
 
@@ -179,7 +243,7 @@ pub fn ready<'a>(
 }
 
 fn lacks<'a, T>(what: &str) -> Call<'a, T> {
-    Err(OpError::Failed(format!(
+    Err(OpError::failed(format!(
         "this client has no {what}: it was made for other operations"
     )))
     .into()
@@ -254,7 +318,7 @@ pub trait Operations: Send {
 
 /// [`Operations`]' record half for a blocking client whose inherent
 /// methods `read`, `scan`, `update`, `insert` and `delete` (same arguments)
-/// make the calls and return their result: each becomes a [`Call::Done`].
+/// make the calls and return their result: each becomes a done [`Call`].
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! blocking_records {
     ($client:ty) => {
@@ -396,15 +460,20 @@ mod tests {
 
     #[test]
     fn a_done_call_completes_on_its_first_poll_without_a_box() {
-        let mut c: Call<'_, usize> = Ok(7).into();
-        assert!(matches!(c, Call::Done(Some(Ok(7)))));
+        let c: Call<'_, usize> = Ok(7).into();
+        assert!(c.is_done());
+        let mut awaited = c.into_future();
         let mut cx = Context::from_waker(Waker::noop());
-        assert_eq!(Pin::new(&mut c).poll(&mut cx), Poll::Ready(Ok(7)));
+        assert_eq!(Pin::new(&mut awaited).poll(&mut cx), Poll::Ready(Ok(7)));
         assert_eq!(call(false, async { Ok::<_, OpError>(3) }).now(), Ok(3));
-        assert!(matches!(
-            call(false, async { Ok::<_, OpError>(()) }),
-            Call::Done(_)
-        ));
+        assert!(call(false, async { Ok::<_, OpError>(()) }).is_done());
+        let failed: Call<'_> = Err(OpError::failed("disk full")).into();
+        assert!(failed.is_done());
+        assert_eq!(failed.now(), Err(OpError::failed("disk full")));
+        assert_eq!(
+            Call::<()>::from(Err(OpError::NotFound)).now(),
+            Err(OpError::NotFound)
+        );
     }
 
     /// A future that is pending until `open` is set, then ready; it wakes
@@ -437,7 +506,7 @@ mod tests {
     fn a_waiting_call_is_awaited_on_a_runtime() {
         let gate = Gate::default();
         let c = call(true, gate.clone());
-        assert!(matches!(c, Call::Waiting(_)));
+        assert!(!c.is_done());
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()

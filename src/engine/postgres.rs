@@ -815,12 +815,12 @@ fn words(err: &postgres::Error) -> String {
 }
 
 fn failed(err: postgres::Error) -> OpError {
-    OpError::Failed(format!("PostgreSQL: {}", words(&err)))
+    OpError::failed(format!("PostgreSQL: {}", words(&err)))
 }
 
 fn text<'b>(what: &str, bytes: &'b [u8]) -> Result<&'b str, OpError> {
     std::str::from_utf8(bytes).map_err(|_| {
-        OpError::Failed(format!(
+        OpError::failed(format!(
             "PostgreSQL: the {what} is not UTF-8 text, which the YCSB schema's text columns hold"
         ))
     })
@@ -1021,7 +1021,7 @@ impl<'e, C: Connection> Records<'e, C> {
             C::pause(self.backoff.next_pause()).await;
             let session = Session::open(self.options)
                 .await
-                .map_err(|e| OpError::Failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
+                .map_err(|e| OpError::failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
             self.session = Some(session);
         }
         Ok(self.session.as_mut().expect("opened above"))

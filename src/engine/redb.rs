@@ -187,7 +187,7 @@ pub struct RedbEngine {
 }
 
 fn failed(err: impl std::fmt::Display) -> OpError {
-    OpError::Failed(format!("redb: {err}"))
+    OpError::failed(format!("redb: {err}"))
 }
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";

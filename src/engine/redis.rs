@@ -694,7 +694,7 @@ trait Transport: Send {
 
 /// A reply as the type the operation expects.
 fn converted<T: FromRedisValue>(value: Value) -> Result<T, OpError> {
-    from_redis_value(value).map_err(|e| OpError::Failed(format!("Redis: unexpected reply: {e}")))
+    from_redis_value(value).map_err(|e| OpError::failed(format!("Redis: unexpected reply: {e}")))
 }
 
 /// Whether the connection is to be made again before the next operation:
@@ -739,7 +739,7 @@ fn timed_out() -> RedisError {
 }
 
 fn reconnect_failed(e: anyhow::Error) -> OpError {
-    OpError::Failed(format!("Redis: reconnecting: {e}"))
+    OpError::failed(format!("Redis: reconnecting: {e}"))
 }
 
 /// An operation's result; a lost connection is dropped to be made again,
@@ -831,11 +831,11 @@ impl Transport for AsyncLink<'_> {
 }
 
 fn failed(err: RedisError) -> OpError {
-    OpError::Failed(format!("Redis: {err}"))
+    OpError::failed(format!("Redis: {err}"))
 }
 
 fn unexpected(what: &str, reply: &Value) -> OpError {
-    OpError::Failed(format!("Redis: unexpected reply to {what}: {reply:?}"))
+    OpError::failed(format!("Redis: unexpected reply to {what}: {reply:?}"))
 }
 
 fn bytes_of(v: &Value) -> Option<&[u8]> {

@@ -822,7 +822,7 @@ pub struct RocksWorker<'a> {
 }
 
 fn failed(err: rocksdb::Error) -> OpError {
-    OpError::Failed(err.into_string())
+    OpError::failed(err.into_string())
 }
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";

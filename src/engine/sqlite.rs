@@ -381,7 +381,7 @@ impl Engine for SqliteEngine {
 }
 
 fn failed(err: impl std::fmt::Display) -> OpError {
-    OpError::Failed(format!("SQLite: {err}"))
+    OpError::failed(format!("SQLite: {err}"))
 }
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";

@@ -214,7 +214,7 @@ fn check(code: c_int) -> Result<(), String> {
 }
 
 fn failed(code: c_int) -> OpError {
-    OpError::Failed(message(code))
+    OpError::failed(message(code))
 }
 
 /// The library's version line, e.g. "WiredTiger 3.2.1: (August 27, 2019)".
@@ -691,7 +691,7 @@ impl Session<'_> {
                 _ => return Err(failed(code)),
             }
         }
-        Err(OpError::Failed(format!(
+        Err(OpError::failed(format!(
             "{} ({MAX_ATTEMPTS} attempts)",
             message(code)
         )))
@@ -888,7 +888,7 @@ impl WtWorker<'_> {
                 None => back_off(attempt),
             }
         }
-        Err(OpError::Failed(format!(
+        Err(OpError::failed(format!(
             "{} ({MAX_ATTEMPTS} attempts)",
             message(WT_ROLLBACK)
         )))

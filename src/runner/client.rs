@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use super::cpu::thread_cpu_seconds;
 use super::{Pacer, RunSpec, Shared, Slot, Step, INTERRUPTED};
-use crate::measure::Meter;
+use crate::measure::{Deadline, Meter};
 
 pub(super) struct ClientLoop<'a> {
     shared: &'a Shared,
@@ -29,6 +29,8 @@ pub(super) struct ClientLoop<'a> {
     start: Instant,
     measure_start: Instant,
     deadline: Option<Instant>,
+    /// `deadline` on the meter's clock, from when the window opens.
+    window_deadline: Option<Deadline>,
     quota: u64,
     warming_up: bool,
     /// Operations done in the current phase (warmup, then the window).
@@ -69,6 +71,11 @@ impl<'a> ClientLoop<'a> {
         let mut meter = Meter::new(spec.track_intended && !background, paced);
         let warming_up = !spec.warmup.is_zero();
         meter.recording = !warming_up;
+        let deadline = spec.max_execution.map(|d| measure_start + d);
+        // Without warmup the window opens now.
+        let window_deadline = deadline
+            .filter(|_| !warming_up)
+            .map(|at| meter.deadline(at));
         Self {
             shared,
             spec,
@@ -78,7 +85,8 @@ impl<'a> ClientLoop<'a> {
             background,
             start,
             measure_start,
-            deadline: spec.max_execution.map(|d| measure_start + d),
+            deadline,
+            window_deadline,
             quota: if background {
                 u64::MAX
             } else {
@@ -154,7 +162,11 @@ impl<'a> ClientLoop<'a> {
         // onerror=stop must still tell the others and mark the run stopped.
         if self.should_stop() || step == Step::Stop {
             self.stopped = true;
-        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+        } else if self
+            .window_deadline
+            .as_ref()
+            .is_some_and(|d| self.meter.passed(d))
+        {
             self.hit_time_limit = true;
             self.stopped = true;
         } else if self.background && self.shared.foreground_left.load(Relaxed) == 0 {
@@ -167,6 +179,7 @@ impl<'a> ClientLoop<'a> {
         self.stopped = false;
         self.done = 0;
         self.meter.recording = true;
+        self.window_deadline = self.deadline.map(|at| self.meter.deadline(at));
         if self.measures_thread_cpu {
             self.thread_cpu_at_start = Some(thread_cpu_seconds());
         }
