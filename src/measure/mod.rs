@@ -510,11 +510,12 @@ mod tests {
             let _ = meter.time(OpKind::Read, now, || Ok(()));
             assert!(!meter.passed(&later));
             assert!(!meter.passed(&later), "no operation since: the clock");
-            let soon = meter.deadline(Instant::now() + std::time::Duration::from_millis(5));
+            // Wide margins: a stalled test thread must not pass `soon` early.
+            let soon = meter.deadline(Instant::now() + std::time::Duration::from_millis(200));
             let _ = meter.time(OpKind::Read, now, || Ok(()));
             assert!(!meter.passed(&soon));
             let _ = meter.time(OpKind::Read, now, || {
-                std::thread::sleep(std::time::Duration::from_millis(10));
+                std::thread::sleep(std::time::Duration::from_millis(250));
                 Ok(())
             });
             assert!(meter.passed(&soon), "an operation that ended after it");
