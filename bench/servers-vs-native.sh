@@ -79,6 +79,8 @@
 #                             ports on 127.0.0.1 (not the usual ones, so a server
 #                             someone else runs is left alone)
 #   YCSB_CONNECT_S=5          added to YCSB's maxexecutiontime, which counts its start too
+#   KVPERF_PROPS=""          extra properties for kvperf's measured runs, e.g.
+#                             "-p clients=threads" (clients on threads, not tasks)
 #   KVPERF, BENCH_CACHE, JAVA_OPTS: see bench/lib.sh
 # At the defaults one run takes about 65 minutes (Redis 17, PostgreSQL 13,
 # Cassandra 35: YCSB's JVM start, connect allowance and 2 s driver shutdown
@@ -187,8 +189,8 @@ kvperf_runs() { # SERVER THREADS REPEAT: every workload, one sample each
   read -ra engine <<<"$(engine_props "$s")"
   for w in $WORKLOADS; do
     json=$LOG_DIR/$s-$w-t$n-r$r.kvperf.json
-    # shellcheck disable=SC2046  # workload_args is a list of flags
-    cmd=("$KVPERF" run "${engine[@]}" $(workload_args "$w") "${RECORD_PROPS[@]}"
+    # shellcheck disable=SC2046,SC2086  # workload_args and KVPERF_PROPS are lists of flags
+    cmd=("$KVPERF" run "${engine[@]}" $(workload_args "$w") "${RECORD_PROPS[@]}" ${KVPERF_PROPS:-}
       -p operationcount="$OPERATIONS" -p maxexecutiontime="$DURATION" -threads "$n" --format json --output "$json")
     note_command "kvperf run" "${cmd[@]}"
     if ! "${cmd[@]}" 2>"${json%.json}.err"; then

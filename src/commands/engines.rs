@@ -34,6 +34,9 @@ pub fn list() -> anyhow::Result<()> {
             AsyncOps::Unavailable => {}
             AsyncOps::OnRequest => can.push("async operations (clients=tasks; threads by default)"),
             AsyncOps::ByDefault => can.push("async operations (clients run as tasks by default)"),
+            AsyncOps::ByDefaultFrom(_) => can.push(
+                "async operations (clients run as tasks by default, but a lone client on a thread)",
+            ),
         }
         crate::say!(
             "{:<10} keeps its data in {store}; can: {}",

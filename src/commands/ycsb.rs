@@ -12,7 +12,7 @@ use clap::Args;
 use super::hdr_logs::HdrLogs;
 use super::live;
 use super::step::{self, Finished};
-use crate::engine::{self, AsyncOps, Capability, EngineSpec, OpenMode, OpenOptions};
+use crate::engine::{self, Capability, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
@@ -275,7 +275,7 @@ impl ClientSettings {
                 true
             }
             Some(false) => false,
-            None => spec.capabilities.async_ops == AsyncOps::ByDefault,
+            None => spec.capabilities.async_ops.tasks_by_default(self.threads),
         };
         match (tasks, self.runtime_threads) {
             // The machine's cores by default: the clients' and the driver's work.
