@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# kvperf against latte (a Cassandra benchmark in Rust on the same scylla
+# driver; `cargo install latte-cli`) on one Cassandra node started by
+# `kvperf server start cassandra`, same records, same reads and updates,
+# same consistency and concurrency, alternating which tool goes first.
+#
+#   bench/cassandra-vs-latte.sh > latte.md
+#   REPEATS=1 DURATION=10 WARMUP=2 bench/cassandra-vs-latte.sh   # quick check
+#
+# The same work: `kvperf load` writes RECORDS records (ycsb.usertable,
+# fieldcount=1 fieldlength=1024 insertorder=ordered: keys user0..userN-1);
+# then per repeat and tool:
+#   reads:   kvperf workload C with requestdistribution=uniform, against
+#            latte's `read` (bench/latte/ycsb.rn: SELECT * ... WHERE y_id = ?,
+#            the key uniform over the same records);
+#   updates: kvperf workload C turned into updates only (readproportion=0
+#            updateproportion=1, field0 gets a new 1024 B value), against
+#            latte's `update` (the same UPDATE, a 1024-character value).
+# Both at consistency ONE (YCSB's and kvperf's default), CLIENTS operations
+# in flight: kvperf's CLIENTS client tasks on its 2-worker runtime (the
+# default), latte's 2 threads x CLIENTS/2 concurrent requests; WARMUP s not
+# counted, then DURATION s measured (kvperf: warmuptime; latte: --warmup).
+# latte retries nothing (--retries 0), as kvperf.
+#
+# Env vars (defaults):
+#   REPEATS=5 DURATION=30 WARMUP=5 RECORDS=100000 CLIENTS=32
+#   CQL_PORT=19043 CASSANDRA_STORAGE_PORT=17011   ports on 127.0.0.1
+#   LATTE=latte (or ~/.cache/kvperf/latte/bin/latte if that exists)
+#   KVPERF, BENCH_CACHE: see bench/lib.sh
+# Output: a markdown table (median [min-max] ops/s and kvperf verdict) on
+# stdout; raw outputs under $BENCH_CACHE/logs/cassandra-vs-latte-<date>/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+REPEATS=${REPEATS:-5}
+DURATION=${DURATION:-30}
+WARMUP=${WARMUP:-5}
+RECORDS=${RECORDS:-100000}
+CLIENTS=${CLIENTS:-32}
+CQL_PORT=${CQL_PORT:-19043}
+CASSANDRA_STORAGE_PORT=${CASSANDRA_STORAGE_PORT:-17011}
+if [ -z "${LATTE:-}" ]; then
+  LATTE=latte
+  [ -x "$HOME/.cache/kvperf/latte/bin/latte" ] && LATTE=$HOME/.cache/kvperf/latte/bin/latte
+fi
+
+require_kvperf
+require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
+require_tool jq "apt-get install jq"
+[ $((CLIENTS % 2)) = 0 ] || { echo "error: CLIENTS must be even (latte runs 2 threads of CLIENTS/2)" >&2; exit 2; }
+new_log_dir cassandra-vs-latte
+SAMPLES=$LOG_DIR/samples.tsv   # op, tool, repeat, ops/s
+: >"$SAMPLES"
+DATA=$BENCH_CACHE/cassandra-vs-latte
+WORKLOAD=$BENCH_DIR/latte/ycsb.rn
+ENGINE=(--engine cassandra -p cassandra.port="$CQL_PORT")
+RECORD_PROPS=(-p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024 -p insertorder=ordered
+  -p requestdistribution=uniform)
+
+if [ -e "$DATA" ]; then
+  echo "error: $DATA exists (a run in progress, or left by one that was killed); remove it first" >&2
+  exit 2
+fi
+trap '"$KVPERF" server stop cassandra --dir "$DATA" >&2 || true; rm -rf "$DATA"' EXIT
+echo "# $(date +%T) starting Cassandra on 127.0.0.1:$CQL_PORT" >&2
+"$KVPERF" server start cassandra --dir "$DATA" --port "$CQL_PORT" \
+  -p cassandra_storage_port="$CASSANDRA_STORAGE_PORT" >&2
+run_phase "$LOG_DIR/load.txt" "$KVPERF" load "${ENGINE[@]}" -P "$WORKLOADS_DIR/workloadc" \
+  "${RECORD_PROPS[@]}" --fresh -threads 8
+
+kvperf_run() { # OP REPEAT
+  local json=$LOG_DIR/kvperf-$1-r$2.json mix=()
+  [ "$1" = update ] && mix=(-p readproportion=0 -p updateproportion=1)
+  if ! "$KVPERF" run "${ENGINE[@]}" -P "$WORKLOADS_DIR/workloadc" "${RECORD_PROPS[@]}" "${mix[@]}" \
+    -p operationcount=1000000000 -p warmuptime="$WARMUP" -p maxexecutiontime=$((WARMUP + DURATION)) \
+    -threads "$CLIENTS" --format json --output "$json" 2>"${json%.json}.err"; then
+    echo "error: kvperf $1 r$2 failed: $(tail -n 2 "${json%.json}.err")" >&2
+    FAILED=1
+    return
+  fi
+  printf '%s\tkvperf\t%s\t%s\n' "$1" "$2" "$(jq '.measurements[-1].ops_per_sec' "$json")" >>"$SAMPLES"
+}
+
+latte_run() { # OP REPEAT
+  local json=$LOG_DIR/latte-$1-r$2.json
+  if ! "$LATTE" run "$WORKLOAD" -f "$1" -q -t 2 -p $((CLIENTS / 2)) -w "${WARMUP}s" -d "${DURATION}s" \
+    --consistency ONE --retries 0 -P rows="$RECORDS" -o "$json" "127.0.0.1:$CQL_PORT" \
+    >"${json%.json}.txt" 2>&1; then
+    echo "error: latte $1 r$2 failed: $(tail -n 2 "${json%.json}.txt")" >&2
+    FAILED=1
+    return
+  fi
+  local errors
+  errors=$(jq '.result.error_count' "$json")
+  [ "$errors" = 0 ] || echo "warning: latte $1 r$2: $errors errors" >&2
+  printf '%s\tlatte\t%s\t%s\n' "$1" "$2" "$(jq '.result.cycle_throughput.value' "$json")" >>"$SAMPLES"
+}
+
+for r in $(seq 1 "$REPEATS"); do
+  if [ $((r % 2)) = 1 ]; then order="kvperf latte"; else order="latte kvperf"; fi
+  for op in read update; do
+    for tool in $order; do
+      echo "# $(date +%T) repeat $r, $op, $tool" >&2
+      "${tool}_run" "$op" "$r"
+    done
+  done
+done
+
+echo "kvperf vs latte on one Cassandra node, $RECORDS records of 1 KB, $CLIENTS operations in flight, consistency ONE, ${WARMUP} s warm-up + ${DURATION} s measured, $REPEATS alternating repeats ($("$KVPERF" --version | head -n 1); $("$LATTE" --version 2>&1 | head -n 1); $(nproc) cores; $(date -u +%F))"
+echo
+awk -F'\t' -v kvperf="$KVPERF" "$AWK_STATS"'
+  { add(V, $1 SUBSEP $2, $4) }
+  END {
+    print "| operation | latte ops/s | kvperf ops/s | kvperf / latte | 95% CI over repeats |"
+    print "| --- | ---: | ---: | ---: | --- |"
+    n = split("read update", ops, " ")
+    for (i = 1; i <= n; i++) {
+      l = ops[i] SUBSEP "latte"; k = ops[i] SUBSEP "kvperf"
+      if (!(l in V) || !(k in V)) { printf "| %s | - | - | - | a run failed |\n", ops[i]; continue }
+      printf "| %s | %.0f [%.0f-%.0f] | %.0f [%.0f-%.0f] | %.2f | %s |\n", ops[i],
+        median(V[l]), lo(V[l]), hi(V[l]), median(V[k]), lo(V[k]), hi(V[k]),
+        median(V[k]) / median(V[l]), judge(V[l], V[k], "higher")
+    }
+  }' "$SAMPLES"
+echo
+echo "Samples (one line per run): $SAMPLES"
+exit "$FAILED"
