@@ -47,6 +47,7 @@ fi
 require_kvperf
 require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
 require_tool jq "apt-get install jq"
+LATTE=$(command -v "$LATTE")   # an absolute path: latte runs from the log directory
 [ $((CLIENTS % 2)) = 0 ] || { echo "error: CLIENTS must be even (latte runs 2 threads of CLIENTS/2)" >&2; exit 2; }
 new_log_dir cassandra-vs-latte
 SAMPLES=$LOG_DIR/samples.tsv   # op, tool, repeat, ops/s
@@ -83,8 +84,9 @@ kvperf_run() { # OP REPEAT
 
 latte_run() { # OP REPEAT
   local json=$LOG_DIR/latte-$1-r$2.json
-  if ! "$LATTE" run "$WORKLOAD" -f "$1" -q -t 2 -p $((CLIENTS / 2)) -w "${WARMUP}s" -d "${DURATION}s" \
-    --consistency ONE --retries 0 -P rows="$RECORDS" -o "$json" "127.0.0.1:$CQL_PORT" \
+  # From the log directory: latte writes a log file into its working directory.
+  if ! (cd "$LOG_DIR" && "$LATTE" run "$WORKLOAD" -f "$1" -q -t 2 -p $((CLIENTS / 2)) -w "${WARMUP}s" \
+    -d "${DURATION}s" --consistency ONE --retries 0 -P rows="$RECORDS" -o "$json" "127.0.0.1:$CQL_PORT") \
     >"${json%.json}.txt" 2>&1; then
     echo "error: latte $1 r$2 failed: $(tail -n 2 "${json%.json}.txt")" >&2
     FAILED=1
