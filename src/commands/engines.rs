@@ -12,6 +12,7 @@ pub fn list() -> anyhow::Result<()> {
             StoreKind::Nothing => "nothing",
         };
         let c = &spec.capabilities;
+        let tasks_from;
         let mut can = vec!["read, scan, update, insert, delete"];
         if c.background_work {
             can.push("settle (waits for background work)");
@@ -34,9 +35,12 @@ pub fn list() -> anyhow::Result<()> {
             AsyncOps::Unavailable => {}
             AsyncOps::OnRequest => can.push("async operations (clients=tasks; threads by default)"),
             AsyncOps::ByDefault => can.push("async operations (clients run as tasks by default)"),
-            AsyncOps::ByDefaultFrom(_) => can.push(
-                "async operations (clients run as tasks by default, but a lone client on a thread)",
-            ),
+            AsyncOps::ByDefaultFrom(least) => {
+                tasks_from = format!(
+                    "async operations (clients run as tasks by default from {least} clients up, fewer on threads)"
+                );
+                can.push(&tasks_from);
+            }
         }
         crate::say!(
             "{:<10} keeps its data in {store}; can: {}",

@@ -262,20 +262,24 @@ impl ClientSettings {
         })
     }
 
-    /// How the clients run against `spec`: as tasks on a runtime with this
-    /// many worker threads, or on threads (None). An engine whose async
+    /// How `clients` clients run against `spec`: as tasks on a runtime
+    /// with this many worker threads, or on threads (None). An engine whose async
     /// operations are its default runs tasks unless `clients=threads`, one
     /// that offers them on request only with `clients=tasks`; asking a
     /// blocking engine for tasks, or sizing a runtime that will not run, is
     /// an error.
-    fn runtime_threads_for(&self, spec: &EngineSpec) -> Result<Option<usize>, InputError> {
+    fn runtime_threads_for(
+        &self,
+        spec: &EngineSpec,
+        clients: usize,
+    ) -> Result<Option<usize>, InputError> {
         let tasks = match self.tasks {
             Some(true) => {
                 spec.require(Capability::AsyncOps, "clients=tasks")?;
                 true
             }
             Some(false) => false,
-            None => spec.capabilities.async_ops.tasks_by_default(self.threads),
+            None => spec.capabilities.async_ops.tasks_by_default(clients),
         };
         match (tasks, self.runtime_threads) {
             // The machine's cores by default: the clients' and the driver's work.
@@ -526,7 +530,7 @@ fn measure(
     // Clients as tasks run on the runner's runtime, which the engine's
     // driver shares; it outlives the engine (dropped after it).
     let runtime = client
-        .runtime_threads_for(spec)?
+        .runtime_threads_for(spec, threads)?
         .map(ClientRuntime::new)
         .transpose()?;
     let clients = runtime
