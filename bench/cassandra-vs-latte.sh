@@ -24,6 +24,13 @@
 #
 # Env vars (defaults):
 #   REPEATS=5 DURATION=30 WARMUP=5 RECORDS=100000 CLIENTS=32
+#   WARM_ROUNDS=1        rounds of every run before the measured repeats, not
+#                        counted: a freshly started cluster's JVMs speed up for
+#                        minutes (at 3 nodes the first round ran at a third of
+#                        the third's rate), which a warm-up window alone does not cover
+#   NODES=1              nodes; with more than one the keyspace is created with
+#                        replication factor NODES (every node holds every record,
+#                        reads and writes at ONE), and both tools get every address
 #   CQL_PORT=19043 CASSANDRA_STORAGE_PORT=17011   ports on 127.0.0.1
 #   LATTE=latte (or ~/.cache/kvperf/latte/bin/latte if that exists)
 #   KVPERF, BENCH_CACHE: see bench/lib.sh
@@ -37,6 +44,8 @@ DURATION=${DURATION:-30}
 WARMUP=${WARMUP:-5}
 RECORDS=${RECORDS:-100000}
 CLIENTS=${CLIENTS:-32}
+WARM_ROUNDS=${WARM_ROUNDS:-1}
+NODES=${NODES:-1}
 CQL_PORT=${CQL_PORT:-19043}
 CASSANDRA_STORAGE_PORT=${CASSANDRA_STORAGE_PORT:-17011}
 if [ -z "${LATTE:-}" ]; then
@@ -54,7 +63,10 @@ SAMPLES=$LOG_DIR/samples.tsv   # op, tool, repeat, ops/s
 : >"$SAMPLES"
 DATA=$BENCH_CACHE/cassandra-vs-latte
 WORKLOAD=$BENCH_DIR/latte/ycsb.rn
-ENGINE=(--engine cassandra -p cassandra.port="$CQL_PORT")
+case $NODES in [1-9]) ;; *) echo "error: NODES must be 1 to 9 (got '$NODES')" >&2; exit 2 ;; esac
+HOSTS=() ADDRESSES=()
+for n in $(seq 1 "$NODES"); do HOSTS+=("127.0.0.$n"); ADDRESSES+=("127.0.0.$n:$CQL_PORT"); done
+ENGINE=(--engine cassandra -p cassandra.port="$CQL_PORT" -p cassandra.hosts="$(IFS=,; echo "${HOSTS[*]}")")
 RECORD_PROPS=(-p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024 -p insertorder=ordered
   -p requestdistribution=uniform)
 
@@ -63,11 +75,20 @@ if [ -e "$DATA" ]; then
   exit 2
 fi
 trap '"$KVPERF" server stop cassandra --dir "$DATA" >&2 || true; rm -rf "$DATA"' EXIT
-echo "# $(date +%T) starting Cassandra on 127.0.0.1:$CQL_PORT" >&2
-"$KVPERF" server start cassandra --dir "$DATA" --port "$CQL_PORT" \
+echo "# $(date +%T) starting $NODES Cassandra node(s) on port $CQL_PORT" >&2
+"$KVPERF" server start cassandra --dir "$DATA" --port "$CQL_PORT" --nodes "$NODES" \
   -p cassandra_storage_port="$CASSANDRA_STORAGE_PORT" >&2
 run_phase "$LOG_DIR/load.txt" "$KVPERF" load "${ENGINE[@]}" -P "$WORKLOADS_DIR/workloadc" \
-  "${RECORD_PROPS[@]}" --fresh -threads 8
+  "${RECORD_PROPS[@]}" -p cassandra.replication_factor="$NODES" --fresh -threads 8
+# The load's flushes and compactions end before anything is measured.
+echo "# $(date +%T) settle" >&2
+"$KVPERF" settle "${ENGINE[@]}" -p fieldcount=1 >"$LOG_DIR/settle.txt" 2>&1 ||
+  { echo "error: kvperf settle failed: $(tail -n 2 "$LOG_DIR/settle.txt")" >&2; exit 1; }
+
+# record OP TOOL REPEAT OPS: one line of $SAMPLES; warm-up rounds (REPEAT w<N>) are not counted.
+record() {
+  case $3 in w*) ;; *) printf '%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES" ;; esac
+}
 
 kvperf_run() { # OP REPEAT
   local json=$LOG_DIR/kvperf-$1-r$2.json mix=()
@@ -79,14 +100,14 @@ kvperf_run() { # OP REPEAT
     FAILED=1
     return
   fi
-  printf '%s\tkvperf\t%s\t%s\n' "$1" "$2" "$(jq '.measurements[-1].ops_per_sec' "$json")" >>"$SAMPLES"
+  record "$1" kvperf "$2" "$(jq '.measurements[-1].ops_per_sec' "$json")"
 }
 
 latte_run() { # OP REPEAT
   local json=$LOG_DIR/latte-$1-r$2.json
   # From the log directory: latte writes a log file into its working directory.
   if ! (cd "$LOG_DIR" && "$LATTE" run "$WORKLOAD" -f "$1" -q -t 2 -p $((CLIENTS / 2)) -w "${WARMUP}s" \
-    -d "${DURATION}s" --consistency ONE --retries 0 -P rows="$RECORDS" -o "$json" "127.0.0.1:$CQL_PORT") \
+    -d "${DURATION}s" --consistency ONE --retries 0 -P rows="$RECORDS" -o "$json" "${ADDRESSES[@]}") \
     >"${json%.json}.txt" 2>&1; then
     echo "error: latte $1 r$2 failed: $(tail -n 2 "${json%.json}.txt")" >&2
     FAILED=1
@@ -95,9 +116,17 @@ latte_run() { # OP REPEAT
   local errors
   errors=$(jq '.result.error_count' "$json")
   [ "$errors" = 0 ] || echo "warning: latte $1 r$2: $errors errors" >&2
-  printf '%s\tlatte\t%s\t%s\n' "$1" "$2" "$(jq '.result.cycle_throughput.value' "$json")" >>"$SAMPLES"
+  record "$1" latte "$2" "$(jq '.result.cycle_throughput.value' "$json")"
 }
 
+for w in $(seq 1 "$WARM_ROUNDS"); do
+  for op in read update; do
+    for tool in kvperf latte; do
+      echo "# $(date +%T) warm-up round $w (not counted), $op, $tool" >&2
+      "${tool}_run" "$op" "w$w"
+    done
+  done
+done
 for r in $(seq 1 "$REPEATS"); do
   if [ $((r % 2)) = 1 ]; then order="kvperf latte"; else order="latte kvperf"; fi
   for op in read update; do
@@ -108,7 +137,7 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
-echo "kvperf vs latte on one Cassandra node, $RECORDS records of 1 KB, $CLIENTS operations in flight, consistency ONE, ${WARMUP} s warm-up + ${DURATION} s measured, $REPEATS alternating repeats ($("$KVPERF" --version | head -n 1); $("$LATTE" --version 2>&1 | head -n 1); $(nproc) cores; $(date -u +%F))"
+echo "kvperf vs latte on $NODES Cassandra node(s), $RECORDS records of 1 KB, $CLIENTS operations in flight, consistency ONE, ${WARMUP} s warm-up + ${DURATION} s measured, $REPEATS alternating repeats after $WARM_ROUNDS round(s) not counted ($("$KVPERF" --version | head -n 1); $("$LATTE" --version 2>&1 | head -n 1); $(nproc) cores; $(date -u +%F))"
 echo
 awk -F'\t' -v kvperf="$KVPERF" "$AWK_STATS"'
   { add(V, $1 SUBSEP $2, $4) }
