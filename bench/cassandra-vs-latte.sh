@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kvperf against latte (a Cassandra benchmark in Rust on the same scylla
-# driver; `cargo install latte-cli`) on one Cassandra node started by
+# driver; `cargo install latte-cli`) on NODES Cassandra nodes started by
 # `kvperf server start cassandra`, same records, same reads and updates,
 # same consistency and concurrency, alternating which tool goes first.
 #
@@ -31,7 +31,7 @@
 #   NODES=1              nodes; with more than one the keyspace is created with
 #                        replication factor NODES (every node holds every record,
 #                        reads and writes at ONE), and both tools get every address
-#   CQL_PORT=19043 CASSANDRA_STORAGE_PORT=17011   ports on 127.0.0.1
+#   CQL_PORT=19043 CASSANDRA_STORAGE_PORT=17011   ports on 127.0.0.1 (to .NODES)
 #   LATTE=latte (or ~/.cache/kvperf/latte/bin/latte if that exists)
 #   KVPERF, BENCH_CACHE: see bench/lib.sh
 # Output: a markdown table (median [min-max] ops/s and kvperf verdict) on
@@ -82,7 +82,7 @@ run_phase "$LOG_DIR/load.txt" "$KVPERF" load "${ENGINE[@]}" -P "$WORKLOADS_DIR/w
   "${RECORD_PROPS[@]}" -p cassandra.replication_factor="$NODES" --fresh -threads 8
 # The load's flushes and compactions end before anything is measured.
 echo "# $(date +%T) settle" >&2
-"$KVPERF" settle "${ENGINE[@]}" -p fieldcount=1 >"$LOG_DIR/settle.txt" 2>&1 ||
+"$KVPERF" settle "${ENGINE[@]}" "${RECORD_PROPS[@]}" >"$LOG_DIR/settle.txt" 2>&1 ||
   { echo "error: kvperf settle failed: $(tail -n 2 "$LOG_DIR/settle.txt")" >&2; exit 1; }
 
 # record OP TOOL REPEAT OPS: one line of $SAMPLES; warm-up rounds (REPEAT w<N>) are not counted.
