@@ -243,10 +243,14 @@ fn directory_engines() -> Vec<&'static EngineSpec> {
 type Check = fn(&EngineSpec, &dyn Fn() -> Store);
 
 /// Every check of the suite, in order.
-const CHECKS: [(&str, Check); 10] = [
+const CHECKS: [(&str, Check); 11] = [
     ("every record operation round-trips", round_trips),
     ("scans return records in key order", scans_in_order),
     ("data survives a reopen", survives_reopen),
+    (
+        "an existing store settles whatever its fieldcount",
+        settles_whatever_its_fieldcount,
+    ),
     ("a fresh store is empty", fresh_store_is_empty),
     ("the footprint counts the engine's data", footprint),
     ("several threads write at once", threads_at_once),
@@ -462,6 +466,29 @@ fn survives_reopen(spec: &EngineSpec, store: &dyn Fn() -> Store) {
             .unwrap_or_else(|e| panic!("{}: key {n} after reopen: {e:?}", spec.name));
     }
     drop(w);
+    engine.close().unwrap();
+}
+
+/// `kvperf settle` (and db_bench on an existing store) open a store as
+/// Existing and read no records, so a store loaded with one field opens
+/// and settles without being told its fieldcount (the default is 10).
+fn settles_whatever_its_fieldcount(spec: &EngineSpec, store: &dyn Fn() -> Store) {
+    let store = store();
+    let mut one_field = Properties::new();
+    one_field.set("fieldcount", "1");
+    let engine = store
+        .open_with(spec, OpenMode::Fresh, &one_field)
+        .unwrap_or_else(|e| panic!("{}: open with fieldcount=1: {e:#}", spec.name));
+    let mut w = store.client(engine.as_ref(), ONE);
+    w.insert("usertable", &key(1), &record(1, 1)).unwrap();
+    drop(w);
+    engine.close().unwrap();
+    drop(engine);
+
+    let engine = store.open(spec, OpenMode::Existing);
+    engine
+        .settle(false)
+        .unwrap_or_else(|e| panic!("{}: settle: {e:#}", spec.name));
     engine.close().unwrap();
 }
 
@@ -844,3 +871,4 @@ fn status_lines_and_clients(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     assert_eq!(reads, m.operations, "{}: {}", spec.name, out.stderr);
     assert_eq!(intended, m.operations, "{}: {}", spec.name, out.stderr);
 }
+
