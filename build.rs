@@ -57,7 +57,7 @@ fn main() {
         ("scylla", "KVPERF_SCYLLA_VERSION"),
         ("mongodb", "KVPERF_MONGODB_VERSION"),
         ("redis", "KVPERF_REDIS_CRATE_VERSION"),
-        ("postgres", "KVPERF_POSTGRES_CRATE_VERSION"),
+        ("postgres-protocol", "KVPERF_POSTGRES_PROTOCOL_VERSION"),
     ] {
         let version = lock
             .split("[[package]]")

@@ -872,3 +872,58 @@ fn status_lines_and_clients(spec: &EngineSpec, store: &dyn Fn() -> Store) {
     assert_eq!(intended, m.operations, "{}: {}", spec.name, out.stderr);
 }
 
+/// A PostgreSQL client whose session the server ends (as an administrator's
+/// `pg_terminate_backend` or a restart does) fails the operation that finds
+/// it gone, and the next operation opens a new session: on threads (kvperf's
+/// own session, blocking) and as tasks (the same session on a tokio socket).
+#[test]
+fn a_postgres_session_the_server_ends_fails_one_operation_then_reconnects() {
+    let Some(spec) = engine::registry()
+        .into_iter()
+        .find(|s| s.name == "postgres")
+    else {
+        eprintln!("SKIPPED: built without the postgres engine");
+        return;
+    };
+    let Some(server) = Server::start(spec) else {
+        return;
+    };
+    let port = server
+        .props
+        .get("postgres.port")
+        .expect("set by Server::start")
+        .to_string();
+    for &seam in seams(spec) {
+        let store = Store::new(spec, Some(&server), seam);
+        let engine = store.open(spec, OpenMode::Fresh);
+        let mut client = store.client(engine.as_ref(), ONE);
+        client.insert("usertable", &key(1), &record(1, 2)).unwrap();
+        // Every kvperf session (the engine's own too); psql names itself psql.
+        let ended = std::process::Command::new("psql")
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", "postgres", "-d", "kvperf", "-At", "-c"])
+            .arg("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'kvperf'")
+            .output()
+            .expect("psql runs (it comes with PostgreSQL)");
+        let count = String::from_utf8_lossy(&ended.stdout).trim().to_string();
+        assert!(
+            ended.status.success() && count != "0",
+            "{seam:?}: psql said {count:?}: {}",
+            String::from_utf8_lossy(&ended.stderr)
+        );
+        let mut out = Record::new();
+        let lost = client.read("usertable", &key(1), None, &mut out);
+        assert!(
+            matches!(&lost, Err(OpError::Failed(why)) if why.starts_with("PostgreSQL: ")),
+            "{seam:?}: {lost:?}"
+        );
+        // The first reconnect has no pause (reconnect backoff starts at 0).
+        client
+            .read("usertable", &key(1), None, &mut out)
+            .unwrap_or_else(|e| panic!("{seam:?}: {e:?}"));
+        assert_eq!(
+            field(&out, "field1").as_deref(),
+            Some(&b"value-1-1"[..]),
+            "{seam:?}"
+        );
+    }
+}

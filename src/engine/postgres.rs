@@ -1,17 +1,18 @@
-//! A PostgreSQL server through the `postgres` crate and the async
-//! `tokio-postgres` under it, with the schema and statements of YCSB
-//! 0.17.0's JDBC binding.
+//! A PostgreSQL server, with the schema and statements of YCSB 0.17.0's
+//! JDBC binding.
 //!
-//! **Clients.** Each client has its own session: a client thread a
-//! blocking `postgres::Client` (`clients=threads`), a client task a
-//! `tokio_postgres::Client` whose connection runs on the runner's runtime
-//! (`clients=tasks`, on request). Threads are the default because they
-//! measured faster at 4 clients here (45-55 k vs 33-37 k reads/s: each
-//! tokio-postgres call hops from the client task to its connection's task
-//! and back, where the blocking client drives its connection on the
-//! calling thread); tasks win from 64 clients on (bench/RESULTS.md 6).
-//! The record operations are written once over either ([`Connection`]). The engine's own calls (schema, settle,
-//! footprint) and `kvperf bench` use blocking sessions.
+//! **Clients.** Each client has its own session, kvperf's own ([`wire`]:
+//! the extended query protocol over `postgres-protocol`'s messages, on a
+//! socket the client reads and writes itself): a client thread blocks on
+//! its socket (`clients=threads`, the default), a client task awaits it on
+//! the runner's runtime (`clients=tasks`, on request). The record
+//! operations are written once over either ([`Transport`]). The engine's
+//! own calls (schema, settle, footprint, the events sampler) use the
+//! `postgres` crate's blocking client; `kvperf bench` uses the thread's
+//! wire session. The `postgres` crate's client is tokio-postgres under a
+//! runtime of its own and cost about 6 us more client CPU and one more
+//! wake-up per read than pgbench's libpq (bench/RESULTS.md 6h), which is
+//! why the record clients do not use it.
 //!
 //! **Schema.** One table per store, named by `postgres.table` (the store's
 //! namespace; `usertable` by default):
@@ -61,13 +62,15 @@
 //! indexes, free-space and visibility maps.
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::{ready, Future};
+use std::net::TcpStream;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
-use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
+use postgres::types::{ToSql, Type};
+use postgres::{Client, NoTls};
+
+use wire::{ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement};
 
 use super::reconnect::{within, Backoff};
 use super::kv::{self, KvBatch};
@@ -80,9 +83,11 @@ use super::{
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
 
+mod wire;
+
 pub static SPEC: EngineSpec = EngineSpec {
     name: "postgres",
-    about: "PostgreSQL server (YCSB's JDBC schema: a column per field) via the postgres crate",
+    about: "PostgreSQL server (YCSB's JDBC schema: a column per field) via its wire protocol",
     feature: "postgres",
     store: StoreKind::Server {
         server: "postgres",
@@ -97,7 +102,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        // Clients as tasks, each on its own tokio-postgres connection.
+        // Clients as tasks, each awaiting its own session's socket.
         async_ops: AsyncOps::OnRequest,
         // Its statistics views, over a session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
@@ -256,8 +261,8 @@ impl PgOptions {
         matches!(self.host.as_str(), "localhost" | "::1") || self.host.starts_with("127.")
     }
 
-    fn config(&self) -> tokio_postgres::Config {
-        let mut config = tokio_postgres::Config::new();
+    fn config(&self) -> postgres::Config {
+        let mut config = postgres::Config::new();
         config
             .host(&self.host)
             .port(self.port)
@@ -278,40 +283,49 @@ impl PgOptions {
     }
 
     fn setup_failed(&self, e: &postgres::Error) -> anyhow::Error {
-        anyhow::anyhow!("PostgreSQL at {}: {}", self.addr(), self.say(e))
+        self.setup_said(&words(e))
     }
 
-    /// A new blocking session (a client thread's, or the engine's own).
+    /// A setup call that failed, in its words (never with the password).
+    fn setup_said(&self, said: &str) -> anyhow::Error {
+        let said = scrubbed(said, self.password.as_deref());
+        anyhow::anyhow!("PostgreSQL at {}: {said}", self.addr())
+    }
+
+    /// A new session of the engine's own (schema, settle, footprint,
+    /// events), on the `postgres` crate.
     fn connect(&self) -> anyhow::Result<Client> {
         // The crate's connect_timeout bounds the TCP connect only; a silent
         // peer keeps the connecting thread until it closes.
-        let config = postgres::Config::from(self.config());
+        let config = self.config();
         let mut client = within(CONNECT_LIMIT, move || config.connect(NoTls))
             .ok_or_else(|| self.silent())?
-            .map_err(|e| self.refused(&e))?;
+            .map_err(|e| self.refused(self.why(&e)))?;
         if let Some(sql) = self.session_setup() {
             client.batch_execute(&sql).map_err(|e| self.setup_failed(&e))?;
         }
         Ok(client)
     }
 
-    /// A new async session (a client task's): its connection runs as a
-    /// task on the runtime this is called on.
-    async fn connect_async(&self) -> anyhow::Result<tokio_postgres::Client> {
-        let (client, connection) = tokio::time::timeout(CONNECT_LIMIT, self.config().connect(NoTls))
+    /// A new session of a record client's: kvperf's own, on a thread's
+    /// socket or a task's ([`wire`]).
+    async fn connect_wire<T: Transport>(&self) -> anyhow::Result<WireSession<T>> {
+        let config = WireConfig {
+            host: &self.host,
+            port: self.port,
+            user: &self.user,
+            password: self.password.as_deref(),
+            database: &self.database,
+            limit: CONNECT_LIMIT,
+        };
+        let mut session = WireSession::<T>::connect(&config)
             .await
-            .map_err(|_| self.silent())?
-            .map_err(|e| self.refused(&e))?;
-        // Ends when the client is dropped or the server goes away; an
-        // error then shows in the client's next call.
-        tokio::spawn(connection);
+            .map_err(|why| self.refused(why))?;
         if let Some(sql) = self.session_setup() {
-            client
-                .batch_execute(&sql)
-                .await
-                .map_err(|e| self.setup_failed(&e))?;
+            let set = session.simple(&sql).await;
+            set.map_err(|said| self.setup_said(&said))?;
         }
-        Ok(client)
+        Ok(session)
     }
 
     /// A connection whose handshake did not finish within [`CONNECT_LIMIT`].
@@ -324,48 +338,62 @@ impl PgOptions {
         .into()
     }
 
+    /// Why the `postgres` crate could not connect, in the terms of
+    /// [`ConnectError`].
+    fn why(&self, err: &postgres::Error) -> ConnectError {
+        match err.as_db_error() {
+            Some(db) => ConnectError::Refused {
+                code: db.code().clone(),
+                said: words(err),
+            },
+            // The server asked for a password and none is set.
+            None if words(err).contains("password missing") => ConnectError::PasswordMissing,
+            None if !speaks_postgres(&self.addr(), err) => ConnectError::NotPostgres,
+            None => ConnectError::Unreachable(words(err)),
+        }
+    }
+
     /// The error of a connection that failed: unreachable (with how to
-    /// start a server), not PostgreSQL, a login refused, or refused by the
-    /// server otherwise (its words).
-    fn refused(&self, err: &postgres::Error) -> anyhow::Error {
+    /// start a server), silent, not PostgreSQL, a login refused, or
+    /// refused by the server otherwise (its words).
+    fn refused(&self, why: ConnectError) -> anyhow::Error {
         let addr = self.addr();
         let login = format!("PostgreSQL at {addr} refused the login as user '{}'", self.user);
         let password_hint = "set -p postgres.password (or KVPERF_POSTGRES_PASSWORD) and postgres.user";
-        match err.as_db_error() {
-            // The server asked for a password and none is set.
-            None if words(err).contains("password missing") => InputError::Invalid(format!(
+        let said = |s: &str| scrubbed(s, self.password.as_deref());
+        let message = match why {
+            ConnectError::Silent => return self.silent(),
+            ConnectError::Failed(s) => return self.setup_said(&s),
+            ConnectError::PasswordMissing => format!(
                 "PostgreSQL at {addr} wants a password for user '{}': {password_hint}",
                 self.user
-            ))
-            .into(),
-            None if !speaks_postgres(&addr, err) => InputError::Invalid(format!(
+            ),
+            ConnectError::NotPostgres => format!(
                 "the server at {addr} does not speak the PostgreSQL protocol (set -p postgres.host and postgres.port)"
-            ))
-            .into(),
-            None => InputError::Invalid(format!(
+            ),
+            ConnectError::Unreachable(s) => format!(
                 "cannot reach PostgreSQL at {addr} ({}); `kvperf server start postgres --port {}` starts one, or set -p postgres.host and postgres.port",
-                self.say(err),
+                said(&s),
                 self.port
-            ))
-            .into(),
-            Some(db) if is_login_refusal(db.code()) => {
-                InputError::Invalid(format!("{login}: {}; {password_hint}", self.say(err))).into()
+            ),
+            ConnectError::Refused { code, said: s } if is_login_refusal(&code) => {
+                format!("{login}: {}; {password_hint}", said(&s))
             }
-            Some(db) => {
-                let hint = if db.code() == &SqlState::INVALID_CATALOG_NAME {
+            ConnectError::Refused { code, said: s } => {
+                let hint = if code == SqlState::INVALID_CATALOG_NAME {
                     " (`kvperf server start postgres` creates database kvperf; or set -p postgres.database)"
                 } else {
                     ""
                 };
-                InputError::Invalid(format!(
+                format!(
                     "PostgreSQL at {addr} refused the connection as user '{}' to database '{}': {}{hint}",
                     self.user,
                     self.database,
-                    self.say(err)
-                ))
-                .into()
+                    said(&s)
+                )
             }
-        }
+        };
+        InputError::Invalid(message).into()
     }
 
     /// An error's words, never with the password in them.
@@ -451,8 +479,8 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         .map_err(sql_error)?
         .get(0);
     let mut version = format!("PostgreSQL {server_version}");
-    if let Some(krate) = option_env!("KVPERF_POSTGRES_CRATE_VERSION") {
-        version.push_str(&format!(" (postgres crate {krate})"));
+    if let Some(krate) = option_env!("KVPERF_POSTGRES_PROTOCOL_VERSION") {
+        version.push_str(&format!(" (kvperf's session on postgres-protocol {krate})"));
     }
     Ok(Box::new(PgEngine {
         options,
@@ -588,10 +616,10 @@ impl PgEngine {
         })
     }
 
-    /// A blocking client for db_bench's raw key-value operations, its
+    /// A blocking session for db_bench's raw key-value operations, its
     /// statements prepared.
     fn raw(&self) -> anyhow::Result<Box<dyn Operations + '_>> {
-        let mut client = self.options.connect()?;
+        let mut session = run_now(self.options.connect_wire::<TcpStream>())?;
         let kv = &self.options.kv_table;
         let sql = [
             format!("SELECT v FROM {kv} WHERE k = $1"),
@@ -605,19 +633,14 @@ impl PgEngine {
         ];
         let mut prepared = Vec::with_capacity(sql.len());
         for s in &sql {
-            prepared.push(client.prepare(s).map_err(|e| {
-                anyhow::anyhow!(
-                    "PostgreSQL at {}: {}",
-                    self.options.addr(),
-                    self.options.say(&e)
-                )
-            })?);
+            let stmt = run_now(session.prepare(s));
+            prepared.push(stmt.map_err(|said| self.options.setup_said(&said))?);
         }
-        let [get, put, delete, first, from, after]: [Statement; 6] = prepared
+        let [get, put, delete, first, from, after]: [WireStatement; 6] = prepared
             .try_into()
             .map_err(|_| anyhow::anyhow!("internal: six statements expected"))?;
         Ok(Box::new(PgKvWorker {
-            client,
+            session,
             get,
             put,
             delete,
@@ -644,11 +667,11 @@ impl Engine for PgEngine {
         match (slot.access, slot.runs) {
             (Access::Raw, _) => super::ready(self.raw()),
             (Access::Records, Runs::Thread) => super::ready(
-                run_now(Records::<Client>::open(&self.options))
+                run_now(Records::<TcpStream>::open(&self.options))
                     .map(|records| Box::new(records) as Box<dyn Operations>),
             ),
             (Access::Records, Runs::Task) => Box::pin(async move {
-                let records = Records::<tokio_postgres::Client>::open(&self.options).await?;
+                let records = Records::<TaskStream>::open(&self.options).await?;
                 Ok(Box::new(records) as Box<dyn Operations>)
             }),
         }
@@ -814,10 +837,6 @@ fn words(err: &postgres::Error) -> String {
     }
 }
 
-fn failed(err: postgres::Error) -> OpError {
-    OpError::failed(format!("PostgreSQL: {}", words(&err)))
-}
-
 fn text<'b>(what: &str, bytes: &'b [u8]) -> Result<&'b str, OpError> {
     std::str::from_utf8(bytes).map_err(|_| {
         OpError::failed(format!(
@@ -833,146 +852,44 @@ enum Kind {
     Update,
 }
 
+/// The types whose binary form is their text (what `&str` reads in the
+/// `postgres` crate).
+const TEXT_TYPES: [Type; 5] = [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME, Type::UNKNOWN];
+
 /// Adds a row's non-NULL columns (but the key) to `out`, only `wanted` if given.
-fn push_row(row: &postgres::Row, wanted: Option<&[&str]>, out: &mut Record) -> OpResult {
-    for (i, column) in row.columns().iter().enumerate() {
-        let name = column.name();
-        if name == KEY_COLUMN || wanted.is_some_and(|w| !w.contains(&name)) {
-            continue;
+fn push_row(row: &WireRow, wanted: Option<&[&str]>, out: &mut Record) -> OpResult {
+    row.for_each(|column, value| {
+        let name = column.name.as_str();
+        let Some(value) = value.filter(|_| name != KEY_COLUMN && wanted.is_none_or(|w| w.contains(&name)))
+        else {
+            return Ok(());
+        };
+        if !TEXT_TYPES.iter().any(|t| t.oid() == column.type_oid) {
+            let ty = Type::from_oid(column.type_oid)
+                .map_or_else(|| format!("OID {}", column.type_oid), |t| t.name().to_owned());
+            return Err(OpError::failed(format!(
+                "PostgreSQL: column {name} is of type {ty}, not text as the YCSB schema's"
+            )));
         }
-        let value: Option<&str> = row.try_get(i).map_err(failed)?;
-        if let Some(v) = value {
-            out.push(name.as_bytes(), v.as_bytes());
-        }
-    }
-    Ok(())
-}
-
-/// A client's connection: a thread's blocking [`Client`] or a task's
-/// [`tokio_postgres::Client`]. The record operations are written once, as
-/// async code over it ([`Records`]); the blocking client's calls are done
-/// when their futures are made, so an operation is done in one poll
-/// ([`Connection::WAITS`]).
-trait Connection: Sized + Send {
-    /// Whether its calls wait (async) or are done when made (blocking).
-    const WAITS: bool;
-    fn connect(options: &PgOptions) -> impl Future<Output = anyhow::Result<Self>> + Send;
-    fn prepare<'a>(
-        &'a mut self,
-        sql: &'a str,
-    ) -> impl Future<Output = Result<Statement, postgres::Error>> + Send + 'a;
-    fn query_opt<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> impl Future<Output = Result<Option<Row>, postgres::Error>> + Send + 'a;
-    fn query<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> impl Future<Output = Result<Vec<Row>, postgres::Error>> + Send + 'a;
-    fn execute<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> impl Future<Output = Result<u64, postgres::Error>> + Send + 'a;
-    fn is_closed(&self) -> bool;
-    /// A pause before reconnecting: a thread sleeps, a task waits without
-    /// holding its worker thread.
-    fn pause(time: Duration) -> impl Future<Output = ()> + Send;
-}
-
-impl Connection for Client {
-    const WAITS: bool = false;
-    fn connect(options: &PgOptions) -> impl Future<Output = anyhow::Result<Self>> + Send {
-        ready(options.connect())
-    }
-    fn prepare<'a>(
-        &'a mut self,
-        sql: &'a str,
-    ) -> impl Future<Output = Result<Statement, postgres::Error>> + Send + 'a {
-        ready(Client::prepare(self, sql))
-    }
-    fn query_opt<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> impl Future<Output = Result<Option<Row>, postgres::Error>> + Send + 'a {
-        ready(Client::query_opt(self, stmt, params))
-    }
-    fn query<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> impl Future<Output = Result<Vec<Row>, postgres::Error>> + Send + 'a {
-        ready(Client::query(self, stmt, params))
-    }
-    fn execute<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> impl Future<Output = Result<u64, postgres::Error>> + Send + 'a {
-        ready(Client::execute(self, stmt, params))
-    }
-    fn is_closed(&self) -> bool {
-        Client::is_closed(self)
-    }
-    fn pause(time: Duration) -> impl Future<Output = ()> + Send {
-        std::thread::sleep(time);
-        ready(())
-    }
-}
-
-impl Connection for tokio_postgres::Client {
-    const WAITS: bool = true;
-    async fn connect(options: &PgOptions) -> anyhow::Result<Self> {
-        options.connect_async().await
-    }
-    async fn prepare<'a>(&'a mut self, sql: &'a str) -> Result<Statement, postgres::Error> {
-        tokio_postgres::Client::prepare(self, sql).await
-    }
-    async fn query_opt<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, postgres::Error> {
-        tokio_postgres::Client::query_opt(self, stmt, params).await
-    }
-    async fn query<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, postgres::Error> {
-        tokio_postgres::Client::query(self, stmt, params).await
-    }
-    async fn execute<'a>(
-        &'a mut self,
-        stmt: &'a Statement,
-        params: &'a [&'a (dyn ToSql + Sync)],
-    ) -> Result<u64, postgres::Error> {
-        tokio_postgres::Client::execute(self, stmt, params).await
-    }
-    fn is_closed(&self) -> bool {
-        tokio_postgres::Client::is_closed(self)
-    }
-    async fn pause(time: Duration) {
-        tokio::time::sleep(time).await
-    }
+        out.push(name.as_bytes(), text("value", value)?.as_bytes());
+        Ok(())
+    })
+    .map_err(said)?
 }
 
 /// A connection and the statements prepared on it.
-struct Session<C> {
-    client: C,
-    read_all: Statement,
-    scan: Statement,
-    delete: Statement,
+struct Session<T: Transport> {
+    client: WireSession<T>,
+    read_all: WireStatement,
+    scan: WireStatement,
+    delete: WireStatement,
     /// Statements that name fields, by kind and field names.
-    by_fields: HashMap<String, Statement>,
+    by_fields: HashMap<String, WireStatement>,
 }
 
-impl<C: Connection> Session<C> {
+impl<T: Transport> Session<T> {
     async fn open(options: &PgOptions) -> anyhow::Result<Self> {
-        let mut client = C::connect(options).await?;
+        let mut client = options.connect_wire::<T>().await?;
         let t = &options.table;
         let mut prepared = Vec::with_capacity(3);
         for sql in [
@@ -981,9 +898,10 @@ impl<C: Connection> Session<C> {
             format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"),
         ] {
             let stmt = client.prepare(&sql).await;
-            prepared.push(stmt.map_err(|e| options.setup_failed(&e))?);
+            prepared.push(stmt.map_err(|said| options.setup_said(&said))?);
         }
-        let [read_all, scan, delete] = <[Statement; 3]>::try_from(prepared).expect("three statements");
+        let [read_all, scan, delete] =
+            <[WireStatement; 3]>::try_from(prepared).unwrap_or_else(|_| unreachable!("three statements"));
         Ok(Self {
             client,
             read_all,
@@ -998,14 +916,14 @@ impl<C: Connection> Session<C> {
 /// PostgreSQL is down or restarting every operation fails (and is
 /// counted), and the first one after it is back reconnects; attempts are
 /// spaced by [`Backoff`].
-struct Records<'e, C> {
-    session: Option<Session<C>>,
+struct Records<'e, T: Transport> {
+    session: Option<Session<T>>,
     options: &'e PgOptions,
     cache_key: String,
     backoff: Backoff,
 }
 
-impl<'e, C: Connection> Records<'e, C> {
+impl<'e, T: Transport> Records<'e, T> {
     async fn open(options: &'e PgOptions) -> anyhow::Result<Self> {
         Ok(Self {
             session: Some(Session::open(options).await?),
@@ -1016,9 +934,9 @@ impl<'e, C: Connection> Records<'e, C> {
     }
 
     /// The open session, opened first if it was dropped.
-    async fn session(&mut self) -> Result<&mut Session<C>, OpError> {
+    async fn session(&mut self) -> Result<&mut Session<T>, OpError> {
         if self.session.is_none() {
-            C::pause(self.backoff.next_pause()).await;
+            T::pause(self.backoff.next_pause()).await;
             let session = Session::open(self.options)
                 .await
                 .map_err(|e| OpError::failed(format!("PostgreSQL: reconnecting: {e:#}")))?;
@@ -1029,13 +947,13 @@ impl<'e, C: Connection> Records<'e, C> {
 
     /// `result` of a call on the session, which is dropped if the
     /// connection closed under it.
-    fn checked<T>(&mut self, result: Result<T, postgres::Error>) -> Result<T, OpError> {
+    fn checked<R>(&mut self, result: Result<R, Said>) -> Result<R, OpError> {
         if result.is_ok() {
             self.backoff.reset();
         } else if self.session.as_ref().is_some_and(|s| s.client.is_closed()) {
             self.session = None;
         }
-        result.map_err(failed)
+        result.map_err(said)
     }
 
     /// The SQL of `kind` for these (quoted) columns.
@@ -1071,7 +989,7 @@ impl<'e, C: Connection> Records<'e, C> {
     }
 
     /// The prepared statement of `kind` for these field names.
-    async fn statement(&mut self, kind: Kind, names: &[&str]) -> Result<Statement, OpError> {
+    async fn statement(&mut self, kind: Kind, names: &[&str]) -> Result<WireStatement, OpError> {
         self.cache_key.clear();
         self.cache_key.push(match kind {
             Kind::Read => 'r',
@@ -1121,9 +1039,9 @@ impl<'e, C: Connection> Records<'e, C> {
 
 }
 
-super::async_records!(impl[C: Connection] Records<'_, C>, C::WAITS);
+super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
 
-impl<C: Connection> Records<'_, C> {
+impl<T: Transport> Records<'_, T> {
     async fn read<'a>(
         &'a mut self,
         key: &'a [u8],
@@ -1188,30 +1106,50 @@ enum Start<'k> {
 
 /// Raw keys and values for `kvperf bench`, in the `{table}_kv` table.
 pub struct PgKvWorker {
-    client: Client,
-    get: Statement,
-    put: Statement,
-    delete: Statement,
-    first: Statement,
-    from: Statement,
-    after: Statement,
+    session: WireSession<TcpStream>,
+    get: WireStatement,
+    put: WireStatement,
+    delete: WireStatement,
+    first: WireStatement,
+    from: WireStatement,
+    after: WireStatement,
     cursor: KvBatch,
+}
+
+fn said(said: Said) -> OpError {
+    OpError::failed(format!("PostgreSQL: {said}"))
+}
+
+/// A `{table}_kv` row's columns as bytes (BYTEA's binary form): the key
+/// and value of `k, v`, or the value of `v`.
+fn columns<'r>(row: &'r WireRow, out: &mut [&'r [u8]]) -> Result<(), OpError> {
+    let mut i = 0;
+    row.for_each(|_, value| {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = value.unwrap_or_default();
+        }
+        i += 1;
+        Ok::<(), OpError>(())
+    })
+    .map_err(said)?
 }
 
 impl PgKvWorker {
     fn fill(&mut self, from: Start) -> Result<bool, OpError> {
         let asked = self.cursor.start_fill();
         let limit = asked as i64;
-        let rows = match from {
-            Start::First => self.client.query(&self.first, &[&limit]),
-            Start::AtOrAfter(k) => self.client.query(&self.from, &[&k, &limit]),
-            Start::After(k) => self.client.query(&self.after, &[&k, &limit]),
-        }
-        .map_err(failed)?;
+        let mut rows = Vec::with_capacity(asked);
+        let each = |row| rows.push(row);
+        let done = match from {
+            Start::First => run_now(self.session.run(&self.first, &[&limit], each)),
+            Start::AtOrAfter(k) => run_now(self.session.run(&self.from, &[&k, &limit], each)),
+            Start::After(k) => run_now(self.session.run(&self.after, &[&k, &limit], each)),
+        };
+        done.map_err(said)?;
         for row in &rows {
-            let key: &[u8] = row.try_get(0).map_err(failed)?;
-            let value: &[u8] = row.try_get(1).map_err(failed)?;
-            self.cursor.push(key, value);
+            let mut kv: [&[u8]; 2] = [&[], &[]];
+            columns(row, &mut kv)?;
+            self.cursor.push(kv[0], kv[1]);
         }
         Ok(self.cursor.end_fill(asked))
     }
@@ -1221,25 +1159,21 @@ super::blocking_raw!(PgKvWorker);
 
 impl PgKvWorker {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
-        let row = self.client.query_opt(&self.get, &[&key]).map_err(failed)?;
-        match row {
-            Some(row) => Ok(row.try_get::<_, &[u8]>(0).map_err(failed)?.len()),
-            None => Err(OpError::NotFound),
-        }
+        let found = run_now(self.session.query_opt(&self.get, &[&key]));
+        let row = found.map_err(said)?.ok_or(OpError::NotFound)?;
+        let mut value: [&[u8]; 1] = [&[]];
+        columns(&row, &mut value)?;
+        Ok(value[0].len())
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
-        self.client
-            .execute(&self.put, &[&key, &value])
-            .map_err(failed)
-            .map(|_| ())
+        let done = run_now(self.session.execute(&self.put, &[&key, &value]));
+        done.map_err(said).map(|_| ())
     }
 
     fn delete(&mut self, key: &[u8]) -> OpResult {
-        self.client
-            .execute(&self.delete, &[&key])
-            .map_err(failed)
-            .map(|_| ())
+        let done = run_now(self.session.execute(&self.delete, &[&key]));
+        done.map_err(said).map(|_| ())
     }
 
     /// Every seek queries afresh (no statement stays open), so `fresh`
@@ -1264,7 +1198,6 @@ mod tests {
     use crate::engine::fake_listener;
     use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::io::{Read, Write};
-    use std::net::TcpStream;
 
 
     #[test]
@@ -1314,33 +1247,55 @@ mod tests {
         let _ = talk();
     }
 
+
+
+
+
+    /// Each way of connecting, with what it failed with: the engine's own
+    /// session (the `postgres` crate), a client thread's and a client
+    /// task's (kvperf's wire session), each timed.
+    fn every_connect(o: &PgOptions) -> Vec<(&'static str, String, Duration)> {
+        let timed = |f: &dyn Fn() -> Option<anyhow::Error>| {
+            let started = Instant::now();
+            let err = f().map_or("connected".into(), |e| format!("{e:#}"));
+            (err, started.elapsed())
+        };
+        let ways: [(&str, &dyn Fn() -> Option<anyhow::Error>); 3] = [
+            ("engine", &|| o.connect().err()),
+            ("thread", &|| run_now(o.connect_wire::<TcpStream>()).err()),
+            ("task", &|| runtime().block_on(o.connect_wire::<TaskStream>()).err()),
+        ];
+        ways.into_iter()
+            .map(|(way, f)| {
+                let (err, took) = timed(f);
+                (way, err, took)
+            })
+            .collect()
+    }
+
     #[test]
     fn a_server_that_wants_a_password_or_refuses_it_is_not_called_unreachable() {
         let _alone = fake_listener::sockets_alone();
         let (port, _) = fake_listener::serving(refusing_login);
-        let err = format!("{:#}", at(port, "").connect().err().expect("no password"));
         let wants = format!("PostgreSQL at 127.0.0.1:{port} wants a password for user 'postgres'");
-        assert!(err.starts_with(&wants), "{err}");
+        for (way, err, _) in every_connect(&at(port, "")) {
+            assert!(err.starts_with(&wants), "{way}: {err}");
+        }
         let refused = format!("PostgreSQL at 127.0.0.1:{port} refused the login as user 'postgres': FATAL: password authentication failed");
-        let err = format!("{:#}", at(port, SECRET).connect().err().expect("a refused login"));
-        assert!(err.starts_with(&refused) && !err.contains(SECRET), "{err}");
-        let err = runtime().block_on(at(port, SECRET).connect_async()).expect_err("a refused login");
-        assert!(format!("{err:#}").starts_with(&refused), "{err:#}");
+        for (way, err, _) in every_connect(&at(port, SECRET)) {
+            assert!(err.starts_with(&refused) && !err.contains(SECRET), "{way}: {err}");
+        }
     }
 
     #[test]
     fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
         let _alone = fake_listener::sockets_alone();
         let (_listener, port) = fake_listener::silent();
-        let o = at(port, "");
         let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 5 s");
         let limit = CONNECT_LIMIT + Duration::from_secs(3);
-        let started = Instant::now();
-        let err = format!("{:#}", o.connect().err().expect("nothing answers"));
-        assert!(started.elapsed() < limit && err.starts_with(&said), "{err} after {:?}", started.elapsed());
-        let started = Instant::now();
-        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("nothing answers"));
-        assert!(started.elapsed() < limit && err.starts_with(&said), "{err} after {:?}", started.elapsed());
+        for (way, err, took) in every_connect(&at(port, "")) {
+            assert!(took < limit && err.starts_with(&said), "{way}: {err} after {took:?}");
+        }
     }
 
     #[test]
@@ -1348,8 +1303,9 @@ mod tests {
         let _alone = fake_listener::sockets_alone();
         let (port, _) = fake_listener::serving(fake_listener::http);
         let said = format!("the server at 127.0.0.1:{port} does not speak the PostgreSQL protocol");
-        let err = format!("{:#}", at(port, "").connect().err().expect("not PostgreSQL"));
-        assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
+        for (way, err, _) in every_connect(&at(port, "")) {
+            assert!(err.starts_with(&said) && !err.contains('\n'), "{way}: {err}");
+        }
     }
 
     /// Operations against a server that closes every connection, for a
@@ -1359,7 +1315,7 @@ mod tests {
         let _alone = fake_listener::sockets_alone();
         let (port, accepted) = fake_listener::serving(fake_listener::closing);
         let o = at(port, "");
-        let mut records = Records::<Client> {
+        let mut records = Records::<TcpStream> {
             session: None,
             options: &o,
             cache_key: String::new(),
