@@ -43,10 +43,17 @@
 #             last about DURATION.
 #   postgres  C vs pgbench SELECT * FROM usertable WHERE ycsb_key = ...;
 #             A vs pgbench 50/50 of that SELECT and UPDATE usertable SET
-#               field0 = <1024 B> WHERE ycsb_key = ... (-f read@50 -f update@50);
+#               field0 = repeat(md5(random()::text), 32) WHERE ycsb_key = ...
+#               (-f read@50 -f update@50): a new 1024-character value per
+#               update, as kvperf's (with one constant value PostgreSQL
+#               logs almost nothing of a row version equal to the last:
+#               heap_update logs only what differs from the old tuple's
+#               start and end; 0.96x [0.90, 1.00] at 4 clients, RESULTS 6j);
 #             on kvperf's table (YCSB's JDBC schema), keys uniform over the
-#             loaded records; -M prepared -c N -j min(N,2) -T DURATION, tps
-#             without connection time.
+#             loaded records (pgbench's random_zipfian needs s > 1, YCSB's is
+#             0.99: for A under contention add KVPERF_PROPS="-p
+#             requestdistribution=uniform"); -M prepared -c N -j min(N,2)
+#             -T DURATION, tps without connection time.
 #   cassandra each of A, B, C, F, D vs YCSB 0.17.0 (Java) with the same
 #             workload file and properties, through kvperf's binding
 #             bench/java/src/kvperf/bench/CassandraCQLClient.java (YCSB's CQL
@@ -283,14 +290,14 @@ redis_script() {
 pg_scripts() {
   local key="'user' || lpad(:k, 12, '0')"
   printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' "$key" >"$LOG_DIR/pgbench-read.sql"
-  printf '\\set k random(0, :keys - 1)\nUPDATE usertable SET field0 = :val WHERE ycsb_key = %s;\n' "$key" >"$LOG_DIR/pgbench-update.sql"
+  printf '\\set k random(0, :keys - 1)\nUPDATE usertable SET field0 = repeat(md5(random()::text), 32) WHERE ycsb_key = %s;\n' "$key" >"$LOG_DIR/pgbench-update.sql"
 }
 
 pgbench_run() { # LABEL WORKLOAD THREADS REPEAT SCRIPT_ARGS...: one pgbench sample
   local label=$1 w=$2 n=$3 r=$4 log=$LOG_DIR/pgbench-$2-t$3-r$4.txt cmd
   shift 4
   cmd=(pgbench -n -M prepared -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "$n" -j $((n < 2 ? n : 2))
-    -T "$DURATION" -D keys="$RECORDS" -D val="$VALUE" "$@" kvperf)
+    -T "$DURATION" -D keys="$RECORDS" "$@" kvperf)
   note_command "pgbench $label" "${cmd[@]}"
   "${cmd[@]}" >"$log" 2>&1 || true
   sample postgres "$w" "$n" "pgbench $label" "$r" "$(awk '/^tps = .*(without|excluding)/ { print $3 }' "$log")"
