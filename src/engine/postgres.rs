@@ -282,14 +282,19 @@ impl PgOptions {
         Some(format!("SET synchronous_commit = {mode}"))
     }
 
-    fn setup_failed(&self, e: &postgres::Error) -> anyhow::Error {
-        self.setup_said(&words(e))
+    /// Words about this server, never with the password in them.
+    fn scrub(&self, said: &str) -> String {
+        scrubbed(said, self.password.as_deref())
     }
 
-    /// A setup call that failed, in its words (never with the password).
-    fn setup_said(&self, said: &str) -> anyhow::Error {
-        let said = scrubbed(said, self.password.as_deref());
-        anyhow::anyhow!("PostgreSQL at {}: {said}", self.addr())
+    /// A call that failed (setting up a session, or on the engine's own),
+    /// in its words: `PostgreSQL at ADDR: ...`.
+    fn failed(&self, e: &postgres::Error) -> anyhow::Error {
+        self.failed_said(&words(e))
+    }
+
+    fn failed_said(&self, said: &str) -> anyhow::Error {
+        anyhow::anyhow!("PostgreSQL at {}: {}", self.addr(), self.scrub(said))
     }
 
     /// A new session of the engine's own (schema, settle, footprint,
@@ -302,7 +307,7 @@ impl PgOptions {
             .ok_or_else(|| self.silent())?
             .map_err(|e| self.refused(self.why(&e)))?;
         if let Some(sql) = self.session_setup() {
-            client.batch_execute(&sql).map_err(|e| self.setup_failed(&e))?;
+            client.batch_execute(&sql).map_err(|e| self.failed(&e))?;
         }
         Ok(client)
     }
@@ -323,7 +328,7 @@ impl PgOptions {
             .map_err(|why| self.refused(why))?;
         if let Some(sql) = self.session_setup() {
             let set = session.simple(&sql).await;
-            set.map_err(|said| self.setup_said(&said))?;
+            set.map_err(|said| self.failed_said(&said))?;
         }
         Ok(session)
     }
@@ -360,10 +365,9 @@ impl PgOptions {
         let addr = self.addr();
         let login = format!("PostgreSQL at {addr} refused the login as user '{}'", self.user);
         let password_hint = "set -p postgres.password (or KVPERF_POSTGRES_PASSWORD) and postgres.user";
-        let said = |s: &str| scrubbed(s, self.password.as_deref());
         let message = match why {
             ConnectError::Silent => return self.silent(),
-            ConnectError::Failed(s) => return self.setup_said(&s),
+            ConnectError::Failed(s) => return self.failed_said(&s),
             ConnectError::PasswordMissing => format!(
                 "PostgreSQL at {addr} wants a password for user '{}': {password_hint}",
                 self.user
@@ -373,11 +377,11 @@ impl PgOptions {
             ),
             ConnectError::Unreachable(s) => format!(
                 "cannot reach PostgreSQL at {addr} ({}); `kvperf server start postgres --port {}` starts one, or set -p postgres.host and postgres.port",
-                said(&s),
+                self.scrub(&s),
                 self.port
             ),
             ConnectError::Refused { code, said: s } if is_login_refusal(&code) => {
-                format!("{login}: {}; {password_hint}", said(&s))
+                format!("{login}: {}; {password_hint}", self.scrub(&s))
             }
             ConnectError::Refused { code, said: s } => {
                 let hint = if code == SqlState::INVALID_CATALOG_NAME {
@@ -389,17 +393,13 @@ impl PgOptions {
                     "PostgreSQL at {addr} refused the connection as user '{}' to database '{}': {}{hint}",
                     self.user,
                     self.database,
-                    said(&s)
+                    self.scrub(&s)
                 )
             }
         };
         InputError::Invalid(message).into()
     }
 
-    /// An error's words, never with the password in them.
-    fn say(&self, err: &postgres::Error) -> String {
-        scrubbed(&words(err), self.password.as_deref())
-    }
 
     fn create_sql(&self, if_not_exists: bool) -> [String; 2] {
         let ine = if if_not_exists { "IF NOT EXISTS " } else { "" };
@@ -426,8 +426,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = PgOptions::from_properties(opts.properties)?;
     let mut client = options.connect()?;
     let addr = options.addr();
-    let sql_error =
-        |e: postgres::Error| anyhow::anyhow!("PostgreSQL at {addr}: {}", options.say(&e));
+    let sql_error = |e: postgres::Error| options.failed(&e);
     let (t, kv) = (&options.table, &options.kv_table);
     match opts.mode {
         OpenMode::Fresh => {
@@ -543,7 +542,7 @@ const RUNNING: &str = "SELECT 'checkpoint', '', wait_event, false FROM pg_stat_a
 impl PgSampler {
     fn open(options: &PgOptions) -> anyhow::Result<Self> {
         let mut client = options.connect()?;
-        let failed = |e: postgres::Error| anyhow::anyhow!("PostgreSQL at {}: {}", options.addr(), options.say(&e));
+        let failed = |e: postgres::Error| options.failed(&e);
         // A poll must not hang the end of a window on a busy server.
         client.batch_execute("SET statement_timeout = '5s'").map_err(failed)?;
         let version: i64 = client
@@ -607,13 +606,7 @@ impl PgEngine {
             .control
             .lock()
             .map_err(|_| anyhow::anyhow!("PostgreSQL: a thread panicked holding the session"))?;
-        f(&mut client).map_err(|e| {
-            anyhow::anyhow!(
-                "PostgreSQL at {}: {}",
-                self.options.addr(),
-                self.options.say(&e)
-            )
-        })
+        f(&mut client).map_err(|e| self.options.failed(&e))
     }
 
     /// A blocking session for db_bench's raw key-value operations, its
@@ -634,7 +627,7 @@ impl PgEngine {
         let mut prepared = Vec::with_capacity(sql.len());
         for s in &sql {
             let stmt = run_now(session.prepare(s));
-            prepared.push(stmt.map_err(|said| self.options.setup_said(&said))?);
+            prepared.push(stmt.map_err(|said| self.options.failed_said(&said))?);
         }
         let [get, put, delete, first, from, after]: [WireStatement; 6] = prepared
             .try_into()
@@ -766,7 +759,7 @@ impl Engine for PgEngine {
             None => sampler.insert(PgSampler::open(&self.options).map_err(|e| format!("{e:#}"))?),
         };
         s.poll().map_err(|e| {
-            let why = format!("PostgreSQL at {}: {}", self.options.addr(), self.options.say(&e));
+            let why = self.options.failed(&e).to_string();
             *sampler = None;
             why
         })
@@ -898,7 +891,7 @@ impl<T: Transport> Session<T> {
             format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"),
         ] {
             let stmt = client.prepare(&sql).await;
-            prepared.push(stmt.map_err(|said| options.setup_said(&said))?);
+            prepared.push(stmt.map_err(|said| options.failed_said(&said))?);
         }
         let [read_all, scan, delete] =
             <[WireStatement; 3]>::try_from(prepared).unwrap_or_else(|_| unreachable!("three statements"));
@@ -1199,7 +1192,6 @@ mod tests {
     use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::io::{Read, Write};
 
-
     #[test]
     fn the_password_is_never_shown() {
         let p = props(&[("postgres.password", SECRET), ("postgres.port", "1")]);
@@ -1247,19 +1239,10 @@ mod tests {
         let _ = talk();
     }
 
-
-
-
-
     /// Each way of connecting, with what it failed with: the engine's own
     /// session (the `postgres` crate), a client thread's and a client
     /// task's (kvperf's wire session), each timed.
     fn every_connect(o: &PgOptions) -> Vec<(&'static str, String, Duration)> {
-        let timed = |f: &dyn Fn() -> Option<anyhow::Error>| {
-            let started = Instant::now();
-            let err = f().map_or("connected".into(), |e| format!("{e:#}"));
-            (err, started.elapsed())
-        };
         let ways: [(&str, &dyn Fn() -> Option<anyhow::Error>); 3] = [
             ("engine", &|| o.connect().err()),
             ("thread", &|| run_now(o.connect_wire::<TcpStream>()).err()),
@@ -1267,8 +1250,9 @@ mod tests {
         ];
         ways.into_iter()
             .map(|(way, f)| {
-                let (err, took) = timed(f);
-                (way, err, took)
+                let started = Instant::now();
+                let err = f().map_or("connected".into(), |e| format!("{e:#}"));
+                (way, err, started.elapsed())
             })
             .collect()
     }
