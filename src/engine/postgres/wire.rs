@@ -209,6 +209,12 @@ pub(super) struct WireSession<T: Transport> {
     chunk: Box<[u8; 16 * 1024]>,
 }
 
+/// A request that could not be built (a string with a NUL, a message
+/// over PostgreSQL's size limit): nothing of it is sent.
+fn unbuilt(e: &io::Error) -> Said {
+    format!("kvperf could not build the request: {e}")
+}
+
 fn protocol(e: &io::Error) -> Said {
     format!("PostgreSQL sent what the protocol does not allow: {e}")
 }
@@ -288,7 +294,7 @@ impl<T: Transport> WireSession<T> {
             ("application_name", "kvperf"),
             ("client_encoding", "UTF8"),
         ];
-        let built = |r: io::Result<()>| r.map_err(|e| ConnectError::Failed(protocol(&e)));
+        let built = |r: io::Result<()>| r.map_err(|e| ConnectError::Failed(unbuilt(&e)));
         built(frontend::startup_message(params, &mut self.request))?;
         self.flush().await.map_err(handshake_failed)?;
         let password = || config.password.ok_or(ConnectError::PasswordMissing);
@@ -360,7 +366,8 @@ impl<T: Transport> WireSession<T> {
 
     /// Runs `sql` (no parameters, no rows wanted) in one round trip.
     pub async fn simple(&mut self, sql: &str) -> Result<(), Said> {
-        frontend::query(sql, &mut self.request).map_err(|e| protocol(&e))?;
+        let built = frontend::query(sql, &mut self.request);
+        self.built(built)?;
         self.send().await?;
         self.until_ready(|_| Ok(())).await
     }
@@ -369,8 +376,9 @@ impl<T: Transport> WireSession<T> {
     pub async fn prepare(&mut self, sql: &str) -> Result<WireStatement, Said> {
         self.statements += 1;
         let name = format!("k{}", self.statements);
-        frontend::parse(&name, sql, [], &mut self.request).map_err(|e| protocol(&e))?;
-        frontend::describe(b'S', &name, &mut self.request).map_err(|e| protocol(&e))?;
+        let built = frontend::parse(&name, sql, [], &mut self.request)
+            .and_then(|()| frontend::describe(b'S', &name, &mut self.request));
+        self.built(built)?;
         frontend::sync(&mut self.request);
         self.send().await?;
         let mut params = Vec::new();
@@ -417,7 +425,8 @@ impl<T: Transport> WireSession<T> {
     ) -> Result<u64, Said> {
         let prepared = &stmt.0;
         self.bind(prepared, params)?;
-        frontend::execute("", 0, &mut self.request).map_err(|e| protocol(&e))?;
+        let built = frontend::execute("", 0, &mut self.request);
+        self.built(built)?;
         frontend::sync(&mut self.request);
         self.send().await?;
         let mut rows = 0;
@@ -503,7 +512,7 @@ impl<T: Transport> WireSession<T> {
             self.request.clear();
             match e {
                 frontend::BindError::Conversion(e) => format!("error serializing a parameter: {e}"),
-                frontend::BindError::Serialization(e) => protocol(&e),
+                frontend::BindError::Serialization(e) => unbuilt(&e),
             }
         })
     }
@@ -538,6 +547,14 @@ impl<T: Transport> WireSession<T> {
                 _ => {}
             }
         }
+    }
+
+    /// `built`'s error, with the request half built dropped.
+    fn built(&mut self, built: io::Result<()>) -> Result<(), Said> {
+        built.map_err(|e| {
+            self.request.clear();
+            unbuilt(&e)
+        })
     }
 
     /// Sends the request built, on a session still open.
@@ -602,5 +619,59 @@ impl<T: Transport> Drop for WireSession<T> {
             frontend::terminate(&mut self.request);
             self.stream.write_now(&self.request);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{fake_listener, run_now};
+    use std::net::TcpStream;
+
+    /// A server that lets anyone in (AuthenticationOk, ReadyForQuery),
+    /// then answers one simple query (CommandComplete, ReadyForQuery) and
+    /// hangs up on any other first message.
+    fn letting_in(mut s: TcpStream) {
+        let mut talk = || -> io::Result<()> {
+            let mut len = [0; 4];
+            s.read_exact(&mut len)?;
+            let mut startup = vec![0; u32::from_be_bytes(len) as usize - 4];
+            s.read_exact(&mut startup)?;
+            s.write_all(&[b'R', 0, 0, 0, 8, 0, 0, 0, 0, b'Z', 0, 0, 0, 5, b'I'])?;
+            let mut head = [0; 5];
+            s.read_exact(&mut head)?;
+            if head[0] != b'Q' {
+                return Ok(()); // anything but a lone Query: hang up
+            }
+            let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+            s.read_exact(&mut body)?;
+            let tag = b"SELECT 1\0";
+            s.write_all(&[b'C', 0, 0, 0, 4 + tag.len() as u8])?;
+            s.write_all(tag)?;
+            s.write_all(&[b'Z', 0, 0, 0, 5, b'I'])
+        };
+        let _ = talk();
+    }
+
+    /// A statement that cannot be put in a message (a NUL in its text) is
+    /// refused before anything is sent, and the session stays usable: the
+    /// next request goes out alone, not after half of the refused one.
+    #[test]
+    fn a_request_that_cannot_be_built_sends_nothing_and_leaves_the_session_usable() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, _) = fake_listener::serving(letting_in);
+        let config = WireConfig {
+            host: "127.0.0.1",
+            port,
+            user: "u",
+            password: None,
+            database: "d",
+            limit: Duration::from_secs(5),
+        };
+        let mut session = run_now(WireSession::<TcpStream>::connect(&config)).expect("let in");
+        let refused = run_now(session.prepare("SELECT 1 \0")).err().expect("a NUL in the SQL");
+        assert!(refused.starts_with("kvperf could not build the request"), "{refused}");
+        assert!(!session.is_closed());
+        run_now(session.simple("SELECT 1")).expect("the next request is answered");
     }
 }
