@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::plan::child;
 use crate::plan::runner::{self, RunOptions};
 use crate::plan::LoadedPlan;
 use crate::report;
@@ -159,14 +160,14 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
         crate::output::stdout::say(&sizes(plan.driver, &full, &p.steps, p.id.scale));
     }
     for (i, step) in p.steps.iter().enumerate() {
-        let args = runner::child_args(
+        let args = child::child_args(
             plan.driver,
             plan.settle,
             plan.drop_caches,
             step,
             "STEP.json".as_ref(),
         );
-        let quoted: Vec<String> = runner::redacted_args(&args)
+        let quoted: Vec<String> = child::redacted_args(&args)
             .iter()
             .map(|a| shell_quote(a))
             .collect();

@@ -28,8 +28,8 @@ use std::process::Stdio;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::child;
 use super::expand::Step;
-use super::runner;
 use super::Plan;
 use crate::error::InputError;
 use crate::results::step::{ErrorKind, StepError, StepOutput};
@@ -114,7 +114,7 @@ pub(super) fn srun(
     let mut full = srun_args.clone();
     full.push(exe.display().to_string());
     full.extend(args.iter().cloned());
-    let mut cmd = runner::child_command(Path::new(&srun_exe), &full);
+    let mut cmd = child::child_command(Path::new(&srun_exe), &full);
     for var in OTHER_SHARD_VARS {
         cmd.env_remove(var);
     }
@@ -141,7 +141,7 @@ pub(super) fn srun(
         )
     })?;
     let mut srun_stderr = String::new();
-    let status = runner::forward_interrupt(child.id(), || {
+    let status = child::forward_interrupt(child.id(), || {
         if let Some(mut pipe) = child.stderr.take() {
             use std::io::Read;
             let _ = pipe.read_to_string(&mut srun_stderr);
@@ -229,7 +229,7 @@ pub(super) fn srun(
 /// result on stdout (no `--output`).
 fn printing_args(plan: &Plan, step: &Step, launcher: Launcher) -> anyhow::Result<Vec<String>> {
     let placeholder = Path::new("-");
-    let mut args = runner::child_args(
+    let mut args = child::child_args(
         plan.driver,
         plan.settle,
         plan.drop_caches,

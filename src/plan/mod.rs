@@ -6,6 +6,7 @@
 //! that could only fail hours into a run: empty or zero thread lists,
 //! unknown workloads or benchmarks, duplicate configuration names.
 
+pub mod child;
 mod convergence;
 mod expand;
 mod in_progress;

@@ -6,16 +6,16 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::child::{child_args, child_command, forward_interrupt, redacted_args};
 use super::convergence::Convergence;
 use super::expand::{self, Step, StepKind};
 use super::watch::{PlanWatch, WatchCleanup};
-use super::{Driver, InProgress, LoadedPlan, Settle};
+use super::{Driver, InProgress, LoadedPlan};
 use crate::clock::unix_ms;
 use crate::engine::{self, Capability, OpenMode};
 use crate::error::{InputError, EXIT_INPUT};
@@ -533,80 +533,6 @@ fn not_run(p: &Prepared, step: &Step, why: &str) -> Record {
     record_of(p, step, unix_ms(), Vec::new(), Vec::new(), output)
 }
 
-/// The child command line of a load or run step (without the program).
-pub fn child_args(
-    driver: Driver,
-    settle: Settle,
-    drop_caches: bool,
-    step: &Step,
-    json: &Path,
-) -> Vec<String> {
-    let mut args = Vec::new();
-    if matches!(step.kind, StepKind::Corners | StepKind::Precondition) {
-        args.extend(["device".to_string(), step.kind.name().to_string()]);
-        if let Some(db) = step.data_dir() {
-            args.push(db.display().to_string());
-        }
-        for (k, v) in &step.properties {
-            args.extend([format!("--{k}"), v.clone()]);
-        }
-        args.extend(["--format".into(), "json".into()]);
-        args.extend(["--output".into(), json.display().to_string()]);
-        return args;
-    }
-    match driver {
-        Driver::Ycsb => {
-            args.push(
-                if step.kind == StepKind::Load {
-                    "load"
-                } else {
-                    "run"
-                }
-                .to_string(),
-            );
-            args.extend(["--engine".into(), step.engine.clone()]);
-            if let Some(db) = &step.db {
-                args.extend(["--db".into(), db.display().to_string()]);
-            }
-            // Several clients share one store, which the runner empties
-            // once before they start.
-            if step.kind == StepKind::Load && step.clients == 1 {
-                args.push("--fresh".into());
-            }
-            args.extend(["--threads".into(), step.threads.to_string()]);
-            for (k, v) in &step.properties {
-                args.extend(["-p".into(), format!("{k}={v}")]);
-            }
-            args.extend(["--format".into(), "json".into()]);
-            args.extend(["--output".into(), json.display().to_string()]);
-        }
-        Driver::DbBench => {
-            let load = step.kind == StepKind::Load;
-            let benchmarks = if settle.waits() && !load {
-                format!("waitforcompaction,{}", step.workload)
-            } else {
-                step.workload.clone()
-            };
-            args.push("bench".into());
-            args.push(format!("--engine={}", step.engine));
-            if let Some(db) = &step.db {
-                args.push(format!("--db={}", db.display()));
-            }
-            args.push(format!("--benchmarks={benchmarks}"));
-            args.push(format!("--threads={}", step.threads));
-            args.push(format!("--use_existing_db={}", u8::from(!load)));
-            if drop_caches && !load {
-                args.push("--drop_caches=1".into());
-            }
-            for (k, v) in &step.properties {
-                args.push(format!("--{k}={v}"));
-            }
-            args.push(format!("--json={}", json.display()));
-        }
-    }
-    args
-}
-
 /// The step's `clients` processes, all at once, each running shard i of N
 /// of the step (`--shard i/N`), merged into the step's one output; the
 /// command recorded is client i's, with `--shard I/N`.
@@ -692,43 +618,6 @@ fn settle_args(step: &Step, compact: bool) -> Vec<String> {
         args.extend(["-p".into(), format!("{k}={v}")]);
     }
     args
-}
-
-/// `args` as (public, private): the arguments that hold a credential (a
-/// `-p` option with its value) go to the private ones, which a child gets
-/// in [`crate::private_args::PRIVATE_ARGS`], never on its command line.
-pub(super) fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
-    let mut public = Vec::new();
-    let mut private = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let option = args[i] == "-p" && i + 1 < args.len();
-        let value = &args[i + usize::from(option)];
-        let to = if redacted_arg(value) == *value {
-            &mut public
-        } else {
-            &mut private
-        };
-        to.extend_from_slice(&args[i..=i + usize::from(option)]);
-        i += 1 + usize::from(option);
-    }
-    (public, private)
-}
-
-/// `exe ARGS`, with the arguments that hold a credential (`-p
-/// redis.password=...`, a URL with a password) passed in its environment
-/// ([`crate::private_args::PRIVATE_ARGS`]): `ps` shows every user a command line.
-pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
-    let (public, private) = split_private(args);
-    let mut cmd = Command::new(exe);
-    cmd.args(public);
-    if !private.is_empty() {
-        cmd.env(
-            crate::private_args::PRIVATE_ARGS,
-            serde_json::to_string(&private).unwrap_or_default(),
-        );
-    }
-    cmd
 }
 
 /// Runs `kvperf ARGS`; it dies with this process (so `kill -9` of a plan
@@ -839,29 +728,6 @@ fn run_child(
     })
 }
 
-/// Runs `wait` (which returns when the child `pid` has ended) while passing
-/// an interrupt of this process on to the child once: a SIGTERM sent to the
-/// plan alone (not to its process group, as Ctrl-C is) still ends the step.
-pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
-    let finished = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let watcher = scope.spawn(|| {
-            while !finished.load(Ordering::Relaxed) {
-                if runner::interrupted() {
-                    // SAFETY: the child has not been reaped while `wait` runs.
-                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-                    return;
-                }
-                std::thread::park_timeout(Duration::from_millis(100));
-            }
-        });
-        let result = wait();
-        finished.store(true, Ordering::Relaxed);
-        watcher.thread().unpark();
-        result
-    })
-}
-
 fn step_output_path(results: &Path) -> PathBuf {
     let name = results
         .file_name()
@@ -964,29 +830,6 @@ fn server_start_line(args: &[String]) -> String {
     )
 }
 
-/// A command line as results may show it: `KEY=VALUE` arguments (`-p
-/// postgres.password=...`, `--flag=...`) with credentials redacted.
-pub fn redacted_args(args: &[String]) -> Vec<String> {
-    args.iter().map(|a| redacted_arg(a)).collect()
-}
-
-fn redacted_arg(a: &str) -> String {
-    match a.trim_start_matches('-').split_once('=') {
-        Some((k, v)) => {
-            let shown = crate::properties::redacted(k, v);
-            if shown == v {
-                a.to_string()
-            } else {
-                format!(
-                    "{}{k}={shown}",
-                    &a[..a.len() - a.trim_start_matches('-').len()]
-                )
-            }
-        }
-        None => a.to_string(),
-    }
-}
-
 fn one_line(m: &Measurement) -> String {
     let mut line = format!(
         "{:.0} ops/s, {} ops in {:.1} s",
@@ -1020,65 +863,6 @@ fn clock(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Each server engine's password property, a URL with userinfo and a
-    /// server setting: none on the child's command line, all in its
-    /// environment, in an order its `-p` parsing reads back.
-    #[test]
-    fn credentials_reach_a_child_through_its_environment_only() {
-        let secret = [
-            "redis.password=S3cr3t-r",
-            "postgres.password=S3cr3t-p",
-            "cassandra.password=S3cr3t-c",
-            "mongodb.url=mongodb://kv:S3cr3t-m@127.0.0.1:27017/db",
-            "ferretdb_pg_url=postgres://kv:S3cr3t-f@127.0.0.1/kvperf",
-        ];
-        let mut args: Vec<String> = ["run", "--engine", "redis", "-p", "redis.port=1"]
-            .map(String::from)
-            .into();
-        for s in secret {
-            args.extend(["-p".into(), s.into()]);
-        }
-        args.push("--db=/tmp/x".into());
-        let cmd = child_command(Path::new("kvperf"), &args);
-        let argv: Vec<String> = cmd
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(
-            argv,
-            [
-                "run",
-                "--engine",
-                "redis",
-                "-p",
-                "redis.port=1",
-                "--db=/tmp/x"
-            ]
-        );
-        let envs: Vec<_> = cmd.get_envs().collect();
-        assert_eq!(envs.len(), 1);
-        assert_eq!(envs[0].0, crate::private_args::PRIVATE_ARGS);
-        let private = envs[0].1.map(std::ffi::OsStr::to_os_string);
-        let all = crate::private_args::with_private_args(
-            argv.iter().map(std::ffi::OsString::from),
-            private,
-        )
-        .unwrap();
-        let mut expected: Vec<String> = argv;
-        for s in secret {
-            expected.extend(["-p".into(), s.into()]);
-        }
-        assert_eq!(
-            all,
-            expected
-                .iter()
-                .map(std::ffi::OsString::from)
-                .collect::<Vec<_>>()
-        );
-        let plain = child_command(Path::new("kvperf"), &args[..5]);
-        assert_eq!(plain.get_envs().count(), 0, "nothing to hide: no variable");
-    }
 
     #[test]
     fn a_servers_start_line_hides_its_credentials() {

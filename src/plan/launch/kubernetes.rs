@@ -26,8 +26,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::{first_failed, merge_shards, printing_args, shard_output, Launcher};
+use crate::plan::child;
 use crate::plan::expand::Step;
-use crate::plan::runner;
 use crate::plan::Plan;
 use crate::private_args::PRIVATE_ARGS;
 use crate::results::step::StepOutput;
@@ -101,7 +101,7 @@ pub(in crate::plan) fn run(
     let options = plan.kubernetes.clone().unwrap_or_default();
     let n = step.clients;
     let args = printing_args(plan, step, Launcher::Kubernetes)?;
-    let (public, private) = runner::split_private(&args);
+    let (public, private) = child::split_private(&args);
     let kubectl = Kubectl::new(&options);
     let name = job_name();
     let objects = manifest(&name, n, &options, &public, &private, &step.id.to_string());
