@@ -2,6 +2,7 @@
 //! type), every figure, so a spreadsheet can recompute anything.
 
 use super::model::Study;
+use super::numbers::csv_field;
 use crate::measure::OpKind;
 
 const HEADER: &str = "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,\
@@ -25,8 +26,8 @@ pub fn csv(study: &Study) -> String {
                 let d = p.accounting.as_ref().map(|a| a.derived).unwrap_or_default();
                 let cell = format!(
                     "{},{},{},{},{:.1},{:.1},{:.1},{:.1}",
-                    field(name),
-                    field(&w.name),
+                    csv_field(name),
+                    csv_field(&w.name),
                     p.threads,
                     p.repeats,
                     p.ops_per_sec,
@@ -55,12 +56,12 @@ pub fn csv(study: &Study) -> String {
                     opt(d.ops_per_joule),
                 ]
                 .join(",");
-                let bound = field(&p.verdicts.join(" / "));
+                let bound = csv_field(&p.verdicts.join(" / "));
                 let extra = match energy {
                     true => super::energy::csv_cells(p.accounting.as_ref()),
                     false => String::new(),
                 };
-                let step_error = field(&p.step_errors.join(" / "));
+                let step_error = csv_field(&p.step_errors.join(" / "));
                 // The op's failures; "" where the op had none recorded.
                 let failures = |op: Option<&OpKind>| {
                     let a = op.and_then(|op| p.attempts.get(op));
@@ -117,12 +118,4 @@ pub fn csv(study: &Study) -> String {
         }
     }
     out
-}
-
-pub(super) fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }

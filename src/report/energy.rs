@@ -151,7 +151,7 @@ pub fn csv_cells(a: Option<&Accounting>) -> String {
     let power = a.and_then(|a| a.power.as_ref());
     let drive = a.and_then(|a| a.drive.as_ref());
     let cells = [
-        power.map_or(String::new(), |p| super::csv::field(&p.meter)),
+        power.map_or(String::new(), |p| super::numbers::csv_field(&p.meter)),
         int(power.map(|p| p.interval_ms)),
         opt(power.map(|p| p.coverage)),
         opt(power.and_then(|p| p.average_watts)),

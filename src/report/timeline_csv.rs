@@ -33,8 +33,8 @@ pub fn csv(study: &Study) -> String {
                         for (op, figures) in &i.ops {
                             out.push_str(&format!(
                                 "{},{},{},{},{:.3},{:.3},{},{},{},{:.1},{},{},{},{},{}\n",
-                                super::csv::field(name),
-                                super::csv::field(&w.name),
+                                super::numbers::csv_field(name),
+                                super::numbers::csv_field(&w.name),
                                 p.threads,
                                 repeat + 1,
                                 i.start_s,
