@@ -1,5 +1,10 @@
 //! Listeners on 127.0.0.1 that are not the server an engine expects, for
 //! the tests of how a server engine fails against them.
+// Built without a server engine, only `sockets_alone` has a user.
+#![cfg_attr(
+    not(any(feature = "redis", feature = "postgres", feature = "mongodb")),
+    allow(dead_code)
+)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
