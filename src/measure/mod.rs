@@ -6,6 +6,7 @@
 //! by adding histograms, never by averaging percentiles.
 
 pub mod accounting;
+mod compact;
 pub mod drive;
 pub mod events;
 pub mod hdr;
@@ -32,6 +33,7 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub use compact::CompactHistogram;
 pub use outcome::{Failure, OpError, OpResult};
 pub use summary::{percentile_label, GroupSummary};
 
@@ -139,6 +141,10 @@ impl Outcome {
 }
 
 pub fn new_histogram() -> Histogram<u64> {
+    new_histogram_of()
+}
+
+fn new_histogram_of<C: hdrhistogram::Counter>() -> Histogram<C> {
     // Auto-resizing: memory follows the largest latency actually seen, so
     // hundreds of threads x op types stay small.
     let mut h = Histogram::new(3).expect("3 significant digits is valid");
@@ -192,11 +198,61 @@ fn counts_bytes(h: &Histogram<u64>) -> usize {
     h.distinct_values() * std::mem::size_of::<u64>()
 }
 
+/// The success histogram of an [`OpGroup`]: 64-bit counts in totals, a
+/// [`CompactHistogram`] in a client's hands.
+pub trait OkCounts: Clone + std::fmt::Debug {
+    /// Empty, auto-resizing, 3 significant digits.
+    fn empty() -> Self;
+    fn record(&mut self, ns: u64);
+    fn add(&mut self, other: &Self);
+    fn allocated_bytes(&self) -> usize;
+}
+
+impl OkCounts for Histogram<u64> {
+    fn empty() -> Self {
+        new_histogram()
+    }
+
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        // Auto-resizing: a value in range is always recorded.
+        let _ = Histogram::record(self, ns);
+    }
+
+    fn add(&mut self, other: &Self) {
+        // Auto-resizing histograms cannot fail to add.
+        let _ = Histogram::add(self, other);
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        counts_bytes(self)
+    }
+}
+
+impl OkCounts for CompactHistogram {
+    fn empty() -> Self {
+        CompactHistogram::default()
+    }
+
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        CompactHistogram::record(self, ns);
+    }
+
+    fn add(&mut self, other: &Self) {
+        CompactHistogram::add(self, other);
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        CompactHistogram::allocated_bytes(self)
+    }
+}
+
 /// Everything measured for one operation type.
 #[derive(Debug, Clone)]
-pub struct OpGroup {
+pub struct OpGroup<Ok = Histogram<u64>> {
     /// Latency of successful operations, from actual start.
-    pub ok: Histogram<u64>,
+    pub ok: Ok,
     /// Latency of failed operations (YCSB's `<OP>-FAILED` group).
     pub failed: RareHistogram,
     /// Latency from the intended start (only with a target rate).
@@ -206,10 +262,10 @@ pub struct OpGroup {
     pub first_error: Option<String>,
 }
 
-impl OpGroup {
+impl<Ok: OkCounts> OpGroup<Ok> {
     fn new() -> Self {
         Self {
-            ok: new_histogram(),
+            ok: Ok::empty(),
             failed: RareHistogram::default(),
             intended: RareHistogram::default(),
             intended_failed: RareHistogram::default(),
@@ -218,9 +274,14 @@ impl OpGroup {
         }
     }
 
-    fn add(&mut self, other: &OpGroup) {
-        // Auto-resizing histograms cannot fail to add.
-        let _ = self.ok.add(&other.ok);
+    fn add(&mut self, other: &Self) {
+        self.add_with(other, Ok::add);
+    }
+
+    /// Adds `other`'s figures; `add_ok` adds its success histogram, which
+    /// may be of another kind (a client's compact one into a total).
+    fn add_with<O>(&mut self, other: &OpGroup<O>, add_ok: impl FnOnce(&mut Ok, &O)) {
+        add_ok(&mut self.ok, &other.ok);
         self.failed.add(&other.failed);
         self.intended.add(&other.intended);
         self.intended_failed.add(&other.intended_failed);
@@ -234,7 +295,7 @@ impl OpGroup {
 
     /// Bytes of histogram counts this group holds.
     pub fn allocated_bytes(&self) -> usize {
-        counts_bytes(&self.ok)
+        self.ok.allocated_bytes()
             + self.failed.allocated_bytes()
             + self.intended.allocated_bytes()
             + self.intended_failed.allocated_bytes()
@@ -250,9 +311,20 @@ impl OpGroup {
 }
 
 /// One [`OpGroup`] per [`OpKind`], created on first use.
-#[derive(Debug, Clone, Default)]
-pub struct OpHistograms {
-    groups: [Option<Box<OpGroup>>; OpKind::ALL.len()],
+#[derive(Debug, Clone)]
+pub struct OpHistograms<Ok = Histogram<u64>> {
+    groups: [Option<Box<OpGroup<Ok>>>; OpKind::ALL.len()],
+}
+
+/// What a client records into and hands over: compact success counts.
+pub type ClientHistograms = OpHistograms<CompactHistogram>;
+
+impl<Ok> Default for OpHistograms<Ok> {
+    fn default() -> Self {
+        Self {
+            groups: Default::default(),
+        }
+    }
 }
 
 impl OpHistograms {
@@ -260,6 +332,18 @@ impl OpHistograms {
         Self::default()
     }
 
+    /// Adds a client's hand-over, its compact counts made 64-bit.
+    pub fn add_client(&mut self, theirs: &ClientHistograms) {
+        for (mine, theirs) in self.groups.iter_mut().zip(&theirs.groups) {
+            if let Some(theirs) = theirs {
+                mine.get_or_insert_with(|| Box::new(OpGroup::new()))
+                    .add_with(theirs, |total, compact| compact.add_to(total));
+            }
+        }
+    }
+}
+
+impl<Ok: OkCounts> OpHistograms<Ok> {
     #[inline]
     pub fn record(
         &mut self,
@@ -273,7 +357,7 @@ impl OpHistograms {
         group.returns[outcome as usize] += 1;
         let clamp = |ns: u64| ns.clamp(1, MAX_LATENCY_NS);
         if outcome == Outcome::Ok {
-            let _ = group.ok.record(clamp(latency_ns));
+            group.ok.record(clamp(latency_ns));
             if let Some(ns) = intended_ns {
                 group.intended.record(clamp(ns));
             }
@@ -292,10 +376,10 @@ impl OpHistograms {
     pub fn count_outcome(&mut self, kind: OpKind, outcome: Outcome, latency_ns: u64) {
         let group = self.groups[kind.index()].get_or_insert_with(|| Box::new(OpGroup::new()));
         group.returns[outcome as usize] += 1;
-        let _ = group.ok.record(latency_ns.clamp(1, MAX_LATENCY_NS));
+        group.ok.record(latency_ns.clamp(1, MAX_LATENCY_NS));
     }
 
-    pub fn add(&mut self, other: &OpHistograms) {
+    pub fn add(&mut self, other: &Self) {
         for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
             if let Some(theirs) = theirs {
                 mine.get_or_insert_with(|| Box::new(OpGroup::new()))
@@ -307,7 +391,7 @@ impl OpHistograms {
     /// [`OpHistograms::add`] that takes `other`: a group this side lacks
     /// is moved, not copied, so handing a client's histograms over does
     /// not hold two copies.
-    pub fn absorb(&mut self, other: OpHistograms) {
+    pub fn absorb(&mut self, other: Self) {
         for (mine, theirs) in self.groups.iter_mut().zip(other.groups) {
             let Some(theirs) = theirs else { continue };
             match mine {
@@ -330,11 +414,11 @@ impl OpHistograms {
         self.groups.iter().all(Option::is_none)
     }
 
-    pub fn get(&self, kind: OpKind) -> Option<&OpGroup> {
+    pub fn get(&self, kind: OpKind) -> Option<&OpGroup<Ok>> {
         self.groups[kind.index()].as_deref()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (OpKind, &OpGroup)> {
+    pub fn iter(&self) -> impl Iterator<Item = (OpKind, &OpGroup<Ok>)> {
         OpKind::ALL
             .iter()
             .zip(&self.groups)
@@ -350,7 +434,7 @@ impl OpHistograms {
 /// Paced, the system clock is used, since latency is then also measured
 /// from the intended start, which is an `Instant`.
 pub struct Meter {
-    pub histograms: OpHistograms,
+    pub histograms: ClientHistograms,
     /// False during warmup: operations run but are not recorded.
     pub recording: bool,
     /// Record latency from the intended start too.
@@ -391,7 +475,7 @@ pub enum Started {
 impl Meter {
     pub fn new(track_intended: bool, paced: bool) -> Self {
         Self {
-            histograms: OpHistograms::new(),
+            histograms: ClientHistograms::default(),
             recording: true,
             track_intended,
             paced,
@@ -574,7 +658,9 @@ mod tests {
             // Between the sleep and the wall time seen around the call (a
             // busy machine may oversleep; the meter must not over- or under-count).
             let around = outer.elapsed().as_nanos() as f64;
-            let ns = m.histograms.get(OpKind::Read).unwrap().ok.max() as f64;
+            let mut total = OpHistograms::new();
+            total.add_client(&m.histograms);
+            let ns = total.get(OpKind::Read).unwrap().ok.max() as f64;
             assert!(
                 ns >= 19.9e6 && ns <= around * 1.001,
                 "paced={paced}: {ns} ns for a 20 ms sleep ({around} ns around it)"

@@ -39,7 +39,7 @@ pub use timer::sleep_until;
 use crate::engine::{SetupFuture, ThreadSlot};
 use crate::error::InputError;
 use crate::measure::accounting::{Probe, Snapshot};
-use crate::measure::{Meter, OpHistograms};
+use crate::measure::{ClientHistograms, Meter, OpHistograms};
 use client::ClientDone;
 
 /// What to run: shared state, and a per-client handle with its own RNG and
@@ -199,7 +199,7 @@ struct Slot {
     published_epoch: AtomicU64,
     finished: AtomicBool,
     /// Histograms handed over since the last status line.
-    interval: Mutex<OpHistograms>,
+    interval: Mutex<ClientHistograms>,
 }
 
 impl Slot {
@@ -208,7 +208,7 @@ impl Slot {
             ops_done: AtomicU64::new(0),
             published_epoch: AtomicU64::new(0),
             finished: AtomicBool::new(false),
-            interval: Mutex::new(OpHistograms::new()),
+            interval: Mutex::new(ClientHistograms::default()),
         }
     }
 }
