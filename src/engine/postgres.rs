@@ -400,7 +400,6 @@ impl PgOptions {
         InputError::Invalid(message).into()
     }
 
-
     fn create_sql(&self, if_not_exists: bool) -> [String; 2] {
         let ine = if if_not_exists { "IF NOT EXISTS " } else { "" };
         let columns: Vec<String> = self

@@ -10,7 +10,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::new_histogram_of;
+use super::{counts_bytes, new_histogram_of};
 
 type Count = u16;
 
@@ -59,17 +59,10 @@ impl CompactHistogram {
         }
     }
 
-    /// Adds every value held into a 64-bit total. Each count is recorded at
-    /// its bucket's highest equivalent value, which falls in the same
-    /// bucket of a histogram of the same precision, so the total is what
-    /// recording the values into it directly would have made.
+    /// Adds every value held into a 64-bit total: what recording the
+    /// values into it directly would have made.
     pub fn add_to(&self, total: &mut Histogram<u64>) {
-        for bucket in self.counts.iter_recorded() {
-            let _ = total.record_n(
-                bucket.value_iterated_to(),
-                u64::from(bucket.count_at_value()),
-            );
-        }
+        add_counts(&self.counts, total);
         if let Some(spilled) = &self.spilled {
             let _ = total.add(&**spilled);
         }
@@ -87,22 +80,29 @@ impl CompactHistogram {
     /// Bytes of counts held.
     pub fn allocated_bytes(&self) -> usize {
         self.counts.distinct_values() * std::mem::size_of::<Count>()
-            + self
-                .spilled
-                .as_ref()
-                .map_or(0, |s| s.distinct_values() * std::mem::size_of::<u64>())
+            + self.spilled.as_ref().map_or(0, |s| counts_bytes(s))
     }
 
     /// Moves the small counts into the 64-bit histogram and empties them
     /// (keeping their allocation).
     fn spill(&mut self) {
-        let mut spilled = self
+        let spilled = self
             .spilled
-            .take()
-            .unwrap_or_else(|| Box::new(new_histogram_of()));
-        self.add_to(&mut spilled);
+            .get_or_insert_with(|| Box::new(new_histogram_of()));
+        add_counts(&self.counts, spilled);
         self.counts.reset();
-        self.spilled = Some(spilled);
+    }
+}
+
+/// Adds `counts` into `total`. Each count is recorded at its bucket's
+/// highest equivalent value, which falls in the same bucket of a histogram
+/// of the same precision.
+fn add_counts(counts: &Histogram<Count>, total: &mut Histogram<u64>) {
+    for bucket in counts.iter_recorded() {
+        let _ = total.record_n(
+            bucket.value_iterated_to(),
+            u64::from(bucket.count_at_value()),
+        );
     }
 }
 

@@ -90,7 +90,7 @@ pub fn child_args(
 /// `args` as (public, private): the arguments that hold a credential (a
 /// `-p` option with its value) go to the private ones, which a child gets
 /// in [`crate::private_args::PRIVATE_ARGS`], never on its command line.
-pub fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
+pub(super) fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
     let mut public = Vec::new();
     let mut private = Vec::new();
     let mut i = 0;
@@ -111,7 +111,7 @@ pub fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
 /// `exe ARGS`, with the arguments that hold a credential (`-p
 /// redis.password=...`, a URL with a password) passed in its environment
 /// ([`crate::private_args::PRIVATE_ARGS`]): `ps` shows every user a command line.
-pub fn child_command(exe: &Path, args: &[String]) -> Command {
+pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
     let (public, private) = split_private(args);
     let mut cmd = Command::new(exe);
     cmd.args(public);
@@ -127,7 +127,7 @@ pub fn child_command(exe: &Path, args: &[String]) -> Command {
 /// Runs `wait` (which returns when the child `pid` has ended) while passing
 /// an interrupt of this process on to the child once: a SIGTERM sent to the
 /// plan alone (not to its process group, as Ctrl-C is) still ends the step.
-pub fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
+pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
     let finished = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {

@@ -323,19 +323,17 @@ fn collect_interval(shared: &Shared) -> OpHistograms {
     let give_up = Instant::now() + Duration::from_secs(1);
     let mut merged = OpHistograms::new();
     loop {
-        take_handed_over(shared, &mut merged);
+        // Read before taking, so the last take has every hand-over it saw.
         let all_in = shared
             .slots
             .iter()
             .all(|s| s.finished.load(Relaxed) || s.published_epoch.load(Relaxed) >= epoch);
+        take_handed_over(shared, &mut merged);
         if all_in || Instant::now() >= give_up {
-            break;
+            return merged;
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    // What came after the last look (or just before `all_in` was read).
-    take_handed_over(shared, &mut merged);
-    merged
 }
 
 fn take_handed_over(shared: &Shared, merged: &mut OpHistograms) {
