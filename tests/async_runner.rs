@@ -20,7 +20,7 @@ use kvperf::measure::{OpKind, Outcome};
 use kvperf::properties::Properties;
 use kvperf::runner::{
     execute_tasks, sleep_until, stop_on_interrupt, ClientRuntime, RunOutcome, RunSpec,
-    StatusOptions,
+    StatusOptions, TaskScheduling,
 };
 use kvperf::shard::Shard;
 use kvperf::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
@@ -249,7 +249,7 @@ fn run(
     spec: &RunSpec,
     workers: usize,
 ) -> anyhow::Result<RunOutcome> {
-    let rt = ClientRuntime::new(workers).unwrap();
+    let rt = ClientRuntime::new(workers, TaskScheduling::Pinned).unwrap();
     execute_tasks(&wl.bind(engine), spec, &rt)
 }
 

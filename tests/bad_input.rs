@@ -405,6 +405,14 @@ fn client_tasks_need_an_engine_with_async_operations() {
         &run_null(tmp.path(), &["-p", "runtimethreads=0"]),
         "runtimethreads: 0 is not between 1 and 1024",
     );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "taskscheduling=pinned"]),
+        "taskscheduling: shares out the runtime of clients=tasks, but engine 'null' runs its clients on threads",
+    );
+    assert_input_error(
+        &run_null(tmp.path(), &["-p", "taskscheduling=roundrobin"]),
+        "taskscheduling: 'roundrobin' is not pinned or stealing",
+    );
 }
 
 /// Checked before any server is reached: no PostgreSQL needed. Its

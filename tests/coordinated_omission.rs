@@ -17,6 +17,7 @@ use kvperf::measure::OpKind;
 use kvperf::properties::Properties;
 use kvperf::runner::{
     execute, execute_tasks, sleep_until, ClientRuntime, RunOutcome, RunSpec, StatusOptions,
+    TaskScheduling,
 };
 use kvperf::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
 
@@ -153,7 +154,7 @@ fn a_stall_inflates_intended_latency_not_service_time() {
 
 #[test]
 fn with_client_tasks_a_stall_inflates_intended_latency_not_service_time() {
-    let rt = ClientRuntime::new(2).unwrap();
+    let rt = ClientRuntime::new(2, TaskScheduling::Pinned).unwrap();
     assert_the_stall_shows_in_intended_latency(&stalled_run(1, Some(&rt)), 1);
     // Four tasks on two worker threads: the stalled one holds no thread, so
     // the other three keep their schedule; only its own operations wait.

@@ -21,7 +21,7 @@ use kvperf::engine::{
 use kvperf::properties::Properties;
 use kvperf::results::step::Clients;
 use kvperf::results::StepOutput;
-use kvperf::runner::ClientRuntime;
+use kvperf::runner::{ClientRuntime, TaskScheduling};
 
 /// How a check's clients run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,13 @@ impl Store {
             dir,
             props,
             seam,
-            runtime: (seam == Seam::Tasks).then(|| ClientRuntime::new(RUNTIME_THREADS).unwrap()),
+            runtime: (seam == Seam::Tasks).then(|| {
+                ClientRuntime::new(
+                    RUNTIME_THREADS,
+                    TaskScheduling::default_for(&spec.capabilities),
+                )
+                .unwrap()
+            }),
         }
     }
 
@@ -151,6 +157,10 @@ impl Store {
             Seam::Threads => Clients::Threads,
             Seam::Tasks => Clients::Tasks {
                 runtime_threads: RUNTIME_THREADS,
+                pinned: self
+                    .runtime
+                    .as_ref()
+                    .is_some_and(|rt| rt.scheduling() == TaskScheduling::Pinned),
             },
         }
     }

@@ -12,7 +12,6 @@ pub fn list() -> anyhow::Result<()> {
             StoreKind::Nothing => "nothing",
         };
         let c = &spec.capabilities;
-        let tasks_from;
         let mut can = vec!["read, scan, update, insert, delete"];
         if c.background_work {
             can.push("settle (waits for background work)");
@@ -31,17 +30,21 @@ pub fn list() -> anyhow::Result<()> {
         if c.stats_report {
             can.push("report its state (bench's stats, levelstats)");
         }
-        match c.async_ops {
-            AsyncOps::Unavailable => {}
-            AsyncOps::OnRequest => can.push("async operations (clients=tasks; threads by default)"),
-            AsyncOps::ByDefault => can.push("async operations (clients run as tasks by default)"),
-            AsyncOps::ByDefaultFrom(least) => {
-                tasks_from = format!(
-                    "async operations (clients run as tasks by default from {least} clients up, fewer on threads)"
-                );
-                can.push(&tasks_from);
-            }
-        }
+        let when = match c.async_ops {
+            AsyncOps::Unavailable => None,
+            AsyncOps::OnRequest => Some("clients=tasks; threads by default".to_string()),
+            AsyncOps::ByDefault => Some("clients run as tasks by default".to_string()),
+            AsyncOps::ByDefaultFrom(least) => Some(format!(
+                "clients run as tasks by default from {least} clients up, fewer on threads"
+            )),
+        };
+        let scheduling = if c.tasks_own_sockets {
+            "each task pinned to one worker"
+        } else {
+            "tasks on work-stealing workers"
+        };
+        let tasks = when.map(|when| format!("async operations ({when}; {scheduling})"));
+        can.extend(tasks.as_deref());
         crate::say!(
             "{:<10} keeps its data in {store}; can: {}",
             "",

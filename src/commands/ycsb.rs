@@ -24,7 +24,7 @@ use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
 use crate::results::step::{op_stats, Clients, Integrity, Measurement, StepOutput};
-use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions};
+use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions, TaskScheduling};
 use crate::shard::{self, Shard, ShardInfo};
 use crate::workload::ycsb::config::unknown_property_warnings;
 use crate::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
@@ -138,6 +138,8 @@ struct ClientSettings {
     tasks: Option<bool>,
     /// `runtimethreads`: worker threads of the runtime of client tasks.
     runtime_threads: Option<usize>,
+    /// `taskscheduling=pinned|stealing`: how client tasks share them.
+    task_scheduling: Option<TaskScheduling>,
     /// `stalltimeout` seconds (default 300; 0 = never).
     stall_timeout: Option<Duration>,
     /// `events.interval` milliseconds between polls of the engine's
@@ -226,6 +228,17 @@ impl ClientSettings {
                 }
             },
         };
+        let task_scheduling = match p.get("taskscheduling") {
+            None => None,
+            Some("pinned") => Some(TaskScheduling::Pinned),
+            Some("stealing") => Some(TaskScheduling::Stealing),
+            Some(other) => {
+                return Err(InputError::property(
+                    "taskscheduling",
+                    format!("'{other}' is not pinned or stealing"),
+                ))
+            }
+        };
         let stall_timeout = match seconds(p, "stalltimeout", 300.0)? {
             d if d.is_zero() => None,
             d => Some(d),
@@ -256,6 +269,7 @@ impl ClientSettings {
             stop_on_error,
             tasks,
             runtime_threads,
+            task_scheduling,
             stall_timeout,
             events_interval,
             power: PowerSetup::from_properties(p)?,
@@ -263,16 +277,18 @@ impl ClientSettings {
     }
 
     /// How `clients` clients run against `spec`: as tasks on a runtime
-    /// with this many worker threads, or on threads (None). An engine whose async
-    /// operations are its default runs tasks unless `clients=threads`, one
-    /// that offers them on request only with `clients=tasks`; asking a
-    /// blocking engine for tasks, or sizing a runtime that will not run, is
-    /// an error.
-    fn runtime_threads_for(
+    /// with this many worker threads, shared as it says, or on threads
+    /// (None). An engine whose async operations are its default runs tasks
+    /// unless `clients=threads`, one that offers them on request only with
+    /// `clients=tasks`; tasks with connections of their own are pinned to a
+    /// worker each unless `taskscheduling=stealing`. Asking a blocking
+    /// engine for tasks, or shaping a runtime that will not run, is an
+    /// error.
+    fn task_runtime_for(
         &self,
         spec: &EngineSpec,
         clients: usize,
-    ) -> Result<Option<usize>, InputError> {
+    ) -> Result<Option<(usize, TaskScheduling)>, InputError> {
         let tasks = match self.tasks {
             Some(true) => {
                 spec.require(Capability::AsyncOps, "clients=tasks")?;
@@ -281,16 +297,30 @@ impl ClientSettings {
             Some(false) => false,
             None => spec.capabilities.async_ops.tasks_by_default(clients),
         };
-        match (tasks, self.runtime_threads) {
+        if tasks {
             // The machine's cores by default: the clients' and the driver's work.
-            (true, n) => Ok(Some(n.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            }))),
-            (false, None) => Ok(None),
-            (false, Some(_)) => Err(InputError::property(
-                "runtimethreads",
+            let workers = self
+                .runtime_threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let scheduling = self
+                .task_scheduling
+                .unwrap_or_else(|| TaskScheduling::default_for(&spec.capabilities));
+            return Ok(Some((workers, scheduling)));
+        }
+        let asked = [
+            ("runtimethreads", "sizes", self.runtime_threads.is_some()),
+            (
+                "taskscheduling",
+                "shares out",
+                self.task_scheduling.is_some(),
+            ),
+        ];
+        match asked.iter().find(|(_, _, given)| *given) {
+            None => Ok(None),
+            Some((name, does, _)) => Err(InputError::property(
+                name,
                 format!(
-                    "sizes the runtime of clients=tasks, but engine '{}' runs its clients on threads here{}",
+                    "{does} the runtime of clients=tasks, but engine '{}' runs its clients on threads here{}",
                     spec.name,
                     match (self.tasks, spec.capabilities.async_ops.available()) {
                         (Some(false), _) => " (clients=threads)",
@@ -530,13 +560,14 @@ fn measure(
     // Clients as tasks run on the runner's runtime, which the engine's
     // driver shares; it outlives the engine (dropped after it).
     let runtime = client
-        .runtime_threads_for(spec, threads)?
-        .map(ClientRuntime::new)
+        .task_runtime_for(spec, threads)?
+        .map(|(workers, scheduling)| ClientRuntime::new(workers, scheduling))
         .transpose()?;
     let clients = runtime
         .as_ref()
         .map_or(Clients::Threads, |rt| Clients::Tasks {
             runtime_threads: rt.workers(),
+            pinned: rt.scheduling() == TaskScheduling::Pinned,
         });
 
     let db = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB);

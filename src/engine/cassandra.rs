@@ -106,6 +106,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: false,
         // The scylla driver is async.
         async_ops: AsyncOps::ByDefault,
+        tasks_own_sockets: false,
         // Every node's system_views (thread_pools, sstable_tasks), over a
         // session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),

@@ -72,6 +72,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        tasks_own_sockets: false,
         // The database's counters of queued flushes and running and finished
         // compactions (fjall's experimental stats API).
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),

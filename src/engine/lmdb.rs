@@ -62,6 +62,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        tasks_own_sockets: false,
         events: EventSupport::Unavailable("LMDB runs no background work: the committing client writes and syncs its pages"),
         stats_report: false,
     },

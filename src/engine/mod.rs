@@ -217,6 +217,16 @@ pub struct Capabilities {
     /// ([`Call::waiting`]), for clients run as tasks on the runner's
     /// runtime (`clients=tasks`), and whether the clients run so unless told.
     pub async_ops: AsyncOps,
+    /// Whether each client task reads and writes a socket of its own
+    /// itself, opened in [`Engine::client`] on the worker that makes it,
+    /// with no driver task between it and the socket. The runner pins such
+    /// clients to one worker each (`taskscheduling=pinned`: the worker that
+    /// polls a client's socket runs the client, and a reply wakes no other
+    /// thread, as pgbench's threads each poll their own connections).
+    /// Clients that hand requests to a driver's tasks (a shared session, a
+    /// multiplexed connection) run on work-stealing workers. Meaningless
+    /// without [`Capabilities::async_ops`].
+    pub tasks_own_sockets: bool,
     /// The engine's own report of its state, per store and per level
     /// ([`Engine::stats_report`]; db_bench's `stats` and `levelstats`).
     pub stats_report: bool,

@@ -80,6 +80,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         update_needs_existing: true,
         // The driver is async; see bench/RESULTS.md, issue 22.
         async_ops: AsyncOps::ByDefault,
+        tasks_own_sockets: false,
         events: EventSupport::Unavailable("not read from MongoDB or FerretDB yet (FerretDB's serverStatus has no storage engine section)"),
         stats_report: false,
     },

@@ -19,6 +19,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        tasks_own_sockets: false,
         events: EventSupport::Unavailable(
             "the null engine stores nothing and runs no background work",
         ),

@@ -4,8 +4,10 @@
 //! **Clients.** Each client has its own session, kvperf's own ([`wire`]:
 //! the extended query protocol over `postgres-protocol`'s messages, on a
 //! socket the client reads and writes itself): a client thread blocks on
-//! its socket (`clients=threads`, the default), a client task awaits it on
-//! the runner's runtime (`clients=tasks`, on request). The record
+//! its socket (`clients=threads`, the default below 16 clients), a client
+//! task awaits it on the runner's runtime (`clients=tasks`, the default
+//! from 16), pinned to one worker, which polls the socket (pgbench's
+//! threads each poll their own connections; bench/RESULTS.md 6k). The record
 //! operations are written once over either ([`Transport`]). The engine's
 //! own calls (schema, settle, footprint, the events sampler) use the
 //! `postgres` crate's blocking client; `kvperf bench` uses the thread's
@@ -102,8 +104,11 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
-        // Clients as tasks, each awaiting its own session's socket.
-        async_ops: AsyncOps::OnRequest,
+        // Clients as tasks from 16 clients, each awaiting its own session's
+        // socket on the worker it is pinned to; fewer on threads
+        // (bench/RESULTS.md 6k).
+        async_ops: AsyncOps::ByDefaultFrom(16),
+        tasks_own_sockets: true,
         // Its statistics views, over a session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
         stats_report: false,

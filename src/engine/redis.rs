@@ -106,6 +106,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Clients as tasks, each on its own multiplexed async connection;
         // a lone client on a thread (bench/RESULTS.md 6g).
         async_ops: AsyncOps::ByDefaultFrom(2),
+        // Each connection's driver task does its socket I/O; pinned beside
+        // its client it measured 0.80x at 4 clients (bench/RESULTS.md 6k).
+        tasks_own_sockets: false,
         // INFO persistence, over a connection of the sampler's own.
         events: EventSupport::Reports(&[EventKind::BgSave, EventKind::AofRewrite]),
         stats_report: false,

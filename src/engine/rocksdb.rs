@@ -38,6 +38,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        tasks_own_sockets: false,
         // Properties (running flushes and compactions, stopped and delayed
         // writes), the compaction stats' counts and RocksDB's background
         // threads' own write counters: see `activity`.

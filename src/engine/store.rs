@@ -288,6 +288,7 @@ mod tests {
             ordered_scans: true,
             update_needs_existing: true,
             async_ops: AsyncOps::Unavailable,
+            tasks_own_sockets: false,
             events: crate::engine::EventSupport::Unavailable("a test spec"),
             stats_report: false,
         },

@@ -48,6 +48,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,
+        tasks_own_sockets: false,
         // Its connection statistics (opened with statistics=(fast), as
         // MongoDB opens it): see `activity`.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Eviction]),

@@ -348,16 +348,21 @@ fn union_ms(windows: &[(f64, f64)]) -> f64 {
 }
 
 /// How the shards' clients ran: tasks on all their runtimes' workers
-/// (summed, as the clients are) when every shard ran tasks, else threads.
+/// (summed, as the clients are) when every shard ran tasks, pinned when
+/// every shard pinned them, else threads.
 fn merge_clients(ms: &[&Measurement]) -> Clients {
-    ms.iter()
-        .map(|m| match m.clients {
-            Clients::Tasks { runtime_threads } => Some(runtime_threads),
-            Clients::Threads => None,
-        })
-        .sum::<Option<usize>>()
-        .map_or(Clients::Threads, |runtime_threads| Clients::Tasks {
+    let tasks = ms.iter().map(|m| match m.clients {
+        Clients::Tasks {
             runtime_threads,
+            pinned,
+        } => Some((runtime_threads, pinned)),
+        Clients::Threads => None,
+    });
+    tasks
+        .collect::<Option<Vec<_>>>()
+        .map_or(Clients::Threads, |shards| Clients::Tasks {
+            runtime_threads: shards.iter().map(|(workers, _)| workers).sum(),
+            pinned: shards.iter().all(|(_, pinned)| *pinned),
         })
 }
 
@@ -623,6 +628,30 @@ mod tests {
         let err = merge(parts).unwrap_err().to_string();
         assert!(!err.contains('\n'), "one line: {err}");
         err
+    }
+
+    #[test]
+    fn merged_clients_are_tasks_only_if_every_shard_ran_tasks_and_pinned_only_if_all_pinned() {
+        let tasks = |runtime_threads, pinned| Clients::Tasks {
+            runtime_threads,
+            pinned,
+        };
+        let merged = |clients: &[Clients]| {
+            let ms: Vec<Measurement> = clients
+                .iter()
+                .map(|&clients| Measurement {
+                    clients,
+                    ..Measurement::default()
+                })
+                .collect();
+            merge_clients(&ms.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(merged(&[tasks(2, true), tasks(4, true)]), tasks(6, true));
+        assert_eq!(merged(&[tasks(2, true), tasks(2, false)]), tasks(4, false));
+        assert_eq!(
+            merged(&[tasks(2, true), Clients::Threads]),
+            Clients::Threads
+        );
     }
 
     #[test]

@@ -159,16 +159,29 @@ pub enum Clients {
     #[default]
     Threads,
     /// One task per client on a runtime with `runtime_threads` worker
-    /// threads (an engine with async operations).
-    Tasks { runtime_threads: usize },
+    /// threads (an engine with async operations); `pinned`: each client
+    /// stays on one worker, which polls its connection (else the workers
+    /// steal tasks from each other; results from before it say neither).
+    Tasks {
+        runtime_threads: usize,
+        #[serde(default)]
+        pinned: bool,
+    },
 }
 
 impl std::fmt::Display for Clients {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Clients::Threads => write!(f, "threads"),
-            Clients::Tasks { runtime_threads } => {
-                write!(f, "tasks on a runtime with {runtime_threads} workers")
+            Clients::Tasks {
+                runtime_threads,
+                pinned,
+            } => {
+                write!(f, "tasks on a runtime with {runtime_threads} workers")?;
+                if *pinned {
+                    write!(f, ", each client pinned to one")?;
+                }
+                Ok(())
             }
         }
     }
@@ -397,6 +410,24 @@ mod seed_text {
 mod tests {
     use super::*;
     use crate::measure::OpError;
+
+    #[test]
+    fn clients_as_tasks_from_before_pinning_read_as_not_pinned() {
+        let old: Clients = serde_json::from_str(r#"{"kind":"tasks","runtime_threads":2}"#).unwrap();
+        assert_eq!(
+            old,
+            Clients::Tasks {
+                runtime_threads: 2,
+                pinned: false
+            }
+        );
+        let pinned = Clients::Tasks {
+            runtime_threads: 2,
+            pinned: true,
+        };
+        let text = serde_json::to_string(&pinned).unwrap();
+        assert_eq!(serde_json::from_str::<Clients>(&text).unwrap(), pinned);
+    }
 
     #[test]
     fn the_seed_is_written_as_text_and_read_from_text_or_a_number() {

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use pacing::Pacer;
-pub use runtime::ClientRuntime;
+pub use runtime::{ClientRuntime, TaskScheduling};
 pub use status::{format_java_decimal, OpsLog, StatusOptions};
 
 use crate::measure::interval_log::IntervalLogs;
