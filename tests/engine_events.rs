@@ -5,7 +5,9 @@
 
 mod common;
 
-use kvperf::measure::events::{EngineEvents, Event, EventKind};
+use kvperf::measure::events::EngineEvents;
+#[cfg(any(feature = "rocksdb", feature = "redis", feature = "postgres"))]
+use kvperf::measure::events::{Event, EventKind};
 use kvperf::results::StepOutput;
 
 /// The one measurement's events of a JSON step output.
@@ -17,6 +19,7 @@ fn events_of(stdout: &str) -> (EngineEvents, u64, u64) {
 }
 
 /// Every event lies inside the window, in order of its start.
+#[cfg(any(feature = "rocksdb", feature = "redis", feature = "postgres"))]
 fn assert_on_the_window(events: &[Event], open: u64, close: u64) {
     for e in events {
         assert!(

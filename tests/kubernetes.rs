@@ -23,6 +23,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "redis")]
 use common::failed_line;
 use common::server::cannot_start;
 
@@ -204,6 +205,7 @@ fn the_shipped_manifests_pass_server_side_validation_and_a_bad_one_does_not() {
 /// A plan of one run step of two clients of Redis (which the plan itself
 /// never reaches: the pods would), launched by the kubernetes launcher
 /// with `kubernetes` as its `[kubernetes]` table.
+#[cfg(feature = "redis")]
 fn plan_text(kubernetes: &str) -> String {
     format!(
         r#"
@@ -228,6 +230,7 @@ clients = 2
     )
 }
 
+#[cfg(feature = "redis")]
 fn plan_command(dir: &Path, plan: &str, results: &Path) -> Command {
     std::fs::write(dir.join("plan.toml"), plan).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvperf"));
@@ -242,6 +245,7 @@ fn plan_command(dir: &Path, plan: &str, results: &Path) -> Command {
     cmd
 }
 
+#[cfg(feature = "redis")]
 fn output(out: std::process::Output) -> common::Output {
     common::Output {
         code: out.status.code().unwrap_or(-1),
@@ -251,6 +255,7 @@ fn output(out: std::process::Output) -> common::Output {
 }
 
 /// What `kubectl get jobs,pods -l SELECTOR -o json` lists.
+#[cfg(feature = "redis")]
 fn objects(kubeconfig: &Path, ns: &str, selector: &str) -> Vec<serde_json::Value> {
     let out = kubectl(
         kubeconfig,

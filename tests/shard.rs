@@ -8,8 +8,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+#[cfg(feature = "redis")]
 use common::server::Server;
 use common::{assert_input_error, kvperf, workload};
+#[cfg(any(feature = "lmdb", feature = "redis"))]
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::results::step::{Measurement, StepOutput};
 
@@ -22,6 +24,7 @@ fn measured(o: &StepOutput) -> &Measurement {
     o.measured().expect("a measured window")
 }
 
+#[cfg(any(feature = "lmdb", feature = "redis"))]
 fn returns(m: &Measurement, op: OpKind, outcome: Outcome) -> u64 {
     m.ops.get(&op).map_or(0, |s| s.count(outcome))
 }

@@ -2,7 +2,9 @@
 //! Slurm cluster, set up by `scripts/slurm-single-node.sh` (Debian's
 //! slurmctld, slurmd, slurm-client and munge; root). Where that cannot run
 //! (not root, no apt-get, the script fails) the tests skip with the
-//! reason, except under CI (`CI=true`), where they fail.
+//! reason, except under CI (`CI=true`), where they fail. Every case runs
+//! Redis, so a build without it has none.
+#![cfg(feature = "redis")]
 
 mod common;
 
@@ -159,7 +161,6 @@ fn check_merged_is_the_sum(what: &str, out: &StepOutput) {
     );
 }
 
-#[cfg(feature = "redis")]
 #[test]
 fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     let test = "a_plan_step_with_two_clients_runs_as_one_srun_step";
@@ -245,7 +246,6 @@ fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-#[cfg(feature = "redis")]
 #[test]
 fn a_step_whose_shards_never_start_fails_with_one_line_naming_them() {
     let test = "a_step_whose_shards_never_start";
@@ -279,7 +279,6 @@ fn a_step_whose_shards_never_start_fails_with_one_line_naming_them() {
     assert!(line.contains("partition"), "srun's reason: {line}");
 }
 
-#[cfg(feature = "redis")]
 #[test]
 fn shards_that_fail_fail_the_step_and_are_named() {
     let test = "shards_that_fail_fail_the_step";
@@ -325,7 +324,6 @@ clients = 2
     );
 }
 
-#[cfg(feature = "redis")]
 #[test]
 fn a_task_lost_on_its_node_fails_the_step_and_is_named_not_the_one_srun_ended() {
     let test = "a_task_lost_on_its_node";
@@ -427,7 +425,6 @@ fn recipe(dir: &Path, results: &Path, phase: &str, port: u16) -> (String, StepOu
     (job, StepOutput::from_json(&text).unwrap())
 }
 
-#[cfg(feature = "redis")]
 #[test]
 fn the_shipped_sbatch_recipe_runs_as_a_job_array_and_merges_exactly() {
     let test = "the_shipped_sbatch_recipe_runs";

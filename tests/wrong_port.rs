@@ -1,6 +1,7 @@
 //! A server engine pointed at a port where something that does not speak
 //! its protocol listens: one line naming the address and what was wrong,
 //! exit 2, in bounded time. The listeners are this test's own.
+#![cfg(any(feature = "redis", feature = "postgres"))]
 
 mod common;
 
