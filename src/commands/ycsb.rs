@@ -600,7 +600,7 @@ fn measure(
         out,
         &workload,
         store,
-        threads,
+        (threads, clients),
         target,
         client.max_execution,
     );
@@ -785,7 +785,7 @@ fn state_what_runs(
     out: &StepOutput,
     workload: &CoreWorkload,
     store: Option<run_header::Store>,
-    threads: usize,
+    (threads, clients): (usize, Clients),
     target: f64,
     max_execution: Option<Duration>,
 ) {
@@ -799,6 +799,7 @@ fn state_what_runs(
         engine_version: out.engine.version.clone(),
         store,
         threads,
+        clients,
         target_ops_per_sec: target,
         record_count: cfg.record_count,
         field_count: cfg.field_count,

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::properties::{is_secret, redacted};
+use crate::results::step::Clients;
 
 /// [`command_line`] of what this process was started with.
 pub fn this_command_line() -> String {
@@ -66,6 +67,8 @@ pub struct RunHeader {
     pub engine_version: String,
     pub store: Option<Store>,
     pub threads: usize,
+    /// How the `threads` clients run: threads, or tasks on workers.
+    pub clients: Clients,
     pub target_ops_per_sec: f64,
     pub record_count: u64,
     pub field_count: u64,
@@ -114,19 +117,26 @@ impl RunHeader {
         } else {
             "no target (as fast as possible)".into()
         };
+        let who = match self.clients {
+            Clients::Threads if self.threads == 1 => "1 thread".to_string(),
+            Clients::Threads => format!("{} threads", self.threads),
+            Clients::Tasks {
+                runtime_threads,
+                pinned,
+            } => format!(
+                "{} clients as tasks on {runtime_threads} {}",
+                self.threads,
+                if pinned {
+                    "workers (each client pinned to one)"
+                } else {
+                    "work-stealing workers"
+                }
+            ),
+        };
         let _ = writeln!(
             out,
-            "Study: {}, recordcount {} ({} fields x {} each), {ops}, {} {}, {target}",
-            self.phase,
-            self.record_count,
-            self.field_count,
-            self.field_length,
-            self.threads,
-            if self.threads == 1 {
-                "thread"
-            } else {
-                "threads"
-            },
+            "Study: {}, recordcount {} ({} fields x {} each), {ops}, {who}, {target}",
+            self.phase, self.record_count, self.field_count, self.field_length,
         );
         out
     }
@@ -172,6 +182,7 @@ mod tests {
                 loaded: Some(0),
             }),
             threads: 4,
+            clients: Clients::Threads,
             target_ops_per_sec: 0.0,
             record_count: 1000,
             field_count: 10,
@@ -190,6 +201,42 @@ mod tests {
         assert!(
             header.contains("Study: run, recordcount 1000 (10 fields x 100 B each), 5000 operations, 4 threads, no target"),
             "{header}"
+        );
+    }
+
+    #[test]
+    fn the_header_says_how_the_clients_run() {
+        let study = |threads, clients| {
+            let header = RunHeader {
+                phase: "run",
+                engine: "postgres".into(),
+                engine_version: String::new(),
+                store: None,
+                threads,
+                clients,
+                target_ops_per_sec: 0.0,
+                record_count: 10,
+                field_count: 1,
+                field_length: "1 KB".into(),
+                operations: None,
+                max_execution: Some(Duration::from_secs(5)),
+            }
+            .render();
+            let line = header.lines().find(|l| l.starts_with("Study: ")).unwrap();
+            line.split(", ").nth(3).unwrap().to_string()
+        };
+        let tasks = |runtime_threads, pinned| Clients::Tasks {
+            runtime_threads,
+            pinned,
+        };
+        assert_eq!(study(1, Clients::Threads), "1 thread");
+        assert_eq!(
+            study(16, tasks(2, true)),
+            "16 clients as tasks on 2 workers (each client pinned to one)"
+        );
+        assert_eq!(
+            study(4, tasks(2, false)),
+            "4 clients as tasks on 2 work-stealing workers"
         );
     }
 }
