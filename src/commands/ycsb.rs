@@ -228,17 +228,17 @@ impl ClientSettings {
                 }
             },
         };
-        let task_scheduling = match p.get("taskscheduling") {
-            None => None,
-            Some("pinned") => Some(TaskScheduling::Pinned),
-            Some("stealing") => Some(TaskScheduling::Stealing),
-            Some(other) => {
-                return Err(InputError::property(
-                    "taskscheduling",
-                    format!("'{other}' is not pinned or stealing"),
-                ))
-            }
-        };
+        let task_scheduling = p
+            .get("taskscheduling")
+            .map(|name| {
+                TaskScheduling::from_name(name).ok_or_else(|| {
+                    InputError::property(
+                        "taskscheduling",
+                        format!("'{name}' is not pinned or stealing"),
+                    )
+                })
+            })
+            .transpose()?;
         let stall_timeout = match seconds(p, "stalltimeout", 300.0)? {
             d if d.is_zero() => None,
             d => Some(d),
@@ -280,7 +280,8 @@ impl ClientSettings {
     /// with this many worker threads, shared as it says, or on threads
     /// (None). An engine whose async operations are its default runs tasks
     /// unless `clients=threads`, one that offers them on request only with
-    /// `clients=tasks`; tasks with connections of their own are pinned to a
+    /// `clients=tasks`; tasks that do their own socket I/O
+    /// ([`crate::engine::Capabilities::tasks_own_sockets`]) are pinned to a
     /// worker each unless `taskscheduling=stealing`. Asking a blocking
     /// engine for tasks, or shaping a runtime that will not run, is an
     /// error.

@@ -117,22 +117,7 @@ impl RunHeader {
         } else {
             "no target (as fast as possible)".into()
         };
-        let who = match self.clients {
-            Clients::Threads if self.threads == 1 => "1 thread".to_string(),
-            Clients::Threads => format!("{} threads", self.threads),
-            Clients::Tasks {
-                runtime_threads,
-                pinned,
-            } => format!(
-                "{} clients as tasks on {runtime_threads} {}",
-                self.threads,
-                if pinned {
-                    "workers (each client pinned to one)"
-                } else {
-                    "work-stealing workers"
-                }
-            ),
-        };
+        let who = self.clients.describe(self.threads);
         let _ = writeln!(
             out,
             "Study: {}, recordcount {} ({} fields x {} each), {ops}, {who}, {target}",

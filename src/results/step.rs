@@ -169,20 +169,23 @@ pub enum Clients {
     },
 }
 
-impl std::fmt::Display for Clients {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Clients {
+    /// `count` clients run this way, in words: "4 threads", "16 clients as
+    /// tasks on 2 workers (each client pinned to one)".
+    pub fn describe(self, count: usize) -> String {
         match self {
-            Clients::Threads => write!(f, "threads"),
+            Clients::Threads if count == 1 => "1 thread".into(),
+            Clients::Threads => format!("{count} threads"),
             Clients::Tasks {
                 runtime_threads,
-                pinned,
-            } => {
-                write!(f, "tasks on a runtime with {runtime_threads} workers")?;
-                if *pinned {
-                    write!(f, ", each client pinned to one")?;
-                }
-                Ok(())
-            }
+                pinned: true,
+            } => format!(
+                "{count} clients as tasks on {runtime_threads} workers (each client pinned to one)"
+            ),
+            Clients::Tasks {
+                runtime_threads,
+                pinned: false,
+            } => format!("{count} clients as tasks on {runtime_threads} work-stealing workers"),
         }
     }
 }

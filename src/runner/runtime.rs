@@ -44,6 +44,13 @@ impl TaskScheduling {
         }
     }
 
+    pub const ALL: [TaskScheduling; 2] = [TaskScheduling::Stealing, TaskScheduling::Pinned];
+
+    /// The shape `name` names (`taskscheduling`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TaskScheduling::Stealing => "stealing",
@@ -229,11 +236,9 @@ impl Drop for AbortOnUnwind {
 mod tests {
     use super::*;
 
-    const BOTH: [TaskScheduling; 2] = [TaskScheduling::Stealing, TaskScheduling::Pinned];
-
     #[test]
     fn tasks_borrow_from_the_caller_and_a_panic_is_counted_not_spread() {
-        for scheduling in BOTH {
+        for scheduling in TaskScheduling::ALL {
             let rt = ClientRuntime::new(2, scheduling).unwrap();
             assert_eq!(rt.scheduling(), scheduling);
             let mut counts = [0u64; 8];
