@@ -19,6 +19,10 @@
 #   BENCH_CACHE: bench/lib.sh. Records as bench/servers-vs-native.sh: 1
 #   field of 1024 B, keys padded to 12 digits, so the native tool reads the
 #   records kvperf loaded (RECORDS: 20000 for postgres, 100000 for redis).
+# The anchors draw keys uniformly (pgbench's random(), redis-benchmark's -r)
+# where workload C is zipfian, as in bench/servers-vs-native.sh; the records
+# fit in the servers' memory either way. The kvperf variants compare with
+# each other on the same key distribution.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
