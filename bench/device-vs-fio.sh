@@ -22,6 +22,7 @@
 #   NUM=1000000        keys of the readrandom store (1000-byte values, no
 #                      compression: ~1 GB), with an 8 MiB block cache
 #   DURATION=10        seconds per readrandom run
+#   ROWS="corners readrandom"   which of the two to run
 #   KVPERF, BENCH_CACHE: see bench/lib.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -34,12 +35,23 @@ RAMP=${RAMP:-2}
 DEPTHS=${DEPTHS:-"1 8 32"}
 NUM=${NUM:-1000000}
 DURATION=${DURATION:-10}
+ROWS=${ROWS:-"corners readrandom"}
+for row in $ROWS; do
+  case $row in corners | readrandom) ;; *) echo "error: unknown row '$row' in ROWS (corners, readrandom)" >&2; exit 2 ;; esac
+done
 
 require_kvperf
 command -v fio >/dev/null || { echo "error: fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v jq >/dev/null || { echo "error: jq is not installed (apt-get install jq)" >&2; exit 2; }
 new_log_dir device-vs-fio
 mkdir -p "$DIR"
+# The script removes its store and test file when it ends: never ones it did not make.
+for own in "$DIR/rocksdb" "$DIR/fio-corners.dat"; do
+  if [ -e "$own" ]; then
+    echo "error: $own exists (left by a run that was killed, or not this script's); remove it or choose another DIR" >&2
+    exit 2
+  fi
+done
 SAMPLES=$LOG_DIR/samples.tsv   # row, depth, tool, repeat, value
 : >"$SAMPLES"
 BYTES=$(numfmt --from=auto "${SIZE%B}" 2>/dev/null || numfmt --from=iec "${SIZE%iB}")
@@ -90,32 +102,38 @@ fio_readrandom() { # Q REPEAT
 
 echo "kvperf vs fio on $(df --output=source "$DIR" | tail -n 1) ($(findmnt -no FSTYPE -T "$DIR")), $SIZE per tool, $REPEATS alternating repeats ($("$KVPERF" --version | head -n 1); $(fio --version); $(nproc) cores; $(date -u +%F))"
 echo
-echo "# $(date +%T) readrandom store: fillseq of $NUM keys" >&2
-rm -rf "$DIR/rocksdb"
-"$KVPERF" bench --no-progress --db="$DIR/rocksdb" --benchmarks=fillseq,compact --num="$NUM" \
-  --value_size=1000 --compression_type=none >"$LOG_DIR/fillseq.txt" 2>&1
+trap 'rm -rf "$DIR/rocksdb" "$DIR/fio-corners.dat"' EXIT
+if [[ " $ROWS " == *" readrandom "* ]]; then
+  echo "# $(date +%T) readrandom store: fillseq of $NUM keys" >&2
+  "$KVPERF" bench --no-progress --db="$DIR/rocksdb" --benchmarks=fillseq,compact --num="$NUM" \
+    --value_size=1000 --compression_type=none >"$LOG_DIR/fillseq.txt" 2>&1
+fi
 for r in $(seq 1 "$REPEATS"); do
   echo "# $(date +%T) repeat $r" >&2
   if [ $((r % 2)) = 1 ]; then order="kvperf fio"; else order="fio kvperf"; fi
-  for tool in $order; do "${tool}_corners" "$r"; done
-  for q in $DEPTHS; do
-    for tool in $order; do "${tool}_readrandom" "$q" "$r"; done
-  done
+  if [[ " $ROWS " == *" corners "* ]]; then
+    for tool in $order; do "${tool}_corners" "$r"; done
+  fi
+  if [[ " $ROWS " == *" readrandom "* ]]; then
+    for q in $DEPTHS; do
+      for tool in $order; do "${tool}_readrandom" "$q" "$r"; done
+    done
+  fi
 done
-rm -rf "$DIR/rocksdb" "$DIR/fio-corners.dat"
 
-awk -F'\t' "$AWK_STATS"'
+awk -F'\t' -v kvperf="$KVPERF" "$AWK_STATS"'
   { key = $1 SUBSEP $2; add(V, key SUBSEP $3, $5); if (!(key in seen)) { seen[key] = 1; rows[++n] = key } }
   END {
-    print "| row | concurrency | unit | fio median (min-max) | kvperf median (min-max) | kvperf / fio |"
-    print "| --- | ---: | --- | ---: | ---: | ---: |"
+    print "| row | concurrency | unit | fio median (min-max) | kvperf median (min-max) | kvperf / fio | kvperf vs fio, 95% CI |"
+    print "| --- | ---: | --- | ---: | ---: | ---: | --- |"
     for (i = 1; i <= n; i++) {
       split(rows[i], k, SUBSEP); f = rows[i] SUBSEP "fio"; m = rows[i] SUBSEP "kvperf"
       unit = (k[1] ~ /^rand/) ? "IOPS" : (k[1] == "readrandom" ? "reads/s" : "MB/s")
       label = (k[1] == "readrandom") ? "readrandom (RocksDB, direct reads) vs fio randread psync" : k[1]
-      if (!(f in V) || !(m in V)) { printf "| %s | %s | %s | - | - | a run failed |\n", label, k[2], unit; continue }
-      printf "| %s | %s | %s | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.2f |\n", label, k[2], unit,
-        median(V[f]), lo(V[f]), hi(V[f]), median(V[m]), lo(V[m]), hi(V[m]), median(V[m]) / median(V[f])
+      if (!(f in V) || !(m in V)) { printf "| %s | %s | %s | - | - | a run failed | - |\n", label, k[2], unit; continue }
+      printf "| %s | %s | %s | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.2f | %s |\n", label, k[2], unit,
+        median(V[f]), lo(V[f]), hi(V[f]), median(V[m]), lo(V[m]), hi(V[m]), median(V[m]) / median(V[f]),
+        judge(V[f], V[m], "higher")
     }
   }' "$SAMPLES"
 echo
