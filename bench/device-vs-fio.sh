@@ -40,11 +40,6 @@ for row in $ROWS; do
   case $row in corners | readrandom) ;; *) echo "error: unknown row '$row' in ROWS (corners, readrandom)" >&2; exit 2 ;; esac
 done
 
-require_kvperf
-command -v fio >/dev/null || { echo "error: fio is not installed (apt-get install fio)" >&2; exit 2; }
-command -v jq >/dev/null || { echo "error: jq is not installed (apt-get install jq)" >&2; exit 2; }
-new_log_dir device-vs-fio
-mkdir -p "$DIR"
 # The script removes its store and test file when it ends: never ones it did not make.
 for own in "$DIR/rocksdb" "$DIR/fio-corners.dat"; do
   if [ -e "$own" ]; then
@@ -52,6 +47,11 @@ for own in "$DIR/rocksdb" "$DIR/fio-corners.dat"; do
     exit 2
   fi
 done
+require_kvperf
+command -v fio >/dev/null || { echo "error: fio is not installed (apt-get install fio)" >&2; exit 2; }
+command -v jq >/dev/null || { echo "error: jq is not installed (apt-get install jq)" >&2; exit 2; }
+new_log_dir device-vs-fio
+mkdir -p "$DIR"
 SAMPLES=$LOG_DIR/samples.tsv   # row, depth, tool, repeat, value
 : >"$SAMPLES"
 BYTES=$(numfmt --from=auto "${SIZE%B}" 2>/dev/null || numfmt --from=iec "${SIZE%iB}")

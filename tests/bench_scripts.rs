@@ -1,0 +1,36 @@
+//! The bench scripts' own guards: a script that removes its files at the
+//! end must refuse, before it measures anything, a directory that already
+//! holds files of those names (a user's, or a killed run's).
+
+use std::process::Command;
+
+#[test]
+fn device_vs_fio_leaves_a_store_it_did_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("rocksdb");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::write(store.join("CURRENT"), "someone's store\n").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/bench/device-vs-fio.sh"
+        ))
+        .env("DIR", dir.path())
+        .env("BENCH_CACHE", cache.path())
+        .env("KVPERF", env!("CARGO_BIN_EXE_kvperf"))
+        .env("ROWS", "corners")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} exists", store.display())),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(store.join("CURRENT")).unwrap(),
+        "someone's store\n"
+    );
+    assert!(out.stdout.is_empty(), "nothing measured: {:?}", out.stdout);
+}
