@@ -164,9 +164,9 @@ for who in kvperf $TOOL; do
   if [ "$who" = kvperf ]; then
     echo
     echo "kvperf's executable by crate (the first path segment of each symbol):"
+    # <T as Trait>::f counts as the trait's crate: itoa for <u64 as itoa::Unsigned>::fmt.
     perf report -i "$log.data" --no-children --sort sym --stdio -g none --dsos kvperf 2>/dev/null |
       awk '/^ +[0-9]/ { p = $1; sub("%", "", p); s = $0; sub(/^[^]]*\] /, "", s)
-                        # <T as Trait>::f is the trait's crate (itoa for <u64 as itoa::Unsigned>)
                         if (s ~ /^</ && match(s, / as /)) s = substr(s, RSTART + 4)
                         sub(/^[<&]+/, "", s)
                         split(s, parts, "::"); c = parts[1]; sub(/ .*/, "", c); share[c] += p }
