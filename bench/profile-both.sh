@@ -159,8 +159,8 @@ for who in kvperf $TOOL; do
   perf record -F 1999 -g -o "$log.data" -- $cmd >"$log" 2>"$log.perf" || FAILED=1
   echo
   echo "**$who**, shares of its samples by object:"
-  perf report -i "$log.data" --no-children --sort dso --stdio 2>/dev/null |
-    awk '/^ +[0-9]/ && n++ < 6 { printf "%s%s %s", (n > 1 ? ", " : ""), $2, $1 } END { print "" }'
+  perf report -i "$log.data" --no-children --sort dso --stdio -g none 2>/dev/null |
+    awk '$1 ~ /%$/ && n++ < 6 { printf "%s%s %s", (n > 1 ? ", " : ""), $2, $1 } END { print "" }'
   if [ "$who" = kvperf ]; then
     echo
     echo "kvperf's executable by crate (the first path segment of each symbol):"
