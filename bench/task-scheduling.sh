@@ -3,22 +3,28 @@
 # one server started by `kvperf server start` on 127.0.0.1: kvperf's
 # workload C with clients as tasks pinned to a worker each, as tasks on
 # work-stealing workers, and on threads, beside the server's own tool
-# (pgbench SELECT, -M prepared -j 2; redis-benchmark HGETALL, -P 1), the
-# order of the variants rotating every round. Per variant: ops/s of each
+# (pgbench SELECT, -M prepared -j 2; redis-benchmark HGETALL, -P 1; latte's
+# read, -t 2 -p CLIENTS/2, consistency ONE), the order of the variants
+# rotating every round. Per variant: ops/s of each
 # round and its client CPU per operation (user + system of the whole
 # process over the run, setup included); then `kvperf verdict` of NEW
 # (default: pinned) against each other variant over the rounds.
 #
 #   bench/task-scheduling.sh > scheduling.md
 #   SERVER=redis CLIENTS=4 REPEATS=7 bench/task-scheduling.sh
+#   SERVER=cassandra CLIENTS=32 DURATION=30 VARIANTS="pinned stealing native" bench/task-scheduling.sh
 #   REPEATS=2 DURATION=2 bench/task-scheduling.sh        # quick check
 #
-# Env vars (defaults): SERVER=postgres (or redis) CLIENTS=16 REPEATS=7
+# Env vars (defaults): SERVER=postgres (or redis, cassandra) CLIENTS=16 REPEATS=7
 #   DURATION=5 (s per run) WORKERS=2 (runtimethreads of both task variants)
 #   VARIANTS="pinned stealing threads native" NEW=pinned; KVPERF,
 #   BENCH_CACHE: bench/lib.sh. Records as bench/servers-vs-native.sh: 1
 #   field of 1024 B, keys padded to 12 digits, so the native tool reads the
-#   records kvperf loaded (RECORDS: 20000 for postgres, 100000 for redis).
+#   records kvperf loaded (RECORDS: 20000 for postgres, 100000 for redis
+#   and cassandra). Cassandra: one node, keys user0..userN-1 as
+#   bench/cassandra-vs-latte.sh loads them (LATTE: as there), the load
+#   settled, and WARM_ROUNDS (default 1) rounds of every variant first, not
+#   counted (the JVM warms up for minutes).
 # The anchors draw keys uniformly (pgbench's random(), redis-benchmark's -r)
 # where workload C is zipfian, as in bench/servers-vs-native.sh; the records
 # fit in the servers' memory either way. The kvperf variants compare with
@@ -36,18 +42,34 @@ NEW=${NEW:-pinned}
 case $SERVER in
   postgres) RECORDS=${RECORDS:-20000}; PORT=15461; require_tool pgbench "apt-get install postgresql-client" ;;
   redis) RECORDS=${RECORDS:-100000}; PORT=16461; require_tool redis-benchmark "apt-get install redis-tools" ;;
-  *) echo "error: SERVER must be postgres or redis, not '$SERVER'" >&2; exit 2 ;;
+  cassandra) RECORDS=${RECORDS:-100000}; PORT=19053
+    if [ -z "${LATTE:-}" ]; then
+      LATTE=latte
+      [ -x "$HOME/.cache/kvperf/latte/bin/latte" ] && LATTE=$HOME/.cache/kvperf/latte/bin/latte
+    fi
+    require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
+    LATTE=$(command -v "$LATTE")
+    [ $((CLIENTS % 2)) = 0 ] || { echo "error: CLIENTS must be even (latte runs 2 threads of CLIENTS/2)" >&2; exit 2; } ;;
+  *) echo "error: SERVER must be postgres, redis or cassandra, not '$SERVER'" >&2; exit 2 ;;
 esac
 require_kvperf
 new_log_dir task-scheduling
 DATA=$LOG_DIR/$SERVER-data
 PROPS=(-p "$SERVER.port=$PORT" -p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024
   -p insertorder=ordered -p zeropadding=12)
+START=()
+if [ "$SERVER" = cassandra ]; then
+  # latte's rows are user0..userN-1, read uniformly.
+  PROPS=(-p "$SERVER.port=$PORT" -p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024
+    -p insertorder=ordered -p requestdistribution=uniform)
+  START=(-p cassandra_storage_port="${CASSANDRA_STORAGE_PORT:-17021}")
+fi
 
-"$KVPERF" server start "$SERVER" --dir "$DATA" --port "$PORT" >&2
+"$KVPERF" server start "$SERVER" --dir "$DATA" --port "$PORT" "${START[@]}" >&2
 trap '"$KVPERF" server stop "$SERVER" --dir "$DATA" >&2 || true' EXIT
 "$KVPERF" load --engine "$SERVER" "${PROPS[@]}" -P "$WORKLOADS_DIR/workloada" --fresh -threads 8 \
   >"$LOG_DIR/load.txt" 2>&1
+[ "$SERVER" != cassandra ] || "$KVPERF" settle --engine cassandra "${PROPS[@]}" >"$LOG_DIR/settle.txt" 2>&1
 printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' \
   "'user' || lpad(:k, 12, '0')" >"$LOG_DIR/pgbench-read.sql"
 
@@ -81,6 +103,13 @@ native() {
       -D keys="$RECORDS" -f "$LOG_DIR/pgbench-read.sql" kvperf >"$log.txt" 2>&1
     ops=$(awk '/number of transactions actually processed/ { split($NF, a, "/"); print a[1] }' "$log.txt")
     echo "$(awk '/^tps = .*(without|excluding)/ { print $3 }' "$log.txt") $(cpu_per_op "$log.time" "$ops")"
+  elif [ "$SERVER" = cassandra ]; then
+    # From the log directory: latte writes a log file into its working directory.
+    (cd "$LOG_DIR" && /usr/bin/time -f "%U %S" -o "$log.time" "$LATTE" run "$BENCH_DIR/latte/ycsb.rn" \
+      -f read -q -t 2 -p $((CLIENTS / 2)) -d "${DURATION}s" --consistency ONE --retries 0 \
+      -P rows="$RECORDS" -o "$log.json" "127.0.0.1:$PORT") >"$log.txt" 2>&1
+    ops=$(jq -r '.result.cycle_count' "$log.json")
+    echo "$(jq -r '.result.cycle_throughput.value' "$log.json") $(cpu_per_op "$log.time" "$ops")"
   else
     ops=$((50000 * DURATION))
     /usr/bin/time -f "%U %S %e" -o "$log.time" redis-benchmark -h 127.0.0.1 -p "$PORT" \
@@ -93,6 +122,14 @@ echo "Task scheduling, $SERVER, workload C, $CLIENTS clients, $WORKERS workers, 
 echo
 declare -A RATES CPUS
 read -r -a order <<<"$VARIANTS"
+if [ "$SERVER" = cassandra ]; then
+  for w in $(seq 1 "${WARM_ROUNDS:-1}"); do
+    for v in "${order[@]}"; do
+      echo "# $(date +%T) warm-up round $w (not counted) $v" >&2
+      one "$v" "w$w" >/dev/null
+    done
+  done
+fi
 for r in $(seq 1 "$REPEATS"); do
   for i in "${!order[@]}"; do
     v=${order[$(((i + r) % ${#order[@]}))]}
