@@ -27,7 +27,7 @@
 //! found no record.
 
 use std::ffi::c_void;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Barrier;
 use std::time::Instant;
@@ -109,11 +109,18 @@ impl Input {
             "RECORDS, OPERATIONS and THREADS must be positive"
         );
 
-        // The properties `kvperf run -P workloads/workloadX -p ...` builds.
+        // The properties `kvperf run -P workloads/workloadX -p ...` builds,
+        // from the workload shipped in kvperf (the same text as the file),
+        // not a path fixed at build time: the binary may have been built in
+        // another checkout.
         let mut props = Properties::new();
-        let file =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("workloads/workload{workload}"));
-        props.load_file(&file)?;
+        let name = format!("workload{workload}");
+        let text = kvperf::shipped::WORKLOADS
+            .iter()
+            .find(|(shipped, _)| *shipped == name)
+            .map(|(_, text)| *text)
+            .ok_or_else(|| anyhow::anyhow!("no shipped workload {name}"))?;
+        props.load_str(text);
         props.set("recordcount", &records.to_string());
         props.set("operationcount", &operations.to_string());
         for assignment in &args[8..] {
