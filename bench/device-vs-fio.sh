@@ -68,6 +68,10 @@ kvperf_corners() { # REPEAT
 # fio's 4 corners with the job kvperf's --with-fio runs.
 fio_corners() { # REPEAT
   local rw bs json
+  # A new file every repeat, which fio lays out before its first job, as
+  # `kvperf device corners` makes and lays out its own on every run: the
+  # same work on both sides (bench/RESULTS.md, section 5, 18:48 and 18:57).
+  rm -f "$DIR/fio-corners.dat"
   for rw in read randread write randwrite; do
     case $rw in rand*) bs=4096 ;; *) bs=131072 ;; esac
     json=$LOG_DIR/fio-$rw-r$1.json
