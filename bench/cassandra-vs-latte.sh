@@ -48,15 +48,10 @@ WARM_ROUNDS=${WARM_ROUNDS:-1}
 NODES=${NODES:-1}
 CQL_PORT=${CQL_PORT:-19043}
 CASSANDRA_STORAGE_PORT=${CASSANDRA_STORAGE_PORT:-17011}
-if [ -z "${LATTE:-}" ]; then
-  LATTE=latte
-  [ -x "$HOME/.cache/kvperf/latte/bin/latte" ] && LATTE=$HOME/.cache/kvperf/latte/bin/latte
-fi
 
 require_kvperf
-require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
+require_latte
 require_tool jq "apt-get install jq"
-LATTE=$(command -v "$LATTE")   # an absolute path: latte runs from the log directory
 [ $((CLIENTS % 2)) = 0 ] || { echo "error: CLIENTS must be even (latte runs 2 threads of CLIENTS/2)" >&2; exit 2; }
 new_log_dir cassandra-vs-latte
 SAMPLES=$LOG_DIR/samples.tsv   # op, tool, repeat, ops/s

@@ -38,6 +38,45 @@ require_tool() {
   command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' not found; $2" >&2; exit 2; }
 }
 
+# Finds latte (`cargo install latte-cli`): LATTE if set, else latte on PATH or
+# in ~/.cache/kvperf/latte/bin; sets LATTE to its absolute path (latte runs
+# from a log directory, where it writes its own log file).
+require_latte() {
+  if [ -z "${LATTE:-}" ]; then
+    LATTE=latte
+    [ -x "$HOME/.cache/kvperf/latte/bin/latte" ] && LATTE=$HOME/.cache/kvperf/latte/bin/latte
+  fi
+  require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
+  LATTE=$(command -v "$LATTE")
+}
+
+# start_loaded_server SERVER PORT RECORDS [CASSANDRA_STORAGE_PORT]: starts
+# SERVER with `kvperf server start` in $LOG_DIR/SERVER-data (DATA), stops it
+# when the script exits, and loads RECORDS records that the server's own
+# tools read too: 1 field of 1 KB, keys user000000000000.. (zero-padded to
+# 12 digits, as redis-benchmark's __rand_int__ and pgbench's lpad); for
+# Cassandra latte's user0..userN-1, read uniformly, the load then settled.
+# Sets PROPS, the -p flags that reach those records.
+start_loaded_server() {
+  local start=()
+  DATA=$LOG_DIR/$1-data
+  PROPS=(-p "$1.port=$2" -p recordcount="$3" -p fieldcount=1 -p fieldlength=1024
+    -p insertorder=ordered -p zeropadding=12)
+  if [ "$1" = cassandra ]; then
+    PROPS=(-p "$1.port=$2" -p recordcount="$3" -p fieldcount=1 -p fieldlength=1024
+      -p insertorder=ordered -p requestdistribution=uniform)
+    start=(-p cassandra_storage_port="${4:-17011}")
+  fi
+  "$KVPERF" server start "$1" --dir "$DATA" --port "$2" "${start[@]}" >&2
+  STARTED_SERVER=$1
+  trap '"$KVPERF" server stop "$STARTED_SERVER" --dir "$DATA" >&2 || true' EXIT
+  "$KVPERF" load --engine "$1" "${PROPS[@]}" -P "$WORKLOADS_DIR/workloada" --fresh -threads 8 \
+    >"$LOG_DIR/load.txt" 2>&1
+  if [ "$1" = cassandra ]; then
+    "$KVPERF" settle --engine cassandra "${PROPS[@]}" >"$LOG_DIR/settle.txt" 2>&1
+  fi
+}
+
 # Resolves YCSB's jars and our binding (bench/ycsb-java-setup.sh); sets YCSB_LIB.
 ycsb_java_setup() {
   local rc=0

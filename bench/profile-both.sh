@@ -49,12 +49,8 @@ case $SERVER in
   postgres) RECORDS=${RECORDS:-20000}; PORT=${PORT:-15471}; TOOL=pgbench
     require_tool pgbench "apt-get install postgresql-client" ;;
   cassandra) RECORDS=${RECORDS:-100000}; PORT=${PORT:-19043}
-    if [ -z "${LATTE:-}" ]; then
-      LATTE=latte
-      [ -x "$HOME/.cache/kvperf/latte/bin/latte" ] && LATTE=$HOME/.cache/kvperf/latte/bin/latte
-    fi
-    require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
-    TOOL=latte LATTE=$(command -v "$LATTE")
+    require_latte
+    TOOL=latte
     [ $((CLIENTS % 2)) = 0 ] || { echo "error: CLIENTS must be even (latte runs 2 threads of CLIENTS/2)" >&2; exit 2; }
     ;;
   *) echo "error: SERVER must be redis, postgres or cassandra, not '$SERVER'" >&2; exit 2 ;;
@@ -63,25 +59,9 @@ require_kvperf
 require_tool perf "apt-get install linux-perf"
 require_tool jq "apt-get install jq"
 new_log_dir profile-both
-DATA=$LOG_DIR/$SERVER-data
-PROPS=(-p "$SERVER.port=$PORT" -p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024
-  -p insertorder=ordered -p zeropadding=12)
-START=()
-if [ "$SERVER" = cassandra ]; then
-  # As bench/cassandra-vs-latte.sh: latte's rows are user0..userN-1.
-  PROPS=(-p "$SERVER.port=$PORT" -p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024
-    -p insertorder=ordered -p requestdistribution=uniform)
-  START=(-p cassandra_storage_port="${CASSANDRA_STORAGE_PORT:-17011}")
-fi
 EVENTS=task-clock,context-switches,raw_syscalls:sys_enter
 
-"$KVPERF" server start "$SERVER" --dir "$DATA" --port "$PORT" "${START[@]}" >&2
-trap '"$KVPERF" server stop "$SERVER" --dir "$DATA" >&2 || true' EXIT
-"$KVPERF" load --engine "$SERVER" "${PROPS[@]}" -P "$WORKLOADS_DIR/workloada" --fresh -threads 8 \
-  >"$LOG_DIR/load.txt" 2>&1
-if [ "$SERVER" = cassandra ]; then
-  "$KVPERF" settle --engine cassandra "${PROPS[@]}" >"$LOG_DIR/settle.txt" 2>&1
-fi
+start_loaded_server "$SERVER" "$PORT" "$RECORDS" "${CASSANDRA_STORAGE_PORT:-17011}"
 printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' \
   "'user' || lpad(:k, 12, '0')" >"$LOG_DIR/pgbench-read.sql"
 

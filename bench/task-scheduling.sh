@@ -43,33 +43,13 @@ case $SERVER in
   postgres) RECORDS=${RECORDS:-20000}; PORT=15461; require_tool pgbench "apt-get install postgresql-client" ;;
   redis) RECORDS=${RECORDS:-100000}; PORT=16461; require_tool redis-benchmark "apt-get install redis-tools" ;;
   cassandra) RECORDS=${RECORDS:-100000}; PORT=19053
-    if [ -z "${LATTE:-}" ]; then
-      LATTE=latte
-      [ -x "$HOME/.cache/kvperf/latte/bin/latte" ] && LATTE=$HOME/.cache/kvperf/latte/bin/latte
-    fi
-    require_tool "$LATTE" "install it with 'cargo install latte-cli --locked' or set LATTE=/path/to/latte"
-    LATTE=$(command -v "$LATTE")
+    require_latte
     [ $((CLIENTS % 2)) = 0 ] || { echo "error: CLIENTS must be even (latte runs 2 threads of CLIENTS/2)" >&2; exit 2; } ;;
   *) echo "error: SERVER must be postgres, redis or cassandra, not '$SERVER'" >&2; exit 2 ;;
 esac
 require_kvperf
 new_log_dir task-scheduling
-DATA=$LOG_DIR/$SERVER-data
-PROPS=(-p "$SERVER.port=$PORT" -p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024
-  -p insertorder=ordered -p zeropadding=12)
-START=()
-if [ "$SERVER" = cassandra ]; then
-  # latte's rows are user0..userN-1, read uniformly.
-  PROPS=(-p "$SERVER.port=$PORT" -p recordcount="$RECORDS" -p fieldcount=1 -p fieldlength=1024
-    -p insertorder=ordered -p requestdistribution=uniform)
-  START=(-p cassandra_storage_port="${CASSANDRA_STORAGE_PORT:-17021}")
-fi
-
-"$KVPERF" server start "$SERVER" --dir "$DATA" --port "$PORT" "${START[@]}" >&2
-trap '"$KVPERF" server stop "$SERVER" --dir "$DATA" >&2 || true' EXIT
-"$KVPERF" load --engine "$SERVER" "${PROPS[@]}" -P "$WORKLOADS_DIR/workloada" --fresh -threads 8 \
-  >"$LOG_DIR/load.txt" 2>&1
-[ "$SERVER" != cassandra ] || "$KVPERF" settle --engine cassandra "${PROPS[@]}" >"$LOG_DIR/settle.txt" 2>&1
+start_loaded_server "$SERVER" "$PORT" "$RECORDS" "${CASSANDRA_STORAGE_PORT:-17021}"
 printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' \
   "'user' || lpad(:k, 12, '0')" >"$LOG_DIR/pgbench-read.sql"
 
