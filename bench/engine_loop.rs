@@ -27,7 +27,7 @@
 //! found no record.
 
 use std::ffi::c_void;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Barrier;
 use std::time::Instant;
@@ -115,10 +115,7 @@ impl Input {
         // another checkout.
         let mut props = Properties::new();
         let name = format!("workload{workload}");
-        let text = kvperf::shipped::WORKLOADS
-            .iter()
-            .find(|(shipped, _)| *shipped == name)
-            .map(|(_, text)| *text)
+        let text = kvperf::shipped::named_workload(Path::new(&name))
             .ok_or_else(|| anyhow::anyhow!("no shipped workload {name}"))?;
         props.load_str(text);
         props.set("recordcount", &records.to_string());

@@ -63,7 +63,7 @@ pub fn workload(given: &Path) -> Option<&'static str> {
 }
 
 /// The shipped workload `given` is written as, file or not.
-fn named_workload(given: &Path) -> Option<&'static str> {
+pub fn named_workload(given: &Path) -> Option<&'static str> {
     let name = bare(given, "workloads", "")?;
     WORKLOADS
         .iter()
