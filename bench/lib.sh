@@ -56,7 +56,8 @@ require_latte() {
 # tools read too: 1 field of 1 KB, keys user000000000000.. (zero-padded to
 # 12 digits, as redis-benchmark's __rand_int__ and pgbench's lpad); for
 # Cassandra latte's user0..userN-1, read uniformly, the load then settled.
-# Sets PROPS, the -p flags that reach those records.
+# Sets PROPS, the -p flags that reach those records; for PostgreSQL also
+# PGBENCH_READ, pgbench's script reading one of them by the same key.
 start_loaded_server() {
   local start=()
   DATA=$LOG_DIR/$1-data
@@ -74,6 +75,11 @@ start_loaded_server() {
     >"$LOG_DIR/load.txt" 2>&1
   if [ "$1" = cassandra ]; then
     "$KVPERF" settle --engine cassandra "${PROPS[@]}" >"$LOG_DIR/settle.txt" 2>&1
+  fi
+  if [ "$1" = postgres ]; then
+    PGBENCH_READ=$LOG_DIR/pgbench-read.sql
+    printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' \
+      "'user' || lpad(:k, 12, '0')" >"$PGBENCH_READ"
   fi
 }
 

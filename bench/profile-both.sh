@@ -62,8 +62,6 @@ new_log_dir profile-both
 EVENTS=task-clock,context-switches,raw_syscalls:sys_enter
 
 start_loaded_server "$SERVER" "$PORT" "$RECORDS" "${CASSANDRA_STORAGE_PORT:-17011}"
-printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' \
-  "'user' || lpad(:k, 12, '0')" >"$LOG_DIR/pgbench-read.sql"
 
 # kvperf_cmd LOG: workload C for DURATION s, its JSON beside LOG.
 kvperf_cmd() {
@@ -83,7 +81,7 @@ tool_cmd() { # LOG
   else
     echo pgbench -n -M prepared -h 127.0.0.1 -p "$PORT" -U postgres -c "$CLIENTS" \
       -j $((CLIENTS < 2 ? CLIENTS : 2)) -T "$DURATION" -D keys="$RECORDS" \
-      -f "$LOG_DIR/pgbench-read.sql" kvperf
+      -f "$PGBENCH_READ" kvperf
   fi
 }
 # ops_and_rate WHO LOG: "operations ops/s" of one run.

@@ -50,8 +50,6 @@ esac
 require_kvperf
 new_log_dir task-scheduling
 start_loaded_server "$SERVER" "$PORT" "$RECORDS" "${CASSANDRA_STORAGE_PORT:-17021}"
-printf '\\set k random(0, :keys - 1)\nSELECT * FROM usertable WHERE ycsb_key = %s;\n' \
-  "'user' || lpad(:k, 12, '0')" >"$LOG_DIR/pgbench-read.sql"
 
 # cpu_per_op TIMEFILE OPERATIONS: client CPU microseconds per operation.
 cpu_per_op() { awk -v n="$2" '{ printf "%.1f", ($1 + $2) * 1e6 / n }' "$1"; }
@@ -80,7 +78,7 @@ native() {
   if [ "$SERVER" = postgres ]; then
     /usr/bin/time -f "%U %S" -o "$log.time" pgbench -n -M prepared -h 127.0.0.1 -p "$PORT" \
       -U postgres -c "$CLIENTS" -j $((CLIENTS < 2 ? CLIENTS : 2)) -T "$DURATION" \
-      -D keys="$RECORDS" -f "$LOG_DIR/pgbench-read.sql" kvperf >"$log.txt" 2>&1
+      -D keys="$RECORDS" -f "$PGBENCH_READ" kvperf >"$log.txt" 2>&1
     ops=$(awk '/number of transactions actually processed/ { split($NF, a, "/"); print a[1] }' "$log.txt")
     echo "$(awk '/^tps = .*(without|excluding)/ { print $3 }' "$log.txt") $(cpu_per_op "$log.time" "$ops")"
   elif [ "$SERVER" = cassandra ]; then
