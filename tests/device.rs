@@ -54,8 +54,19 @@ fn assert_four_corners(out: &StepOutput, with_fio: bool) {
         assert!((implied / d.mb_per_sec - 1.0).abs() < 0.01, "{}", m.name);
         let ops = m.ops.values().next().expect("one operation type");
         assert!(ops.latency.count > 0 && ops.latency.p99_us >= ops.latency.avg_us);
+        // The buffers are said: huge pages asked (the default), and how
+        // many bytes of block x depth the kernel gave them.
+        let b = d.buffers.as_ref().expect("the I/O buffers are recorded");
+        assert_eq!(b.pages, "huge");
+        assert_eq!(b.bytes, d.block_bytes * d.queue_depth);
+        assert!(b.huge_page_bytes <= b.bytes, "{b:?}");
         match &d.fio {
-            Some(f) => assert!(with_fio && f.iops > 0.0 && f.mb_per_sec > 0.0),
+            Some(f) => assert!(
+                with_fio
+                    && f.iops > 0.0
+                    && f.mb_per_sec > 0.0
+                    && ["shmhuge", "malloc"].contains(&f.iomem.as_str())
+            ),
             None => assert!(!with_fio, "fio's figures are missing for {}", m.name),
         }
     }
@@ -95,8 +106,17 @@ fn corners_of_a_file_are_measured_and_only_kvperfs_file_is_removed() {
 
     // A new file name works too; the text table names each corner.
     let file = tmp.path().join("new.dat");
-    let out = corners(tmp.path(), &file, &["--rand-depth", "8"]);
+    let out = corners(
+        tmp.path(),
+        &file,
+        &["--rand-depth", "8", "--io-buffers", "small"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("I/O buffers: kvperf's on 4 KiB pages."),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("| randread | 4 KiB | 8 |"),
         "{}",
@@ -140,6 +160,11 @@ fn what_corners_must_not_touch_is_refused_in_one_line() {
         &["device", "corners", ".", "--size", "8 parsecs"],
     );
     assert_input_error(&bad, "--size");
+    let pages = kvperf(
+        tmp.path(),
+        &["device", "corners", ".", "--io-buffers", "tiny"],
+    );
+    assert_input_error(&pages, "--io-buffers");
     assert!(
         std::fs::read_dir(tmp.path()).unwrap().count() == 1,
         "nothing was created"

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::step::{self, Finished};
+use crate::device::buffers::BufferPages;
 use crate::device::corners::{self, CornersConfig};
 use crate::device::precondition::{self, PreconditionConfig};
 use crate::device::{fio, target};
@@ -17,7 +18,7 @@ use crate::host::HostInfo;
 use crate::measure::steady::SteadyCriterion;
 use crate::output::{self, Format};
 use crate::plan::parse_size;
-use crate::results::step::StepOutput;
+use crate::results::step::{Measurement, StepOutput};
 
 #[derive(Debug, Subcommand)]
 pub enum DeviceCommand {
@@ -98,6 +99,12 @@ pub struct CornersArgs {
     /// Queue depth of the random corners.
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub rand_depth: u64,
+    /// Pages of the I/O buffers: huge (2 MiB transparent huge pages, one
+    /// segment per block) or small (4 KiB pages wherever the kernel puts
+    /// them, as fio's default buffers). The figures say how many bytes got
+    /// huge pages.
+    #[arg(long, value_enum, value_name = "PAGES", default_value_t = BufferPages::Huge)]
+    pub io_buffers: BufferPages,
     /// Also run fio on the same target and print its figures beside kvperf's.
     #[arg(long)]
     pub with_fio: bool,
@@ -211,6 +218,7 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
         rand_depth: args.rand_depth as usize,
         ramp: args.ramp,
         runtime: args.runtime,
+        buffers: args.io_buffers,
         ..CornersConfig::default()
     };
     let target = target::open(&args.target, size, args.destroy_data_on.as_deref())?;
@@ -224,6 +232,7 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
         ),
         ("ramp_s".to_string(), args.ramp.as_secs_f64().to_string()),
         ("engine".to_string(), "io_uring, O_DIRECT".to_string()),
+        ("io_buffers".to_string(), args.io_buffers.name().to_string()),
     ]
     .into();
     out.engine.name = "io_uring".into();
@@ -243,7 +252,53 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
         }
         out.measurements.push(m);
     }
+    if let Some(line) = buffers_line(&out.measurements) {
+        eprintln!("kvperf: {line}");
+    }
     Ok(())
+}
+
+/// One line on the corners' buffers when they are not what a reader would
+/// assume: huge pages asked and not all given, or fio on other pages than
+/// kvperf. None when every corner ran as asked with fio alike.
+fn buffers_line(measurements: &[Measurement]) -> Option<String> {
+    let devices = || {
+        measurements
+            .iter()
+            .filter_map(|m| Some((m, m.device.as_ref()?)))
+    };
+    let short: Vec<String> = devices()
+        .filter_map(|(m, d)| {
+            let b = d.buffers.as_ref()?;
+            (b.pages == "huge" && b.huge_page_bytes < b.bytes).then(|| {
+                format!(
+                    "{} {} of {} KiB",
+                    m.name,
+                    b.huge_page_bytes >> 10,
+                    b.bytes >> 10
+                )
+            })
+        })
+        .collect();
+    let fio_apart = devices().any(|(_, d)| {
+        let kvperf_huge = d.buffers.as_ref().is_some_and(|b| b.pages == "huge");
+        d.fio
+            .as_ref()
+            .is_some_and(|f| kvperf_huge != (f.iomem == "shmhuge"))
+    });
+    let mut parts = Vec::new();
+    if !short.is_empty() {
+        parts.push(format!(
+            "huge pages were asked for the I/O buffers and not all given ({}; transparent_hugepage off?): those corners may read lower on a device that pays per segment",
+            short.join(", ")
+        ));
+    }
+    if fio_apart {
+        parts.push(
+            "fio's buffers are on 4 KiB pages and kvperf's on huge pages: reserve huge pages for fio (sysctl vm.nr_hugepages=4) or give --io-buffers small to compare like with like".to_string(),
+        );
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 fn kernel_release() -> String {
@@ -317,6 +372,26 @@ pub fn render(out: &StepOutput) -> String {
         } else {
             text.push('\n');
         }
+    }
+    text.push_str(&buffers_footer(out));
+    text
+}
+
+/// Under the table: which pages the I/O buffers were on, kvperf's and fio's.
+fn buffers_footer(out: &StepOutput) -> String {
+    let kvperf = match out.settings.get("io_buffers").map(String::as_str) {
+        Some("huge") => "kvperf's on 2 MiB huge pages",
+        Some("small") => "kvperf's on 4 KiB pages",
+        _ => return String::new(),
+    };
+    let fio = out
+        .measurements
+        .iter()
+        .find_map(|m| m.device.as_ref()?.fio.as_ref())
+        .map_or(String::new(), |f| format!(", fio's --iomem={}", f.iomem));
+    let mut text = format!("\nI/O buffers: {kvperf}{fio}.\n");
+    if let Some(line) = buffers_line(&out.measurements) {
+        text.push_str(&format!("Note: {line}.\n"));
     }
     text
 }

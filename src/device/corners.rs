@@ -3,10 +3,12 @@
 //! 4 KiB random read and write (IOPS), each with direct I/O at a queue
 //! depth of 32, a ramp that is not counted, and a fixed runtime (fio's
 //! usual settings). The target is written once, sequentially, before the
-//! reads, so no read lands on a hole.
+//! reads, so no read lands on a hole, and synced, so no corner pays for
+//! the layout's writes still in the device's cache (fio's `create_fsync`).
 
 use std::time::Duration;
 
+use super::buffers::BufferPages;
 use super::target::Target;
 use super::uring::{self, Pattern, Until};
 use crate::measure::OpKind;
@@ -20,6 +22,7 @@ pub struct CornersConfig {
     pub rand_depth: usize,
     pub ramp: Duration,
     pub runtime: Duration,
+    pub buffers: BufferPages,
 }
 
 impl Default for CornersConfig {
@@ -31,6 +34,7 @@ impl Default for CornersConfig {
             rand_depth: 32,
             ramp: Duration::from_secs(5),
             runtime: Duration::from_secs(30),
+            buffers: BufferPages::Huge,
         }
     }
 }
@@ -72,7 +76,8 @@ impl CornersConfig {
     }
 }
 
-/// Lays the target out with one sequential pass of 1 MiB writes.
+/// Lays the target out with one sequential pass of 1 MiB writes, then
+/// syncs it.
 pub fn layout(target: &Target) -> std::io::Result<uring::Done> {
     let fill = Pattern {
         write: true,
@@ -80,7 +85,16 @@ pub fn layout(target: &Target) -> std::io::Result<uring::Done> {
         block: 1 << 20,
         depth: 8,
     };
-    uring::run(&target.file, target.size, fill, Until::OnePass, 7)
+    let done = uring::run(
+        &target.file,
+        target.size,
+        fill,
+        Until::OnePass,
+        BufferPages::Huge,
+        7,
+    )?;
+    target.file.sync_all()?;
+    Ok(done)
 }
 
 /// Measures one corner on the laid-out target.
@@ -94,7 +108,14 @@ pub fn measure(
         runtime: cfg.runtime,
     };
     let started = crate::clock::unix_ms();
-    let done = uring::run(&target.file, target.size, corner.pattern, until, 11)?;
+    let done = uring::run(
+        &target.file,
+        target.size,
+        corner.pattern,
+        until,
+        cfg.buffers,
+        11,
+    )?;
     let p = corner.pattern;
     let kind = if p.write { OpKind::Write } else { OpKind::Read };
     let iops = done.ios as f64 / done.seconds;
@@ -137,6 +158,7 @@ pub fn measure(
             write: p.write,
             mb_per_sec: done.bytes as f64 / 1e6 / done.seconds,
             fio: None,
+            buffers: Some(done.buffers),
         }),
         events: None,
     })

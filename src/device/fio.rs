@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::buffers::BufferPages;
 use super::corners::{Corner, CornersConfig};
 use crate::error::InputError;
 use crate::results::step::FioFigures;
@@ -31,6 +32,8 @@ pub fn run(
     cfg: &CornersConfig,
 ) -> anyhow::Result<FioFigures> {
     let p = corner.pattern;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let iomem = iomem_for(cfg.buffers, (p.block * p.depth) as u64, &meminfo);
     let output = Command::new("fio")
         .args([
             "--name=kvperf-corner".to_string(),
@@ -46,6 +49,7 @@ pub fn run(
             format!("--ramp_time={}ms", cfg.ramp.as_millis()),
             format!("--runtime={}ms", cfg.runtime.as_millis()),
             "--randrepeat=0".into(),
+            format!("--iomem={iomem}"),
             "--output-format=json".into(),
         ])
         .output()
@@ -64,7 +68,30 @@ pub fn run(
                 .unwrap_or("")
         );
     }
-    parse(&String::from_utf8_lossy(&output.stdout), p.write)
+    let mut figures = parse(&String::from_utf8_lossy(&output.stdout), p.write)?;
+    figures.iomem = iomem.to_string();
+    Ok(figures)
+}
+
+/// fio's buffers as close to kvperf's as this machine allows. fio has no
+/// transparent huge pages for its buffers: huge ones come from the
+/// reserved pool (`--iomem=shmhuge`, `sysctl vm.nr_hugepages`), which must
+/// hold `bytes` plus the page fio adds for alignment; without it, fio's
+/// default `malloc`.
+pub fn iomem_for(pages: BufferPages, bytes: u64, meminfo: &str) -> &'static str {
+    let field = |name: &str| {
+        meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    };
+    let free = field("HugePages_Free:").unwrap_or(0);
+    let page = field("Hugepagesize:").unwrap_or(2048) * 1024;
+    match pages {
+        // One page more than the buffers: fio aligns them inside its segment.
+        BufferPages::Huge if free > bytes.div_ceil(page) => "shmhuge",
+        _ => "malloc",
+    }
 }
 
 /// The figures of fio's JSON output (`--output-format=json`).
@@ -80,6 +107,7 @@ pub fn parse(json: &str, write: bool) -> anyhow::Result<FioFigures> {
     };
     Ok(FioFigures {
         version: doc["fio version"].as_str().unwrap_or("fio").to_string(),
+        iomem: String::new(),
         iops: num(&job["iops"], "iops")?,
         mb_per_sec: num(&job["bw_bytes"], "bw_bytes")? / 1e6,
         mean_latency_us: num(&job["lat_ns"]["mean"], "lat_ns.mean")? / 1000.0,
@@ -101,5 +129,17 @@ mod tests {
         assert!((f.mb_per_sec - 79.92238).abs() < 1e-9);
         assert!((f.mean_latency_us - 1638.5).abs() < 1e-9);
         assert!(parse("{}", true).is_err());
+    }
+
+    #[test]
+    fn fio_gets_huge_pages_only_from_a_pool_that_holds_its_buffers() {
+        let pool = |free: u64| {
+            format!("HugePages_Total:       8\nHugePages_Free:     {free:>4}\nHugepagesize:       2048 kB\n")
+        };
+        let four_mib = 4 << 20;
+        assert_eq!(iomem_for(BufferPages::Huge, four_mib, &pool(3)), "shmhuge");
+        assert_eq!(iomem_for(BufferPages::Huge, four_mib, &pool(2)), "malloc");
+        assert_eq!(iomem_for(BufferPages::Small, four_mib, &pool(8)), "malloc");
+        assert_eq!(iomem_for(BufferPages::Huge, four_mib, ""), "malloc");
     }
 }

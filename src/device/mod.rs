@@ -1,6 +1,7 @@
 //! The device under the engine: `kvperf device corners` measures a file or
 //! raw device the way fio's "4 corners" do, with io_uring and direct I/O.
 
+pub mod buffers;
 pub mod corners;
 pub mod fio;
 pub mod precondition;

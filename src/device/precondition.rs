@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::buffers::BufferPages;
 use super::corners::Corner;
 use super::target::Target;
 use super::uring::{self, Pattern, Until};
@@ -43,6 +44,7 @@ pub fn run(
             target.size,
             fill.pattern,
             Until::OnePass,
+            BufferPages::Huge,
             u64::from(pass),
         )?;
         out.push(figures(format!("fill pass {pass}"), &fill, &done));
@@ -71,6 +73,7 @@ pub fn run(
             target.size,
             round.pattern,
             until,
+            BufferPages::Huge,
             100 + n as u64,
         )?;
         let m = figures(format!("round {n}"), &round, &done);
@@ -99,6 +102,7 @@ fn figures(name: String, corner: &Corner, done: &uring::Done) -> Measurement {
             write: p.write,
             mb_per_sec: done.bytes as f64 / 1e6 / done.seconds.max(1e-9),
             fio: None,
+            buffers: Some(done.buffers.clone()),
         }),
         ..Measurement::default()
     }

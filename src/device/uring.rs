@@ -10,17 +10,16 @@
 //! ran 4 KiB random reads at QD 32 at 0.72x of fio on a virtio disk,
 //! submitting each at once at 1.05x (bench/RESULTS.md, section 5).
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use io_uring::{opcode, types, IoUring};
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 
-/// Alignment of direct I/O buffers (covers 512 B and 4 KiB sectors).
-const ALIGN: usize = 4096;
+use super::buffers::{BufferPages, Buffers};
+use crate::results::step::IoBuffers;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pattern {
@@ -46,36 +45,8 @@ pub struct Done {
     pub seconds: f64,
     /// Submission to completion, nanoseconds, of the counted I/Os.
     pub latency: Histogram<u64>,
-}
-
-/// Buffers for every slot, aligned for O_DIRECT, freed on drop.
-struct Buffers {
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl Buffers {
-    fn new(len: usize, seed: u64) -> std::io::Result<Self> {
-        let layout = Layout::from_size_align(len.max(ALIGN), ALIGN)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(std::io::Error::other("cannot allocate I/O buffers"));
-        }
-        // Incompressible data, so no layer below can shrink the writes.
-        // SAFETY: ptr is valid for len bytes, just allocated.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) };
-        rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(bytes);
-        Ok(Self { ptr, layout })
-    }
-}
-
-impl Drop for Buffers {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr, self.layout) }
-    }
+    /// The I/O buffers: bytes, and how many of them are on huge pages.
+    pub buffers: IoBuffers,
 }
 
 /// A ring set up as fio's io_uring engine sets up its own: one thread
@@ -92,12 +63,14 @@ fn new_ring(entries: u32) -> std::io::Result<IoUring> {
         .or_else(|_| IoUring::new(entries))
 }
 
-/// Runs `pattern` on `file` (opened with O_DIRECT) over its first `size` bytes.
+/// Runs `pattern` on `file` (opened with O_DIRECT) over its first `size`
+/// bytes, from buffers on `pages`.
 pub fn run(
     file: &File,
     size: u64,
     pattern: Pattern,
     until: Until,
+    pages: BufferPages,
     seed: u64,
 ) -> std::io::Result<Done> {
     let block = pattern.block as u64;
@@ -109,7 +82,7 @@ pub fn run(
     }
     let depth = pattern.depth.max(1);
     let mut ring = new_ring(depth.next_power_of_two() as u32)?;
-    let buffers = Buffers::new(pattern.block * depth, seed)?;
+    let buffers = Buffers::new(pattern.block * depth, pages, seed)?;
     let fd = types::Fd(file.as_raw_fd());
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
     let mut next_block = 0u64;
@@ -127,6 +100,11 @@ pub fn run(
         bytes: 0,
         seconds: 0.0,
         latency: latency.clone(),
+        buffers: IoBuffers {
+            pages: pages.name().to_string(),
+            bytes: (pattern.block * depth) as u64,
+            huge_page_bytes: buffers.huge_bytes.min((pattern.block * depth) as u64),
+        },
     };
 
     // Next offset, or None when a one-pass run has issued the whole file.
@@ -247,7 +225,7 @@ mod tests {
             block: 128 << 10,
             depth: 8,
         };
-        let pass = run(&file, size, write, Until::OnePass, 1).unwrap();
+        let pass = run(&file, size, write, Until::OnePass, BufferPages::Huge, 1).unwrap();
         assert_eq!(
             (pass.ios, pass.bytes),
             (64, size),
@@ -263,7 +241,7 @@ mod tests {
             ramp: Duration::from_millis(100),
             runtime: Duration::from_millis(300),
         };
-        let done = run(&file, size, read, timed, 2).unwrap();
+        let done = run(&file, size, read, timed, BufferPages::Small, 2).unwrap();
         assert!(done.ios > 0 && done.bytes == done.ios * 4096);
         assert_eq!(done.latency.len(), done.ios);
         assert!((done.seconds - 0.3).abs() < 1e-9);

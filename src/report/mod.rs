@@ -1156,6 +1156,7 @@ mod tests {
                     write: true,
                     mb_per_sec: mb,
                     fio: None,
+                    buffers: None,
                 }),
                 ..Measurement::default()
             };
@@ -1177,5 +1178,39 @@ mod tests {
             md.contains("| micron-7400 | 3,041 MB/s | 2: 251,234, 249,876 | - |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_corners_paragraph_says_which_pages_the_buffers_were_on() {
+        use crate::results::step::{DeviceFigures, IoBuffers, Measurement};
+        let corner = |huge: Option<u64>| Measurement {
+            name: "write".into(),
+            ops_per_sec: 8_000.0,
+            device: Some(DeviceFigures {
+                block_bytes: 128 << 10,
+                queue_depth: 32,
+                random: false,
+                write: true,
+                mb_per_sec: 1_048.6,
+                fio: None,
+                buffers: huge.map(|h| IoBuffers {
+                    pages: "huge".into(),
+                    bytes: 4 << 20,
+                    huge_page_bytes: h,
+                }),
+            }),
+            ..Measurement::default()
+        };
+        for (huge, says) in [
+            (Some(4 << 20), "from I/O buffers on 2 MiB huge pages;"),
+            (Some(2 << 20), "from I/O buffers partly on 4 KiB pages"),
+            (Some(0), "from I/O buffers on 4 KiB pages;"),
+            (None, "from I/O buffers on 4 KiB pages;"),
+        ] {
+            let mut s = study();
+            s.devices[0].corners = vec![corner(huge)];
+            let md = build(&s, false).to_markdown();
+            assert!(md.contains(says), "{huge:?}: {md}");
+        }
     }
 }

@@ -566,15 +566,39 @@ pub fn rows_at_peaks(
 }
 
 /// The 4 corners of each configuration's device, and its preconditioning.
+/// Which pages the corners' I/O buffers were on: a sequential corner on
+/// scattered 4 KiB pages can read several times lower (docs/your-ssd.md).
+fn corner_buffers(study: &Study) -> &'static str {
+    // Results from before the buffers were recorded had 4 KiB pages.
+    let huge_and_total: Vec<(u64, u64)> = study
+        .devices
+        .iter()
+        .flat_map(|d| &d.corners)
+        .map(|m| {
+            m.device
+                .as_ref()
+                .and_then(|d| d.buffers.as_ref())
+                .map_or((0, 1), |b| (b.huge_page_bytes, b.bytes))
+        })
+        .collect();
+    if huge_and_total.iter().all(|(huge, total)| huge == total) {
+        "from I/O buffers on 2 MiB huge pages"
+    } else if huge_and_total.iter().all(|(huge, _)| *huge == 0) {
+        "from I/O buffers on 4 KiB pages"
+    } else {
+        "from I/O buffers partly on 4 KiB pages (each step's JSON says how many bytes had huge pages)"
+    }
+}
+
 pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
     if study.devices.iter().any(|d| !d.corners.is_empty()) {
         blocks.push(Block::Heading(1, "Device: 4 corners".into()));
-        blocks.push(Block::Paragraph(
+        blocks.push(Block::Paragraph(format!(
             "`kvperf device corners` on each configuration's data directory: direct I/O through \
              io_uring, sequential 128 KiB and random 4 KiB at queue depth 32, a ramp not counted \
-             (fio's usual settings); fio's figures beside them where it ran too."
-                .into(),
-        ));
+             (fio's usual settings), {}; fio's figures beside them where it ran too.",
+            corner_buffers(study)
+        )));
         let mut header = vec!["corner".to_string()];
         header.extend(study.series.iter().cloned());
         let names: Vec<String> = study

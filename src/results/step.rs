@@ -199,12 +199,31 @@ pub struct DeviceFigures {
     /// 10^6 bytes per second, as fio prints MB/s.
     pub mb_per_sec: f64,
     pub fio: Option<FioFigures>,
+    /// The memory the I/O went through (absent in results from before
+    /// 2026-11-27, whose buffers were on 4 KiB pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<IoBuffers>,
+}
+
+/// The I/O buffers of a device measurement: on scattered 4 KiB pages a
+/// block is many segments, on a huge page one (docs/your-ssd.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoBuffers {
+    /// What was asked for: "huge" (2 MiB transparent huge pages) or "small".
+    pub pages: String,
+    /// Block size times queue depth.
+    pub bytes: u64,
+    /// Of `bytes`, those the kernel backed with huge pages.
+    pub huge_page_bytes: u64,
 }
 
 /// fio's figures for the same corner, on the same target, in the same run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FioFigures {
     pub version: String,
+    /// fio's `--iomem`: "shmhuge" (huge pages) or "malloc" (its default).
+    #[serde(default)]
+    pub iomem: String,
     pub iops: f64,
     pub mb_per_sec: f64,
     pub mean_latency_us: f64,
