@@ -23,6 +23,12 @@
 #                      compression: ~1 GB), with an 8 MiB block cache
 #   DURATION=10        seconds per readrandom run
 #   ROWS="corners readrandom"   which of the two to run
+#   IO_BUFFERS=huge    the corners' I/O buffers on both sides: huge (kvperf's
+#                      transparent huge pages, fio's --iomem=shmhuge from the
+#                      reserved pool: needs `sysctl vm.nr_hugepages=4`) or small
+#                      (4 KiB pages: kvperf --io-buffers small, fio's malloc).
+#                      On a device that pays per segment the two differ 1.5-5x
+#                      (bench/RESULTS.md, section 5, 2026-11-27).
 #   KVPERF, BENCH_CACHE: see bench/lib.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -36,9 +42,15 @@ DEPTHS=${DEPTHS:-"1 8 32"}
 NUM=${NUM:-1000000}
 DURATION=${DURATION:-10}
 ROWS=${ROWS:-"corners readrandom"}
+IO_BUFFERS=${IO_BUFFERS:-huge}
 for row in $ROWS; do
   case $row in corners | readrandom) ;; *) echo "error: unknown row '$row' in ROWS (corners, readrandom)" >&2; exit 2 ;; esac
 done
+case $IO_BUFFERS in
+  huge) FIO_IOMEM=shmhuge ;;
+  small) FIO_IOMEM=malloc ;;
+  *) echo "error: IO_BUFFERS is '$IO_BUFFERS' (huge or small)" >&2; exit 2 ;;
+esac
 
 # The script removes its store and test file when it ends: never ones it did not make.
 for own in "$DIR/rocksdb" "$DIR/fio-corners.dat"; do
@@ -50,6 +62,15 @@ done
 require_kvperf
 command -v fio >/dev/null || { echo "error: fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v jq >/dev/null || { echo "error: jq is not installed (apt-get install jq)" >&2; exit 2; }
+# fio's huge buffers come from the reserved pool: 4 MiB (32 x 128 KiB) plus
+# the page fio adds for alignment.
+if [ "$IO_BUFFERS" = huge ] && [[ " $ROWS " == *" corners "* ]]; then
+  free_huge=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+  if [ "${free_huge:-0}" -lt 3 ]; then
+    echo "error: fio needs 3 free 2 MiB huge pages for --iomem=shmhuge ($free_huge free): run 'sysctl vm.nr_hugepages=4' as root, or IO_BUFFERS=small" >&2
+    exit 2
+  fi
+fi
 new_log_dir device-vs-fio
 mkdir -p "$DIR"
 SAMPLES=$LOG_DIR/samples.tsv   # row, depth, tool, repeat, value
@@ -60,7 +81,7 @@ BYTES=$(numfmt --from=auto "${SIZE%B}" 2>/dev/null || numfmt --from=iec "${SIZE%
 kvperf_corners() { # REPEAT
   local json=$LOG_DIR/kvperf-corners-r$1.json
   "$KVPERF" device corners "$DIR" --size "$SIZE" --runtime "$RUNTIME" --ramp "$RAMP" \
-    --format json --output "$json" 2>"$LOG_DIR/kvperf-corners-r$1.err" || { FAILED=1; return; }
+    --io-buffers "$IO_BUFFERS" --format json --output "$json" 2>"$LOG_DIR/kvperf-corners-r$1.err" || { FAILED=1; return; }
   jq -r --arg r "$1" '.measurements[] | [.name, .device.queue_depth, "kvperf", $r,
       (if .device.random then .ops_per_sec else .device.mb_per_sec end)] | @tsv' "$json" >>"$SAMPLES"
 }
@@ -76,7 +97,7 @@ fio_corners() { # REPEAT
     case $rw in rand*) bs=4096 ;; *) bs=131072 ;; esac
     json=$LOG_DIR/fio-$rw-r$1.json
     fio --name=corner --filename="$DIR/fio-corners.dat" --size="$BYTES" --rw=$rw --bs=$bs \
-      --iodepth=32 --ioengine=io_uring --direct=1 --time_based --ramp_time="$RAMP" \
+      --iodepth=32 --ioengine=io_uring --direct=1 --iomem="$FIO_IOMEM" --time_based --ramp_time="$RAMP" \
       --runtime="$RUNTIME" --randrepeat=0 --output-format=json >"$json" 2>&1 || { FAILED=1; continue; }
     jq -r --arg rw $rw --arg r "$1" '.jobs[0] | (if ($rw | test("write")) then .write else .read end) as $d
         | [$rw, 32, "fio", $r, (if ($rw | startswith("rand")) then $d.iops else $d.bw_bytes / 1e6 end)] | @tsv' \
@@ -104,7 +125,7 @@ fio_readrandom() { # Q REPEAT
     "$(sed -n '/^{/,$p' "$json" | jq '.jobs[0].read.iops')" >>"$SAMPLES"
 }
 
-echo "kvperf vs fio on $(df --output=source "$DIR" | tail -n 1) ($(findmnt -no FSTYPE -T "$DIR")), $SIZE per tool, $REPEATS alternating repeats ($("$KVPERF" --version | head -n 1); $(fio --version); $(nproc) cores; $(date -u +%F))"
+echo "kvperf vs fio on $(df --output=source "$DIR" | tail -n 1) ($(findmnt -no FSTYPE -T "$DIR")), $SIZE per tool, corners on $IO_BUFFERS pages, $REPEATS alternating repeats ($("$KVPERF" --version | head -n 1); $(fio --version); $(nproc) cores; $(date -u +%F))"
 echo
 trap 'rm -rf "$DIR/rocksdb" "$DIR/fio-corners.dat"' EXIT
 if [[ " $ROWS " == *" readrandom "* ]]; then
