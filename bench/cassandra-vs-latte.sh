@@ -57,7 +57,6 @@ new_log_dir cassandra-vs-latte
 SAMPLES=$LOG_DIR/samples.tsv   # op, tool, repeat, ops/s
 : >"$SAMPLES"
 DATA=$BENCH_CACHE/cassandra-vs-latte
-WORKLOAD=$BENCH_DIR/latte/ycsb.rn
 case $NODES in [1-9]) ;; *) echo "error: NODES must be 1 to 9 (got '$NODES')" >&2; exit 2 ;; esac
 HOSTS=() ADDRESSES=()
 for n in $(seq 1 "$NODES"); do HOSTS+=("127.0.0.$n"); ADDRESSES+=("127.0.0.$n:$CQL_PORT"); done
@@ -100,9 +99,9 @@ kvperf_run() { # OP REPEAT
 
 latte_run() { # OP REPEAT
   local json=$LOG_DIR/latte-$1-r$2.json
+  latte_args "$1" "$CLIENTS" "$DURATION" "$RECORDS" "$json"
   # From the log directory: latte writes a log file into its working directory.
-  if ! (cd "$LOG_DIR" && "$LATTE" run "$WORKLOAD" -f "$1" -q -t 2 -p $((CLIENTS / 2)) -w "${WARMUP}s" \
-    -d "${DURATION}s" --consistency ONE --retries 0 -P rows="$RECORDS" -o "$json" "${ADDRESSES[@]}") \
+  if ! (cd "$LOG_DIR" && "$LATTE" "${LATTE_ARGS[@]}" -w "${WARMUP}s" "${ADDRESSES[@]}") \
     >"${json%.json}.txt" 2>&1; then
     echo "error: latte $1 r$2 failed: $(tail -n 2 "${json%.json}.txt")" >&2
     FAILED=1

@@ -50,6 +50,15 @@ require_latte() {
   LATTE=$(command -v "$LATTE")
 }
 
+# latte_args OP IN_FLIGHT SECONDS RECORDS JSON: sets LATTE_ARGS to latte's
+# `run` of bench/latte/ycsb.rn's OP with IN_FLIGHT requests (2 threads of
+# IN_FLIGHT/2), at consistency ONE and without retries, as kvperf's runs,
+# over RECORDS rows, its report in JSON. The caller adds the hosts.
+latte_args() {
+  LATTE_ARGS=(run "$BENCH_DIR/latte/ycsb.rn" -f "$1" -q -t 2 -p $(($2 / 2)) -d "${3}s"
+    --consistency ONE --retries 0 -P rows="$4" -o "$5")
+}
+
 # start_loaded_server SERVER PORT RECORDS [CASSANDRA_STORAGE_PORT]: starts
 # SERVER with `kvperf server start` in $LOG_DIR/SERVER-data (DATA), stops it
 # when the script exits, and loads RECORDS records that the server's own

@@ -75,9 +75,8 @@ tool_cmd() { # LOG
     echo redis-benchmark -h 127.0.0.1 -p "$PORT" -c "$CLIENTS" -P 1 -r "$RECORDS" \
       -n $((45000 * DURATION)) --csv HGETALL user__rand_int__
   elif [ "$SERVER" = cassandra ]; then
-    echo "$LATTE" run "$BENCH_DIR/latte/ycsb.rn" -f read -q -t 2 -p $((CLIENTS / 2)) \
-      -d "${DURATION}s" --consistency ONE --retries 0 -P rows="$RECORDS" -o "$1.json" \
-      "127.0.0.1:$PORT"
+    latte_args read "$CLIENTS" "$DURATION" "$RECORDS" "$1.json"
+    echo "$LATTE" "${LATTE_ARGS[@]}" "127.0.0.1:$PORT"
   else
     echo pgbench -n -M prepared -h 127.0.0.1 -p "$PORT" -U postgres -c "$CLIENTS" \
       -j $((CLIENTS < 2 ? CLIENTS : 2)) -T "$DURATION" -D keys="$RECORDS" \

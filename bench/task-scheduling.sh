@@ -83,9 +83,9 @@ native() {
     echo "$(awk '/^tps = .*(without|excluding)/ { print $3 }' "$log.txt") $(cpu_per_op "$log.time" "$ops")"
   elif [ "$SERVER" = cassandra ]; then
     # From the log directory: latte writes a log file into its working directory.
-    (cd "$LOG_DIR" && /usr/bin/time -f "%U %S" -o "$log.time" "$LATTE" run "$BENCH_DIR/latte/ycsb.rn" \
-      -f read -q -t 2 -p $((CLIENTS / 2)) -d "${DURATION}s" --consistency ONE --retries 0 \
-      -P rows="$RECORDS" -o "$log.json" "127.0.0.1:$PORT") >"$log.txt" 2>&1
+    latte_args read "$CLIENTS" "$DURATION" "$RECORDS" "$log.json"
+    (cd "$LOG_DIR" && /usr/bin/time -f "%U %S" -o "$log.time" "$LATTE" "${LATTE_ARGS[@]}" \
+      "127.0.0.1:$PORT") >"$log.txt" 2>&1
     ops=$(jq -r '.result.cycle_count' "$log.json")
     echo "$(jq -r '.result.cycle_throughput.value' "$log.json") $(cpu_per_op "$log.time" "$ops")"
   else
