@@ -565,7 +565,6 @@ pub fn rows_at_peaks(
     rows
 }
 
-/// The 4 corners of each configuration's device, and its preconditioning.
 /// Which pages the corners' I/O buffers were on: a sequential corner on
 /// scattered 4 KiB pages can read several times lower (docs/your-ssd.md).
 fn corner_buffers(study: &Study) -> &'static str {
@@ -590,6 +589,7 @@ fn corner_buffers(study: &Study) -> &'static str {
     }
 }
 
+/// The 4 corners of each configuration's device, and its preconditioning.
 pub fn device_blocks(study: &Study, blocks: &mut Vec<Block>) {
     if study.devices.iter().any(|d| !d.corners.is_empty()) {
         blocks.push(Block::Heading(1, "Device: 4 corners".into()));
