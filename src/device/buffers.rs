@@ -9,6 +9,8 @@
 
 use rand::{RngCore, SeedableRng};
 
+use crate::host::proc_number;
+
 /// Alignment of a mapping that can be backed by 2 MiB pages.
 const HUGE: usize = 2 << 20;
 
@@ -113,11 +115,8 @@ fn anon_huge_bytes(smaps: &str, addr: usize) -> u64 {
                 }
             }
         }
-        if inside {
-            if let Some(kb) = line.strip_prefix("AnonHugePages:") {
-                let kb = kb.trim().trim_end_matches("kB").trim();
-                return kb.parse::<u64>().map_or(0, |kb| kb * 1024);
-            }
+        if inside && line.starts_with("AnonHugePages:") {
+            return proc_number(line, "AnonHugePages:").map_or(0, |kb| kb * 1024);
         }
     }
     0

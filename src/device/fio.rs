@@ -7,6 +7,7 @@ use std::process::Command;
 use super::buffers::BufferPages;
 use super::corners::{Corner, CornersConfig};
 use crate::error::InputError;
+use crate::host::proc_number;
 use crate::results::step::FioFigures;
 
 /// Refuses `--with-fio` when no `fio` runs here, before any I/O: a
@@ -79,14 +80,8 @@ pub fn run(
 /// hold `bytes` plus the page fio adds for alignment; without it, fio's
 /// default `malloc`.
 pub fn iomem_for(pages: BufferPages, bytes: u64, meminfo: &str) -> &'static str {
-    let field = |name: &str| {
-        meminfo
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-    };
-    let free = field("HugePages_Free:").unwrap_or(0);
-    let page = field("Hugepagesize:").unwrap_or(2048) * 1024;
+    let free = proc_number(meminfo, "HugePages_Free:").unwrap_or(0);
+    let page = proc_number(meminfo, "Hugepagesize:").unwrap_or(2048) * 1024;
     match pages {
         // One page more than the buffers: fio aligns them inside its segment.
         BufferPages::Huge if free > bytes.div_ceil(page) => "shmhuge",

@@ -47,11 +47,8 @@ impl HostInfo {
             })
             .unwrap_or("unknown")
             .to_string();
-        let memory_bytes = read("/proc/meminfo")
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |kb| kb * 1024);
+        let memory_bytes =
+            proc_number(&read("/proc/meminfo"), "MemTotal:").map_or(0, |kb| kb * 1024);
         let os = read("/etc/os-release")
             .lines()
             .find_map(|l| l.strip_prefix("PRETTY_NAME="))
@@ -106,6 +103,15 @@ impl DataDirInfo {
     }
 }
 
+/// The number after `field` on the first line of a /proc file's `text`
+/// that starts with it (`MemTotal:    24576000 kB` -> 24576000; units are
+/// the file's, kB in meminfo and smaps).
+pub fn proc_number(text: &str, field: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
 /// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw` -> fields.
 fn parse_mountinfo_line(line: &str) -> Option<DataDirInfo> {
     let (left, right) = line.split_once(" - ")?;
@@ -158,6 +164,15 @@ pub fn drop_page_cache(what: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proc_numbers_are_read_from_the_first_line_of_their_field() {
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:  100 kB\nHugePages_Free:        3\n";
+        assert_eq!(proc_number(meminfo, "MemTotal:"), Some(24_576_000));
+        assert_eq!(proc_number(meminfo, "HugePages_Free:"), Some(3));
+        assert_eq!(proc_number(meminfo, "Hugepagesize:"), None);
+        assert_eq!(proc_number("MemTotal: lots", "MemTotal:"), None);
+    }
 
     #[test]
     fn parses_a_mountinfo_line() {
