@@ -270,7 +270,7 @@ fn buffers_line(measurements: &[Measurement]) -> Option<String> {
     let short: Vec<String> = devices()
         .filter_map(|(m, d)| {
             let b = d.buffers.as_ref()?;
-            (b.pages == "huge" && b.huge_page_bytes < b.bytes).then(|| {
+            (b.pages == BufferPages::Huge.name() && b.huge_page_bytes < b.bytes).then(|| {
                 format!(
                     "{} {} of {} KiB",
                     m.name,
@@ -281,7 +281,10 @@ fn buffers_line(measurements: &[Measurement]) -> Option<String> {
         })
         .collect();
     let fio_apart = devices().any(|(_, d)| {
-        let kvperf_huge = d.buffers.as_ref().is_some_and(|b| b.pages == "huge");
+        let kvperf_huge = d
+            .buffers
+            .as_ref()
+            .is_some_and(|b| b.pages == BufferPages::Huge.name());
         d.fio
             .as_ref()
             .is_some_and(|f| kvperf_huge != (f.iomem == "shmhuge"))

@@ -82,7 +82,8 @@ pub fn run(
     }
     let depth = pattern.depth.max(1);
     let mut ring = new_ring(depth.next_power_of_two() as u32)?;
-    let buffers = Buffers::new(pattern.block * depth, pages, seed)?;
+    let buffer_bytes = pattern.block * depth;
+    let buffers = Buffers::new(buffer_bytes, pages, seed)?;
     let fd = types::Fd(file.as_raw_fd());
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
     let mut next_block = 0u64;
@@ -102,8 +103,9 @@ pub fn run(
         latency: latency.clone(),
         buffers: IoBuffers {
             pages: pages.name().to_string(),
-            bytes: (pattern.block * depth) as u64,
-            huge_page_bytes: buffers.huge_bytes.min((pattern.block * depth) as u64),
+            bytes: buffer_bytes as u64,
+            // The mapping is whole 2 MiB pages; only block x depth is used.
+            huge_page_bytes: buffers.huge_bytes.min(buffer_bytes as u64),
         },
     };
 
