@@ -71,11 +71,12 @@ start_loaded_server() {
   local start=()
   DATA=$LOG_DIR/$1-data
   PROPS=(-p "$1.port=$2" -p recordcount="$3" -p fieldcount=1 -p fieldlength=1024
-    -p insertorder=ordered -p zeropadding=12)
+    -p insertorder=ordered)
   if [ "$1" = cassandra ]; then
-    PROPS=(-p "$1.port=$2" -p recordcount="$3" -p fieldcount=1 -p fieldlength=1024
-      -p insertorder=ordered -p requestdistribution=uniform)
+    PROPS+=(-p requestdistribution=uniform)
     start=(-p cassandra_storage_port="${4:-17011}")
+  else
+    PROPS+=(-p zeropadding=12)
   fi
   "$KVPERF" server start "$1" --dir "$DATA" --port "$2" "${start[@]}" >&2
   STARTED_SERVER=$1
