@@ -1,0 +1,18 @@
+//! The hostile suite: what a hostile but realistic user does to kvperf,
+//! one module per class of harm (docs/reliability.md lists the classes and
+//! what each guarantees). A new output, input or server joins the class it
+//! belongs to; every case asserts what must hold, on the real binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod failures;
+mod inputs;
+mod links;
+mod outputs;
+mod ownership;
+mod plans;
+mod resources;
+mod secrets;
+mod servers;
+mod waits;

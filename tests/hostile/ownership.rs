@@ -1,0 +1,4 @@
+//! Hostile cases: ownership (docs/reliability.md).
+
+#[allow(unused_imports)]
+use crate::common;

@@ -1,0 +1,4 @@
+//! Hostile cases: plans (docs/reliability.md).
+
+#[allow(unused_imports)]
+use crate::common;

@@ -1,0 +1,4 @@
+//! Hostile cases: resources (docs/reliability.md).
+
+#[allow(unused_imports)]
+use crate::common;

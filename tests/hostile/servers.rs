@@ -1,0 +1,4 @@
+//! Hostile cases: servers (docs/reliability.md).
+
+#[allow(unused_imports)]
+use crate::common;
