@@ -129,7 +129,10 @@ fn db_holding_something_else_is_refused_and_left_alone() {
     std::fs::write(foreign.join("cat.jpg"), "meow").unwrap();
     let wa = workload("a");
     let out = kvperf(tmp.path(), &["load", "-P", &wa, "--db", "photos"]);
-    assert_input_error(&out, "is not a kvperf or rocksdb store");
+    assert_input_error(
+        &out,
+        "holds files kvperf did not create (such as 'cat.jpg')",
+    );
     assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
     assert_eq!(
         std::fs::read_to_string(foreign.join("cat.jpg")).unwrap(),

@@ -120,6 +120,8 @@ fn histogram_block_report_file_and_json() {
     let csv = std::fs::read_to_string(tmp.path().join("report.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("secs_elapsed,interval_qps"));
+    // kvperf's signature, a comment line db_bench's own file does not have.
+    assert_eq!(lines.next(), Some("# kvperf-file/1 bench-report-file"));
     let first: Vec<u64> = lines
         .next()
         .unwrap()

@@ -108,20 +108,63 @@ pub fn open(
 /// The precondition fill file in the data directory `dir`: kvperf's own
 /// (made, or found from an earlier run) and kept afterwards, since filling
 /// the device is its purpose. Owned by no engine, it never counts as a store.
+///
+/// A new fill is created exclusively and marked with an extended attribute
+/// ([`FILL_MARK`]); an existing one is reused only when it carries that
+/// mark and is a regular file with one name, opened without following a
+/// link: never a link to, or a hard link of, a user's file.
 pub fn open_fill(dir: &Path, name: &str, size: u64) -> anyhow::Result<Target> {
     let path = dir.join(name);
-    let existing = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    check_room(&path, size.saturating_sub(existing))?;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_DIRECT)
-        .open(&path)
-        .map_err(|e| InputError::Invalid(format!("cannot open '{}': {e}", path.display())))?;
+    let shown = path.display();
+    let existing = std::fs::symlink_metadata(&path).ok();
+    check_room(
+        &path,
+        size.saturating_sub(existing.as_ref().map_or(0, |m| m.len())),
+    )?;
+    let direct_hint = |e: &std::io::Error| {
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            " (the filesystem does not support direct I/O: tmpfs?)"
+        } else {
+            ""
+        }
+    };
+    let file = match existing {
+        None => {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_DIRECT | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&path)
+                .map_err(|e| {
+                    InputError::Invalid(format!("cannot create '{shown}': {e}{}", direct_hint(&e)))
+                })?;
+            // Where the filesystem keeps no extended attributes, the fill
+            // works, but a later run cannot reuse it (and says why).
+            let _ = set_fill_mark(&file);
+            file
+        }
+        Some(_) => {
+            let file = crate::files::owned::open_own_for_update(&path, libc::O_DIRECT).map_err(
+                |e| {
+                    InputError::Invalid(format!(
+                        "'{shown}' cannot be kvperf's fill: {e}{}; remove it or give another directory",
+                        direct_hint(&e)
+                    ))
+                },
+            )?;
+            if !has_fill_mark(&file) {
+                return Err(InputError::Invalid(format!(
+                    "'{shown}' exists and carries no mark that kvperf made it (extended attribute {}); kvperf will not write into it: remove it or give another directory",
+                    FILL_MARK.0
+                ))
+                .into());
+            }
+            file
+        }
+    };
     file.set_len(size)
-        .map_err(|e| anyhow::anyhow!("cannot size '{}' to {size} bytes: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot size '{shown}' to {size} bytes: {e}"))?;
     Ok(Target {
         path,
         file,
@@ -129,6 +172,50 @@ pub fn open_fill(dir: &Path, name: &str, size: u64) -> anyhow::Result<Target> {
         is_device: false,
         created: None,
     })
+}
+
+/// The extended attribute (name, value) kvperf puts on a fill it creates.
+pub const FILL_MARK: (&str, &str) = ("user.kvperf", "precondition-fill/1");
+
+fn set_fill_mark(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let name = std::ffi::CString::new(FILL_MARK.0).map_err(std::io::Error::other)?;
+    let value = FILL_MARK.1.as_bytes();
+    // SAFETY: a NUL-terminated name and a buffer of `value.len()` bytes,
+    // both outliving the call, on an open descriptor.
+    let code = unsafe {
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn has_fill_mark(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(name) = std::ffi::CString::new(FILL_MARK.0) else {
+        return false;
+    };
+    let mut value = [0u8; 64];
+    // SAFETY: a NUL-terminated name and a buffer of `value.len()` bytes,
+    // both outliving the call, on an open descriptor.
+    let read = unsafe {
+        libc::fgetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    usize::try_from(read).is_ok_and(|n| &value[..n] == FILL_MARK.1.as_bytes())
 }
 
 fn check_room(path: &Path, size: u64) -> Result<(), InputError> {
@@ -253,5 +340,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("give a smaller --size"), "{err}");
+    }
+
+    #[test]
+    fn a_fill_is_reused_only_when_kvperf_made_it() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let name = "fill";
+        drop(open_fill(dir.path(), name, 1 << 20).unwrap());
+        drop(open_fill(dir.path(), name, 2 << 20).unwrap());
+        assert_eq!(
+            std::fs::metadata(dir.path().join(name)).unwrap().len(),
+            2 << 20
+        );
+        let theirs = dir.path().join("theirs");
+        std::fs::write(&theirs, "precious").unwrap();
+        let cases: [(&str, &dyn Fn(&Path)); 3] = [
+            ("symbolic link", &|p| {
+                std::os::unix::fs::symlink(&theirs, p).unwrap()
+            }),
+            ("2 hard links", &|p| std::fs::hard_link(&theirs, p).unwrap()),
+            ("carries no mark", &|p| std::fs::write(p, "mine").unwrap()),
+        ];
+        for (says, make) in cases {
+            let path = dir.path().join("other");
+            make(&path);
+            let err = open_fill(dir.path(), "other", 1 << 20)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{says}: {err}");
+            std::fs::remove_file(&path).unwrap();
+        }
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"precious");
     }
 }

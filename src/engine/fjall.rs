@@ -68,7 +68,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         compact: true,
         kv: KvSupport::Ordered,
         // Any fjall database in <dir>/fjall; the keyspace is created if missing.
-        adopt: true,
+        adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,

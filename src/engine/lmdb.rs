@@ -58,7 +58,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         compact: false,
         kv: KvSupport::Ordered,
         // Any LMDB environment's unnamed database can be opened.
-        adopt: true,
+        adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,

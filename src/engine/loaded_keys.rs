@@ -8,7 +8,7 @@
 //! say, before it measures, that it will read keys no load inserted
 //! (docs/semantics.md, "Records a run reads").
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
@@ -19,9 +19,12 @@ use anyhow::Context;
 pub const LEDGER: &str = ".kvperf-loaded-keys";
 
 /// Starts an empty ledger in `dir`: a store kvperf just made or emptied.
+/// Written atomically by renaming a new file over the old ledger: never
+/// through a link or into a file that has another name.
 pub fn begin(dir: &Path) -> anyhow::Result<()> {
     let path = dir.join(LEDGER);
-    fs::write(&path, "").with_context(|| format!("cannot write '{}'", path.display()))
+    crate::files::owned::write_atomically(dir, LEDGER, b"", crate::files::owned::Place::Replace)
+        .with_context(|| format!("cannot write '{}'", path.display()))
 }
 
 /// Records that a load tried to insert the keys `start..start+count` into
@@ -30,12 +33,10 @@ pub fn begin(dir: &Path) -> anyhow::Result<()> {
 /// loading one store each add their line.
 pub fn record(dir: &Path, start: u64, count: u64, failed: u64) -> anyhow::Result<()> {
     let path = dir.join(LEDGER);
-    if count == 0 || !path.exists() {
+    if count == 0 || fs::symlink_metadata(&path).is_err() {
         return Ok(());
     }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .open(&path)
+    let mut file = crate::files::owned::open_own_for_append(&path)
         .with_context(|| format!("cannot open '{}'", path.display()))?;
     let line = match failed {
         0 => format!("{start} {count}\n"),

@@ -203,8 +203,9 @@ pub struct Capabilities {
     /// A full compaction of the store (`settle --compact`).
     pub compact: bool,
     pub kv: KvSupport,
-    /// Opening a store that kvperf did not load (`--use_existing_db`, a
-    /// directory holding the engine's files without kvperf's marker).
+    /// Using data on a server that kvperf did not load (a YCSB table, a
+    /// keyspace). Never a directory engine's: kvperf writes only into a
+    /// data directory it made (docs/reliability.md, "Ownership").
     pub adopt: bool,
     /// YCSB scans return records in key order; false for engines that
     /// scan in another order (Cassandra: token order, as YCSB's binding).
@@ -380,7 +381,8 @@ impl EngineSpec {
         )))
     }
 
-    /// Whether `dir` holds this engine's files (a directory engine).
+    /// Whether `dir` holds this engine's files (a directory engine): a
+    /// store kvperf made is still there. Never a claim on a directory.
     pub fn recognizes(&self, dir: &Path) -> bool {
         match self.store {
             StoreKind::Directory { owns } => store::holds_owned(dir, owns),

@@ -34,7 +34,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: true,
         compact: true,
         kv: KvSupport::Ordered,
-        adopt: true,
+        adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,

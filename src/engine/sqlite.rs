@@ -66,7 +66,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         compact: true,
         kv: KvSupport::Ordered,
         // A kvperf.sqlite made elsewhere is opened; the table is created if missing.
-        adopt: true,
+        adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
         async_ops: AsyncOps::Unavailable,

@@ -1,23 +1,33 @@
-//! Data directories of directory engines: kvperf marks the ones it creates
-//! or adopts, refuses ones that hold something else, and only ever removes
-//! an engine's own files (as RocksDB's `DestroyDB` does), so a file a user
-//! put into a kvperf directory survives a fresh load.
+//! Data directories of directory engines: kvperf writes only into a
+//! directory it can prove it made: one that was absent or empty when
+//! kvperf first used it, marked then with `.kvperf-data` (written
+//! atomically). An unmarked directory that holds anything is refused
+//! before a byte is written, even one that looks like an engine's store:
+//! a file named like an engine's (`CURRENT`, `LOG`, `data.mdb`) is no
+//! proof. kvperf only ever removes an engine's own files (as RocksDB's
+//! `DestroyDB` does), so a file a user put into a kvperf directory
+//! survives a fresh load.
 
 use std::fs;
-use std::io::Write;
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use anyhow::Context;
 
 use super::{loaded_keys, registry, EngineSpec, OpenMode, StoreKind};
 use crate::error::InputError;
+use crate::files::owned::{self, Place};
 
 pub const MARKER: &str = ".kvperf-data";
 /// A plan's precondition fill: kept beside the store, owned by no engine.
 pub const PRECONDITION_FILE: &str = "kvperf-precondition.fill";
 
 const CREATED: &str = "created";
+/// How an older kvperf marked a store it adopted (it no longer adopts).
 const ADOPTED: &str = "adopted";
+/// A marker is a few dozen bytes; more is not one.
+const MARKER_LIMIT: u64 = 4096;
 
 /// Creates or checks `dir` for `spec` before it is opened in `mode`.
 pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<()> {
@@ -31,16 +41,18 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
         }
         fs::create_dir_all(dir)
             .map_err(|e| InputError::Invalid(format!("cannot create --db '{shown}': {e}")))?;
-        write_marker(dir, spec.name, CREATED)?;
-        return loaded_keys::begin(dir);
+        return claim(spec, dir, Place::New);
     }
     if !dir.is_dir() {
         return Err(
             InputError::Invalid(format!("--db '{shown}' exists and is not a directory")).into(),
         );
     }
-    let how = match read_marker(dir)? {
-        Some((owner, how)) => {
+    match read_marker(dir)? {
+        Marker::Complete { owner, how } => {
+            if how != CREATED {
+                return Err(adopted(dir).into());
+            }
             if owner != spec.name {
                 return Err(InputError::Invalid(format!(
                     "--db '{shown}' holds a {owner} store made by kvperf, not {}; use another directory",
@@ -48,14 +60,32 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
                 ))
                 .into());
             }
-            how
         }
-        None => adopt_or_refuse(spec, dir, mode)?,
-    };
+        Marker::Partial => {
+            // A marker cut short (a crash, a full disk) in a directory that
+            // holds nothing else: kvperf made it, and repairs it.
+            if let Some(refusal) = unclaimed(dir, true)? {
+                return Err(refusal.into());
+            }
+            if mode == OpenMode::Existing {
+                return Err(no_store(spec, dir).into());
+            }
+            return claim(spec, dir, Place::Replace);
+        }
+        Marker::Absent => {
+            if let Some(refusal) = unclaimed(dir, false)? {
+                return Err(refusal.into());
+            }
+            if mode == OpenMode::Existing {
+                // Refused before kvperf writes its marker into a user's directory.
+                return Err(no_store(spec, dir).into());
+            }
+            return claim(spec, dir, Place::New);
+        }
+    }
     let holds = holds_owned(dir, owns);
     match mode {
         OpenMode::Existing if !holds => Err(no_store(spec, dir).into()),
-        OpenMode::Fresh if holds && how != CREATED => Err(refuse_to_empty(spec, dir).into()),
         // The engine empties the store next: no key loaded any more.
         OpenMode::Fresh => loaded_keys::begin(dir),
         _ => Ok(()),
@@ -64,8 +94,8 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
 
 /// Whether `dir` can become a kvperf data directory, checked before a plan
 /// runs anything and without writing: a directory kvperf marked, an empty
-/// one, one holding an engine's store (the step's engine judges it), or
-/// one kvperf can create. Anything else is refused by name.
+/// one (or one holding only a marker cut short), or one kvperf can create.
+/// Anything else is refused by name, a store of an engine's included.
 pub fn check_usable(dir: &Path) -> Result<(), InputError> {
     let shown = dir.display();
     if dir.exists() {
@@ -74,17 +104,13 @@ pub fn check_usable(dir: &Path) -> Result<(), InputError> {
                 "--db '{shown}' exists and is not a directory"
             )));
         }
-        let entries = entry_names(dir).map_err(|e| InputError::Invalid(format!("{e:#}")))?;
-        let known = entries.is_empty()
-            || dir.join(MARKER).exists()
-            || registry().iter().any(|s| s.recognizes(dir));
-        if !known {
-            let example = entries.iter().min().cloned().unwrap_or_default();
-            return Err(InputError::Invalid(format!(
-                "--db '{shown}' holds files kvperf did not create (such as '{example}'); use a new or empty directory"
-            )));
-        }
-        return Ok(());
+        let refusal = match read_marker(dir).map_err(as_input)? {
+            Marker::Complete { how, .. } if how != CREATED => Some(adopted(dir)),
+            Marker::Complete { .. } => None,
+            Marker::Partial => unclaimed(dir, true).map_err(as_input)?,
+            Marker::Absent => unclaimed(dir, false).map_err(as_input)?,
+        };
+        return refusal.map_or(Ok(()), Err);
     }
     let parent = dir
         .ancestors()
@@ -112,62 +138,81 @@ pub fn check_usable(dir: &Path) -> Result<(), InputError> {
     Ok(())
 }
 
-/// An unmarked directory: empty ones are taken, a store of this engine is
-/// adopted if the engine can, anything else is refused by name.
-fn adopt_or_refuse(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<&'static str> {
-    let shown = dir.display();
-    // A ledger left without its marker is kvperf's, not the user's.
-    let mut entries = entry_names(dir)?;
-    entries.retain(|name| name != loaded_keys::LEDGER);
-    if entries.is_empty() {
-        if mode == OpenMode::Existing {
-            // Refused before kvperf writes its marker into a user's directory.
-            return Err(no_store(spec, dir).into());
-        }
-        write_marker(dir, spec.name, CREATED)?;
-        loaded_keys::begin(dir)?;
-        return Ok(CREATED);
+fn as_input(e: anyhow::Error) -> InputError {
+    match e.downcast::<InputError>() {
+        Ok(input) => input,
+        Err(e) => InputError::Invalid(format!("{e:#}")),
     }
-    if spec.recognizes(dir) {
-        if mode == OpenMode::Fresh {
-            // Refused before anything is written into it.
-            return Err(refuse_to_empty(spec, dir).into());
-        }
-        if !spec.capabilities.adopt {
-            return Err(InputError::Invalid(format!(
-                "--db '{shown}' holds a {} store that kvperf did not create, and engine '{}' cannot adopt one; use a new directory",
-                spec.name, spec.name
-            ))
-            .into());
-        }
-        write_marker(dir, spec.name, ADOPTED)?;
-        return Ok(ADOPTED);
-    }
-    if let Some(other) = registry()
-        .into_iter()
-        .find(|s| s.name != spec.name && s.recognizes(dir))
-    {
-        return Err(InputError::Invalid(format!(
-            "--db '{shown}' holds a {} store, not {}; use another directory",
-            other.name, spec.name
-        ))
-        .into());
-    }
-    let example = entries.iter().min().cloned().unwrap_or_default();
-    Err(InputError::Invalid(format!(
-        "--db '{shown}' is not empty and is not a kvperf or {} store (it holds '{example}'); use a new or empty directory",
-        spec.name
-    ))
-    .into())
 }
 
-fn refuse_to_empty(spec: &EngineSpec, dir: &Path) -> InputError {
+/// Marks `dir` as kvperf's store of `spec` (a directory kvperf just made,
+/// found empty, or whose marker was cut short) with an empty ledger.
+fn claim(spec: &EngineSpec, dir: &Path, place: Place) -> anyhow::Result<()> {
+    remove_stale_temporaries(dir);
+    write_marker(dir, spec.name, place)?;
+    loaded_keys::begin(dir)
+}
+
+/// Why kvperf may not claim the unmarked (or, `partial`, half-marked)
+/// `dir`: None when it holds nothing but kvperf's own temporary files.
+/// Anything else is a user's, an engine's store included.
+fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
+    let mut entries = entry_names(dir)?;
+    entries.retain(|name| name != MARKER && !is_temporary(name));
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    entries.sort();
+    let shown = dir.display();
+    let marker = if partial {
+        " beside a kvperf marker cut short ('.kvperf-data'), which cannot prove they are kvperf's"
+    } else {
+        ""
+    };
+    // The engine most of the entries are named like, to say what it seems.
+    let looks_like = registry()
+        .into_iter()
+        .filter_map(|s| match s.store {
+            StoreKind::Directory { owns } => {
+                let named: Vec<&String> = entries.iter().filter(|e| owns(e)).collect();
+                named.first().map(|e| (named.len(), s.name, *e))
+            }
+            _ => None,
+        })
+        .rev()
+        .max_by_key(|(count, _, _)| *count)
+        .map(|(_, name, example)| (name, example));
+    Ok(Some(InputError::Invalid(match looks_like {
+        Some((engine, example)) => format!(
+            "--db '{shown}' holds files kvperf did not create (a {engine} store, it seems: '{example}'){marker}; kvperf writes only into a directory it made: use a new or empty directory"
+        ),
+        None => format!(
+            "--db '{shown}' holds files kvperf did not create (such as '{}'){marker}; use a new or empty directory",
+            entries[0]
+        ),
+    })))
+}
+
+fn adopted(dir: &Path) -> InputError {
     InputError::Invalid(format!(
-        "--db '{}' holds a {} store kvperf did not create; kvperf will not delete it \
-         (use --use_existing_db=1 or a new directory)",
-        dir.display(),
-        spec.name
+        "--db '{}' holds a store that an older kvperf adopted ('.kvperf-data' says so), not one kvperf made; kvperf writes only into directories it made: use a new or empty directory",
+        dir.display()
     ))
+}
+
+/// kvperf's own temporary files of its marker and ledger (a crash between
+/// writing one and renaming it leaves one).
+fn is_temporary(name: &str) -> bool {
+    owned::is_temporary_of(name, MARKER) || owned::is_temporary_of(name, loaded_keys::LEDGER)
+}
+
+fn remove_stale_temporaries(dir: &Path) {
+    for name in entry_names(dir).unwrap_or_default() {
+        let path = dir.join(&name);
+        if is_temporary(&name) && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            let _ = fs::remove_file(path);
+        }
+    }
 }
 
 fn no_store(spec: &EngineSpec, dir: &Path) -> InputError {
@@ -186,35 +231,103 @@ fn entry_names(dir: &Path) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// The marker's engine and how the directory came to kvperf.
-fn read_marker(dir: &Path) -> anyhow::Result<Option<(String, &'static str)>> {
-    let path = dir.join(MARKER);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read '{}'", path.display()))?;
-    let mut lines = text.lines();
-    let owner = lines.next().unwrap_or("").trim().to_string();
-    let how = if lines.next().is_some_and(|l| l.starts_with(CREATED)) {
-        CREATED
-    } else {
-        ADOPTED
-    };
-    Ok(Some((owner, how)))
+/// What stands at a data directory's marker path.
+#[derive(Debug, PartialEq)]
+enum Marker {
+    Absent,
+    /// The marker's engine and how the directory came to kvperf.
+    Complete {
+        owner: String,
+        how: &'static str,
+    },
+    /// The start of a marker only (empty, cut short, or zeros where a
+    /// crash left the blocks unwritten): kvperf's, to be repaired.
+    Partial,
 }
 
-fn write_marker(dir: &Path, engine: &str, how: &str) -> anyhow::Result<()> {
+/// Reads `dir`'s marker without following a link or blocking on a FIFO,
+/// at most [`MARKER_LIMIT`] bytes. Anything that is not one of kvperf's
+/// markers (whole or cut short) is refused by name.
+fn read_marker(dir: &Path) -> anyhow::Result<Marker> {
     let path = dir.join(MARKER);
-    let mut file = fs::File::create(&path)
-        .with_context(|| format!("cannot write to --db '{}'", dir.display()))?;
-    writeln!(
-        file,
-        "{engine}\n{how} by kvperf {}; kvperf may reuse this directory",
+    let refuse = |what: String| -> anyhow::Error {
+        InputError::Invalid(format!(
+            "--db '{}' has a '{MARKER}' that {what}, not kvperf's marker; kvperf will not use this directory",
+            dir.display()
+        ))
+        .into()
+    };
+    let meta = match fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Marker::Absent),
+        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+        Ok(meta) => meta,
+    };
+    if !meta.file_type().is_file() {
+        return Err(refuse(format!(
+            "is {}",
+            crate::files::kind_of(meta.file_type())
+        )));
+    }
+    if meta.nlink() > 1 {
+        return Err(refuse(format!("has {} hard links", meta.nlink())));
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&path)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    owned::check_own(&file).map_err(|e| refuse(format!("cannot be kvperf's ({e})")))?;
+    let mut bytes = Vec::new();
+    file.take(MARKER_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    parse_marker(&bytes).ok_or_else(|| refuse("holds something else".into()))
+}
+
+/// A marker's bytes: whole (`ENGINE\ncreated by kvperf ...`), the start of
+/// one, or None for anything else.
+fn parse_marker(bytes: &[u8]) -> Option<Marker> {
+    if bytes.len() as u64 > MARKER_LIMIT {
+        return None;
+    }
+    // Blocks a crash left unwritten read as zeros.
+    let written = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    if bytes[written.len()..].iter().any(|&b| b != 0) {
+        return None;
+    }
+    let text = std::str::from_utf8(written).ok()?;
+    let engine_name = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    };
+    let Some((owner, rest)) = text.split_once('\n') else {
+        return engine_name(text).then_some(Marker::Partial);
+    };
+    if owner.is_empty() || !engine_name(owner) {
+        return None;
+    }
+    for how in [CREATED, ADOPTED] {
+        let said = format!("{how} by kvperf ");
+        if rest.starts_with(&said) {
+            return Some(Marker::Complete {
+                owner: owner.to_string(),
+                how,
+            });
+        }
+        if said.starts_with(rest) {
+            return Some(Marker::Partial);
+        }
+    }
+    None
+}
+
+fn write_marker(dir: &Path, engine: &str, place: Place) -> anyhow::Result<()> {
+    let text = format!(
+        "{engine}\n{CREATED} by kvperf {}; kvperf may reuse this directory\n",
         env!("CARGO_PKG_VERSION")
-    )
-    .and_then(|_| file.sync_all())
-    .with_context(|| format!("cannot write to --db '{}'", dir.display()))
+    );
+    owned::write_atomically(dir, MARKER, text.as_bytes(), place)
+        .with_context(|| format!("cannot write to --db '{}'", dir.display()))
 }
 
 /// Whether `dir` holds any entry `owns` claims.
@@ -304,7 +417,7 @@ mod tests {
         prepare(&SPEC, &db, OpenMode::Any).unwrap();
         assert!(db.join(MARKER).exists());
         prepare(&SPEC, &db, OpenMode::Fresh).unwrap();
-        fs::write(db.join(MARKER), "lmdb\ncreated by kvperf").unwrap();
+        fs::write(db.join(MARKER), "lmdb\ncreated by kvperf 0.1.0\n").unwrap();
         let err = prepare(&SPEC, &db, OpenMode::Any).unwrap_err().to_string();
         assert!(err.contains("holds a lmdb store made by kvperf"), "{err}");
     }
@@ -317,10 +430,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("not a kvperf or testdir store") && err.contains("thesis.tex"),
+            err.contains("holds files kvperf did not create (such as 'thesis.tex')"),
             "{err}"
         );
         assert!(tmp.path().join("thesis.tex").exists());
+        assert!(!tmp.path().join(MARKER).exists());
         let file = tmp.path().join("thesis.tex");
         let err = prepare(&SPEC, &file, OpenMode::Any)
             .unwrap_err()
@@ -329,14 +443,102 @@ mod tests {
     }
 
     #[test]
-    fn an_adopted_store_is_never_emptied() {
+    fn an_engines_files_are_no_claim_in_any_mode() {
         let tmp = tempfile::tempdir().unwrap();
         fs::write(tmp.path().join("CURRENT"), "x").unwrap();
-        prepare(&SPEC, tmp.path(), OpenMode::Existing).unwrap();
-        let err = prepare(&SPEC, tmp.path(), OpenMode::Fresh)
+        for mode in [OpenMode::Existing, OpenMode::Any, OpenMode::Fresh] {
+            let err = prepare(&SPEC, tmp.path(), mode).unwrap_err().to_string();
+            assert!(err.contains("kvperf did not create"), "{err}");
+            assert!(check_usable(tmp.path()).is_err());
+        }
+        assert_eq!(
+            fs::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "nothing written"
+        );
+        // A store an older kvperf adopted (and marked) is not kvperf's either.
+        fs::write(
+            tmp.path().join(MARKER),
+            "testdir\nadopted by kvperf 0.1.0\n",
+        )
+        .unwrap();
+        let err = prepare(&SPEC, tmp.path(), OpenMode::Any)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("did not create"), "{err}");
+        assert!(err.contains("an older kvperf adopted"), "{err}");
+        assert!(check_usable(tmp.path()).is_err());
+    }
+
+    #[test]
+    fn a_marker_cut_short_is_repaired_where_nothing_else_stands() {
+        for partial in [
+            "",
+            "test",
+            "testdir\n",
+            "testdir\ncreated by kv",
+            "\0\0\0\0",
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            fs::write(tmp.path().join(MARKER), partial).unwrap();
+            // A crash also leaves kvperf's temporary file.
+            fs::write(tmp.path().join(format!("{MARKER}.tmp-12-0")), "te").unwrap();
+            check_usable(tmp.path()).unwrap();
+            prepare(&SPEC, tmp.path(), OpenMode::Fresh).unwrap();
+            assert_eq!(
+                read_marker(tmp.path()).unwrap(),
+                Marker::Complete {
+                    owner: "testdir".into(),
+                    how: CREATED
+                },
+                "{partial:?}"
+            );
+            assert!(!tmp.path().join(format!("{MARKER}.tmp-12-0")).exists());
+            // Beside a user's file it proves nothing.
+            let tmp = tempfile::tempdir().unwrap();
+            fs::write(tmp.path().join(MARKER), partial).unwrap();
+            fs::write(tmp.path().join("CURRENT"), "theirs").unwrap();
+            let err = prepare(&SPEC, tmp.path(), OpenMode::Any)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("cut short"), "{err}");
+            assert_eq!(
+                fs::read(tmp.path().join(MARKER)).unwrap(),
+                partial.as_bytes()
+            );
+        }
+    }
+
+    #[test]
+    fn a_marker_that_is_not_a_marker_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let theirs = tmp.path().join("theirs");
+        fs::write(&theirs, "testdir\ncreated by kvperf 0.1.0\n").unwrap();
+        let cases: [(&str, &dyn Fn(&Path)); 5] = [
+            ("is a symbolic link", &|m| {
+                std::os::unix::fs::symlink(&theirs, m).unwrap()
+            }),
+            ("is a directory", &|m| fs::create_dir(m).unwrap()),
+            ("has 2 hard links", &|m| fs::hard_link(&theirs, m).unwrap()),
+            ("holds something else", &|m| {
+                fs::write(m, "my notes\n").unwrap()
+            }),
+            ("holds something else", &|m| {
+                fs::write(m, vec![b'a'; 5000]).unwrap()
+            }),
+        ];
+        for (says, make) in cases {
+            let db = tempfile::tempdir().unwrap();
+            make(&db.path().join(MARKER));
+            let err = prepare(&SPEC, db.path(), OpenMode::Any)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{says}: {err}");
+            assert!(check_usable(db.path()).is_err(), "{says}");
+        }
+        assert_eq!(
+            fs::read(&theirs).unwrap(),
+            b"testdir\ncreated by kvperf 0.1.0\n"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -193,7 +193,11 @@ impl Destination {
 
     fn recognized(&self) -> Result<bool, InputError> {
         let mut head = Vec::with_capacity(HEAD);
-        File::open(&self.path)
+        // Never through a link, never blocking on a FIFO put there since.
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&self.path)
             .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
         Ok((self.written.recognizes)(&head))

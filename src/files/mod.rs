@@ -8,6 +8,8 @@
 
 mod destination;
 mod input;
+pub mod owned;
+pub mod signature;
 mod unsaved;
 
 pub use destination::{Destination, Stream, Written};

@@ -23,12 +23,32 @@ use crate::files::Written;
 /// How kvperf's own logs are recognised before one is replaced.
 pub const WRITTEN: Written = Written {
     what: "kvperf HdrHistogram interval log",
-    recognizes: |head| head.starts_with(b"#[Logging for: ") && contains(head, b"#[kvperf "),
+    recognizes: is_kvperf_log,
     extension: "hdr",
 };
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// kvperf's second line, after `#[Logging for: GROUP]`, with its version
+/// between these two parts (HdrHistogram's readers skip `#` lines).
+const SIGNATURE: (&str, &str) = (
+    "#[kvperf ",
+    " interval log: one interval per second of the measured window; values in microseconds, Interval_Max in seconds]",
+);
+
+/// Whether `head` starts exactly as kvperf's logs do: `#[Logging for: GROUP]`,
+/// then kvperf's line with a version; a file that merely holds "#[kvperf "
+/// somewhere is not one.
+fn is_kvperf_log(head: &[u8]) -> bool {
+    use crate::files::signature::{is_semver, line};
+    let group = line(head, 0)
+        .and_then(|l| l.strip_prefix("#[Logging for: "))
+        .and_then(|l| l.strip_suffix(']'))
+        .is_some_and(|g| {
+            !g.is_empty() && g.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+    let version = line(head, 1)
+        .and_then(|l| l.strip_prefix(SIGNATURE.0))
+        .and_then(|l| l.strip_suffix(SIGNATURE.1));
+    group && version.is_some_and(is_semver)
 }
 
 /// The interval histograms of one measured window, per group, as log lines.
@@ -92,12 +112,14 @@ impl IntervalLogs {
             .map(|(name, lines)| {
                 let mut text = format!(
                     "#[Logging for: {name}]\n\
-                     #[kvperf {} interval log: one interval per second of the measured window; values in microseconds, Interval_Max in seconds]\n\
+                     {}{}{}\n\
                      #[Histogram log format version 1.3]\n\
                      #[StartTime: {opened_s:.3} (seconds since epoch)]\n\
                      #[BaseTime: {opened_s:.3} (seconds since epoch)]\n\
                      \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
-                    env!("CARGO_PKG_VERSION")
+                    SIGNATURE.0,
+                    env!("CARGO_PKG_VERSION"),
+                    SIGNATURE.1
                 );
                 for l in lines {
                     text.push_str(l);
@@ -236,6 +258,10 @@ mod tests {
         assert!((WRITTEN.recognizes)(text.as_bytes()));
         assert!(!(WRITTEN.recognizes)(
             b"#[Logging for: READ]\nsomebody's notes"
+        ));
+        // Notes that mention kvperf's words are still not its log (issue 44).
+        assert!(!(WRITTEN.recognizes)(
+            b"#[Logging for: READ]\n#[kvperf notes]\n#[kvperf 0.1.0 interval log]\n"
         ));
         let start = IntervalLogIterator::new(text.as_bytes()).find_map(|e| match e {
             Ok(LogEntry::StartTime(t)) => Some(t.as_secs_f64()),

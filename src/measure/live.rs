@@ -73,10 +73,17 @@ impl LiveFigures {
         if let Some(path) = &self.mirror {
             // A watcher is not the measurement: a failed write only
             // leaves the last figures in place.
-            let tmp = path.with_extension("tmp");
+            // A new file of its own (never through a link), renamed over
+            // the last; not synced: a watcher's view, not a result.
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let tmp = crate::files::owned::temporary_name(dir, &name);
             let json = serde_json::to_vec(&snapshot).unwrap_or_default();
-            if std::fs::write(&tmp, json).is_ok() {
-                let _ = std::fs::rename(&tmp, path);
+            let written = crate::files::owned::create_new(&tmp)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, &json))
+                .and_then(|()| std::fs::rename(&tmp, path));
+            if written.is_err() {
+                let _ = std::fs::remove_file(&tmp);
             }
         }
     }

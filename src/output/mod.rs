@@ -27,11 +27,15 @@ pub const STEP_JSON: Written = Written {
     extension: "json",
 };
 
-/// kvperf's text output written to a file: its first line is
-/// [`TEXT_MARKER`] (stdout carries YCSB's or db_bench's lines alone).
+/// kvperf's text output written to a file: its first line is exactly
+/// `# kvperf <semver> (<commit>) <command>` (see [`file_text`]; stdout
+/// carries YCSB's or db_bench's lines alone). A line a user writes
+/// (`# kvperf notes`) is not one.
 pub const TEXT: Written = Written {
     what: "kvperf text result",
-    recognizes: |head| head.starts_with(TEXT_MARKER.as_bytes()),
+    recognizes: |head| {
+        crate::files::signature::line(head, 0).is_some_and(crate::files::signature::is_text_header)
+    },
     extension: "txt",
 };
 
@@ -86,5 +90,7 @@ mod tests {
         assert!((TEXT.recognizes)(file.as_bytes()));
         assert!(!(TEXT.recognizes)(text.as_bytes()));
         assert!(file.ends_with(&text));
+        // A user's notes that begin like it are not kvperf's (issue 44).
+        assert!(!(TEXT.recognizes)(b"# kvperf notes\nmine\n"));
     }
 }

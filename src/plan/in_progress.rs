@@ -14,9 +14,23 @@ const FIRST_LINE: &str = "kvperf step in progress";
 
 const MARKER: Written = Written {
     what: "kvperf step marker",
-    recognizes: |head| head.starts_with(FIRST_LINE.as_bytes()),
+    recognizes: is_marker,
     extension: "txt",
 };
+
+/// Whether `bytes` are exactly what [`InProgress::begin`] writes: its
+/// first line, a configuration and a step, each on a line of its own, and
+/// nothing else (the whole file fits in the head kvperf reads).
+fn is_marker(bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let Some(body) = text.strip_suffix('\n') else {
+        return false;
+    };
+    let lines: Vec<&str> = body.split('\n').collect();
+    lines.len() == 3 && lines[0] == FIRST_LINE && lines[1..].iter().all(|l| !l.trim().is_empty())
+}
 
 /// The step that was running when the last plan run on these results ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,8 +119,15 @@ mod tests {
     fn a_users_file_at_the_markers_path_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let results = dir.path().join("r.jsonl");
-        std::fs::write(dir.path().join(".r.jsonl.in-progress"), "mine").unwrap();
-        let err = InProgress::beside(&results).err().unwrap().to_string();
-        assert!(err.contains("is not a kvperf step marker"), "{err}");
+        for theirs in [
+            "mine",
+            "kvperf step in progress, my notes on it\n",
+            "kvperf step in progress\nmine\n",
+            "kvperf step in progress\na\nb\nmore of mine\n",
+        ] {
+            std::fs::write(dir.path().join(".r.jsonl.in-progress"), theirs).unwrap();
+            let err = InProgress::beside(&results).err().unwrap().to_string();
+            assert!(err.contains("is not a kvperf step marker"), "{err}");
+        }
     }
 }

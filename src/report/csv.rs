@@ -12,6 +12,17 @@ space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu
 network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound,\
 failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,short_window\n";
 
+/// Whether `line` is exactly the header of a report.csv kvperf writes
+/// (all of its columns, with or without the power columns): how kvperf
+/// knows its own file before replacing it.
+pub fn is_header(line: &str) -> bool {
+    let base = HEADER.trim_end();
+    line == base
+        || line
+            .strip_prefix(base)
+            .is_some_and(|rest| rest == super::energy::CSV_HEADER.trim_end())
+}
+
 pub fn csv(study: &Study) -> String {
     // Power and drive columns only where some result has them.
     let energy = super::energy::measured(study);

@@ -26,6 +26,7 @@ mod windows;
 use std::path::Path;
 
 use crate::error::InputError;
+use crate::files::signature::line;
 use crate::files::{Destination, Written};
 use crate::measure::spread::median_interval;
 
@@ -484,13 +485,16 @@ const PACED_LATENCY_NOTE: &str =
      intended start (coordinated-omission corrected; each step's result also keeps it from the \
      actual start).";
 
-/// The files of a report, each with how kvperf recognises one it wrote.
+/// The files of a report, each with how kvperf recognises one it wrote:
+/// kvperf's signature line in report.md and report.html (an HTML comment,
+/// unseen when rendered), report.csv's whole header, never a prefix a
+/// user may type (`# kvperf report: my notes`).
 const FILES: [(&str, Written); 3] = [
     (
         "report.md",
         Written {
             what: "kvperf report",
-            recognizes: |head| head.starts_with(b"# kvperf report"),
+            recognizes: |head| line(head, 0) == Some(MD_SIGNATURE),
             extension: "md",
         },
     ),
@@ -498,7 +502,7 @@ const FILES: [(&str, Written); 3] = [
         "report.csv",
         Written {
             what: "kvperf report table",
-            recognizes: |head| head.starts_with(b"config,workload,threads,"),
+            recognizes: |head| line(head, 0).is_some_and(csv::is_header),
             extension: "csv",
         },
     ),
@@ -507,13 +511,29 @@ const FILES: [(&str, Written); 3] = [
         Written {
             what: "kvperf HTML report",
             recognizes: |head| {
-                head.starts_with(b"<!DOCTYPE html>")
-                    && String::from_utf8_lossy(head).contains("<title>kvperf report")
+                line(head, 0) == Some("<!DOCTYPE html>") && line(head, 1) == Some(HTML_SIGNATURE)
             },
             extension: "html",
         },
     ),
 ];
+
+/// The first line of a report.md kvperf writes.
+const MD_SIGNATURE: &str = "<!-- kvperf-file/1 report.md -->";
+/// The second line of a report.html kvperf writes, after its doctype.
+const HTML_SIGNATURE: &str = "<!-- kvperf-file/1 report.html -->";
+
+/// `text` of report file `name` with kvperf's signature put in.
+fn signed(name: &str, text: String) -> String {
+    match name {
+        "report.md" => format!("{MD_SIGNATURE}\n{text}"),
+        "report.html" => match text.split_once('\n') {
+            Some((doctype, rest)) => format!("{doctype}\n{HTML_SIGNATURE}\n{rest}"),
+            None => text,
+        },
+        _ => text,
+    }
+}
 
 /// Checks, before anything is measured, that a report may be written into
 /// `dir`: a directory or a path kvperf can create one at, whose report
@@ -562,7 +582,7 @@ pub fn write(study: &Study, dir: &Path, inputs: &[&Path]) -> anyhow::Result<()> 
     ];
     for ((name, written), text) in FILES.into_iter().zip(texts) {
         Destination::check(&dir.join(name), "report file", written, inputs)?
-            .write(text.as_bytes())?;
+            .write(signed(name, text).as_bytes())?;
     }
     Ok(())
 }

@@ -11,7 +11,8 @@ ops_per_sec,p50_us,p99_us,p999_us,max_us,percentiles\n";
 /// How kvperf recognises a timeline CSV it wrote, before replacing one.
 pub const WRITTEN: Written = Written {
     what: "kvperf timeline CSV",
-    recognizes: |head| head.starts_with(HEADER.as_bytes()),
+    // The whole header line, every column: never a prefix a user may type.
+    recognizes: |head| crate::files::signature::line(head, 0) == Some(HEADER.trim_end()),
     extension: "csv",
 };
 

@@ -9,6 +9,7 @@ pub mod step;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -59,9 +60,15 @@ fn is_missing(path: &Path) -> Result<bool, InputError> {
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let tail = &bytes[complete..];
-    // Only the start of one of kvperf's own lines may be cut off as torn:
-    // anything else is a file kvperf did not write, and stays untouched.
-    if !tail.is_empty() && !LINE_START.starts_with(&tail[..tail.len().min(LINE_START.len())]) {
+    // Only one of kvperf's own lines may be cut off as torn: one that
+    // starts with kvperf's record signature, or the start of one after a
+    // complete kvperf line (each complete line is parsed below). A file
+    // holding only `{` or `{"a":1}` is a user's, and stays untouched.
+    let signed = tail.starts_with(LINE_START);
+    let after_a_record = complete > 0
+        && LINE_START.starts_with(tail)
+        && bytes[..complete].iter().any(|b| !b.is_ascii_whitespace());
+    if !tail.is_empty() && !signed && !after_a_record {
         return Err(InputError::Invalid(format!(
             "results file '{}' is not a kvperf results file (its {} does not start like one); give a new --results path",
             path.display(),
@@ -144,14 +151,25 @@ impl Appender {
         // Only a regular file is opened (a FIFO's open would block); what
         // it holds is read once, under the lock.
         if !is_missing(path)? {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(InputError::Invalid(format!(
+                    "results file '{}' is a symbolic link; kvperf appends through no link: give the file's own path",
+                    path.display()
+                ))
+                .into());
+            }
             crate::files::require_regular(path, "results file")?;
         }
+        // Never through a link planted since the check, never a FIFO.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
             .with_context(|| format!("cannot open results file '{}'", path.display()))?;
+        crate::files::owned::check_own(&file)
+            .map_err(|e| InputError::Invalid(format!("results file '{}': {e}", path.display())))?;
         if let Err(e) = file.try_lock() {
             return Err(match e {
                 std::fs::TryLockError::WouldBlock => InputError::Invalid(format!(
@@ -338,7 +356,16 @@ mod tests {
             .to_string();
         assert!(err.contains("is a character device"), "{err}");
         let dir = tempfile::tempdir().unwrap();
-        for foreign in ["my notes, no newline", "{\"a\": 1}", "\u{0}\u{1}binary"] {
+        for foreign in [
+            "my notes, no newline",
+            "{\"a\": 1}",
+            "\u{0}\u{1}binary",
+            // Starts of a kvperf line, but nothing proves kvperf wrote them.
+            "{",
+            "{\"kvperf_res",
+            "\n{",
+            "{\"a\":1}",
+        ] {
             let path = dir.path().join("notes");
             std::fs::write(&path, foreign).unwrap();
             let err = Appender::open(&path).err().unwrap().to_string();

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 pub use pacing::Pacer;
 pub use runtime::{ClientRuntime, TaskScheduling};
-pub use status::{format_java_decimal, OpsLog, StatusOptions};
+pub use status::{format_java_decimal, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
 
 use crate::measure::interval_log::IntervalLogs;
 use crate::measure::timeline::Timeline;

@@ -43,12 +43,32 @@ pub struct StatusOptions {
 }
 
 /// db_bench's `--report_interval_seconds` file: a `secs_elapsed,interval_qps`
-/// header, then one line per interval with the operations done in it.
+/// header, kvperf's signature as a comment line ([`OPS_LOG_SIGNATURE`]),
+/// then one line per interval with the operations done in it.
 #[derive(Debug, Clone)]
 pub struct OpsLog {
     pub interval: Duration,
     pub path: PathBuf,
 }
+
+/// The header db_bench writes.
+pub const OPS_LOG_HEADER: &str = "secs_elapsed,interval_qps";
+/// The comment line after the header by which kvperf knows its own ops
+/// log (db_bench's own file has none, and is never replaced).
+pub const OPS_LOG_SIGNATURE: &str = "# kvperf-file/1 bench-report-file";
+
+/// Whether `head` is the start of an ops log kvperf wrote.
+pub fn is_ops_log(head: &[u8]) -> bool {
+    use crate::files::signature::line;
+    line(head, 0) == Some(OPS_LOG_HEADER) && line(head, 1) == Some(OPS_LOG_SIGNATURE)
+}
+
+/// How kvperf recognises its ops log before replacing it.
+pub const OPS_LOG_WRITTEN: crate::files::Written = crate::files::Written {
+    what: "kvperf db_bench report file (secs_elapsed,interval_qps and kvperf's signature)",
+    recognizes: is_ops_log,
+    extension: "csv",
+};
 
 struct OpsLogWriter {
     file: std::io::BufWriter<std::fs::File>,
@@ -58,14 +78,21 @@ struct OpsLogWriter {
 }
 
 impl OpsLogWriter {
+    /// A new file, created exclusively beside the log's path, then renamed
+    /// over it once the path is found to be new or kvperf's own log: never
+    /// a truncating open, so a link or a user's file put at the path since
+    /// the last benchmark is never written through or replaced.
     fn create(log: &OpsLog, start: Instant) -> Option<Self> {
-        let file = match std::fs::File::create(&log.path) {
+        let warn = |e: &dyn std::fmt::Display| {
+            eprintln!(
+                "kvperf: warning: cannot write '{}': {e}",
+                log.path.display()
+            );
+        };
+        let file = match new_ops_log(&log.path) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!(
-                    "kvperf: warning: cannot write '{}': {e}",
-                    log.path.display()
-                );
+                warn(&format!("{e:#}"));
                 return None;
             }
         };
@@ -75,7 +102,7 @@ impl OpsLogWriter {
             next: start + log.interval,
             last_ops: 0,
         };
-        w.write("secs_elapsed,interval_qps");
+        w.write(&format!("{OPS_LOG_HEADER}\n{OPS_LOG_SIGNATURE}"));
         Some(w)
     }
 
@@ -93,6 +120,32 @@ impl OpsLogWriter {
         // Flushed per line so a crash keeps what was measured.
         let _ = writeln!(self.file, "{line}").and_then(|_| self.file.flush());
     }
+}
+
+/// Puts a new, empty ops log at `path` (see [`OpsLogWriter::create`]).
+fn new_ops_log(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    use crate::files::{owned, Destination};
+    // Checked again at every benchmark: what stands there now.
+    Destination::check(path, "--report_file", OPS_LOG_WRITTEN, &[])?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = owned::temporary_name(dir, &format!(".{name}"));
+    let file = owned::create_new(&tmp)?;
+    let placed = if std::fs::symlink_metadata(path).is_ok() {
+        std::fs::rename(&tmp, path)
+    } else {
+        owned::rename_noreplace(&tmp, path)
+    };
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
+    Ok(file)
 }
 
 const TICK: Duration = Duration::from_millis(100);

@@ -134,13 +134,17 @@ impl Instance {
         }
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create server directory '{shown}'"))?;
-        std::fs::write(
-            self.dir.join(MARKER),
+        // Atomically, never through a link (docs/reliability.md, "Links").
+        crate::files::owned::write_atomically(
+            &self.dir,
+            MARKER,
             format!(
                 "{}\ncreated by kvperf {}\n",
                 self.server.name,
                 env!("CARGO_PKG_VERSION")
-            ),
+            )
+            .as_bytes(),
+            crate::files::owned::Place::New,
         )
         .with_context(|| format!("cannot write to '{shown}'"))
     }

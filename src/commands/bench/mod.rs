@@ -35,12 +35,10 @@ const HISTOGRAM_ORDER: [(OpKind, &str); 5] = [
     (OpKind::Update, "update"),
 ];
 
-/// db_bench's per-interval file (`--report_file`), recognised by its header.
-pub const OPS_CSV: Written = Written {
-    what: "db_bench report file (secs_elapsed,interval_qps)",
-    recognizes: |head| head.starts_with(b"secs_elapsed,interval_qps"),
-    extension: "csv",
-};
+/// db_bench's per-interval file (`--report_file`), recognised by kvperf's
+/// signature after db_bench's header (a report file db_bench wrote is a
+/// user's, never replaced).
+pub const OPS_CSV: Written = crate::runner::OPS_LOG_WRITTEN;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut out = StepOutput::begin("bench");
