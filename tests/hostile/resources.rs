@@ -245,3 +245,63 @@ fn proportions_whose_sum_overflows_are_refused() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+/// Beyond the examples: a plan whose repeats (or passes) multiply to
+/// billions of steps. `plan show` and `plan run` expanded them all in
+/// memory until the process aborted (3.6 GB, signal 6); now one line
+/// before anything is expanded, in little memory.
+#[test]
+fn a_plan_of_billions_of_steps_is_refused_before_it_expands() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (what, line) in [
+        ("repeats", "repeats = 1000000000"),
+        ("passes", "passes = 4000000000"),
+    ] {
+        let plan = tmp.path().join(format!("{what}.toml"));
+        std::fs::write(
+            &plan,
+            format!(
+                r#"
+name = "big"
+driver = "ycsb"
+engine = "null"
+[properties]
+recordcount = 100
+operationcount = 100
+[[configs]]
+name = "driver"
+[[steps]]
+workloads = ["c"]
+threads = [1, 2]
+{line}
+"#
+            ),
+        )
+        .unwrap();
+        let shown = plan.display().to_string();
+        let results = tmp
+            .path()
+            .join(format!("{what}.jsonl"))
+            .display()
+            .to_string();
+        for args in [
+            vec!["plan", "show", &shown],
+            vec!["plan", "run", &shown, "--results", &results],
+        ] {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_kvperf"))
+                .args(&args)
+                .current_dir(tmp.path())
+                .output()
+                .unwrap();
+            let out = common::Output {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            };
+            assert_input_error(&out, "more than kvperf runs in one plan");
+        }
+    }
+}
