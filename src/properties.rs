@@ -125,9 +125,17 @@ impl Properties {
                 self.set(key.trim(), value.trim());
                 Ok(())
             }
-            _ => Err(InputError::Invalid(format!(
-                "-p expects key=value, got '{assignment}'"
-            ))),
+            _ => {
+                // `-p redis.password:X` (a typo for `=`) must not print X.
+                let shown = if is_secret(assignment) {
+                    "(redacted)".to_string()
+                } else {
+                    redacted_arg(assignment)
+                };
+                Err(InputError::Invalid(format!(
+                    "-p expects key=value, got '{shown}'"
+                )))
+            }
         }
     }
 
@@ -242,13 +250,54 @@ impl Properties {
     }
 }
 
-/// Whether `key` names a credential (`postgres.password`, `mongodb.url`
-/// with a user): such values never reach results, reports or logs.
+/// Words whose presence in a name (a property, a flag, an option) marks
+/// its value a credential: every output shows it as `(redacted)`.
+const SECRET_WORDS: [&str; 10] = [
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "apikey",
+    "accesskey",
+    "privatekey",
+];
+
+/// Whether `key` names a credential: it holds one of [`SECRET_WORDS`]
+/// (in any case, with any separators: `api_key`, `Access-Key`), or one
+/// of its parts is a misspelling of one (`redis.pasword`,
+/// `postgres.passwrod`, `s3.secert`): a typo must not print the
+/// credential it was meant to hide. The one test of every output's
+/// redaction ([`redacted`], [`redacted_arg`]).
 pub fn is_secret(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    ["password", "passwd", "secret", "token"]
-        .iter()
-        .any(|w| key.ends_with(w))
+    let squeezed: String = key.chars().filter(char::is_ascii_alphanumeric).collect();
+    if SECRET_WORDS.iter().any(|w| squeezed.contains(w)) {
+        return true;
+    }
+    key.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|part| SECRET_WORDS.iter().any(|w| misspelt_within(part, w)))
+}
+
+/// Whether some stretch of `part` is a misspelling of `word`: within two
+/// edits of a word of 8 letters or more, one edit of a shorter one of 5
+/// or more (shorter words are too easily met by chance); a swap of two
+/// neighbours is one edit.
+fn misspelt_within(part: &str, word: &str) -> bool {
+    let edits = match word.len() {
+        8.. => 2,
+        5..=7 => 1,
+        _ => return false,
+    };
+    let lengths = word.len().saturating_sub(edits)..=word.len() + edits;
+    (0..part.len()).any(|start| {
+        lengths.clone().any(|len| {
+            part.get(start..start + len)
+                .is_some_and(|stretch| strsim::osa_distance(stretch, word) <= edits)
+        })
+    })
 }
 
 /// `value` as results may show it: credentials replaced, and a URL's
@@ -264,6 +313,45 @@ pub fn redacted(key: &str, value: &str) -> String {
     match url_credentials(value) {
         Some(c) => format!("{}://{}:(redacted)@{}", c.scheme, c.user, c.host),
         None => value.to_string(),
+    }
+}
+
+/// One command-line argument as every output shows it (the `Command line:`
+/// header, a plan's records and listings, an error quoting it), and what
+/// decides that a plan passes it to its child privately: every spelling
+/// of a credential redacted. The names before each `=` are read in turn
+/// (`KEY=VALUE`, `-p=KEY=VALUE`, `--p=KEY=VALUE`, `-pKEY=VALUE`,
+/// `--flag=VALUE`): after the first that [`is_secret`], all is
+/// `(redacted)`; a name is letters, digits and `.`, `_`, `-` (a path
+/// holding `=` ends the names). Otherwise a URL's password in it is.
+pub fn redacted_arg(arg: &str) -> String {
+    let is_name = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    };
+    let mut start = 0;
+    while let Some(at) = arg[start..].find('=').map(|i| start + i) {
+        let name = &arg[start..at];
+        if !is_name(name) {
+            break;
+        }
+        if is_secret(name) {
+            return if at + 1 == arg.len() {
+                arg.to_string()
+            } else {
+                format!("{}=(redacted)", &arg[..at])
+            };
+        }
+        start = at + 1;
+    }
+    // A URL's password: the URL starts after the last `=` before its `://`.
+    match arg.find("://") {
+        Some(scheme_end) => {
+            let from = arg[..scheme_end].rfind('=').map_or(0, |i| i + 1);
+            format!("{}{}", &arg[..from], redacted("", &arg[from..]))
+        }
+        None => arg.to_string(),
     }
 }
 
@@ -398,6 +486,91 @@ mod tests {
         assert_eq!(p.u64("recordcount", 0).unwrap(), 20);
         assert!(p.set_override("novalue").is_err());
         assert!(p.set_override("=3").is_err());
+    }
+
+    /// Every credential word, misspelt or spelt another way, is one; no
+    /// name kvperf knows that is not a credential is taken for one.
+    #[test]
+    fn a_credential_is_known_in_any_spelling_and_nothing_else_is() {
+        for key in [
+            "redis.password",
+            "redis.pasword",
+            "postgres.passwrod",
+            "postgres.PassWord",
+            "cassandra.passwd",
+            "db.pwd",
+            "aws.secret_access_key",
+            "s3.secert",
+            "api_token",
+            "github.tokn",
+            "x.api-key",
+            "Access_Key",
+            "private.key",
+            "ssh.passphrase",
+            "gcp.credentials",
+        ] {
+            assert!(is_secret(key), "{key}");
+        }
+        let engines: Vec<String> = crate::engine::registry()
+            .iter()
+            .flat_map(|s| {
+                s.options
+                    .iter()
+                    .map(move |o| format!("{}.{}", s.name, o.name))
+            })
+            .collect();
+        let known = crate::workload::ycsb::config::KNOWN_PROPERTIES
+            .iter()
+            .chain(crate::measure::power::PROPERTIES.iter())
+            .map(|k| k.to_string())
+            .chain(engines);
+        for key in known {
+            let credential = key.ends_with(".password") || key.ends_with(".url");
+            if !credential {
+                assert!(!is_secret(&key), "{key} is no credential");
+            }
+        }
+    }
+
+    /// Each spelling of `-p` and of a flag: the value after a credential's
+    /// name redacted, whatever precedes it; a URL's password; nothing else.
+    #[test]
+    fn every_spelling_of_an_argument_is_redacted_alike() {
+        for (arg, shown) in [
+            ("redis.password=pw", "redis.password=(redacted)"),
+            ("-p=redis.password=pw", "-p=redis.password=(redacted)"),
+            (
+                "--p=postgres.password=pw",
+                "--p=postgres.password=(redacted)",
+            ),
+            ("-predis.password=pw", "-predis.password=(redacted)"),
+            ("-p=redis.pasword=p=w", "-p=redis.pasword=(redacted)"),
+            ("--api_token=pw", "--api_token=(redacted)"),
+            ("redis.password=", "redis.password="),
+            (
+                "-p=power.redfish.url=https://root:pw@bmc/r?a=b",
+                "-p=power.redfish.url=https://root:(redacted)@bmc/r?a=b",
+            ),
+            (
+                "mongodb.url=mongodb://kv:p@w@h/db",
+                "mongodb.url=mongodb://kv:(redacted)@h/db",
+            ),
+            ("recordcount=10", "recordcount=10"),
+            (
+                "-p=hdrhistogram.output.path=/tmp/token=1/x",
+                "-p=hdrhistogram.output.path=/tmp/token=1/x",
+            ),
+            (
+                "--output=/tmp/passwords.json",
+                "--output=/tmp/passwords.json",
+            ),
+            ("run", "run"),
+        ] {
+            assert_eq!(redacted_arg(arg), shown, "{arg}");
+        }
+        let mut p = Properties::new();
+        let err = p.set_override("redis.password:pw").unwrap_err().to_string();
+        assert!(err.ends_with("got '(redacted)'"), "{err}");
     }
 
     #[test]

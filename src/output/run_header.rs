@@ -9,7 +9,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::properties::{is_secret, redacted};
+use crate::properties::redacted_arg;
 use crate::results::step::Clients;
 
 /// [`command_line`] of what this process was started with.
@@ -27,16 +27,6 @@ pub fn this_command_line() -> String {
 pub fn command_line(args: &[String]) -> String {
     let shown: Vec<String> = args.iter().map(|a| quoted(&redacted_arg(a))).collect();
     format!("Command line: {}", shown.join(" "))
-}
-
-fn redacted_arg(arg: &str) -> String {
-    match arg.split_once('=') {
-        Some((key, value)) if is_secret(key.trim_start_matches('-')) => {
-            format!("{key}={}", redacted(key.trim_start_matches('-'), value))
-        }
-        Some((key, value)) => format!("{key}={}", redacted("", value)),
-        None => redacted("", arg),
-    }
 }
 
 fn quoted(arg: &str) -> String {

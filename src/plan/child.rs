@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::expand::{Step, StepKind};
 use super::{Driver, Settle};
+use crate::properties::redacted_arg;
 use crate::runner;
 
 /// The child command line of a load or run step (without the program).
@@ -151,23 +152,6 @@ pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
 /// postgres.password=...`, `--flag=...`) with credentials redacted.
 pub fn redacted_args(args: &[String]) -> Vec<String> {
     args.iter().map(|a| redacted_arg(a)).collect()
-}
-
-fn redacted_arg(a: &str) -> String {
-    match a.trim_start_matches('-').split_once('=') {
-        Some((k, v)) => {
-            let shown = crate::properties::redacted(k, v);
-            if shown == v {
-                a.to_string()
-            } else {
-                format!(
-                    "{}{k}={shown}",
-                    &a[..a.len() - a.trim_start_matches('-').len()]
-                )
-            }
-        }
-        None => a.to_string(),
-    }
 }
 
 #[cfg(test)]

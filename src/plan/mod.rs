@@ -585,6 +585,7 @@ fn validate(plan: &Plan) -> Result<(), String> {
             expand::check_workload(plan.driver, step.load, w).map_err(|e| format!("{at}: {e}"))?;
         }
     }
+    check_step_count(plan)?;
     if let Some(d) = &plan.device {
         size::parse_size(&d.size.to_string()).map_err(|e| format!("device.size: {e}"))?;
         if d.runtime == 0 {
@@ -608,6 +609,37 @@ fn validate(plan: &Plan) -> Result<(), String> {
 }
 
 /// Thread counts: at least one, each >= 1, none repeated.
+/// The most steps one plan expands to: each is held in memory (its
+/// properties, its command) before the first runs, and a day of steps of a
+/// second each is under 100 000.
+pub const MAX_STEPS: u64 = 100_000;
+
+/// Refuses a plan whose configs x workloads x threads x passes x repeats
+/// pass [`MAX_STEPS`] before it is expanded (`repeats = 1000000000` made
+/// `plan show` and `plan run` allocate until the process aborted).
+fn check_step_count(plan: &Plan) -> Result<(), String> {
+    let per_config = plan.steps.iter().fold(0u64, |sum, step| {
+        let cells = [
+            step.workloads.len() as u64,
+            step.threads.len() as u64,
+            u64::from(step.passes),
+            u64::from(step.repeats.most()),
+        ];
+        sum.saturating_add(cells.iter().fold(1u64, |n, c| n.saturating_mul(*c)))
+    });
+    // A precondition and a load per config come on top.
+    let total = per_config
+        .saturating_add(2)
+        .saturating_mul(plan.configs.len().max(1) as u64);
+    if total > MAX_STEPS {
+        return Err(format!(
+            "the plan expands to {} steps (configs x workloads x threads x passes x repeats), more than kvperf runs in one plan ({MAX_STEPS}): split it or lower repeats",
+            if total == u64::MAX { "more than 2^64".to_string() } else { total.to_string() }
+        ));
+    }
+    Ok(())
+}
+
 pub fn validate_threads(threads: &[i64]) -> Result<(), String> {
     if threads.is_empty() {
         return Err("is empty: give at least one thread count, e.g. [4, 8, 16]".into());
@@ -667,6 +699,24 @@ threads = [1, 2]
             .replace("[\"a\"]", "[\"fillrandom\"]")
             .replace("[\"a\", \"c\"]", "[\"readrandom\"]");
         assert!(parse(&db_bench).unwrap_err().contains("YCSB plans"));
+    }
+
+    #[test]
+    fn a_plan_past_the_most_steps_is_refused_before_it_expands() {
+        let with = |repeats: &str| {
+            parse(&MINIMAL.replace(
+                "threads = [1, 2]",
+                &format!("threads = [1, 2]\nrepeats = {repeats}"),
+            ))
+        };
+        assert!(with("1000").is_ok());
+        let err = with("1000000000").unwrap_err();
+        assert!(
+            err.contains("the plan expands to 400000000") && err.contains("(100000)"),
+            "{err}"
+        );
+        let err = with("4294967295").map(|_| ()).unwrap_err();
+        assert!(err.contains("more than kvperf runs in one plan"), "{err}");
     }
 
     #[test]

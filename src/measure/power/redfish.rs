@@ -17,46 +17,60 @@ use super::command::output_within;
 use super::{PowerMeter, Reading};
 
 pub struct RedfishMeter {
+    /// The URL curl is given: without its user and password.
     url: String,
+    /// The URL as every output shows it ([`crate::properties::redacted`]).
+    shown: String,
     insecure: bool,
     deadline: Duration,
-    /// `user = "…"` for curl's config, from the environment.
+    /// `user = "…"` for curl's config, from the environment or the URL.
     credentials: Option<String>,
+    /// The password, cut from anything curl says.
+    password: Option<String>,
 }
 
 impl RedfishMeter {
+    /// The meter of `url`. Its user and password, from
+    /// `KVPERF_REDFISH_USER` and `KVPERF_REDFISH_PASSWORD` or from the
+    /// URL's `user:password@`, reach curl only in the config it reads on
+    /// its standard input: never its command line (`ps`), and no output
+    /// shows the password.
     pub fn new(url: String, insecure: bool, deadline: Duration) -> Result<Self, String> {
+        let shown = crate::properties::redacted("", &url);
+        let (bare, in_url) = split_userinfo(&url);
         let user = std::env::var("KVPERF_REDFISH_USER").ok();
         let password = std::env::var("KVPERF_REDFISH_PASSWORD").ok();
-        let credentials = match (user, password) {
-            (Some(u), Some(p)) => Some(format!("user = \"{}:{}\"\n", quote(&u), quote(&p))),
-            (None, None) => None,
+        let (user, password) = match (user, password, in_url) {
+            (Some(u), Some(p), None) => (Some(u), Some(p)),
+            (None, None, in_url) => in_url.map_or((None, None), |(u, p)| (Some(u), Some(p))),
+            (Some(_), Some(_), Some(_)) => {
+                return Err(format!(
+                    "{shown} holds a user and KVPERF_REDFISH_USER is set too: give one"
+                ))
+            }
             _ => {
                 return Err(
                     "set both KVPERF_REDFISH_USER and KVPERF_REDFISH_PASSWORD, or neither".into(),
                 )
             }
         };
+        let credentials = user.as_ref().map(|u| {
+            let p = password.as_deref().unwrap_or("");
+            format!("user = \"{}:{}\"\n", quote(u), quote(p))
+        });
         Ok(Self {
-            url,
+            url: bare,
+            shown,
             insecure,
             deadline,
             credentials,
+            password: password.filter(|p| !p.is_empty()),
         })
     }
-}
 
-/// A value inside double quotes of a curl config.
-fn quote(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-impl PowerMeter for RedfishMeter {
-    fn name(&self) -> String {
-        format!("redfish {}", self.url)
-    }
-
-    fn read(&mut self) -> Result<Reading, String> {
+    /// curl's command (its arguments, never a credential) and the config
+    /// it reads on its standard input.
+    fn curl(&self) -> (Command, String) {
         let mut curl = Command::new("curl");
         curl.args(["--silent", "--show-error", "--fail", "--config", "-"])
             .args(["--header", "Accept: application/json"])
@@ -65,12 +79,75 @@ impl PowerMeter for RedfishMeter {
             curl.arg("--insecure");
         }
         curl.arg("--").arg(&self.url);
-        let body = output_within(
-            curl,
-            Some(self.credentials.clone().unwrap_or_default()),
-            self.deadline + Duration::from_secs(1),
-        )?;
-        parse_power_watts(&body).map(Reading::Watts)
+        (curl, self.credentials.clone().unwrap_or_default())
+    }
+}
+
+/// `url` without its `user[:password]@`, and that user and password
+/// (percent-decoded, as curl reads a URL's).
+fn split_userinfo(url: &str) -> (String, Option<(String, String)>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), None);
+    };
+    // A password may hold `@` and `/` (as crate::properties::url_credentials
+    // reads it); a user alone ends at the host.
+    let with_password = crate::properties::url_credentials(url).is_some();
+    match rest.rsplit_once('@') {
+        Some((userinfo, host)) if with_password || !userinfo.contains('/') => {
+            let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+            (
+                format!("{scheme}://{host}"),
+                Some((percent_decoded(user), percent_decoded(password))),
+            )
+        }
+        _ => (url.to_string(), None),
+    }
+}
+
+/// `text` with each `%XX` replaced by its byte.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A value inside double quotes of a curl config.
+fn quote(text: &str) -> String {
+    // A line break would end the value and start another option.
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+}
+
+impl PowerMeter for RedfishMeter {
+    fn name(&self) -> String {
+        format!("redfish {}", self.shown)
+    }
+
+    fn read(&mut self) -> Result<Reading, String> {
+        let (curl, config) = self.curl();
+        let scrub = |why: String| crate::properties::scrubbed(&why, self.password.as_deref());
+        let body = output_within(curl, Some(config), self.deadline + Duration::from_secs(1))
+            .map_err(scrub)?;
+        parse_power_watts(&body).map(Reading::Watts).map_err(scrub)
     }
 }
 
@@ -159,12 +236,53 @@ mod tests {
     #[test]
     fn credentials_go_to_curls_config_quoted() {
         assert_eq!(quote(r#"pa"ss\word"#), r#"pa\"ss\\word"#);
-        let m = RedfishMeter {
-            url: "https://bmc/redfish/v1/Chassis/1/Power".into(),
-            insecure: false,
-            deadline: Duration::from_secs(1),
-            credentials: Some("user = \"root:secret\"\n".into()),
-        };
-        assert!(!m.name().contains("secret"));
+        assert_eq!(quote("a\nb"), r"a\nb");
+        let m = RedfishMeter::new(
+            "https://root:secret@bmc/redfish/v1/Chassis/1/Power".into(),
+            false,
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert!(!m.name().contains("secret"), "{}", m.name());
+        assert_eq!(
+            m.name(),
+            "redfish https://root:(redacted)@bmc/redfish/v1/Chassis/1/Power"
+        );
+    }
+
+    /// A URL's user and password go to curl's config on its standard
+    /// input, decoded; its arguments hold the URL without them.
+    #[test]
+    fn a_urls_credentials_never_reach_curls_arguments() {
+        let m = RedfishMeter::new(
+            "https://admin:p%40ss:w0rd/x@bmc:8443/redfish/v1/Chassis/1/Power".into(),
+            true,
+            Duration::from_secs(2),
+        )
+        .unwrap();
+        let (curl, config) = m.curl();
+        let args: Vec<String> = curl
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            args.iter()
+                .all(|a| !a.contains("w0rd") && !a.contains("admin")),
+            "{args:?}"
+        );
+        assert_eq!(
+            args.last().unwrap(),
+            "https://bmc:8443/redfish/v1/Chassis/1/Power"
+        );
+        assert_eq!(config, "user = \"admin:p@ss:w0rd/x\"\n");
+        // A user alone is a user; a path's `@` is not one.
+        assert_eq!(
+            split_userinfo("http://ops@bmc/r"),
+            ("http://bmc/r".into(), Some(("ops".into(), String::new())))
+        );
+        assert_eq!(
+            split_userinfo("http://bmc/a@b"),
+            ("http://bmc/a@b".into(), None)
+        );
     }
 }

@@ -228,6 +228,19 @@ impl CoreConfig {
             scan: proportion(p, "scanproportion", 0.0)?,
             read_modify_write: proportion(p, "readmodifywriteproportion", 0.0)?,
         };
+        // Each proportion is finite (Properties::f64); their sum may still
+        // overflow (1e308 + 1e308), and the op chooser would then pick
+        // the last op every time.
+        if !proportions.sum().is_finite() {
+            return Err(InputError::Invalid(format!(
+                "operation proportions sum to more than kvperf can count ({:e} + {:e} + {:e} + {:e} + {:e}): give them as shares, such as readproportion=0.5 updateproportion=0.5",
+                proportions.read,
+                proportions.update,
+                proportions.insert,
+                proportions.scan,
+                proportions.read_modify_write
+            )));
+        }
         if !load && proportions.sum() <= 0.0 {
             return Err(InputError::Invalid(
                 "operation proportions sum to 0: set readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion above 0".into(),
@@ -524,6 +537,10 @@ mod tests {
                 "sum to 0",
             ),
             ("recordcount=10\nreadproportion=-1", "readproportion"),
+            (
+                "recordcount=10\nreadproportion=1e308\nupdateproportion=1e308",
+                "sum to more than kvperf can count",
+            ),
             (
                 "recordcount=10\ninsertstart=5\ninsertcount=6",
                 "exceeds recordcount",
