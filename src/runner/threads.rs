@@ -40,12 +40,43 @@ impl Drop for Arrival<'_> {
     }
 }
 
+/// Memory mappings one client thread costs: its stack and guard page,
+/// and the signal stack and guard page Rust's runtime gives each thread.
+const MAPS_PER_THREAD: u64 = 4;
+/// Mappings left for everything else (the engine, the allocator, files).
+const MAPS_SPARE: u64 = 4096;
+
+/// About how many more threads this process can start, by the kernel's
+/// limit on a process's memory mappings (`vm.max_map_count`), and that
+/// limit; None where it cannot be read. Past it a thread still starts but
+/// cannot map its signal stack, and Rust's runtime aborts the whole
+/// process (exit 134, a backtrace, no result): other limits (threads,
+/// memory) fail the start itself, which is one line.
+fn thread_room() -> Option<(u64, u64)> {
+    let max: u64 = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    // This process's own map (a line per mapping), not a user's input.
+    let used =
+        std::fs::read_to_string("/proc/self/maps").map_or(0, |maps| maps.lines().count() as u64);
+    let room = max.saturating_sub(used).saturating_sub(MAPS_SPARE) / MAPS_PER_THREAD;
+    Some((room, max))
+}
+
 pub(super) fn run(
     workload: &dyn Workload,
     spec: &RunSpec,
     shared: &Shared,
     threads: usize,
 ) -> anyhow::Result<Ended> {
+    if let Some((room, max)) = thread_room().filter(|(room, _)| threads as u64 > *room) {
+        return Err(InputError::Invalid(format!(
+            "{threads} client threads are more than this system lets one process start (about {room}, as vm.max_map_count is {max}); use fewer threads"
+        ))
+        .into());
+    }
     let gate = StartGate::new(threads);
     let finish = StartGate::new(threads);
     std::thread::scope(|scope| {
