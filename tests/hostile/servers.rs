@@ -201,3 +201,242 @@ fn a_pid_file_naming_another_process_is_not_trusted() {
     drop(redis);
     users.assert_untouched();
 }
+
+/// `kvperf load --engine ENGINE -P workloada --fresh` with `props`, in `dir`.
+fn load_fresh(dir: &Path, engine: &str, props: &[String]) -> common::Output {
+    let workload = common::workload("a");
+    let mut args = vec!["load", "--engine", engine, "-P", &workload, "--fresh"];
+    args.extend(["-p", "recordcount=20", "-p", "fieldcount=2"]);
+    for p in props {
+        args.extend(["-p", p.as_str()]);
+    }
+    common::kvperf(dir, &args)
+}
+
+/// `--fresh` deletes no key kvperf did not mark as its store's: a user's
+/// `kv:*` keys under the default prefix, a YCSB index of the user's, a
+/// store an older kvperf marked (it marked stores it only adopted too).
+/// A prefix kvperf made is emptied again and again.
+#[test]
+fn fresh_deletes_no_redis_keys_kvperf_did_not_mark() {
+    let Some(mut users) = UsersRedis::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port = format!("redis.port={}", users.port);
+    let out = load_fresh(dir.path(), "redis", std::slice::from_ref(&port));
+    common::assert_input_error(&out, "keys such as 'kv:session' under prefix ''");
+    users.assert_untouched();
+
+    for (prefix, keys, size) in [
+        ("y:", [["ZADD", "y:_indices", "0", "user1"], ["HSET", "y:user1", "field0", "x"]], "3"),
+        ("o:", [["SET", "o:_kvperf", "kvperf redis store", ""], ["SET", "o:kv:1", "x", ""]], "5"),
+    ] {
+        for key in keys {
+            let args: Vec<&str> = key.iter().copied().filter(|a| !a.is_empty()).collect();
+            assert!(users.cli(&args).is_some());
+        }
+        let out = load_fresh(
+            dir.path(),
+            "redis",
+            &[port.clone(), format!("redis.keyprefix={prefix}")],
+        );
+        common::assert_input_error(&out, "without kvperf's mark");
+        assert_eq!(users.cli(&["DBSIZE"]).as_deref(), Some(size));
+    }
+
+    for _ in 0..2 {
+        let out = load_fresh(dir.path(), "redis", &[port.clone(), "redis.keyprefix=k:".into()]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    users.assert_untouched();
+    assert_eq!(users.cli(&["HGET", "y:user1", "field0"]).as_deref(), Some("x"));
+    assert_eq!(users.cli(&["GET", "o:kv:1"]).as_deref(), Some("x"));
+}
+
+/// psql on kvperf's PostgreSQL, database kvperf: its output, trimmed.
+fn psql(port: u16, sql: &str) -> String {
+    let out = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-d", "kvperf"])
+        .args(["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("psql runs (it comes with PostgreSQL)");
+    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `--fresh` drops no PostgreSQL table kvperf did not make and mark: a
+/// user's table named by `postgres.table`, its `{table}_kv`, a YCSB-shaped
+/// table of the user's. Tables kvperf made (by a fresh load or a plain
+/// one) are dropped and made again.
+#[test]
+fn fresh_drops_no_postgres_table_kvperf_did_not_mark() {
+    let Some(pg) = Server::start("postgres", "servers::fresh_postgres") else {
+        return;
+    };
+    let port = pg.properties();
+    psql(pg.port, "CREATE TABLE usertable (id int PRIMARY KEY, note text); INSERT INTO usertable VALUES (1, 'mine')");
+    psql(pg.port, "CREATE TABLE orders_kv (k bytea PRIMARY KEY, v bytea); INSERT INTO orders_kv VALUES ('a', 'b')");
+    psql(pg.port, "CREATE TABLE ycsb (ycsb_key varchar PRIMARY KEY, field0 text, field1 text); INSERT INTO ycsb VALUES ('user1', 'x', 'y')");
+    for (table, needle) in [
+        ("usertable", "table usertable in database 'kvperf'"),
+        ("orders", "table orders_kv in database 'kvperf'"),
+        ("ycsb", "DROP TABLE ycsb"),
+    ] {
+        let mut props = port.clone();
+        props.push(format!("postgres.table={table}"));
+        let out = load_fresh(pg.dir(), "postgres", &props);
+        common::assert_input_error(&out, needle);
+    }
+    assert_eq!(psql(pg.port, "SELECT note FROM usertable"), "mine");
+    assert_eq!(psql(pg.port, "SELECT count(*) FROM orders_kv"), "1");
+    assert_eq!(psql(pg.port, "SELECT field0 FROM ycsb"), "x");
+
+    // Made by a plain load (marked), then emptied by fresh ones.
+    let mut props = port.clone();
+    props.push("postgres.table=k".into());
+    let workload = common::workload("a");
+    let mut args = vec!["load", "--engine", "postgres", "-P", &workload];
+    for p in &props {
+        args.extend(["-p", p.as_str()]);
+    }
+    let out = common::kvperf(pg.dir(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for _ in 0..2 {
+        let out = load_fresh(pg.dir(), "postgres", &props);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(psql(pg.port, "SELECT count(*) FROM k"), "20");
+    }
+}
+
+/// `kvperf load --engine ENGINE` with `props`, killed past `limit`.
+fn load_within(engine: &str, props: &[String], limit: Duration) -> (common::Output, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let workload = common::workload("a");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvperf"));
+    cmd.args(["load", "--engine", engine, "-P", &workload, "-p", "recordcount=10"]);
+    for p in props {
+        cmd.args(["-p", p]);
+    }
+    let began = Instant::now();
+    let mut child = cmd
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            panic!("kvperf load --engine {engine} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let took = began.elapsed();
+    let out = child.wait_with_output().unwrap();
+    (
+        common::Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        },
+        took,
+    )
+}
+
+/// Answers every connection as an HTTP server would.
+fn http() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let _ = stream.read(&mut [0; 1024]);
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    port
+}
+
+/// The mongodb engine says what Redis and PostgreSQL say for the same
+/// fault, at once and with exit 2: nothing listening, another protocol.
+#[test]
+fn mongodb_faults_are_one_line_exit_2_at_once() {
+    let closed = free_port();
+    let (out, took) = load_within("mongodb", &[format!("mongodb.port={closed}")], Duration::from_secs(60));
+    common::assert_input_error(&out, &format!("cannot reach MongoDB at 127.0.0.1:{closed} ("));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let web = http();
+    let (out, took) = load_within("mongodb", &[format!("mongodb.port={web}")], Duration::from_secs(60));
+    common::assert_input_error(
+        &out,
+        &format!("the server at 127.0.0.1:{web} does not speak the MongoDB protocol"),
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// Redis at maxclients is full, not unreachable: no advice to start a
+/// server on a port that is taken.
+#[test]
+fn a_full_redis_is_called_full() {
+    use std::io::{Read, Write};
+    let Some(users) = UsersRedis::start() else {
+        return;
+    };
+    assert_eq!(users.cli(&["CONFIG", "SET", "maxclients", "1"]).as_deref(), Some("OK"));
+    let mut held = std::net::TcpStream::connect(("127.0.0.1", users.port)).unwrap();
+    held.write_all(b"PING\r\n").unwrap();
+    let mut pong = [0u8; 7];
+    held.read_exact(&mut pong).unwrap();
+    assert_eq!(&pong, b"+PONG\r\n");
+    let (out, _) = load_within("redis", &[format!("redis.port={}", users.port)], Duration::from_secs(60));
+    common::assert_input_error(&out, &format!("Redis at 127.0.0.1:{} is full", users.port));
+    assert!(!out.stderr.contains("kvperf server start"), "{}", out.stderr);
+}
+
+/// `--fresh` drops no MongoDB collection kvperf did not make and mark (a
+/// user's `usertable`, a user's `{collection}_kv`); collections kvperf made
+/// are dropped and made again. Against FerretDB, started by kvperf.
+#[cfg(feature = "mongodb")]
+#[test]
+fn fresh_drops_no_mongodb_collection_kvperf_did_not_mark() {
+    use mongodb::bson::{doc, Document};
+    let Some(ferretdb) = Server::start("ferretdb", "servers::fresh_mongodb") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let uri = format!("mongodb://127.0.0.1:{}", ferretdb.port);
+    let client = rt
+        .block_on(async { mongodb::Client::with_uri_str(&uri).await })
+        .unwrap();
+    let db = client.database("ycsb");
+    let count = |name: &str| {
+        let collection = db.collection::<Document>(name);
+        rt.block_on(async { collection.count_documents(doc! {}).await })
+            .unwrap()
+    };
+    for name in ["usertable", "orders_kv"] {
+        let users = db.collection::<Document>(name);
+        rt.block_on(async { users.insert_one(doc! {"_id": "mine", "note": "the user's"}).await })
+            .unwrap();
+    }
+    let port = ferretdb.port_property("mongodb");
+    for (collection, needle) in [
+        ("usertable", "collection ycsb.usertable"),
+        ("orders", "collection ycsb.orders_kv"),
+    ] {
+        let props = [port.clone(), format!("mongodb.collection={collection}")];
+        let out = load_fresh(ferretdb.dir(), "mongodb", &props);
+        common::assert_input_error(&out, needle);
+    }
+    assert_eq!((count("usertable"), count("orders_kv")), (1, 1));
+    let props = [port, "mongodb.collection=k".into()];
+    for _ in 0..2 {
+        let out = load_fresh(ferretdb.dir(), "mongodb", &props);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(count("k"), 20);
+    }
+}
