@@ -122,10 +122,9 @@ pub fn instance(args: &ServerArgs) -> anyhow::Result<Instance> {
         settings.insert(server.setting_var(key)?, value.to_string());
     }
     if args.port == Some(0) {
-        return Err(InputError::Invalid(
-            "--port 0: a server needs a port from 1 to 65535".into(),
-        )
-        .into());
+        return Err(
+            InputError::Invalid("--port 0: a server needs a port from 1 to 65535".into()).into(),
+        );
     }
     Ok(Instance {
         server,

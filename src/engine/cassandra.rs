@@ -137,7 +137,7 @@ const KEY_COLUMN: &str = "y_id";
 const KV_TABLE: &str = "kv";
 /// The comment of each table kvperf creates: `--fresh` drops only tables
 /// that carry it (a table made without kvperf, or by a kvperf from before
-/// this mark, is refused in one line).
+/// this mark, is refused in one line). A flush keeps it ([`is_marked`]).
 const MARK: &str = "kvperf-store 1: made by kvperf, which drops it at load --fresh";
 /// How long settle waits for the server's flushes and compactions at most.
 const SETTLE_LIMIT: Duration = Duration::from_secs(3600);
@@ -524,19 +524,7 @@ async fn prepare_schema(
         if mode == OpenMode::Fresh {
             // Only tables kvperf made (and marked) are dropped.
             for table in existing.keys() {
-                let comment = text_rows(
-                    query(
-                        session,
-                        "SELECT comment FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
-                        &[ks.as_str(), table.as_str()],
-                    )
-                    .await?,
-                )?
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next())
-                .unwrap_or_default();
-                if comment != MARK {
+                if !is_marked(&table_comment(session, &ks, table).await?) {
                     return Err(InputError::Invalid(format!(
                         "Cassandra table {ks}.{table} at {where_} has no kvperf mark (kvperf did not make it, or made it before it marked its tables), so --fresh does not drop it: name another keyspace with -p cassandra.keyspace, or drop it by hand if it may go (DROP TABLE {ks}.{table})"
                     ))
@@ -622,6 +610,32 @@ async fn prepare_schema(
     }
     let tables = table_ids(session, &ks).await?;
     Ok((version, tables))
+}
+
+/// A table's comment ("" if none, or no such table).
+async fn table_comment(session: &Session, ks: &str, table: &str) -> anyhow::Result<String> {
+    Ok(text_rows(
+        query(
+            session,
+            "SELECT comment FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+            &[ks, table],
+        )
+        .await?,
+    )?
+    .into_iter()
+    .next()
+    .and_then(|r| r.into_iter().next())
+    .unwrap_or_default())
+}
+
+/// A comment kvperf wrote on a table it made: [`MARK`], or the mark with
+/// the stamp of a flush (see [`CassandraEngine::flush`]).
+fn is_marked(comment: &str) -> bool {
+    comment == MARK
+        || comment
+            .strip_prefix(MARK)
+            .and_then(|rest| rest.strip_prefix("; flushed "))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The keyspace's replication factor as stored (None: no keyspace, or
@@ -779,10 +793,17 @@ impl CassandraEngine {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
         for table in self.tables.keys() {
+            // A table kvperf made keeps its mark.
+            let ks = &self.settings.keyspace;
+            let comment = if is_marked(&table_comment(&self.control, ks, table).await?) {
+                format!("{MARK}; flushed {stamp}")
+            } else {
+                format!("kvperf flush {stamp}")
+            };
             query(
                 &self.control,
                 &format!(
-                    "ALTER TABLE {} WITH comment = 'kvperf flush {stamp}'",
+                    "ALTER TABLE {} WITH comment = '{comment}'",
                     self.settings.table(table)
                 ),
                 &[],

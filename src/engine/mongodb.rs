@@ -415,7 +415,11 @@ impl Settings {
     fn unreachable(&self, e: &mongodb::error::Error) -> anyhow::Error {
         use mongodb::error::ErrorKind;
         let said = scrub(&describe(e), &self.secrets);
-        let user = self.options.credential.as_ref().and_then(|c| c.username.clone());
+        let user = self
+            .options
+            .credential
+            .as_ref()
+            .and_then(|c| c.username.clone());
         let login = matches!(e.kind.as_ref(), ErrorKind::Authentication { .. })
             || matches!(e.kind.as_ref(), ErrorKind::Command(c) if c.code == 18);
         let message = if login {
@@ -438,7 +442,12 @@ impl Settings {
     /// OP_MSG. If none answers as MongoDB does, the first one's fault in
     /// one line, at once: nothing listening, silent, or another protocol.
     fn probe(&self) -> Result<(), InputError> {
-        if self.options.tls.as_ref().is_some_and(|t| matches!(t, mongodb::options::Tls::Enabled(_))) {
+        if self
+            .options
+            .tls
+            .as_ref()
+            .is_some_and(|t| matches!(t, mongodb::options::Tls::Enabled(_)))
+        {
             return Ok(());
         }
         let limit = self
@@ -452,7 +461,11 @@ impl Settings {
                 return Ok(());
             };
             let port = port.unwrap_or(27017);
-            let shown = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+            let shown = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
             match probe(host, port, limit) {
                 Probe::Mongo => return Ok(()),
                 fault => {
@@ -523,7 +536,9 @@ fn probe(host: &str, port: u16, limit: Duration) -> Probe {
                 continue;
             }
         };
-        let left = deadline.saturating_duration_since(std::time::Instant::now()).max(Duration::from_millis(1));
+        let left = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .max(Duration::from_millis(1));
         let _ = stream.set_read_timeout(Some(left));
         let _ = stream.set_write_timeout(Some(left));
         if stream.write_all(HELLO).is_err() {
@@ -533,7 +548,14 @@ fn probe(host: &str, port: u16, limit: Duration) -> Probe {
         return match stream.read_exact(&mut header) {
             Ok(()) if header[12..16] == [0xdd, 0x07, 0, 0] => Probe::Mongo,
             Ok(()) => Probe::Other,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Probe::Silent,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Probe::Silent
+            }
             Err(_) => Probe::Other,
         };
     }
@@ -623,7 +645,11 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
         OpenMode::Fresh => {
             // Only collections kvperf made (and marked) are dropped.
             for name in [&settings.collection, &kv] {
-                if names.contains(name) && !marked(&db, name).await.map_err(|e| command_error("reading kvperf's marks", e))? {
+                if names.contains(name)
+                    && !marked(&db, name)
+                        .await
+                        .map_err(|e| command_error("reading kvperf's marks", e))?
+                {
                     return Err(InputError::Invalid(format!(
                         "collection {}.{name} on MongoDB at {} has no kvperf mark (kvperf did not make it, or made it before it marked its collections), so --fresh does not drop it: set another -p mongodb.collection, or drop it by hand if it may go (db.{name}.drop())",
                         settings.database, settings.address
@@ -643,14 +669,18 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
                 .await
                 .map_err(|e| command_error(&format!("creating {}", settings.collection), e))?;
             for name in [&settings.collection, &kv] {
-                mark(&db, name).await.map_err(|e| command_error("marking the store", e))?;
+                mark(&db, name)
+                    .await
+                    .map_err(|e| command_error("marking the store", e))?;
             }
         }
         OpenMode::Any => {
             // Collections this store will make are marked as kvperf's.
             for name in [&settings.collection, &kv] {
                 if !names.contains(name) {
-                    mark(&db, name).await.map_err(|e| command_error("marking the store", e))?;
+                    mark(&db, name)
+                        .await
+                        .map_err(|e| command_error("marking the store", e))?;
                 }
             }
         }
@@ -1312,7 +1342,11 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         for (port, said) in [
             (silent, "did not answer within 1 s"),
             (http, "does not speak the MongoDB protocol"),

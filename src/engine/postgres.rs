@@ -1339,7 +1339,10 @@ mod tests {
         let (port, _) = fake_listener::serving(full);
         let said = format!("PostgreSQL at 127.0.0.1:{port} is full: it refuses new connections (FATAL: sorry, too many clients already)");
         for (way, err, _) in every_connect(&at(port, "")) {
-            assert!(err.starts_with(&said) && !err.contains('\n'), "{way}: {err}");
+            assert!(
+                err.starts_with(&said) && !err.contains('\n'),
+                "{way}: {err}"
+            );
         }
     }
 

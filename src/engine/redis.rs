@@ -347,7 +347,10 @@ impl RedisOptions {
     fn first_words(&self) -> Option<String> {
         use std::io::{Read, Write};
         use std::net::{TcpStream, ToSocketAddrs};
-        let addr = (self.host.as_str(), self.port).to_socket_addrs().ok()?.next()?;
+        let addr = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .ok()?
+            .next()?;
         let mut stream = TcpStream::connect_timeout(&addr, CONNECT_LIMIT).ok()?;
         stream.set_read_timeout(Some(CONNECT_LIMIT)).ok()?;
         stream.set_write_timeout(Some(CONNECT_LIMIT)).ok()?;
@@ -355,7 +358,8 @@ impl RedisOptions {
         let mut reply = [0u8; 256];
         let n = stream.read(&mut reply).ok()?;
         let text = String::from_utf8_lossy(&reply[..n]);
-        text.strip_prefix('-').map(|t| t.lines().next().unwrap_or("").to_string())
+        text.strip_prefix('-')
+            .map(|t| t.lines().next().unwrap_or("").to_string())
     }
 
     fn key(&self, suffix: &[u8]) -> Vec<u8> {

@@ -322,7 +322,10 @@ impl Instance {
             .stderr(Stdio::piped());
         if let Some(procs) = verified {
             let pids = Record::pid_list(&procs.iter().collect::<Vec<_>>());
-            cmd.env("KVPERF_VERIFIED", if pids.is_empty() { "none".into() } else { pids });
+            cmd.env(
+                "KVPERF_VERIFIED",
+                if pids.is_empty() { "none".into() } else { pids },
+            );
         }
         let mut child = cmd
             .spawn()

@@ -182,9 +182,8 @@ impl Record {
             .and_then(|_| std::fs::rename(&tmp, dir.join(RECORD)));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
-            return Err(e).with_context(|| {
-                format!("cannot write the server record in '{}'", dir.display())
-            });
+            return Err(e)
+                .with_context(|| format!("cannot write the server record in '{}'", dir.display()));
         }
         Ok(())
     }
@@ -234,13 +233,22 @@ pub fn signal(proc: &Proc, signal: libc::c_int) -> bool {
 /// Stops the processes: `stop_signal` to each, then waits up to `limit`
 /// for them to exit; SIGKILL for those still there if `kill_stuck`. The
 /// pids that did not exit, if any.
-pub fn stop(procs: &[&Proc], stop_signal: libc::c_int, kill_stuck: bool, limit: Duration) -> Vec<u32> {
+pub fn stop(
+    procs: &[&Proc],
+    stop_signal: libc::c_int,
+    kill_stuck: bool,
+    limit: Duration,
+) -> Vec<u32> {
     for p in procs {
         signal(p, stop_signal);
     }
     let deadline = Instant::now() + limit;
     let left = |procs: &[&Proc]| -> Vec<u32> {
-        procs.iter().filter(|p| p.is_alive()).map(|p| p.pid).collect()
+        procs
+            .iter()
+            .filter(|p| p.is_alive())
+            .map(|p| p.pid)
+            .collect()
     };
     while !left(procs).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
@@ -277,13 +285,19 @@ mod tests {
         std::fs::write(tmp.path().join(RECORD), "pid=1\n").unwrap();
         let err = Record::read(tmp.path()).unwrap_err().to_string();
         assert!(err.contains("not a server record kvperf wrote"), "{err}");
-        assert_eq!(crate::error::exit_code(&Record::read(tmp.path()).unwrap_err()), 2);
+        assert_eq!(
+            crate::error::exit_code(&Record::read(tmp.path()).unwrap_err()),
+            2
+        );
     }
 
     /// A pid whose start time differs is another process: never signalled.
     #[test]
     fn a_reused_pid_is_not_the_recorded_process() {
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let mut proc = Proc::observe(child.id()).unwrap();
         proc.start += 1;
         assert!(!proc.is_alive());

@@ -62,7 +62,11 @@ impl UsersRedis {
 
     /// Still running, its key still there.
     fn assert_untouched(&mut self) {
-        assert_eq!(self.child.try_wait().unwrap(), None, "the user's redis-server exited");
+        assert_eq!(
+            self.child.try_wait().unwrap(),
+            None,
+            "the user's redis-server exited"
+        );
         assert_eq!(
             self.cli(&["GET", "kv:session"]).as_deref(),
             Some("the user's")
@@ -92,7 +96,15 @@ fn server(dir: &Path, action: &str, port: u16) -> common::Output {
     let shown = dir.display().to_string();
     common::kvperf(
         dir.parent().unwrap(),
-        &["server", action, "redis", "--dir", &shown, "--port", &port.to_string()],
+        &[
+            "server",
+            action,
+            "redis",
+            "--dir",
+            &shown,
+            "--port",
+            &port.to_string(),
+        ],
     )
 }
 
@@ -111,12 +123,12 @@ fn a_failed_start_on_another_port_leaves_the_running_server_alone() {
         if port == 0 {
             common::assert_input_error(&out, "--port 0");
         } else {
-            common::assert_input_error(
-                &out,
-                &format!("runs on port {}", redis.port),
-            );
+            common::assert_input_error(&out, &format!("runs on port {}", redis.port));
         }
-        assert!(answers(redis.port), "kvperf's own Redis was stopped by a failed start");
+        assert!(
+            answers(redis.port),
+            "kvperf's own Redis was stopped by a failed start"
+        );
     }
     assert!(!answers(other));
 }
@@ -128,7 +140,10 @@ fn a_stop_naming_another_port_stops_nothing() {
     };
     let out = server(&redis.server_dir(), "stop", free_port());
     common::assert_input_error(&out, "nothing stopped");
-    assert!(answers(redis.port), "stop --port OTHER stopped kvperf's Redis");
+    assert!(
+        answers(redis.port),
+        "stop --port OTHER stopped kvperf's Redis"
+    );
     // Named by its own port, it stops.
     let out = server(&redis.server_dir(), "stop", redis.port);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -147,7 +162,11 @@ fn stop_and_status_naming_a_users_server_leave_it_alone() {
     };
     let out = server(&redis.server_dir(), "status", users.port);
     common::assert_input_error(&out, &format!("runs on port {}", redis.port));
-    assert!(!out.stdout.contains(&users.port.to_string()), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains(&users.port.to_string()),
+        "{}",
+        out.stdout
+    );
     let out = server(&redis.server_dir(), "stop", users.port);
     common::assert_input_error(&out, "nothing stopped");
     users.assert_untouched();
@@ -229,8 +248,22 @@ fn fresh_deletes_no_redis_keys_kvperf_did_not_mark() {
     users.assert_untouched();
 
     for (prefix, keys, size) in [
-        ("y:", [["ZADD", "y:_indices", "0", "user1"], ["HSET", "y:user1", "field0", "x"]], "3"),
-        ("o:", [["SET", "o:_kvperf", "kvperf redis store", ""], ["SET", "o:kv:1", "x", ""]], "5"),
+        (
+            "y:",
+            [
+                ["ZADD", "y:_indices", "0", "user1"],
+                ["HSET", "y:user1", "field0", "x"],
+            ],
+            "3",
+        ),
+        (
+            "o:",
+            [
+                ["SET", "o:_kvperf", "kvperf redis store", ""],
+                ["SET", "o:kv:1", "x", ""],
+            ],
+            "5",
+        ),
     ] {
         for key in keys {
             let args: Vec<&str> = key.iter().copied().filter(|a| !a.is_empty()).collect();
@@ -246,22 +279,42 @@ fn fresh_deletes_no_redis_keys_kvperf_did_not_mark() {
     }
 
     for _ in 0..2 {
-        let out = load_fresh(dir.path(), "redis", &[port.clone(), "redis.keyprefix=k:".into()]);
+        let out = load_fresh(
+            dir.path(),
+            "redis",
+            &[port.clone(), "redis.keyprefix=k:".into()],
+        );
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
     users.assert_untouched();
-    assert_eq!(users.cli(&["HGET", "y:user1", "field0"]).as_deref(), Some("x"));
+    assert_eq!(
+        users.cli(&["HGET", "y:user1", "field0"]).as_deref(),
+        Some("x")
+    );
     assert_eq!(users.cli(&["GET", "o:kv:1"]).as_deref(), Some("x"));
 }
 
 /// psql on kvperf's PostgreSQL, database kvperf: its output, trimmed.
 fn psql(port: u16, sql: &str) -> String {
     let out = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-d", "kvperf"])
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            "kvperf",
+        ])
         .args(["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
         .output()
         .expect("psql runs (it comes with PostgreSQL)");
-    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -314,7 +367,15 @@ fn load_within(engine: &str, props: &[String], limit: Duration) -> (common::Outp
     let dir = tempfile::tempdir().unwrap();
     let workload = common::workload("a");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvperf"));
-    cmd.args(["load", "--engine", engine, "-P", &workload, "-p", "recordcount=10"]);
+    cmd.args([
+        "load",
+        "--engine",
+        engine,
+        "-P",
+        &workload,
+        "-p",
+        "recordcount=10",
+    ]);
     for p in props {
         cmd.args(["-p", p]);
     }
@@ -363,11 +424,22 @@ fn http() -> u16 {
 #[test]
 fn mongodb_faults_are_one_line_exit_2_at_once() {
     let closed = free_port();
-    let (out, took) = load_within("mongodb", &[format!("mongodb.port={closed}")], Duration::from_secs(60));
-    common::assert_input_error(&out, &format!("cannot reach MongoDB at 127.0.0.1:{closed} ("));
+    let (out, took) = load_within(
+        "mongodb",
+        &[format!("mongodb.port={closed}")],
+        Duration::from_secs(60),
+    );
+    common::assert_input_error(
+        &out,
+        &format!("cannot reach MongoDB at 127.0.0.1:{closed} ("),
+    );
     assert!(took < Duration::from_secs(5), "{took:?}");
     let web = http();
-    let (out, took) = load_within("mongodb", &[format!("mongodb.port={web}")], Duration::from_secs(60));
+    let (out, took) = load_within(
+        "mongodb",
+        &[format!("mongodb.port={web}")],
+        Duration::from_secs(60),
+    );
     common::assert_input_error(
         &out,
         &format!("the server at 127.0.0.1:{web} does not speak the MongoDB protocol"),
@@ -383,15 +455,26 @@ fn a_full_redis_is_called_full() {
     let Some(users) = UsersRedis::start() else {
         return;
     };
-    assert_eq!(users.cli(&["CONFIG", "SET", "maxclients", "1"]).as_deref(), Some("OK"));
+    assert_eq!(
+        users.cli(&["CONFIG", "SET", "maxclients", "1"]).as_deref(),
+        Some("OK")
+    );
     let mut held = std::net::TcpStream::connect(("127.0.0.1", users.port)).unwrap();
     held.write_all(b"PING\r\n").unwrap();
     let mut pong = [0u8; 7];
     held.read_exact(&mut pong).unwrap();
     assert_eq!(&pong, b"+PONG\r\n");
-    let (out, _) = load_within("redis", &[format!("redis.port={}", users.port)], Duration::from_secs(60));
+    let (out, _) = load_within(
+        "redis",
+        &[format!("redis.port={}", users.port)],
+        Duration::from_secs(60),
+    );
     common::assert_input_error(&out, &format!("Redis at 127.0.0.1:{} is full", users.port));
-    assert!(!out.stderr.contains("kvperf server start"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("kvperf server start"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// `--fresh` drops no MongoDB collection kvperf did not make and mark (a
@@ -420,8 +503,12 @@ fn fresh_drops_no_mongodb_collection_kvperf_did_not_mark() {
     };
     for name in ["usertable", "orders_kv"] {
         let users = db.collection::<Document>(name);
-        rt.block_on(async { users.insert_one(doc! {"_id": "mine", "note": "the user's"}).await })
-            .unwrap();
+        rt.block_on(async {
+            users
+                .insert_one(doc! {"_id": "mine", "note": "the user's"})
+                .await
+        })
+        .unwrap();
     }
     let port = ferretdb.port_property("mongodb");
     for (collection, needle) in [
@@ -438,5 +525,49 @@ fn fresh_drops_no_mongodb_collection_kvperf_did_not_mark() {
         let out = load_fresh(ferretdb.dir(), "mongodb", &props);
         assert_eq!(out.code, 0, "{}", out.stderr);
         assert_eq!(count("k"), 20);
+    }
+}
+
+/// `--fresh` drops no Cassandra table kvperf did not make and mark, and
+/// leaves that keyspace's replication alone; tables kvperf made (marked,
+/// a flush keeps the mark) are dropped and made again.
+#[cfg(feature = "cassandra")]
+#[test]
+fn fresh_drops_no_cassandra_table_kvperf_did_not_mark() {
+    use scylla::client::session_builder::SessionBuilder;
+    let Some(cassandra) = Server::start("cassandra", "servers::fresh_cassandra") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let node = format!("127.0.0.1:{}", cassandra.port);
+    let session = rt
+        .block_on(async { SessionBuilder::new().known_node(&node).build().await })
+        .unwrap();
+    let cql = |text: &str| {
+        let rows = rt
+            .block_on(async { session.query_unpaged(text, &[]).await })
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+        rows.into_rows_result().map(|r| r.rows_num()).unwrap_or(0)
+    };
+    cql("CREATE KEYSPACE mine WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
+    cql("CREATE TABLE mine.usertable (y_id varchar PRIMARY KEY, field0 varchar, field1 varchar)");
+    cql("INSERT INTO mine.usertable (y_id, field0) VALUES ('user1', 'the user''s')");
+    let port = cassandra.port_property("cassandra");
+    let props = [
+        port.clone(),
+        "cassandra.keyspace=mine".into(),
+        "cassandra.replication_factor=2".into(),
+    ];
+    let out = load_fresh(cassandra.dir(), "cassandra", &props);
+    common::assert_input_error(&out, "Cassandra table mine.usertable");
+    assert_eq!(cql("SELECT y_id FROM mine.usertable"), 1);
+    let props = [port, "cassandra.keyspace=k".into()];
+    for _ in 0..2 {
+        let out = load_fresh(cassandra.dir(), "cassandra", &props);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(cql("SELECT y_id FROM k.usertable"), 20);
     }
 }
