@@ -121,6 +121,11 @@ pub fn instance(args: &ServerArgs) -> anyhow::Result<Instance> {
         })?;
         settings.insert(server.setting_var(key)?, value.to_string());
     }
+    if args.port == Some(0) {
+        return Err(
+            InputError::Invalid("--port 0: a server needs a port from 1 to 65535".into()).into(),
+        );
+    }
     Ok(Instance {
         server,
         dir: args
@@ -128,6 +133,7 @@ pub fn instance(args: &ServerArgs) -> anyhow::Result<Instance> {
             .clone()
             .unwrap_or_else(|| server::default_dir(server)),
         port: args.port.unwrap_or(server.default_port),
+        port_given: args.port.is_some(),
         nodes: args.nodes,
         settings,
     })

@@ -135,6 +135,10 @@ const TABLE: &str = "usertable";
 const KEY_COLUMN: &str = "y_id";
 /// The table of raw key-values.
 const KV_TABLE: &str = "kv";
+/// The comment of each table kvperf creates: `--fresh` drops only tables
+/// that carry it (a table made without kvperf, or by a kvperf from before
+/// this mark, is refused in one line). A flush keeps it ([`is_marked`]).
+const MARK: &str = "kvperf-store 1: made by kvperf, which drops it at load --fresh";
 /// How long settle waits for the server's flushes and compactions at most.
 const SETTLE_LIMIT: Duration = Duration::from_secs(3600);
 
@@ -518,8 +522,30 @@ async fn prepare_schema(
         )
         .await?;
         if mode == OpenMode::Fresh {
+            // Only tables kvperf made (and marked) are dropped.
+            for table in existing.keys() {
+                if !is_marked(&table_comment(session, &ks, table).await?) {
+                    return Err(InputError::Invalid(format!(
+                        "Cassandra table {ks}.{table} at {where_} has no kvperf mark (kvperf did not make it, or made it before it marked its tables), so --fresh does not drop it: name another keyspace with -p cassandra.keyspace, or drop it by hand if it may go (DROP TABLE {ks}.{table})"
+                    ))
+                    .into());
+                }
+            }
+            // The keyspace's replication is changed only when it holds
+            // nothing but kvperf's tables.
+            let others = text_rows(
+                query(
+                    session,
+                    "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?",
+                    &[&ks],
+                )
+                .await?,
+            )?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next())
+            .any(|t| t != TABLE && t != KV_TABLE);
             let current = keyspace_replication_factor(session, &ks).await?;
-            if current.as_deref() != Some(rf.to_string().as_str()) {
+            if !others && current.as_deref() != Some(rf.to_string().as_str()) {
                 query(
                     session,
                     &format!("ALTER KEYSPACE {ks} WITH replication = {replication}"),
@@ -539,7 +565,7 @@ async fn prepare_schema(
         query(
             session,
             &format!(
-                "CREATE TABLE IF NOT EXISTS {ks}.{TABLE} ({KEY_COLUMN} varchar PRIMARY KEY{})",
+                "CREATE TABLE IF NOT EXISTS {ks}.{TABLE} ({KEY_COLUMN} varchar PRIMARY KEY{}) WITH comment = '{MARK}'",
                 columns.concat()
             ),
             &[],
@@ -547,7 +573,7 @@ async fn prepare_schema(
         .await?;
         query(
             session,
-            &format!("CREATE TABLE IF NOT EXISTS {ks}.{KV_TABLE} (k blob PRIMARY KEY, v blob)"),
+            &format!("CREATE TABLE IF NOT EXISTS {ks}.{KV_TABLE} (k blob PRIMARY KEY, v blob) WITH comment = '{MARK}'"),
             &[],
         )
         .await?;
@@ -584,6 +610,32 @@ async fn prepare_schema(
     }
     let tables = table_ids(session, &ks).await?;
     Ok((version, tables))
+}
+
+/// A table's comment ("" if none, or no such table).
+async fn table_comment(session: &Session, ks: &str, table: &str) -> anyhow::Result<String> {
+    Ok(text_rows(
+        query(
+            session,
+            "SELECT comment FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+            &[ks, table],
+        )
+        .await?,
+    )?
+    .into_iter()
+    .next()
+    .and_then(|r| r.into_iter().next())
+    .unwrap_or_default())
+}
+
+/// A comment kvperf wrote on a table it made: [`MARK`], or the mark with
+/// the stamp of a flush (see [`CassandraEngine::flush`]).
+fn is_marked(comment: &str) -> bool {
+    comment == MARK
+        || comment
+            .strip_prefix(MARK)
+            .and_then(|rest| rest.strip_prefix("; flushed "))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The keyspace's replication factor as stored (None: no keyspace, or
@@ -741,10 +793,17 @@ impl CassandraEngine {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
         for table in self.tables.keys() {
+            // A table kvperf made keeps its mark.
+            let ks = &self.settings.keyspace;
+            let comment = if is_marked(&table_comment(&self.control, ks, table).await?) {
+                format!("{MARK}; flushed {stamp}")
+            } else {
+                format!("kvperf flush {stamp}")
+            };
             query(
                 &self.control,
                 &format!(
-                    "ALTER TABLE {} WITH comment = 'kvperf flush {stamp}'",
+                    "ALTER TABLE {} WITH comment = '{comment}'",
                     self.settings.table(table)
                 ),
                 &[],

@@ -410,17 +410,156 @@ impl Settings {
         })
     }
 
+    /// Why the driver could not reach the server or log in, as bad input
+    /// (exit 2): a login refused, or the server unreachable.
     fn unreachable(&self, e: &mongodb::error::Error) -> anyhow::Error {
-        anyhow::anyhow!(
-            "cannot reach MongoDB at {} ({}); is the server running? `kvperf server start ferretdb` starts one (set -p mongodb.host and mongodb.port, or mongodb.url, to reach another)",
-            self.address,
-            scrub(&describe(e), &self.secrets)
-        )
+        use mongodb::error::ErrorKind;
+        let said = scrub(&describe(e), &self.secrets);
+        let user = self
+            .options
+            .credential
+            .as_ref()
+            .and_then(|c| c.username.clone());
+        let login = matches!(e.kind.as_ref(), ErrorKind::Authentication { .. })
+            || matches!(e.kind.as_ref(), ErrorKind::Command(c) if c.code == 18);
+        let message = if login {
+            format!(
+                "MongoDB at {} refused the login as user '{}': {said}; set -p mongodb.username and mongodb.password (or KVPERF_MONGODB_USERNAME and KVPERF_MONGODB_PASSWORD)",
+                self.address,
+                user.as_deref().unwrap_or("")
+            )
+        } else {
+            format!(
+                "cannot reach MongoDB at {} ({said}); `kvperf server start ferretdb --port PORT` starts one, or set -p mongodb.host and mongodb.port (or mongodb.url)",
+                self.address
+            )
+        };
+        InputError::Invalid(message).into()
+    }
+
+    /// Before the driver (whose server selection waits its whole timeout
+    /// whatever went wrong): each plain TCP host is asked `hello` over
+    /// OP_MSG. If none answers as MongoDB does, the first one's fault in
+    /// one line, at once: nothing listening, silent, or another protocol.
+    fn probe(&self) -> Result<(), InputError> {
+        if self
+            .options
+            .tls
+            .as_ref()
+            .is_some_and(|t| matches!(t, mongodb::options::Tls::Enabled(_)))
+        {
+            return Ok(());
+        }
+        let limit = self
+            .options
+            .connect_timeout
+            .unwrap_or(PROBE_LIMIT)
+            .min(PROBE_LIMIT);
+        let mut first = None;
+        for host in &self.options.hosts {
+            let ServerAddress::Tcp { host, port } = host else {
+                return Ok(());
+            };
+            let port = port.unwrap_or(27017);
+            let shown = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            match probe(host, port, limit) {
+                Probe::Mongo => return Ok(()),
+                fault => {
+                    first.get_or_insert((shown, fault));
+                }
+            }
+        }
+        let Some((addr, fault)) = first else {
+            return Ok(());
+        };
+        Err(InputError::Invalid(match fault {
+            Probe::Mongo => unreachable!(),
+            Probe::Unreachable(why) => format!(
+                "cannot reach MongoDB at {addr} ({why}); `kvperf server start ferretdb --port PORT` starts one, or set -p mongodb.host and mongodb.port (or mongodb.url)"
+            ),
+            Probe::Silent => format!(
+                "MongoDB at {addr} did not answer within {} s: is a MongoDB server listening there? (set -p mongodb.host and mongodb.port)",
+                limit.as_secs_f64()
+            ),
+            Probe::Other => format!(
+                "the server at {addr} does not speak the MongoDB protocol (set -p mongodb.host and mongodb.port)"
+            ),
+        }))
     }
 
     fn kv_collection(&self) -> String {
         format!("{}_kv", self.collection)
     }
+}
+
+/// How long the probe before the driver may take at most.
+const PROBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// What a host said to `hello`.
+enum Probe {
+    /// An OP_MSG reply: a MongoDB server (or one speaking its protocol).
+    Mongo,
+    /// Nothing listens, or the name does not resolve: why.
+    Unreachable(String),
+    /// Connected, and no reply within the limit.
+    Silent,
+    /// Something else answered, or closed the connection.
+    Other,
+}
+
+/// Sends `{hello: 1, $db: "admin"}` as OP_MSG to `host:port` and reads a
+/// reply's header, all within `limit`.
+fn probe(host: &str, port: u16, limit: Duration) -> Probe {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    const HELLO: &[u8] = b"\x34\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xdd\x07\x00\x00\x00\x00\x00\x00\x00\x1f\x00\x00\x00\x10hello\x00\x01\x00\x00\x00\x02$db\x00\x06\x00\x00\x00admin\x00\x00";
+    let deadline = std::time::Instant::now() + limit;
+    let addrs = match (host, port).to_socket_addrs() {
+        Ok(a) => a.collect::<Vec<_>>(),
+        Err(e) => return Probe::Unreachable(e.to_string()),
+    };
+    let mut why = String::from("no address");
+    for addr in addrs {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Probe::Silent;
+        }
+        let mut stream = match TcpStream::connect_timeout(&addr, left) {
+            Ok(s) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Probe::Silent,
+            Err(e) => {
+                why = e.to_string();
+                continue;
+            }
+        };
+        let left = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .max(Duration::from_millis(1));
+        let _ = stream.set_read_timeout(Some(left));
+        let _ = stream.set_write_timeout(Some(left));
+        if stream.write_all(HELLO).is_err() {
+            return Probe::Other;
+        }
+        let mut header = [0u8; 16];
+        return match stream.read_exact(&mut header) {
+            Ok(()) if header[12..16] == [0xdd, 0x07, 0, 0] => Probe::Mongo,
+            Ok(()) => Probe::Other,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Probe::Silent
+            }
+            Err(_) => Probe::Other,
+        };
+    }
+    Probe::Unreachable(why)
 }
 
 /// A number in a command's answer (servers mix int32, int64 and double).
@@ -441,6 +580,8 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         "kvperf-mongodb",
         "MongoDB",
     )?;
+    // Faults found at once, in one line, before the driver waits.
+    settings.probe()?;
     let (client, version) = rt.block_on(connect(&settings, opts.mode))?;
     let db = client.database(&settings.database);
     let pids = local_pids(&settings.options.hosts);
@@ -502,6 +643,20 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
             }
         }
         OpenMode::Fresh => {
+            // Only collections kvperf made (and marked) are dropped.
+            for name in [&settings.collection, &kv] {
+                if names.contains(name)
+                    && !marked(&db, name)
+                        .await
+                        .map_err(|e| command_error("reading kvperf's marks", e))?
+                {
+                    return Err(InputError::Invalid(format!(
+                        "collection {}.{name} on MongoDB at {} has no kvperf mark (kvperf did not make it, or made it before it marked its collections), so --fresh does not drop it: set another -p mongodb.collection, or drop it by hand if it may go (db.{name}.drop())",
+                        settings.database, settings.address
+                    ))
+                    .into());
+                }
+            }
             for name in [&settings.collection, &kv] {
                 if names.contains(name) {
                     db.collection::<Document>(name)
@@ -513,10 +668,46 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
             db.create_collection(&settings.collection)
                 .await
                 .map_err(|e| command_error(&format!("creating {}", settings.collection), e))?;
+            for name in [&settings.collection, &kv] {
+                mark(&db, name)
+                    .await
+                    .map_err(|e| command_error("marking the store", e))?;
+            }
         }
-        OpenMode::Any => {}
+        OpenMode::Any => {
+            // Collections this store will make are marked as kvperf's.
+            for name in [&settings.collection, &kv] {
+                if !names.contains(name) {
+                    mark(&db, name)
+                        .await
+                        .map_err(|e| command_error("marking the store", e))?;
+                }
+            }
+        }
     }
     Ok((client, version))
+}
+
+/// The collection of kvperf's marks in a database: one document per
+/// collection kvperf made, `{_id: NAME, mark: MARK}`. `--fresh` drops
+/// only a collection marked there.
+const MARKS: &str = "kvperf_owned";
+const MARK: &str = "kvperf-store 1: made by kvperf, which drops it at load --fresh";
+
+async fn marked(db: &Database, name: &str) -> mongodb::error::Result<bool> {
+    let found = db
+        .collection::<Document>(MARKS)
+        .find_one(doc! {"_id": name, "mark": MARK})
+        .await?;
+    Ok(found.is_some())
+}
+
+async fn mark(db: &Database, name: &str) -> mongodb::error::Result<()> {
+    db.collection::<Document>(MARKS)
+        .replace_one(doc! {"_id": name}, doc! {"_id": name, "mark": MARK})
+        .upsert(true)
+        .await?;
+    Ok(())
 }
 
 /// Whether `host` is an address of this machine (a bind succeeds only on
@@ -1151,7 +1342,17 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        for port in [silent, http, closing] {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        for (port, said) in [
+            (silent, "did not answer within 1 s"),
+            (http, "does not speak the MongoDB protocol"),
+            (closing, "does not speak the MongoDB protocol"),
+            (closed, "cannot reach MongoDB at"),
+        ] {
             for runtime in [None, Some(runner.handle())] {
                 let mut p = Properties::new();
                 p.set("mongodb.port", &port.to_string());
@@ -1169,8 +1370,8 @@ mod tests {
                 };
                 let took = t0.elapsed();
                 assert!(took < Duration::from_secs(5), "{took:?}: {err}");
-                let start = format!("cannot reach MongoDB at 127.0.0.1:{port} (");
-                assert!(err.starts_with(&start), "{err}");
+                assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+                assert!(err.contains(said), "{err}");
                 assert!(!err.contains('\n'), "{err}");
             }
         }

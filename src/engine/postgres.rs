@@ -53,7 +53,11 @@
 //! between calls.
 //!
 //! **Stores.** A fresh store drops and re-creates both tables and nothing
-//! else; `Any` creates them if missing; `Existing` needs one of them (a
+//! else, and only tables kvperf made: each table kvperf creates carries its
+//! mark (a `COMMENT ON TABLE`, [`MARK`]), and `--fresh` refuses, in one
+//! line, a table of that name without it (a user's, YCSB's, or one an
+//! older kvperf made before it marked them: `DROP TABLE` it by hand).
+//! `Any` creates them if missing (marked); `Existing` needs one of them (a
 //! table made by YCSB's own JDBC binding is adopted: its columns are
 //! `ycsb_key`, `field0`...). Durability is the server's
 //! `synchronous_commit` unless `postgres.synchronous_commit` sets it per
@@ -132,6 +136,14 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 /// How long `settle` waits for autovacuum of the store's tables.
 const SETTLE_LIMIT: Duration = Duration::from_secs(600);
 const KEY_COLUMN: &str = "ycsb_key";
+/// The comment kvperf gives each table it creates: `--fresh` drops only
+/// tables that carry it (a user does not write this by accident).
+const MARK: &str = "kvperf-store 1: made by kvperf, which drops it at load --fresh";
+
+/// `COMMENT ON TABLE name IS MARK`.
+fn mark_sql(name: &str) -> String {
+    format!("COMMENT ON TABLE {name} IS '{MARK}'")
+}
 const SYNC_CHOICES: [&str; 5] = ["on", "off", "local", "remote_write", "remote_apply"];
 
 /// `--sync` sets `synchronous_commit` (on, or off) for kvperf's sessions;
@@ -385,6 +397,10 @@ impl PgOptions {
                 self.scrub(&s),
                 self.port
             ),
+            ConnectError::Refused { code, said: s } if code == SqlState::TOO_MANY_CONNECTIONS => format!(
+                "PostgreSQL at {addr} is full: it refuses new connections ({}); run fewer clients, or raise its max_connections",
+                self.scrub(&s)
+            ),
             ConnectError::Refused { code, said: s } if is_login_refusal(&code) => {
                 format!("{login}: {}; {password_hint}", self.scrub(&s))
             }
@@ -434,12 +450,31 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let (t, kv) = (&options.table, &options.kv_table);
     match opts.mode {
         OpenMode::Fresh => {
-            client
-                .batch_execute(&format!("DROP TABLE IF EXISTS {t}, {kv}"))
-                .map_err(sql_error)?;
-            for sql in options.create_sql(false) {
-                client.batch_execute(&sql).map_err(sql_error)?;
+            // Only tables kvperf made (and marked) are dropped.
+            for name in [t, kv] {
+                let row = client
+                    .query_one(
+                        "SELECT to_regclass($1::text) IS NOT NULL, obj_description(to_regclass($1::text)::oid, 'pg_class')",
+                        &[name],
+                    )
+                    .map_err(sql_error)?;
+                let (exists, comment): (bool, Option<String>) = (row.get(0), row.get(1));
+                if exists && comment.as_deref() != Some(MARK) {
+                    return Err(InputError::Invalid(format!(
+                        "table {name} in database '{}' on PostgreSQL at {addr} has no kvperf mark (kvperf did not make it, or made it before it marked its tables), so --fresh does not drop it: set another -p postgres.table, or drop it by hand if it may go (DROP TABLE {name})",
+                        options.database
+                    ))
+                    .into());
+                }
             }
+            let [create_t, create_kv] = options.create_sql(false);
+            client
+                .batch_execute(&format!(
+                    "BEGIN; DROP TABLE IF EXISTS {t}, {kv}; {create_t}; {}; {create_kv}; {}; COMMIT",
+                    mark_sql(t),
+                    mark_sql(kv)
+                ))
+                .map_err(sql_error)?;
         }
         OpenMode::Existing | OpenMode::Any => {
             if opts.mode == OpenMode::Existing {
@@ -457,8 +492,15 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                     .into());
                 }
             }
-            for sql in options.create_sql(true) {
-                client.batch_execute(&sql).map_err(sql_error)?;
+            // A table made here is marked as kvperf's; one that was there
+            // (another kvperf's at the same moment, or not kvperf's) is not.
+            for (name, sql) in [t, kv].into_iter().zip(options.create_sql(false)) {
+                client
+                    .batch_execute(&format!(
+                        "DO $kvperf$ BEGIN {sql}; {}; EXCEPTION WHEN duplicate_table OR unique_violation THEN NULL; END $kvperf$",
+                        mark_sql(name)
+                    ))
+                    .map_err(sql_error)?;
             }
         }
     }
@@ -1272,6 +1314,35 @@ mod tests {
         let refused = format!("PostgreSQL at 127.0.0.1:{port} refused the login as user 'postgres': FATAL: password authentication failed");
         for (way, err, _) in every_connect(&at(port, SECRET)) {
             assert!(err.starts_with(&refused) && !err.contains(SECRET), "{way}: {err}");
+        }
+    }
+
+    /// Just enough of a PostgreSQL server at max_connections: it answers
+    /// the startup message with SQLSTATE 53300.
+    fn full(mut s: TcpStream) {
+        let mut talk = || -> std::io::Result<()> {
+            if untyped(&mut s)? == [0x04, 0xd2, 0x16, 0x2f] {
+                s.write_all(b"N")?;
+                untyped(&mut s)?;
+            }
+            let fields = b"SFATAL\0VFATAL\0C53300\0Msorry, too many clients already\0\0";
+            s.write_all(b"E")?;
+            s.write_all(&(4 + fields.len() as u32).to_be_bytes())?;
+            s.write_all(fields)
+        };
+        let _ = talk();
+    }
+
+    #[test]
+    fn a_full_server_is_called_full() {
+        let _alone = fake_listener::sockets_alone();
+        let (port, _) = fake_listener::serving(full);
+        let said = format!("PostgreSQL at 127.0.0.1:{port} is full: it refuses new connections (FATAL: sorry, too many clients already)");
+        for (way, err, _) in every_connect(&at(port, "")) {
+            assert!(
+                err.starts_with(&said) && !err.contains('\n'),
+                "{way}: {err}"
+            );
         }
     }
 

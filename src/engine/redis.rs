@@ -49,8 +49,12 @@
 //! index lists, the index, kvperf's marker key `{keyprefix}_kvperf`, and the
 //! raw key-values (found with `SCAN MATCH {keyprefix}kv:*`; a store whose
 //! prefix is this prefix followed by `kv:` would lose keys to it, so do not
-//! nest prefixes that way). An existing store is one with the index or the
-//! marker. A store indexed by YCSB's own binding (scores not all 0) is
+//! nest prefixes that way), and only a store kvperf made: its marker holds
+//! [`MARK`], written when kvperf emptied the prefix or found nothing under
+//! it. Keys under the prefix without that mark (a user's `kv:*` keys under
+//! the default empty prefix, YCSB's own index, a store an older kvperf
+//! made) are refused by `--fresh` in one line. An existing store is one
+//! with the index or the marker. A store indexed by YCSB's own binding (scores not all 0) is
 //! refused, because lexicographic scans over it would be wrong.
 //!
 //! **Durability and size.** Redis keeps its data in memory; persistence
@@ -229,6 +233,16 @@ impl RedisOptions {
     /// A new blocking connection (a client thread's), timeouts set; the
     /// handshake and the first reply within [`CONNECT_LIMIT`] in all.
     fn connect(&self) -> anyhow::Result<Connection> {
+        self.connect_as(false)
+    }
+
+    /// A client's first connection (the engine's at open, a client's at its
+    /// setup, not a reconnect): a server that is full is named so.
+    fn connect_first(&self) -> anyhow::Result<Connection> {
+        self.connect_as(true)
+    }
+
+    fn connect_as(&self, first: bool) -> anyhow::Result<Connection> {
         let info = self.connection_info()?;
         let connect = move || {
             let mut con = redis::Client::open(info)?.get_connection_with_timeout(CONNECT_LIMIT)?;
@@ -241,12 +255,16 @@ impl RedisOptions {
         };
         within(CONNECT_LIMIT, connect)
             .unwrap_or_else(|| Err(timed_out()))
-            .map_err(|e| self.unreachable(&e))
+            .map_err(|e| self.connect_error(&e, first))
     }
 
     /// A new async connection (a client task's), on the runtime it is
     /// made on, timeouts set.
     async fn connect_async(&self) -> anyhow::Result<MultiplexedConnection> {
+        self.connect_async_as(false).await
+    }
+
+    async fn connect_async_as(&self, first: bool) -> anyhow::Result<MultiplexedConnection> {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(CONNECT_LIMIT))
             .set_response_timeout(Some(TIMEOUT));
@@ -261,14 +279,38 @@ impl RedisOptions {
         tokio::time::timeout(CONNECT_LIMIT, first_reply)
             .await
             .unwrap_or_else(|_| Err(timed_out()))
-            .map_err(|e| self.unreachable(&e))
+            .map_err(|e| self.connect_error(&e, first))
     }
 
     /// The error of a connection that failed: unreachable (with how to start
     /// a server), silent, not Redis, or refused by the server (its words:
     /// never the password).
     fn unreachable(&self, err: &RedisError) -> anyhow::Error {
+        self.connect_error(err, false)
+    }
+
+    /// As [`Self::unreachable`]; `first`: a client's first connection,
+    /// which after a closed connection asks the server what it says on a
+    /// new one (a reconnect does not: it would double its attempts).
+    fn connect_error(&self, err: &RedisError, first: bool) -> anyhow::Error {
         let addr = self.addr();
+        // A server at maxclients accepts, says so and closes: the client
+        // sees its words, or only the closed connection.
+        let full = |said: &str| said.contains("max number of clients");
+        let said = if full(&err.to_string()) {
+            Some(err.to_string())
+        } else if first && err.is_io_error() && !err.is_connection_refusal() && !err.is_timeout() {
+            self.first_words().filter(|w| full(w))
+        } else {
+            None
+        };
+        if let Some(said) = said {
+            return InputError::Invalid(format!(
+                "Redis at {addr} is full: it refuses new connections ({}); run fewer clients, or raise its maxclients",
+                scrubbed(said.trim(), self.password.as_deref())
+            ))
+            .into();
+        }
         if err.is_timeout() {
             InputError::Invalid(format!(
                 "Redis at {addr} did not answer within {} s: is a Redis server listening there? (set -p redis.host and redis.port)",
@@ -298,6 +340,26 @@ impl RedisOptions {
             ))
             .into()
         }
+    }
+
+    /// What the server says first on a new connection, if it is an error
+    /// line (Redis sends one on accepting when it is full); bounded.
+    fn first_words(&self) -> Option<String> {
+        use std::io::{Read, Write};
+        use std::net::{TcpStream, ToSocketAddrs};
+        let addr = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .ok()?
+            .next()?;
+        let mut stream = TcpStream::connect_timeout(&addr, CONNECT_LIMIT).ok()?;
+        stream.set_read_timeout(Some(CONNECT_LIMIT)).ok()?;
+        stream.set_write_timeout(Some(CONNECT_LIMIT)).ok()?;
+        let _ = stream.write_all(b"PING\r\n");
+        let mut reply = [0u8; 256];
+        let n = stream.read(&mut reply).ok()?;
+        let text = String::from_utf8_lossy(&reply[..n]);
+        text.strip_prefix('-')
+            .map(|t| t.lines().next().unwrap_or("").to_string())
     }
 
     fn key(&self, suffix: &[u8]) -> Vec<u8> {
@@ -337,7 +399,7 @@ impl RedisOptions {
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = RedisOptions::from_properties(opts.properties)?;
-    let mut con = options.connect()?;
+    let mut con = options.connect_first()?;
     let addr = options.addr();
     let context = |e: RedisError| anyhow::anyhow!("Redis at {addr}: {e}");
     let info: String = cmd("INFO").arg("server").query(&mut con).map_err(context)?;
@@ -349,8 +411,20 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 
     let index = options.index_key();
     let marker = options.marker_key();
+    // What is under the prefix, and whether kvperf made it.
+    let owner = owner(&mut con, &options).map_err(context)?;
     match opts.mode {
-        OpenMode::Fresh => remove_store(&mut con, &options).map_err(context)?,
+        OpenMode::Fresh => {
+            if let Owner::Other(what) = &owner {
+                return Err(InputError::Invalid(format!(
+                    "Redis at {addr} (database {}) holds {what} under prefix '{}' without kvperf's mark (kvperf did not make it, or made it before it marked its stores), so --fresh does not delete it: set another -p redis.keyprefix, or delete those keys by hand if they may go",
+                    options.database,
+                    options.shown_prefix()
+                ))
+                .into());
+            }
+            remove_store(&mut con, &options).map_err(context)?
+        }
         OpenMode::Existing => {
             let found: i64 = cmd("EXISTS")
                 .arg(&index)
@@ -377,11 +451,15 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         ))
         .into(),
     })?;
-    let _: () = cmd("SET")
-        .arg(&marker)
-        .arg("kvperf redis store")
-        .query(&mut con)
-        .map_err(context)?;
+    // Marked as kvperf's only when kvperf made it: emptied just now, or
+    // nothing was under the prefix.
+    if opts.mode == OpenMode::Fresh || owner == Owner::Nobody {
+        let _: () = cmd("SET")
+            .arg(&marker)
+            .arg(MARK)
+            .query(&mut con)
+            .map_err(context)?;
+    }
 
     let mut version = format!("Redis {server_version}");
     if let Some(krate) = option_env!("KVPERF_REDIS_CRATE_VERSION") {
@@ -393,6 +471,77 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         sampler: Mutex::new(None),
         version,
     }))
+}
+
+/// The value of kvperf's marker key `{keyprefix}_kvperf` in a store it
+/// made: `--fresh` deletes only a store that carries it. (Before this mark,
+/// kvperf wrote "kvperf redis store" there on every open, even into a
+/// store it only adopted, so that value proves nothing.)
+const MARK: &str = "kvperf-store 1: made by kvperf, which empties it at load --fresh";
+
+/// Who made what is under a store's prefix.
+#[derive(Debug, PartialEq, Eq)]
+enum Owner {
+    /// kvperf: its marker holds [`MARK`].
+    Kvperf,
+    /// Nothing is there: no marker, no index, no raw key-values.
+    Nobody,
+    /// Keys kvperf did not mark: what they are, for the refusal.
+    Other(String),
+}
+
+fn owner(con: &mut Connection, options: &RedisOptions) -> Result<Owner, RedisError> {
+    let marker: Option<Vec<u8>> = match cmd("GET").arg(options.marker_key()).query(con) {
+        Ok(value) => value,
+        // Not a string: a key of someone else's at the marker's name.
+        Err(e) if e.code() == Some("WRONGTYPE") => {
+            return Ok(Owner::Other(format!(
+                "a key '{}' that is not kvperf's marker",
+                String::from_utf8_lossy(&options.marker_key())
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    match marker {
+        Some(value) if value == MARK.as_bytes() => return Ok(Owner::Kvperf),
+        Some(_) => {
+            return Ok(Owner::Other(format!(
+                "a marker '{}' of an older kvperf (which marked stores it did not make too)",
+                String::from_utf8_lossy(&options.marker_key())
+            )))
+        }
+        None => {}
+    }
+    let index = options.index_key();
+    let found: i64 = cmd("EXISTS").arg(&index).query(con)?;
+    if found > 0 {
+        return Ok(Owner::Other(format!(
+            "the index '{}'",
+            String::from_utf8_lossy(&index)
+        )));
+    }
+    // The first raw key-value key, if any: SCAN stops at it.
+    let pattern = options.kv_pattern();
+    let mut cursor = 0u64;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) = cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(BATCH)
+            .query(con)?;
+        if let Some(key) = keys.first() {
+            return Ok(Owner::Other(format!(
+                "keys such as '{}'",
+                String::from_utf8_lossy(key)
+            )));
+        }
+        if next == 0 {
+            return Ok(Owner::Nobody);
+        }
+        cursor = next;
+    }
 }
 
 enum IndexError {
@@ -724,7 +873,7 @@ struct Link<'e> {
 impl<'e> Link<'e> {
     fn open(options: &'e RedisOptions) -> anyhow::Result<Self> {
         Ok(Self {
-            con: Some(options.connect()?),
+            con: Some(options.connect_first()?),
             options,
             backoff: Backoff::default(),
         })
@@ -803,7 +952,7 @@ struct AsyncLink<'e> {
 impl<'e> AsyncLink<'e> {
     async fn open(options: &'e RedisOptions) -> anyhow::Result<Self> {
         Ok(Self {
-            con: Some(options.connect_async().await?),
+            con: Some(options.connect_async_as(true).await?),
             options,
             backoff: Backoff::default(),
         })

@@ -17,7 +17,9 @@ use anyhow::Context;
 
 use crate::error::InputError;
 
+mod record;
 mod registry;
+use record::{Proc, Record};
 pub use registry::{find, Server, Setting, SERVERS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +47,9 @@ pub struct Instance {
     pub server: &'static Server,
     pub dir: PathBuf,
     pub port: u16,
+    /// Whether the port was named (`--port`): stop and status then act
+    /// only on a server kvperf recorded on that port.
+    pub port_given: bool,
     pub nodes: u32,
     /// Server settings as the scripts' KVPERF_* variables (e.g.
     /// `KVPERF_PG_SYNC_COMMIT=off`).
@@ -81,36 +86,180 @@ const MARKER: &str = ".kvperf-server";
 
 impl Instance {
     /// Runs `action`, installing first for `start`; bounded in time.
+    ///
+    /// Only the server kvperf recorded in this directory is acted on
+    /// ([`record`]): `stop` and `status` naming a port it has no record of
+    /// there are refused, a start never stops a server that ran before it,
+    /// and a failed start stops only the processes it launched.
     pub fn run(&self, action: Action) -> anyhow::Result<Answer> {
+        let name = self.server.name;
+        let shown = self.dir.display();
+        if action == Action::Install {
+            return self.script(action, self.server.install_timeout_s, None);
+        }
         if action == Action::Start {
             self.claim_dir()?;
-            self.script(Action::Install, self.server.install_timeout_s)?;
-            let started = self.script(
-                Action::Start,
-                self.server.start_timeout_s * u64::from(self.nodes.max(1)),
-            );
-            if started.is_err() {
-                // Nodes that did come up are not left running.
-                let _ = self.script(Action::Stop, 120);
+        } else if !self.dir.join(MARKER).exists() {
+            if self.port_given && action == Action::Stop {
+                return Err(self.no_record().into());
             }
-            return started;
-        }
-        if !self.dir.join(MARKER).exists() && action != Action::Install {
             return Ok(Answer {
                 running: false,
                 facts: BTreeMap::new(),
-                line: format!(
-                    "{}: not running (no kvperf server in '{}')",
-                    self.server.name,
-                    self.dir.display()
-                ),
+                line: format!("{name}: not running (no kvperf server in '{shown}')"),
             });
         }
-        let limit = match action {
-            Action::Install => self.server.install_timeout_s,
-            _ => 180,
+        let recorded = Record::read(&self.dir)?;
+        let alive: Vec<Proc> = recorded
+            .as_ref()
+            .map(|r| r.alive().into_iter().cloned().collect())
+            .unwrap_or_default();
+        if let Some(r) = recorded.as_ref().filter(|_| !alive.is_empty()) {
+            if r.port != self.port && (self.port_given || action == Action::Start) {
+                let pids = Record::pid_list(&alive.iter().collect::<Vec<_>>());
+                let what = match action {
+                    Action::Stop => ": nothing stopped",
+                    Action::Start => ": nothing started; stop it first, or give another --dir",
+                    _ => "",
+                };
+                return Err(InputError::Invalid(format!(
+                    "kvperf's {name} in '{shown}' runs on port {} (pid {pids}), not {}{what}",
+                    r.port, self.port
+                ))
+                .into());
+            }
+        } else if self.port_given
+            && action == Action::Stop
+            && recorded.as_ref().is_none_or(|r| r.port != self.port)
+        {
+            // What kvperf last started here is gone (stopped, crashed,
+            // rebooted): "not running" on its port, none other is its.
+            return Err(self.no_record().into());
+        }
+        match action {
+            Action::Start => self.start(&alive),
+            Action::Stop => self.stop(recorded.as_ref().map_or(self.port, |r| r.port), &alive),
+            _ => {
+                if alive.is_empty() {
+                    return Ok(Answer {
+                        running: false,
+                        facts: BTreeMap::new(),
+                        line: format!("{name}: not running"),
+                    });
+                }
+                let port = recorded.as_ref().map_or(self.port, |r| r.port);
+                let mut at = self.clone();
+                at.port = port;
+                at.script(Action::Status, 180, Some(&alive))
+            }
+        }
+    }
+
+    /// `stop --port P` where kvperf recorded no server on P in this directory.
+    fn no_record(&self) -> InputError {
+        InputError::Invalid(format!(
+            "kvperf has no record of a {} server on port {} in '{}': nothing stopped",
+            self.server.name,
+            self.port,
+            self.dir.display()
+        ))
+    }
+
+    fn start(&self, alive: &[Proc]) -> anyhow::Result<Answer> {
+        self.script(Action::Install, self.server.install_timeout_s, None)?;
+        let began = record::own_start();
+        let started = self.script(
+            Action::Start,
+            self.server.start_timeout_s * u64::from(self.nodes.max(1)),
+            Some(alive),
+        );
+        let answer = match started {
+            Ok(answer) => answer,
+            Err(e) => {
+                // Nodes this start launched are not left running; a server
+                // that ran before it is not touched.
+                if alive.is_empty() {
+                    let launched: Vec<Proc> = pids_in(&self.dir)
+                        .into_iter()
+                        .filter_map(Proc::observe)
+                        .filter(|p| p.start >= began)
+                        .collect();
+                    let launched: Vec<&Proc> = launched.iter().collect();
+                    record::stop(
+                        &launched,
+                        self.server.stop_signal,
+                        self.server.kill_stuck,
+                        Duration::from_secs(self.server.stop_timeout_s),
+                    );
+                }
+                return Err(e);
+            }
         };
-        self.script(action, limit)
+        let pids = answer
+            .facts
+            .get("pid")
+            .or_else(|| answer.facts.get("pids"))
+            .cloned()
+            .unwrap_or_default();
+        let procs: Vec<Proc> = pids
+            .split(',')
+            .filter_map(|p| p.parse().ok())
+            .filter_map(Proc::observe)
+            .collect();
+        if procs.is_empty() {
+            anyhow::bail!(
+                "kvperf server start {}: started, but no process to record (pid '{pids}'); see the logs in '{}'",
+                self.server.name,
+                self.dir.display()
+            );
+        }
+        Record {
+            server: self.server.name.to_string(),
+            port: self.port,
+            procs,
+        }
+        .write(&self.dir)?;
+        Ok(answer)
+    }
+
+    /// Stops the recorded processes that still run, each checked before
+    /// its signal.
+    fn stop(&self, port: u16, alive: &[Proc]) -> anyhow::Result<Answer> {
+        let name = self.server.name;
+        if alive.is_empty() {
+            return Ok(Answer {
+                running: false,
+                facts: BTreeMap::new(),
+                line: format!("{name}: not running"),
+            });
+        }
+        let began = Instant::now();
+        let procs: Vec<&Proc> = alive.iter().collect();
+        let pids = Record::pid_list(&procs);
+        let left = record::stop(
+            &procs,
+            self.server.stop_signal,
+            self.server.kill_stuck,
+            Duration::from_secs(self.server.stop_timeout_s),
+        );
+        if !left.is_empty() {
+            anyhow::bail!(
+                "kvperf server stop {name}: pid {left:?} did not exit within {} s; see the logs in '{}'",
+                self.server.stop_timeout_s,
+                self.dir.display()
+            );
+        }
+        forget_pid_files(&self.dir, alive);
+        let key = if alive.len() > 1 { "pids" } else { "pid" };
+        let line = format!(
+            "{name}: stopped {key}={pids} addr=127.0.0.1:{port} elapsed={:.1}s",
+            began.elapsed().as_secs_f64()
+        );
+        Ok(Answer {
+            running: false,
+            facts: facts(&line),
+            line,
+        })
     }
 
     /// A server directory is kvperf's: made (and marked) here, or marked
@@ -149,7 +298,15 @@ impl Instance {
         .with_context(|| format!("cannot write to '{shown}'"))
     }
 
-    fn script(&self, action: Action, limit_s: u64) -> anyhow::Result<Answer> {
+    /// Runs the server's script for `action`. `verified`: the processes
+    /// kvperf recorded and checked as this directory's server (the script
+    /// trusts no other pid file until it launches a server itself).
+    fn script(
+        &self,
+        action: Action,
+        limit_s: u64,
+        verified: Option<&[Proc]>,
+    ) -> anyhow::Result<Answer> {
         let name = self.server.name;
         let mut cmd = Command::new("bash");
         cmd.arg("-c")
@@ -167,6 +324,13 @@ impl Instance {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(procs) = verified {
+            let pids = Record::pid_list(&procs.iter().collect::<Vec<_>>());
+            cmd.env(
+                "KVPERF_VERIFIED",
+                if pids.is_empty() { "none".into() } else { pids },
+            );
+        }
         let mut child = cmd
             .spawn()
             .context("cannot run bash for the server script")?;
@@ -236,6 +400,32 @@ fn facts(line: &str) -> BTreeMap<String, String> {
         .filter_map(|w| w.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+/// Removes the pid files in `dir` that name the stopped processes (not
+/// PostgreSQL's postmaster.pid: its server's own lock, removed by it).
+fn forget_pid_files(dir: &Path, stopped: &[Proc]) {
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && !name.starts_with('.') && pending.len() < 64 {
+                pending.push(path);
+            } else if name.ends_with(".pid") && e.file_type().is_ok_and(|t| t.is_file()) {
+                let named = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok());
+                if named.is_some_and(|pid| stopped.iter().any(|p| p.pid == pid)) {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+    }
 }
 
 /// The process IDs of a kvperf server in `dir`, from its pid files, for
@@ -322,6 +512,7 @@ echo "$name"
             server: find("redis").unwrap(),
             dir: tmp.path().to_path_buf(),
             port: 1,
+            port_given: false,
             nodes: 1,
             settings: BTreeMap::new(),
         };
@@ -377,6 +568,7 @@ echo "$name"
             server: find("ferretdb").unwrap(),
             dir: dir.clone(),
             port,
+            port_given: true,
             nodes: 1,
             settings: [
                 (
@@ -399,7 +591,7 @@ echo "$name"
             .into(),
         };
         // The stand-in exits at once: the start fails after it ran.
-        let err = i.script(Action::Start, 30).unwrap_err().to_string();
+        let err = i.script(Action::Start, 30, None).unwrap_err().to_string();
         assert!(!err.contains("ss/w"), "{err}");
         let argv = std::fs::read_to_string(dir.join("argv")).unwrap();
         assert!(argv.contains("--handler=postgresql"), "{argv}");

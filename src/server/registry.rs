@@ -22,6 +22,14 @@ pub struct Server {
     pub install_timeout_s: u64,
     /// Seconds a start may take, per node.
     pub start_timeout_s: u64,
+    /// The signal that stops it cleanly (sent to each recorded process).
+    pub stop_signal: i32,
+    /// Whether a process still there after [`Server::stop_timeout_s`] gets
+    /// SIGKILL (not PostgreSQL's postmaster: its backends and shared memory
+    /// would stay behind).
+    pub kill_stuck: bool,
+    /// Seconds a clean stop may take.
+    pub stop_timeout_s: u64,
     /// What `-p KEY=VALUE` may set; the script reads `KVPERF_<KEY>`.
     pub settings: &'static [Setting],
     /// Its part of the start script (`scripts/NAME.sh`), run after
@@ -51,6 +59,9 @@ pub const SERVERS: [Server; 4] = [
         max_nodes: 1,
         install_timeout_s: 600,
         start_timeout_s: 60,
+        stop_signal: libc::SIGTERM,
+        kill_stuck: true,
+        stop_timeout_s: 30,
         settings: &[setting(
             "persist",
             "1: append-only file, fsync every second; 0: no persistence (default)",
@@ -66,6 +77,9 @@ pub const SERVERS: [Server; 4] = [
         max_nodes: 1,
         install_timeout_s: 900,
         start_timeout_s: 120,
+        stop_signal: libc::SIGINT,
+        kill_stuck: false,
+        stop_timeout_s: 60,
         settings: &[
             setting("pg_shared_buffers", "shared_buffers, e.g. 1GB (default 128MB)"),
             setting(
@@ -91,6 +105,9 @@ pub const SERVERS: [Server; 4] = [
         max_nodes: 9,
         install_timeout_s: 900,
         start_timeout_s: 900,
+        stop_signal: libc::SIGTERM,
+        kill_stuck: true,
+        stop_timeout_s: 60,
         settings: &[
             setting("cassandra_heap", "JVM heap per node, e.g. 2G (default 1G)"),
             setting(
@@ -113,6 +130,9 @@ pub const SERVERS: [Server; 4] = [
         max_nodes: 1,
         install_timeout_s: 1200,
         start_timeout_s: 120,
+        stop_signal: libc::SIGTERM,
+        kill_stuck: true,
+        stop_timeout_s: 30,
         settings: &[
             setting("ferretdb_handler", "sqlite (default) or postgresql"),
             setting(

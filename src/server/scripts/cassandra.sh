@@ -63,7 +63,7 @@ node_pid() { # pid of node $1 if its JVM is alive
     local f=$DIR/node$1/cassandra.pid p
     [ -f "$f" ] || return 1
     p=$(cat "$f" 2>/dev/null) || return 1
-    [ -n "$p" ] && alive "$p" || return 1
+    [ -n "$p" ] && alive "$p" && verified "$p" || return 1
     tr '\0' ' ' < "/proc/$p/cmdline" | grep -q CassandraDaemon || return 1
     echo "$p"
 }
@@ -123,6 +123,7 @@ EOF
 
 start_node() { # start_node NODE: launch the JVM in the background, pid in node<i>/cassandra.pid
     local i=$1 nd=$DIR/node$1 jamm f
+    LAUNCHED=1
     jamm=$(ls "$INST"/lib/jamm-*.jar | head -n 1)
     # keep the previous run's logs for diagnosis; readiness checks read only the fresh ones
     for f in system.log stdout.log; do [ ! -f "$nd/$f" ] || mv -f "$nd/$f" "$nd/$f.prev"; done

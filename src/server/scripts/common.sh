@@ -58,12 +58,20 @@ alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/nu
 
 port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; }
 
-# The pid in $PIDF if that process is alive and its command line names $PROCESS.
+# verified PID: PID is this directory's server. kvperf sets KVPERF_VERIFIED to the pids it recorded
+# when it started the server and has checked since (start time and executable), or "none": until
+# this script launches a server itself (LAUNCHED=1), a pid file naming any other pid is stale (its pid
+# may now be another process's, even another server of the same kind).
+verified() {
+    [ -n "${LAUNCHED:-}" ] || [ -z "${KVPERF_VERIFIED+x}" ] || [[ ",$KVPERF_VERIFIED," == *",$1,"* ]]
+}
+
+# The pid in $PIDF if that process is alive, verified and its command line names $PROCESS.
 running_pid() {
     local p
     [ -f "$PIDF" ] || return 1
     p=$(head -n 1 "$PIDF" 2>/dev/null) || return 1
-    [ -n "$p" ] && alive "$p" || return 1
+    [ -n "$p" ] && alive "$p" && verified "$p" || return 1
     tr '\0' ' ' < "/proc/$p/cmdline" | grep -q "$PROCESS" || return 1
     echo "$p"
 }

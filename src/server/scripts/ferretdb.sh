@@ -143,6 +143,7 @@ do_start() {
     if [ -n "$dbg" ]; then args+=(--debug-addr="$HOST:$dbg"); else args+=(--debug-addr=-); fi
     t0=$(now)
     : > "$LOG"
+    LAUNCHED=1
     # setsid: detach from the caller's session; the inner bash writes its own pid then execs ferretdb,
     # so the pid file holds the server pid. stdio go to the log so the caller's pipes are released.
     setsid bash -c 'echo $$ > "$0"; exec "$@"' "$PIDF" "$BIN" "${args[@]}" >>"$LOG" 2>&1 </dev/null &

@@ -134,6 +134,7 @@ do_start() {
     [ -z "$OSUSER" ] || chown "$OSUSER:" "$SOCK" "$LOG"
     write_conf
     t1=$(now)
+    LAUNCHED=1
     as_user "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$LOG" -w -t "$TIMEOUT" start >/dev/null 2>&1 \
         || die "pg_ctl start failed, see $LOG: $(tail -n 1 "$LOG")"
     while ! answers; do

@@ -38,6 +38,7 @@ do_start() {
     esac
     rm -f "$PIDF"
     t0=$(now)
+    LAUNCHED=1
     redis-server --bind "$HOST" --port "$PORT" --protected-mode yes \
         --daemonize yes --pidfile "$PIDF" --logfile "$LOG" --dir "$DIR" \
         --save '' "${persist[@]}" </dev/null >/dev/null 2>&1 \
