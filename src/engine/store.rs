@@ -192,8 +192,9 @@ fn read_marker(dir: &Path) -> anyhow::Result<Option<(String, &'static str)>> {
     if !path.exists() {
         return Ok(None);
     }
+    // Never a FIFO's open or /dev/zero's endless read: one line instead.
     let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read '{}'", path.display()))?;
+        crate::files::read_input(&path, "data directory marker", crate::files::bound::MARKER)?;
     let mut lines = text.lines();
     let owner = lines.next().unwrap_or("").trim().to_string();
     let how = if lines.next().is_some_and(|l| l.starts_with(CREATED)) {
