@@ -44,7 +44,7 @@ pub mod bound {
 /// `n` bytes in the largest binary unit that divides it ("4 MiB").
 fn shown(n: u64) -> String {
     for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= size && n % size == 0 {
+        if n >= size && n.is_multiple_of(size) {
             return format!("{} {unit}", n / size);
         }
     }
