@@ -210,7 +210,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
 
 /// clap's message on one line, with a did-you-mean for a subcommand one
 /// or two typos away that clap's own (Jaro) measure misses: `rn` for `run`.
-fn clap_message(err: &clap::Error) -> String {
+pub(crate) fn clap_message(err: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let line = one_line(&err.to_string());
     let typed = match err.get(ContextKind::InvalidSubcommand) {

@@ -3,6 +3,26 @@
 //! Data flows one way: workload (what to do) -> runner (threads, pacing,
 //! timing) -> engine (where to do it) -> measure (histograms) -> output.
 
+/// std's `eprintln!`, shadowed for the whole crate: a line that stderr
+/// cannot take (full, a gone reader) is dropped instead of panicking or
+/// ending kvperf by SIGPIPE ([`output::stderr`]). Defined before the
+/// modules, so every `eprintln!` below resolves to it.
+macro_rules! eprintln {
+    () => {
+        $crate::output::stderr::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::stderr::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// std's `eprint!`, shadowed likewise (see `eprintln!`).
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::output::stderr::write(format_args!($($arg)*))
+    };
+}
+
 pub mod cli;
 pub mod clock;
 mod commands;

@@ -27,12 +27,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // One line, no backtrace: the chain of contexts joined by ": ".
-            // Not eprintln!, which panics when stderr is closed or full.
-            use std::io::Write;
             // A value quoted in the message may hold a line break: shown
-            // escaped, so the message stays one line.
+            // escaped, so the message stays one line. Not eprintln!, which
+            // panics when stderr is full; a gone reader is no SIGPIPE either,
+            // so the exit code stays the run's.
             let line = format!("{err:#}").replace('\r', "\\r").replace('\n', "\\n");
-            let _ = writeln!(std::io::stderr(), "kvperf: {line}");
+            kvperf::output::stderr::write(format_args!("kvperf: {line}\n"));
             ExitCode::from(kvperf::error::exit_code(&err))
         }
     }

@@ -66,7 +66,8 @@ impl Properties {
             ))
             .into());
         }
-        let text = crate::files::read_input(path, "workload file")?;
+        let text =
+            crate::files::read_input(path, "workload file", crate::files::bound::PROPERTY_FILE)?;
         self.load_str(&text);
         Ok(())
     }

@@ -48,6 +48,11 @@ impl HdrLogs {
         Ok(Some(Self { destinations }))
     }
 
+    /// Every file a log may be written to.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.destinations.values().map(Destination::path)
+    }
+
     /// Writes each group's log for a window that opened at
     /// `opened_unix_ms`; the paths written, or the first failure (its
     /// log kept elsewhere, named in the error).

@@ -34,7 +34,8 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     let mut parts = Vec::with_capacity(args.results.len());
     for path in &args.results {
         let shown = path.display().to_string();
-        let text = crate::files::read_input(path, "shard result")?;
+        let text =
+            crate::files::read_input(path, "shard result", crate::files::bound::STEP_RESULT)?;
         let output = StepOutput::from_json(&text)
             .map_err(|e| InputError::Invalid(format!("'{shown}': {e}")))?;
         parts.push((shown, output));

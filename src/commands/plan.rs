@@ -106,9 +106,12 @@ pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
         .report
         .clone()
         .unwrap_or_else(|| default_report_dir(&args.results));
-    // The report's place is checked before the first step runs.
+    // The report's place is checked before the first step runs, and every
+    // file the run writes has a path of its own.
+    runner::check_outputs(&args.results, &report_dir)?;
     report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
     let (prepared, opts) = prepare(&args.plan, args.results, args.fail_fast, args.metrics_addr)?;
+    let existed = std::fs::symlink_metadata(&opts.results).is_ok();
     let ran = runner::run(&prepared, &opts);
     // A study that failed part of the way still gets its report, failures
     // marked, when anything reached the results (not after bad input).
@@ -117,6 +120,10 @@ pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
     let input_error = ran
         .as_ref()
         .is_err_and(|e| crate::error::exit_code(e) == crate::error::EXIT_INPUT);
+    if input_error && !existed && !has_results {
+        // Bad input leaves no empty results file this run created behind.
+        let _ = std::fs::remove_file(&opts.results);
+    }
     if has_results && !input_error && !crate::runner::interrupted() {
         let study = report::load(std::slice::from_ref(&opts.results))?;
         report::write(&study, &report_dir, &[&opts.results])?;
@@ -152,8 +159,11 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
         p.steps.len(),
         p.id.fingerprint
     );
-    if let Err(e) = runner::check_engines(&p) {
-        crate::say!("cannot run here: {e}");
+    let checked = runner::check_engines(&p)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| runner::check_steps(&p, "results.jsonl".as_ref()));
+    if let Err(e) = checked {
+        crate::say!("cannot run here: {e:#}");
     }
     if p.id.scale != 1.0 {
         let full = crate::plan::expand_steps(&p.loaded, 1.0, &[])?;

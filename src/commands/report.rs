@@ -69,6 +69,14 @@ fn parse_limit(text: &str) -> Result<f64, String> {
 
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+    let mut outputs = crate::files::Outputs::new();
+    outputs.dir("--out", &args.out)?;
+    for name in ["report.md", "report.csv", "report.html"] {
+        outputs.file("an --out file", &args.out.join(name))?;
+    }
+    if let Some(path) = &args.timeline {
+        outputs.file("--timeline", path)?;
+    }
     report::check_out(&args.out, "--out", &inputs)?;
     let timeline = args
         .timeline

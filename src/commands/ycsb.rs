@@ -461,6 +461,87 @@ fn render_text(out: &StepOutput) -> String {
         .collect()
 }
 
+/// What a load or run checks of its settings before the engine opens.
+struct Checked {
+    client: ClientSettings,
+    hdr_logs: Option<HdrLogs>,
+    workload: CoreWorkload,
+    /// The shard to run ([`Shard::WHOLE`] unless sharded) and what said so.
+    shard: (Shard, String),
+}
+
+/// Every check of a load's or run's settings that needs no engine: the
+/// workload's and the client's properties, the interval logs' files and
+/// the workload itself. [`check_step`] runs the same for a plan's step.
+fn check(
+    args: &YcsbArgs,
+    phase: Phase,
+    props: &Properties,
+    shard: Option<(Shard, String)>,
+) -> anyhow::Result<Checked> {
+    if args.fresh && phase == Phase::Run {
+        return Err(InputError::Invalid(
+            "--fresh is for kvperf load: a run works on the loaded store".into(),
+        )
+        .into());
+    }
+    let cfg = CoreConfig::from_properties(props, phase == Phase::Load)?;
+    let client = ClientSettings::from(args, props)?;
+    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
+    let hdr_logs = HdrLogs::from_properties(props, &inputs)?;
+    // No file written twice: the result and the interval logs.
+    let mut outputs = crate::files::Outputs::new();
+    if let Some(path) = &args.output {
+        outputs.file("--output", path)?;
+    }
+    for path in hdr_logs.iter().flat_map(HdrLogs::paths) {
+        outputs.file("hdrhistogram.output.path", path)?;
+    }
+    let (shard, shard_source) = shard
+        .filter(|(s, _)| s.count > 1)
+        .unwrap_or((Shard::WHOLE, String::new()));
+    if args.fresh && shard != Shard::WHOLE {
+        // Each shard would empty the store the others are loading.
+        return Err(InputError::Invalid(format!(
+            "--fresh with shard {shard}: the shards load one store, so none may empty it; start them on an empty store"
+        ))
+        .into());
+    }
+    if phase == Phase::Run && cfg.operation_count == 0 && client.max_execution.is_none() {
+        return Err(InputError::property(
+            "operationcount",
+            "is required for run (or set maxexecutiontime to run for a fixed time)",
+        )
+        .into());
+    }
+    let workload = CoreWorkload::new(cfg, phase, shard.seed(client.seed), shard)?;
+    Ok(Checked {
+        client,
+        hdr_logs,
+        workload,
+        shard: (shard, shard_source),
+    })
+}
+
+/// Checks a load or run as `kvperf load|run ARGS` would before its engine
+/// opens (the plan runner's steps, before the first runs): the shard, the
+/// properties, the engine's name and what it can run, and [`check`].
+pub(crate) fn check_step(args: &YcsbArgs, phase: Phase) -> anyhow::Result<()> {
+    // A step is whole or names its shard: no job array's variables.
+    let shard = Shard::resolve(args.shard.as_deref(), &|_| None)?;
+    let props = load_properties(args)?;
+    let spec = engine::find(&args.engine)?;
+    let Checked {
+        client, workload, ..
+    } = check(args, phase, &props, shard)?;
+    let threads = match workload.operation_count() {
+        0 => client.threads,
+        n => client.threads.min(n as usize),
+    };
+    client.task_runtime_for(spec, threads)?;
+    Ok(())
+}
+
 /// Runs the phase and fills `out`; an error leaves what was measured in it.
 fn measure(
     args: &YcsbArgs,
@@ -483,21 +564,17 @@ fn measure(
     for warning in unknown_property_warnings(&props, &prefixes) {
         step::warn(out, warning);
     }
-    if args.fresh && phase == Phase::Run {
-        return Err(InputError::Invalid(
-            "--fresh is for kvperf load: a run works on the loaded store".into(),
-        )
-        .into());
-    }
-    let cfg = CoreConfig::from_properties(&props, phase == Phase::Load)?;
-    let client = ClientSettings::from(args, &props)?;
-    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
-    let hdr_logs = HdrLogs::from_properties(&props, &inputs)?;
+    let Checked {
+        client,
+        hdr_logs,
+        workload,
+        shard: (shard, shard_source),
+    } = check(args, phase, &props, shard)?;
     let mut labels = std::collections::BTreeMap::from([
         ("command".to_string(), out.command.clone()),
         ("engine".to_string(), spec.name.to_string()),
     ]);
-    if let Some((shard, _)) = shard.as_ref().filter(|(s, _)| s.count > 1) {
+    if shard.count > 1 {
         labels.insert("shard".into(), shard.to_string());
     }
     let live = live::figures(args.metrics_addr.as_deref(), labels)?;
@@ -508,28 +585,8 @@ fn measure(
             default_interval(client.target).into(),
         );
     }
-    let (shard, shard_source) = shard
-        .filter(|(s, _)| s.count > 1)
-        .unwrap_or((Shard::WHOLE, String::new()));
-    if args.fresh && shard != Shard::WHOLE {
-        // Each shard would empty the store the others are loading.
-        return Err(InputError::Invalid(format!(
-            "--fresh with shard {shard}: the shards load one store, so none may empty it; start them on an empty store"
-        ))
-        .into());
-    }
-    let seed = shard.seed(client.seed);
-    out.seed = seed;
+    out.seed = shard.seed(client.seed);
     let target = shard.rate(client.target as f64);
-    if phase == Phase::Run && cfg.operation_count == 0 && client.max_execution.is_none() {
-        return Err(InputError::property(
-            "operationcount",
-            "is required for run (or set maxexecutiontime to run for a fixed time)",
-        )
-        .into());
-    }
-
-    let workload = CoreWorkload::new(cfg, phase, seed, shard)?;
     if shard != Shard::WHOLE {
         let (slice, of) = workload.shard_slices();
         out.shard = Some(ShardInfo {
@@ -572,6 +629,11 @@ fn measure(
         });
 
     let db = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB);
+    if let Some(dir) = db.as_deref() {
+        // Its ledger is read before the engine opens (and `--fresh` would
+        // write it): a FIFO or a device there is refused, not waited on.
+        engine::loaded_keys::loaded(dir)?;
+    }
     let engine = engine::open(
         spec,
         &OpenOptions {
@@ -590,7 +652,9 @@ fn measure(
     // What kvperf's loads put in the store, where it marked it.
     let loaded = db
         .as_deref()
-        .and_then(engine::loaded_keys::loaded)
+        .map(engine::loaded_keys::loaded)
+        .transpose()?
+        .flatten()
         .map(|k| k.within(keys.clone()));
     let store = db.as_deref().map(|dir| run_header::Store {
         location: dir.display().to_string(),

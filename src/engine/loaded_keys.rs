@@ -15,6 +15,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::error::InputError;
+
 /// The ledger's file name in the data directory (owned by no engine).
 pub const LEDGER: &str = ".kvperf-loaded-keys";
 
@@ -48,9 +50,22 @@ pub fn record(dir: &Path, start: u64, count: u64, failed: u64) -> anyhow::Result
 }
 
 /// The keys the store in `dir` was loaded with, or None when kvperf does
-/// not know (no ledger, or one it cannot read).
-pub fn loaded(dir: &Path) -> Option<LoadedKeys> {
-    let text = fs::read_to_string(dir.join(LEDGER)).ok()?;
+/// not know (no ledger, or one that is not a ledger's text). A ledger that
+/// is not a regular file (a FIFO, a link to a device) or larger than a
+/// ledger can be is refused in one line (see [`crate::files::open_input`]).
+pub fn loaded(dir: &Path) -> Result<Option<LoadedKeys>, InputError> {
+    let path = dir.join(LEDGER);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes =
+        crate::files::read_input_bytes(&path, "loaded-keys ledger", crate::files::bound::LEDGER)?;
+    Ok(std::str::from_utf8(&bytes).ok().and_then(parse_ledger))
+}
+
+/// The loaded keys a ledger's text lists; None when a line is not one of
+/// a ledger's.
+fn parse_ledger(text: &str) -> Option<LoadedKeys> {
     let mut ranges = Vec::new();
     let mut failures = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -130,16 +145,24 @@ mod tests {
     #[test]
     fn a_ledger_counts_what_was_recorded_and_no_ledger_is_unknown() {
         let tmp = tempfile::tempdir().unwrap();
-        assert_eq!(loaded(tmp.path()), None);
+        assert_eq!(loaded(tmp.path()).unwrap(), None);
         record(tmp.path(), 0, 10, 0).unwrap();
-        assert_eq!(loaded(tmp.path()), None, "no ledger: nothing recorded");
+        assert_eq!(
+            loaded(tmp.path()).unwrap(),
+            None,
+            "no ledger: nothing recorded"
+        );
         begin(tmp.path()).unwrap();
-        assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 0);
+        assert_eq!(loaded(tmp.path()).unwrap().unwrap().within(0..10), 0);
         record(tmp.path(), 0, 6, 0).unwrap();
         record(tmp.path(), 6, 4, 0).unwrap();
-        assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 10);
+        assert_eq!(loaded(tmp.path()).unwrap().unwrap().within(0..10), 10);
         begin(tmp.path()).unwrap();
-        assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 0, "emptied");
+        assert_eq!(
+            loaded(tmp.path()).unwrap().unwrap().within(0..10),
+            0,
+            "emptied"
+        );
     }
 
     #[test]
@@ -148,15 +171,19 @@ mod tests {
         begin(tmp.path()).unwrap();
         // A load of 0..1000 with 3 failed inserts, where unknown.
         record(tmp.path(), 0, 1000, 3).unwrap();
-        let keys = loaded(tmp.path()).unwrap();
+        let keys = loaded(tmp.path()).unwrap().unwrap();
         assert_eq!(keys.within(0..1000), 997);
         // Never more missing than the part of the load asked about.
         assert_eq!(keys.within(0..2), 0);
         assert_eq!(keys.within(500..1500), 497);
         // A line as an older kvperf wrote it.
         std::fs::write(tmp.path().join(LEDGER), "0 10\n").unwrap();
-        assert_eq!(loaded(tmp.path()).unwrap().within(0..10), 10);
+        assert_eq!(loaded(tmp.path()).unwrap().unwrap().within(0..10), 10);
         std::fs::write(tmp.path().join(LEDGER), "0 10 1 7\n").unwrap();
-        assert_eq!(loaded(tmp.path()), None, "a line it cannot read: unknown");
+        assert_eq!(
+            loaded(tmp.path()).unwrap(),
+            None,
+            "a line it cannot read: unknown"
+        );
     }
 }

@@ -408,7 +408,11 @@ fn reported_options(dir: &Path) -> BTreeMap<String, String> {
             .max()
     });
     newest
-        .and_then(|(_, name)| std::fs::read_to_string(dir.join(name)).ok())
+        .and_then(|(_, name)| {
+            // Bounded, and never a FIFO's open: the directory may be a user's.
+            let path = dir.join(name);
+            crate::files::read_input(&path, "OPTIONS file", crate::files::bound::TEXT).ok()
+        })
         .map_or_else(BTreeMap::new, |text| parse_options_file(&text))
 }
 

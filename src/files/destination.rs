@@ -206,7 +206,7 @@ impl Destination {
 
 /// The stream `path` names: `-`, a name of fd 1 or 2, or a chain of
 /// symbolic links that reaches one.
-fn stream_named(path: &Path) -> Option<Stream> {
+pub(super) fn stream_named(path: &Path) -> Option<Stream> {
     let named = |p: &Path| match p.to_str()? {
         "-" | "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(Stream::Stdout),
         "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(Stream::Stderr),

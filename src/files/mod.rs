@@ -7,13 +7,17 @@
 //! in a file named in the error, never dropped.
 
 mod destination;
+mod distinct;
 mod input;
 pub mod owned;
 pub mod signature;
 mod unsaved;
 
 pub use destination::{Destination, Stream, Written};
-pub use input::{read_input, read_input_bytes, require_regular};
+pub use distinct::Outputs;
+pub use input::{
+    bound, open_input, opened_input, read_input, read_input_bytes, read_opened, require_regular,
+};
 pub use unsaved::keep_unsaved;
 
 use std::fs::{FileType, Metadata};

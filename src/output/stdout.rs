@@ -6,14 +6,34 @@
 //! through [`say`], which remembers the first failure for the end.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 static FAILED: OnceLock<String> = OnceLock::new();
+
+/// Set while a command measures: its stdout lines must not end it.
+static MEASURING: AtomicBool = AtomicBool::new(false);
+
+/// From now on a stdout that cannot be written (a reader gone, SIGPIPE)
+/// is an error [`say`] records, not the end of the process: a command
+/// that measures keeps its figures (`kvperf bench` prints as it goes). A
+/// listing piped into `head` still ends quietly.
+pub fn keep_going_on_a_gone_reader() {
+    MEASURING.store(true, Ordering::Relaxed);
+}
+
 /// Writes `text` to stdout and flushes it.
 pub fn print(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()
+    let write = || {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()
+    };
+    if MEASURING.load(Ordering::Relaxed) {
+        super::stderr::without_sigpipe(write)
+    } else {
+        write()
+    }
 }
 
 /// Prints `text`; after a failed write, nothing more is tried and

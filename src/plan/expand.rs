@@ -363,6 +363,13 @@ fn scale_counts(
                 .into())
             }
         };
+        if n > 0 && n as f64 * scale >= u64::MAX as f64 {
+            // `scaled` would saturate to 2^64 - 1, which no step can run.
+            return Err(crate::error::InputError::Invalid(format!(
+                "--scale {scale:e} makes plan property {key} = {n} too large to count; give a smaller --scale"
+            ))
+            .into());
+        }
         if n > 0 {
             let mut shrunk = scaled(n as u64, scale);
             if key == duration {

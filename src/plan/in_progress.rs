@@ -44,13 +44,18 @@ pub struct InProgress {
 }
 
 impl InProgress {
-    /// The marker of the plan run writing `results`; refused (one line)
-    /// when something kvperf did not write stands at its path.
-    pub fn beside(results: &Path) -> Result<Self, InputError> {
+    /// Where the marker of the plan run writing `results` is.
+    pub fn path_beside(results: &Path) -> PathBuf {
         let name = results
             .file_name()
             .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
-        let path: PathBuf = results.with_file_name(format!(".{name}.in-progress"));
+        results.with_file_name(format!(".{name}.in-progress"))
+    }
+
+    /// The marker of the plan run writing `results`; refused (one line)
+    /// when something kvperf did not write stands at its path.
+    pub fn beside(results: &Path) -> Result<Self, InputError> {
+        let path = Self::path_beside(results);
         Ok(Self {
             destination: Destination::check(&path, "the step marker", MARKER, &[results])?,
         })
@@ -62,7 +67,7 @@ impl InProgress {
         if !path.exists() {
             return Ok(None);
         }
-        let text = crate::files::read_input(path, "step marker")?;
+        let text = crate::files::read_input(path, "step marker", crate::files::bound::STEP_MARKER)?;
         let mut lines = text.lines().skip(1);
         Ok(match (lines.next(), lines.next()) {
             (Some(config), Some(step)) => Some(LeftOver {

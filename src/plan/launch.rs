@@ -157,13 +157,19 @@ pub(super) fn srun(
     let mut missing: Vec<(bool, String)> = Vec::new();
     for i in 0..u64::from(n) {
         let json = dir.join(format!("shard-{i}.json"));
-        let err = std::fs::read_to_string(dir.join(format!("shard-{i}.err"))).ok();
+        let err = crate::files::read_input(
+            &dir.join(format!("shard-{i}.err")),
+            "shard's stderr",
+            crate::files::bound::TEXT,
+        )
+        .ok();
         let said = err.as_deref().and_then(last_line).map(|l| {
             l.trim_start_matches("kvperf: ")
                 .trim_start_matches("error: ")
                 .to_string()
         });
-        let text = std::fs::read_to_string(&json).ok();
+        let text =
+            crate::files::read_input(&json, "shard result", crate::files::bound::STEP_RESULT).ok();
         let why = || {
             said.clone()
                 .or_else(|| srun_said.clone())

@@ -485,7 +485,7 @@ fn read_plan(given: &Path) -> Result<(String, PathBuf), InputError> {
     use crate::shipped::{plan, plan_names, PlanMatch};
     if given.exists() {
         return Ok((
-            crate::files::read_input(given, "plan")?,
+            crate::files::read_input(given, "plan", crate::files::bound::PLAN)?,
             given.to_path_buf(),
         ));
     }
@@ -554,6 +554,9 @@ fn validate(plan: &Plan) -> Result<(), String> {
     }
     if plan.steps.is_empty() {
         return Err("no [[steps]]".into());
+    }
+    if let Some(k) = &plan.kubernetes {
+        k.check()?;
     }
     for (i, step) in plan.steps.iter().enumerate() {
         let at = format!("steps[{i}]");

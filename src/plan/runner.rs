@@ -57,7 +57,7 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
     let notes = expand::select_configs(&mut loaded.plan, &opts.db_overrides)
         .map_err(InputError::Invalid)?;
     let steps = expand::steps(&loaded, opts.scale, &opts.db_overrides)?;
-    check_db_dirs(&steps, &opts.db_overrides)?;
+    check_db_dirs(&steps)?;
     // Said once the directories are known to be usable: bad input stays one line.
     for note in notes {
         eprintln!("kvperf: {note}");
@@ -84,18 +84,72 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
     Ok(Prepared { loaded, steps, id })
 }
 
-/// A `--db` directory that a directory engine cannot use (not creatable,
-/// or holding files kvperf did not create), refused before anything runs.
-fn check_db_dirs(steps: &[Step], db_overrides: &[(String, PathBuf)]) -> Result<(), InputError> {
-    for (name, dir) in db_overrides {
-        let keeps_dir = steps.iter().any(|s| {
-            s.config == *name
-                && s.db.is_some()
-                && engine::find(&s.engine).is_ok_and(|e| e.uses_data_dir())
-        });
-        if keeps_dir {
-            engine::store::check_usable(dir)
-                .map_err(|e| InputError::Invalid(format!("config '{name}': {e}")))?;
+/// A config's data directory (its own `db` or a `--db` given for it) that
+/// a directory engine cannot use (not creatable, or holding files kvperf
+/// did not create), refused before anything runs.
+fn check_db_dirs(steps: &[Step]) -> Result<(), InputError> {
+    let mut checked: Vec<(&str, &Path)> = Vec::new();
+    for step in steps {
+        let Some(dir) = step.db.as_deref() else {
+            continue;
+        };
+        if checked.contains(&(step.config.as_str(), dir))
+            || !engine::find(&step.engine).is_ok_and(|e| e.uses_data_dir())
+        {
+            continue;
+        }
+        engine::store::check_usable(dir)
+            .map_err(|e| InputError::Invalid(format!("config '{}': {e}", step.config)))?;
+        checked.push((step.config.as_str(), dir));
+    }
+    Ok(())
+}
+
+/// Every file a plan run writes, each at a path of its own: the results,
+/// the step marker beside them, a step's output on its way, the report
+/// directory and its files. One path given to two of them is refused
+/// before the first step (`--results r.jsonl --report r.jsonl` ran the
+/// whole plan, then could not write its report).
+pub fn check_outputs(results: &Path, report_dir: &Path) -> Result<(), InputError> {
+    let mut outputs = crate::files::Outputs::new();
+    outputs.file("--results", results)?;
+    outputs.file("the step marker", &InProgress::path_beside(results))?;
+    outputs.file("a step's output", &step_output_path(results))?;
+    outputs.dir("--report", report_dir)?;
+    for name in ["report.md", "report.csv", "report.html"] {
+        outputs.file("a --report file", &report_dir.join(name))?;
+    }
+    Ok(())
+}
+
+/// Every step's command line checked as the step itself checks it before
+/// it opens its engine (the same parser and checks, in this process), so
+/// a value no step could run with is found before the first step runs,
+/// not at its step with the results file begun. A client of a step with
+/// `clients` is checked with its `--shard`. Steps with the same command
+/// line are checked once.
+pub fn check_steps(p: &Prepared, results: &Path) -> anyhow::Result<()> {
+    let plan = &p.loaded.plan;
+    let json = step_output_path(results);
+    let mut seen = std::collections::HashSet::new();
+    for step in &p.steps {
+        let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json);
+        let n = step.clients;
+        let shards: Vec<Vec<String>> = if n > 1 {
+            (0..n)
+                .map(|i| {
+                    let mut a = args.clone();
+                    a.extend(["--shard".into(), format!("{i}/{n}")]);
+                    a
+                })
+                .collect()
+        } else {
+            vec![args]
+        };
+        for args in shards {
+            if seen.insert(args.clone()) {
+                crate::commands::check_step(&args).with_context(|| format!("step {}", step.id))?;
+            }
         }
     }
     Ok(())
@@ -184,6 +238,7 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
 
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
+    check_steps(p, &opts.results)?;
     if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
             InputError::Invalid(format!(
@@ -339,13 +394,28 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
                 opts.results.display()
             );
         }
-        let record = record.map_err(|e| {
-            anyhow::anyhow!(
-                "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
-                step.id,
-                opts.results.display()
-            )
-        })?;
+        let record = match record {
+            Ok(record) => record,
+            // Bad input only the step could find: the same command would
+            // fail the same way, so it is not what the user is told to do.
+            // The step refused before it measured or changed its store.
+            Err(e) if crate::error::exit_code(&e) == EXIT_INPUT => {
+                in_progress.end()?;
+                return Err(InputError::Invalid(format!(
+                    "step {} cannot run: {e:#}; nothing of it was measured (finished steps are kept in '{}'; correct this, then run the plan again to resume)",
+                    step.id,
+                    opts.results.display()
+                ))
+                .into());
+            }
+            Err(e) => {
+                return Err(anyhow::anyhow!(
+                    "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
+                    step.id,
+                    opts.results.display()
+                ))
+            }
+        };
         out.append(&record)?;
         in_progress.end()?;
         inserted.add(&record);
@@ -688,8 +758,13 @@ fn run_child(
     .context("lost the step's kvperf process")?;
     let output = match json {
         Some(path) if path.exists() => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the step's result '{}'", path.display()))?;
+            // kvperf's own file, read as every input is: bounded, never a FIFO.
+            let text = crate::files::read_input(
+                path,
+                "the step's result",
+                crate::files::bound::STEP_RESULT,
+            )
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
             let _ = std::fs::remove_file(path);
             Some(StepOutput::from_json(&text).context("the step's result")?)
         }

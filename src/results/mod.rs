@@ -8,7 +8,7 @@ mod record;
 pub mod step;
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ pub fn read(path: &Path) -> anyhow::Result<Loaded> {
     if is_missing(path)? {
         return Ok(Loaded::default());
     }
-    let bytes = crate::files::read_input_bytes(path, "results file")?;
+    let bytes = crate::files::read_input_bytes(path, "results file", crate::files::bound::RESULTS)?;
     parse_bytes(path, &bytes)
 }
 
@@ -99,14 +99,15 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<Record>> {
     struct Version {
         kvperf_step: Option<u32>,
     }
-    crate::files::require_regular(path, "results file")?;
-    if let Ok(text) = std::fs::read_to_string(path) {
+    // Read once, bounded: a step's output is smaller than a results file.
+    let bytes = crate::files::read_input_bytes(path, "results file", crate::files::bound::RESULTS)?;
+    if let Ok(text) = std::str::from_utf8(&bytes) {
         // A step's output is one JSON document; a results file is lines.
         if let Ok(Version {
             kvperf_step: Some(_),
-        }) = serde_json::from_str(&text)
+        }) = serde_json::from_str(text)
         {
-            let output = StepOutput::from_json(&text)
+            let output = StepOutput::from_json(text)
                 .map_err(|e| InputError::Invalid(format!("'{}': {e}", path.display())))?;
             let name = path
                 .file_stem()
@@ -114,7 +115,7 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<Record>> {
             return Ok(vec![Record::of_step(output, &name)]);
         }
     }
-    Ok(read(path)?.records)
+    Ok(parse_bytes(path, &bytes)?.records)
 }
 
 /// One line: its format version first, so an old file gets a clear line.
@@ -160,7 +161,8 @@ impl Appender {
             }
             crate::files::require_regular(path, "results file")?;
         }
-        // Never through a link planted since the check, never a FIFO.
+        // Never through a link planted since the check, never blocking:
+        // a FIFO put there since is refused on the descriptor, not waited on.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -168,6 +170,7 @@ impl Appender {
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
             .with_context(|| format!("cannot open results file '{}'", path.display()))?;
+        let meta = crate::files::opened_input(&file, path, "results file")?;
         crate::files::owned::check_own(&file)
             .map_err(|e| InputError::Invalid(format!("results file '{}': {e}", path.display())))?;
         if let Err(e) = file.try_lock() {
@@ -184,10 +187,13 @@ impl Appender {
             });
         }
         // Read again under the lock: the file is now ours alone.
-        let mut bytes = Vec::new();
-        (&file)
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("cannot read results file '{}'", path.display()))?;
+        let bytes = crate::files::read_opened(
+            &file,
+            &meta,
+            path,
+            "results file",
+            crate::files::bound::RESULTS,
+        )?;
         let loaded = parse_bytes(path, &bytes)?;
         if loaded.torn_tail > 0 {
             file.set_len(loaded.complete_len)

@@ -41,6 +41,9 @@ const HISTOGRAM_ORDER: [(OpKind, &str); 5] = [
 pub const OPS_CSV: Written = crate::runner::OPS_LOG_WRITTEN;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    // db_bench's lines go to stdout as it measures: a reader gone is
+    // noted, the figures are kept in --json or a named file.
+    output::stdout::keep_going_on_a_gone_reader();
     let mut out = StepOutput::begin("bench");
     // Every file the run writes is checked before anything is measured.
     let json = args
@@ -362,6 +365,12 @@ pub(crate) struct Checked {
 
 /// Every check of the flags that needs no engine open; warnings about
 /// flags the engine cannot honour go to `out`.
+/// Checks `kvperf bench ARGS` as [`run`] does before its engine opens
+/// (a plan's db_bench steps, before the first runs).
+pub(crate) fn check_step(args: &BenchArgs) -> anyhow::Result<()> {
+    checked_inputs(args, &mut StepOutput::begin("bench")).map(|_| ())
+}
+
 pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<Checked> {
     let benches = parse_benchmarks(&args.benchmarks)?;
     if !(args.compression_ratio > 0.0 && args.compression_ratio <= 1.0) {
@@ -387,6 +396,14 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
         write_rate_limit: args.benchmark_write_rate_limit,
     };
     check_benchmark_sh_flags(args, out)?;
+    // No file written twice: the JSON result and the ops log.
+    let mut outputs = crate::files::Outputs::new();
+    if let Some(json) = &args.json {
+        outputs.file("--json", json)?;
+    }
+    if !args.report_interval_seconds.is_zero() {
+        outputs.file("--report_file", &args.report_file)?;
+    }
     let spec = engine::find(&args.engine)?;
     for bench in &benches {
         if *bench == Benchmark::Compact {

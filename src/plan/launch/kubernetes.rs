@@ -53,6 +53,50 @@ pub struct KubernetesOptions {
     pub host_network: bool,
 }
 
+impl KubernetesOptions {
+    /// What kubectl and the API server would refuse only when a step
+    /// creates its Job: checked when the plan is read, in one line.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(ns) = &self.namespace {
+            // A namespace is an RFC 1123 label.
+            let label = !ns.is_empty()
+                && ns.len() <= 63
+                && ns
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !ns.starts_with('-')
+                && !ns.ends_with('-');
+            if !label {
+                return Err(format!(
+                    "kubernetes.namespace '{}' is not a Kubernetes namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63)",
+                    ns.escape_debug()
+                ));
+            }
+        }
+        let word = |value: &str| {
+            !value.is_empty()
+                && !value.starts_with('-')
+                && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+        };
+        if let Some(context) = self.context.as_deref().filter(|c| !word(c)) {
+            return Err(format!(
+                "kubernetes.context '{}' is not a kubeconfig context name (empty, a leading '-', spaces or control characters)",
+                context.escape_debug()
+            ));
+        }
+        if !word(&self.image) {
+            return Err(format!(
+                "kubernetes.image '{}' is not an image reference (empty, a leading '-', spaces or control characters)",
+                self.image.escape_debug()
+            ));
+        }
+        if self.start_timeout == 0 {
+            return Err("kubernetes.start_timeout must be at least 1 second".into());
+        }
+        Ok(())
+    }
+}
+
 fn default_image() -> String {
     "kvperf:latest".into()
 }

@@ -146,7 +146,11 @@ impl CoreWorkload {
             });
         let field_length_histogram = match &cfg.field_length {
             FieldLength::Histogram(path) => {
-                let text = crate::files::read_input(path.as_ref(), "fieldlengthhistogram")?;
+                let text = crate::files::read_input(
+                    path.as_ref(),
+                    "fieldlengthhistogram",
+                    crate::files::bound::HISTOGRAM_FILE,
+                )?;
                 let gen = HistogramGen::parse(&text).map_err(|e| {
                     crate::error::InputError::Invalid(format!("fieldlengthhistogram '{path}': {e}"))
                 })?;

@@ -1,0 +1,130 @@
+//! One path given to two outputs of a command (`--output X-READ.hdr` with
+//! `hdrhistogram.output.path=X-`, `plan run --results r.jsonl --report
+//! r.jsonl`): found before anything is measured, not when the second one
+//! is written and finds the first in its place.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::InputError;
+
+/// The outputs of one command, each checked against all the others as it
+/// is added.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    /// What names each output (`--output`, `report file`), and its place.
+    seen: Vec<(String, Place)>,
+}
+
+#[derive(Debug)]
+struct Place {
+    path: PathBuf,
+    /// A directory output (a report's): no file may stand in its place.
+    dir: bool,
+}
+
+impl Outputs {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the file output `path`, named `what` in the error; refused
+    /// when another output is the same file (or a directory output's place).
+    /// The standard streams (`-`, `/dev/stdout`) are not files: not compared.
+    pub fn file(&mut self, what: &str, path: &Path) -> Result<(), InputError> {
+        if super::destination::stream_named(path).is_some() {
+            return Ok(());
+        }
+        self.add(what, path, false)
+    }
+
+    /// Adds the directory output `dir` (its files are added as files).
+    pub fn dir(&mut self, what: &str, dir: &Path) -> Result<(), InputError> {
+        self.add(what, dir, true)
+    }
+
+    fn add(&mut self, what: &str, path: &Path, dir: bool) -> Result<(), InputError> {
+        let place = place_of(path);
+        for (other, seen) in &self.seen {
+            if seen.path == place || same_file(path, &seen.path) {
+                let label = |name: &str, dir: bool| {
+                    if dir {
+                        format!("{name} (a directory)")
+                    } else {
+                        name.to_string()
+                    }
+                };
+                return Err(InputError::Invalid(format!(
+                    "'{}' is given as both {} and {}: one would overwrite the other; give each its own path",
+                    path.display(),
+                    label(other, seen.dir),
+                    label(what, dir),
+                )));
+            }
+        }
+        self.seen
+            .push((what.to_string(), Place { path: place, dir }));
+        Ok(())
+    }
+}
+
+/// Where `path` leads: absolute, `.` and `..` resolved, its directory's
+/// links followed where it exists (the file itself may not exist yet).
+fn place_of(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut normal = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    match (normal.parent(), normal.file_name()) {
+        (Some(parent), Some(name)) => match parent.canonicalize() {
+            Ok(parent) => parent.join(name),
+            Err(_) => normal,
+        },
+        _ => normal,
+    }
+}
+
+/// Whether two existing paths are one file (a hard or symbolic link).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => super::identity(&a) == super::identity(&b),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_path_two_ways_is_refused_and_distinct_paths_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut outputs = Outputs::new();
+        outputs.file("--output", &d.join("X-READ.hdr")).unwrap();
+        outputs.file("--output", Path::new("-")).unwrap();
+        outputs
+            .file("hdrhistogram.output.path", &d.join("X-UPDATE.hdr"))
+            .unwrap();
+        let err = outputs
+            .file("hdrhistogram.output.path", &d.join("sub/../X-READ.hdr"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("given as both --output"), "{err}");
+        outputs.dir("--report", &d.join("r.jsonl")).unwrap();
+        let err = outputs
+            .file("--results", &d.join("./r.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--report (a directory) and --results"),
+            "{err}"
+        );
+    }
+}
