@@ -313,6 +313,9 @@ fn device_size(device: &Path) -> anyhow::Result<u64> {
 mod tests {
     use super::*;
 
+    /// Makes something at a path (a link, a directory...).
+    type Make<'a> = &'a dyn Fn(&Path);
+
     #[test]
     fn a_directory_gets_kvperfs_own_file_removed_afterwards() {
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
@@ -354,7 +357,7 @@ mod tests {
         );
         let theirs = dir.path().join("theirs");
         std::fs::write(&theirs, "precious").unwrap();
-        let cases: [(&str, &dyn Fn(&Path)); 3] = [
+        let cases: [(&str, Make); 3] = [
             ("symbolic link", &|p| {
                 std::os::unix::fs::symlink(&theirs, p).unwrap()
             }),

@@ -382,6 +382,9 @@ pub fn owned_size(dir: &Path, owns: fn(&str) -> bool) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Makes something at a path (a link, a directory...).
+    type Make<'a> = &'a dyn Fn(&Path);
     use crate::engine::{AsyncOps, Capabilities, KvSupport};
 
     fn owns_sst(name: &str) -> bool {
@@ -513,7 +516,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let theirs = tmp.path().join("theirs");
         fs::write(&theirs, "testdir\ncreated by kvperf 0.1.0\n").unwrap();
-        let cases: [(&str, &dyn Fn(&Path)); 5] = [
+        let cases: [(&str, Make); 5] = [
             ("is a symbolic link", &|m| {
                 std::os::unix::fs::symlink(&theirs, m).unwrap()
             }),

@@ -10,6 +10,9 @@ use std::path::Path;
 
 use crate::common::{self, assert_input_error, kvperf, run_null, workload};
 
+/// Makes something at a path (a link, a directory...).
+type Make<'a> = &'a dyn Fn(&Path);
+
 /// Every entry of `dir` with its bytes (directories as `<dir>`).
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
@@ -178,7 +181,7 @@ fn a_marker_that_is_a_link_a_directory_or_a_users_file_is_no_marker() {
     // A user's file that reads like a marker, elsewhere.
     let lookalike = tmp.path().join("lookalike");
     std::fs::write(&lookalike, "rocksdb\ncreated by kvperf 0.1.0\n").unwrap();
-    let cases: [(&str, &dyn Fn(&Path), &str); 4] = [
+    let cases: [(&str, Make, &str); 4] = [
         (
             "link",
             &|m| std::os::unix::fs::symlink(&lookalike, m).unwrap(),
