@@ -620,11 +620,11 @@ fn measure(
         target_ops_per_sec: target,
         warmup_s: client.warmup.as_secs_f64(),
     };
+    // Read by now: the workload's, the client's and the engine's opening.
+    out.defaults = props.defaults_used();
     if args.format == Format::Json {
         step::keep_on_stall(out, destination, Some(shape.clone()));
     }
-    // Read by now: the workload's, the client's and the engine's opening.
-    out.defaults = props.defaults_used();
     let run_spec = RunSpec {
         threads,
         operations,

@@ -412,7 +412,10 @@ fn stalled_outcome(shared: &Shared, window: &WindowStart, last_change: Instant) 
         start_unix_ms: window.unix_ms,
         end_unix_ms: window.unix_ms + runtime.as_millis() as u64,
         intervals: Vec::new(),
-        timeline: Timeline::default(),
+        timeline: Timeline {
+            interval_s: crate::measure::timeline::INTERVAL.as_secs_f64(),
+            ..Timeline::default()
+        },
         interval_logs: None,
         client_cpu_s: 0.0,
         costs: None,

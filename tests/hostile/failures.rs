@@ -230,9 +230,8 @@ fn not_found_after_a_flush_is_a_failure_in_every_count() {
         "{:?}",
         out.warnings
     );
-    let m = &out.measurements[0];
-    assert_eq!(m.failed_operations(), 500);
-    assert_eq!(m.ok_ops_per_sec(), 0.0);
+    let read = &out.measurements[0].ops[&OpKind::Read];
+    assert_eq!(read.count(Outcome::NotFound), 500);
 
     // onerror=stop: the first NOT_FOUND ends the run, exit 3, with what
     // was measured.
@@ -247,5 +246,5 @@ fn not_found_after_a_flush_is_a_failure_in_every_count() {
     );
     let m = &out.measurements[0];
     assert!(m.operations >= 1 && m.operations < 500, "{}", m.operations);
-    assert_eq!(m.failed_operations(), m.operations);
+    assert_eq!(m.ops[&OpKind::Read].count(Outcome::NotFound), m.operations);
 }
