@@ -13,9 +13,9 @@ use crate::measure::events::{self, EngineEvents};
 use crate::measure::power::{self, IdleBaseline, PowerMeter, PowerSetup, PowerUse};
 use crate::measure::spikes;
 use crate::measure::verdict::{self, Verdict};
-use crate::measure::{OpHistograms, Outcome};
-use crate::results::step::{ErrorKind, StepError, StepOutput};
-use crate::runner::{RunOutcome, RunSpec};
+use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
+use crate::results::step::{op_stats, Clients, ErrorKind, Measurement, StepError, StepOutput};
+use crate::runner::{AfterWindow, RunOutcome, RunSpec};
 
 /// A measured window and what it cost.
 pub struct Window {
@@ -74,7 +74,7 @@ pub fn measure_window(
         (EventSupport::Reports(_), Some(every)) => Ok(every),
     };
     let mut meter = power.map(|setup| open_meter(out, setup));
-    let (outcome, recorder, readings) = std::thread::scope(|s| {
+    let (outcome, recorder, readings, after) = std::thread::scope(|s| {
         let events = sampled
             .as_ref()
             .ok()
@@ -84,25 +84,39 @@ pub fn measure_window(
             _ => None,
         };
         let outcome = execute(&spec);
-        (outcome, events.map(|e| e.stop()), power.map(|p| p.stop()))
+        // Every call after the window is bounded by stalltimeout and ends
+        // at SIGINT or SIGTERM, keeping what was measured.
+        let after = outcome
+            .as_ref()
+            .ok()
+            .map(|o| AfterWindow::watch(o, spec.stall_timeout));
+        if let Some(after) = &after {
+            after.now("the engine's events sampler (its last poll)");
+        }
+        let stopped = (events.map(|e| e.stop()), power.map(|p| p.stop()));
+        (outcome, stopped.0, stopped.1, after)
     });
     let outcome = outcome?;
+    let after = after.expect("watched when the run ended well");
     let events = match (recorder, sampled) {
         (Some(recorder), _) => recorder.finish(outcome.start_unix_ms, outcome.end_unix_ms),
         (None, Err(why)) => EngineEvents::unavailable(why),
         (None, Ok(_)) => EngineEvents::unavailable("the events sampler did not start"),
     };
     warn_events(out, &events);
+    after.now("the engine's close");
     let closed = close.then(|| engine.close());
     let counters = outcome
         .costs
         .as_ref()
         .ok_or_else(|| anyhow::anyhow!("internal: the runner read no cost counters"))?;
+    after.now("the engine's size (its footprint query)");
+    let footprint = engine.footprint();
     let mut accounting = counters.open.until(
         &counters.close,
         outcome.operations,
         logical(&outcome),
-        engine.footprint(),
+        footprint,
     );
     accounting.client_threads_cpu_s = Some(outcome.client_cpu_s);
     if let Some(meter) = meter {
@@ -117,7 +131,9 @@ pub fn measure_window(
         record_power(out, &mut accounting, used);
     }
     accounting.derived = accounting.derive();
+    after.now("the engine's counters");
     let engine_stats = engine.stats();
+    after.done();
     let mut verdict = verdict::judge(&accounting, stall_seconds(&stats_before, &engine_stats));
     verdict.spikes = spikes::find(&outcome.timeline, &events.spans(outcome.start_unix_ms));
     warn_unreadable(out, &accounting);
@@ -220,17 +236,69 @@ pub fn finish(out: &mut StepOutput, result: anyhow::Result<()>) -> anyhow::Resul
     }
 }
 
-/// When a stall ends the process mid-run, `destination` still gets the
-/// step's output as it stands (`out` now: settings, engine, host) with the
-/// stall as its error, so a plan records the step as failed, not mute.
-pub fn keep_on_stall(out: &StepOutput, destination: Option<&Destination>) {
+/// How a step's measurement is labelled: what [`Shape::measurement`]
+/// needs besides what the runner measured.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub name: String,
+    pub threads: usize,
+    pub clients: Clients,
+    pub target_ops_per_sec: f64,
+    pub warmup_s: f64,
+}
+
+impl Shape {
+    /// The measurement of `outcome`: its window, operations, throughput
+    /// and histograms; the costs, verdict and events are the caller's to
+    /// add (a stall keeps none of them).
+    pub fn measurement(&self, outcome: &RunOutcome) -> Measurement {
+        let runtime_s = outcome.runtime.as_secs_f64();
+        Measurement {
+            name: self.name.clone(),
+            threads: self.threads,
+            clients: self.clients,
+            target_ops_per_sec: self.target_ops_per_sec,
+            warmup_s: self.warmup_s,
+            start_unix_ms: outcome.start_unix_ms,
+            end_unix_ms: outcome.end_unix_ms,
+            runtime_s,
+            operations: outcome.operations,
+            ops_per_sec: if runtime_s > 0.0 {
+                outcome.operations as f64 / runtime_s
+            } else {
+                0.0
+            },
+            hit_time_limit: outcome.hit_time_limit,
+            ops: op_stats(&outcome.histograms),
+            intervals: outcome.intervals.clone(),
+            timeline: Some(outcome.timeline.clone()),
+            ..Measurement::default()
+        }
+    }
+}
+
+/// When a stall (or a wait after the window that outlived `stalltimeout`,
+/// or was interrupted) ends the process, `destination` still gets the
+/// step's output as it stands (`out` now: settings, engine, host, earlier
+/// benchmarks), with what the window had measured when `shape` says how
+/// to label it, and the stall as its error: a plan records the step as
+/// failed with its figures, not mute.
+pub fn keep_on_stall(out: &StepOutput, destination: Option<&Destination>, shape: Option<Shape>) {
     let Some(destination) = destination.cloned() else {
         return;
     };
     let partial = out.clone();
-    crate::runner::keep_on_stall(move |why| {
+    crate::runner::keep_on_stall(move |why, measured| {
         let mut output = partial.clone();
         output.finished_at_unix_ms = crate::clock::unix_ms();
+        if let (Some(shape), Some(measured)) = (&shape, measured) {
+            output.measurements.push(shape.measurement(measured));
+            for (kind, group) in measured.histograms.iter() {
+                if let Some(line) = failure_line(kind, group) {
+                    output.warnings.push(line);
+                }
+            }
+        }
         output.error = Some(StepError {
             kind: ErrorKind::Run,
             message: why.to_string(),
@@ -256,21 +324,43 @@ pub fn warn_unreadable(out: &mut StepOutput, a: &Accounting) {
     }
 }
 
-/// Engine errors are counted per operation type, not fatal: say how many.
+/// Failed operations (every return but `OK`: `NOT_FOUND` as much as an
+/// engine's error) are counted per operation type, not fatal: say how
+/// many, the same count as the text output's `[OP-FAILED]` group and the
+/// JSON's `returns`.
 pub fn warn_failures(out: &mut StepOutput, histograms: &OpHistograms) {
     for (kind, group) in histograms.iter() {
-        let failed = group.count(Outcome::Error);
-        if failed > 0 {
-            let why = group.first_error.as_deref().unwrap_or("unknown error");
-            warn(
-                out,
-                format!(
-                    "{failed} {} operations failed (first: {why})",
-                    kind.ycsb_name()
-                ),
-            );
+        if let Some(line) = failure_line(kind, group) {
+            warn(out, line);
         }
     }
+}
+
+/// "N OP operations failed (first: ...)" when engine errors are all there
+/// is, else with the count of each status: "N OP operations failed (N1
+/// NOT_FOUND, N2 ERROR; first: ...)".
+pub fn failure_line<H>(kind: OpKind, group: &OpGroup<H>) -> Option<String>
+where
+    H: crate::measure::OkCounts,
+{
+    let failed = group.unsuccessful();
+    if failed == 0 {
+        return None;
+    }
+    let name = kind.ycsb_name();
+    let why = group.first_failure();
+    if group.count(Outcome::Error) == failed {
+        return Some(format!("{failed} {name} operations failed (first: {why})"));
+    }
+    let parts: Vec<String> = Outcome::ALL[1..]
+        .iter()
+        .filter(|o| group.count(**o) > 0)
+        .map(|o| format!("{} {}", group.count(*o), o.ycsb_name()))
+        .collect();
+    Some(format!(
+        "{failed} {name} operations failed ({}; first: {why})",
+        parts.join(", ")
+    ))
 }
 
 /// Seconds the engine spent in write stalls between two `stats()`

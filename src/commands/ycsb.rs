@@ -23,7 +23,7 @@ use crate::output::run_header;
 use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
-use crate::results::step::{op_stats, Clients, Integrity, Measurement, StepOutput};
+use crate::results::step::{Clients, Integrity, Measurement, StepOutput};
 use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions, TaskScheduling};
 use crate::shard::{self, Shard, ShardInfo};
 use crate::workload::ycsb::config::unknown_property_warnings;
@@ -677,11 +677,18 @@ fn measure(
     }
     // A server's data directory, when it is local, is the device to account.
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
-    if args.format == Format::Json {
-        step::keep_on_stall(out, destination);
-    }
+    let shape = step::Shape {
+        name: out.command.clone(),
+        threads,
+        clients,
+        target_ops_per_sec: target,
+        warmup_s: client.warmup.as_secs_f64(),
+    };
     // Read by now: the workload's, the client's and the engine's opening.
     out.defaults = props.defaults_used();
+    if args.format == Format::Json {
+        step::keep_on_stall(out, destination, Some(shape.clone()));
+    }
     let run_spec = RunSpec {
         threads,
         operations,
@@ -741,38 +748,18 @@ fn measure(
         }
     });
     live::finished(live.as_ref());
-    let runtime_s = outcome.runtime.as_secs_f64();
     let interval_logs = outcome.interval_logs.as_ref();
     let logs_written = match (&hdr_logs, interval_logs) {
         (Some(files), Some(logs)) => files.write(logs, outcome.start_unix_ms),
         _ => Ok(Vec::new()),
     };
     out.measurements.push(Measurement {
-        name: out.command.clone(),
-        threads,
-        clients,
-        target_ops_per_sec: target,
-        warmup_s: client.warmup.as_secs_f64(),
-        start_unix_ms: outcome.start_unix_ms,
-        end_unix_ms: outcome.end_unix_ms,
-        runtime_s,
-        operations: outcome.operations,
-        ops_per_sec: if runtime_s > 0.0 {
-            outcome.operations as f64 / runtime_s
-        } else {
-            0.0
-        },
-        hit_time_limit: outcome.hit_time_limit,
-        ops: op_stats(&outcome.histograms),
-        intervals: outcome.intervals,
-        timeline: Some(outcome.timeline),
         accounting: Some(accounting),
         engine_stats,
         integrity: integrity.clone(),
-        db_bench: None,
         verdict: Some(verdict),
-        device: None,
         events: Some(events),
+        ..shape.measurement(&outcome)
     });
     if phase == Phase::Load {
         record_loaded_keys(out, db.as_deref(), &workload);
@@ -808,10 +795,9 @@ fn measure(
         outcome
             .histograms
             .iter()
-            .find(|(_, g)| g.count(Outcome::Error) > 0)
+            .find(|(_, g)| g.unsuccessful() > 0)
             .map_or("an operation failed: unknown error".into(), |(k, g)| {
-                let first = g.first_error.as_deref().unwrap_or("unknown error");
-                format!("{} failed: {first}", k.ycsb_name())
+                format!("{} failed: {}", k.ycsb_name(), g.first_failure())
             })
     };
     // A load cut short by its own time limit is the user's choice.

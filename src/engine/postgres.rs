@@ -69,6 +69,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -78,7 +79,7 @@ use postgres::{Client, NoTls};
 
 use wire::{ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement};
 
-use super::reconnect::{within, Backoff};
+use super::reconnect::{wait_limit, within, Backoff};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::{
@@ -144,6 +145,21 @@ const MARK: &str = "kvperf-store 1: made by kvperf, which drops it at load --fre
 fn mark_sql(name: &str) -> String {
     format!("COMMENT ON TABLE {name} IS '{MARK}'")
 }
+/// How long one of kvperf's own statements (the schema's, a client's
+/// statements being prepared, the size query) waits for a table's lock
+/// before kvperf looks who holds it, says so once, and waits again, up to
+/// `stalltimeout` in all (`lock_timeout` on those sessions).
+const LOCK_POLL: &str = "1s";
+/// Who holds a lock on the store's tables ($1, $2), other than this
+/// session, in one line: `process PID (MODE; APPLICATION, STATE for N s: QUERY)`.
+const LOCK_HOLDERS: &str = "SELECT COALESCE(string_agg(DISTINCT format('process %s (%s; %s, %s for %s s: %s)', \
+     l.pid, l.mode, COALESCE(NULLIF(a.application_name, ''), a.usename::text, '?'), COALESCE(a.state, '?'), \
+     COALESCE(floor(extract(epoch FROM now() - COALESCE(a.xact_start, a.query_start)))::bigint, 0), \
+     left(regexp_replace(COALESCE(a.query, ''), '\\s+', ' ', 'g'), 80)), '; '), '')::text \
+     FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+     WHERE l.granted AND l.pid <> pg_backend_pid() AND l.relation IN (to_regclass($1::text), to_regclass($2::text))";
+/// Set once the lock wait was said (clients wait on the same lock).
+static LOCK_WAIT_SAID: AtomicBool = AtomicBool::new(false);
 const SYNC_CHOICES: [&str; 5] = ["on", "off", "local", "remote_write", "remote_apply"];
 
 /// `--sync` sets `synchronous_commit` (on, or off) for kvperf's sessions;
@@ -176,6 +192,8 @@ struct PgOptions {
     /// Columns of a fresh table: `{fieldnameprefix}{i}`.
     fields: Vec<String>,
     effective: BTreeMap<String, String>,
+    /// `stalltimeout`: how long kvperf's own calls wait for a table's lock.
+    wait: Option<Duration>,
 }
 
 impl std::fmt::Debug for PgOptions {
@@ -263,6 +281,7 @@ impl PgOptions {
             synchronous_commit,
             fields,
             effective,
+            wait: wait_limit(props),
         })
     }
 
@@ -442,12 +461,88 @@ impl PgOptions {
     }
 }
 
+/// Whether the server's words are a lock timeout (`lock_timeout`: SQLSTATE
+/// 55P03, "canceling statement due to lock timeout").
+fn is_lock_timeout(said: &str) -> bool {
+    said.contains("lock timeout")
+}
+
+impl PgOptions {
+    /// A statement of kvperf's own waited `LOCK_POLL` for a lock that
+    /// `held` names: said once on stderr; an error once `started` is
+    /// `limit` ago (kvperf stops waiting: a run failure, exit 3).
+    fn lock_waited(
+        &self,
+        started: Instant,
+        limit: Option<Duration>,
+        held: &str,
+        doing: &str,
+    ) -> anyhow::Result<()> {
+        let (t, kv) = (&self.table, &self.kv_table);
+        let held = if held.is_empty() {
+            "another session (it has let go by now, or kvperf cannot see it)".to_string()
+        } else {
+            held.to_string()
+        };
+        if let Some(limit) = limit.filter(|l| started.elapsed() >= *l) {
+            anyhow::bail!(
+                "PostgreSQL at {}: kvperf waited {} s (stalltimeout) for a lock on table {t} or {kv} to {doing}, held by {held}; end that session or its transaction, then run again",
+                self.addr(),
+                limit.as_secs_f64()
+            );
+        }
+        if !LOCK_WAIT_SAID.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "kvperf: PostgreSQL at {}: waiting for a lock on table {t} or {kv} to {doing}, held by {held}; {}",
+                self.addr(),
+                limit.map_or("kvperf waits until it is released (stalltimeout=0)".to_string(), |l| format!(
+                    "kvperf waits at most {} s (stalltimeout)",
+                    l.as_secs_f64()
+                ))
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` on a session of kvperf's own whose `lock_timeout` is
+/// [`LOCK_POLL`]: a lock held by another session is waited out (said once,
+/// with who holds it) for at most `limit` in all.
+fn waiting_out_locks<T>(
+    client: &mut Client,
+    options: &PgOptions,
+    limit: Option<Duration>,
+    doing: &str,
+    mut f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+) -> anyhow::Result<T> {
+    let started = Instant::now();
+    loop {
+        match f(client) {
+            Err(e) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
+                let (t, kv) = (&options.table, &options.kv_table);
+                let held = client
+                    .query_one(LOCK_HOLDERS, &[t, kv])
+                    .map(|row| row.get::<_, String>(0))
+                    .unwrap_or_default();
+                options.lock_waited(started, limit, &held, doing)?;
+            }
+            other => return other.map_err(|e| options.failed(&e)),
+        }
+    }
+}
+
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = PgOptions::from_properties(opts.properties)?;
     let mut client = options.connect()?;
     let addr = options.addr();
     let sql_error = |e: postgres::Error| options.failed(&e);
     let (t, kv) = (&options.table, &options.kv_table);
+    // A lock another session holds on the tables is waited out, said, and
+    // bounded by stalltimeout (this session's statements only).
+    client
+        .batch_execute(&format!("SET lock_timeout = '{LOCK_POLL}'"))
+        .map_err(sql_error)?;
+    let wait = options.wait;
     match opts.mode {
         OpenMode::Fresh => {
             // Only tables kvperf made (and marked) are dropped.
@@ -468,13 +563,19 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                 }
             }
             let [create_t, create_kv] = options.create_sql(false);
-            client
-                .batch_execute(&format!(
-                    "BEGIN; DROP TABLE IF EXISTS {t}, {kv}; {create_t}; {}; {create_kv}; {}; COMMIT",
-                    mark_sql(t),
-                    mark_sql(kv)
-                ))
-                .map_err(sql_error)?;
+            let remake = format!(
+                "BEGIN; DROP TABLE IF EXISTS {t}, {kv}; {create_t}; {}; {create_kv}; {}; COMMIT",
+                mark_sql(t),
+                mark_sql(kv)
+            );
+            waiting_out_locks(&mut client, &options, wait, "empty the store (--fresh)", |c| {
+                let done = c.batch_execute(&remake);
+                if done.is_err() {
+                    // A lock timeout aborts the transaction: end it before trying again.
+                    let _ = c.batch_execute("ROLLBACK");
+                }
+                done
+            })?;
         }
         OpenMode::Existing | OpenMode::Any => {
             if opts.mode == OpenMode::Existing {
@@ -495,12 +596,13 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
             // A table made here is marked as kvperf's; one that was there
             // (another kvperf's at the same moment, or not kvperf's) is not.
             for (name, sql) in [t, kv].into_iter().zip(options.create_sql(false)) {
-                client
-                    .batch_execute(&format!(
-                        "DO $kvperf$ BEGIN {sql}; {}; EXCEPTION WHEN duplicate_table OR unique_violation THEN NULL; END $kvperf$",
-                        mark_sql(name)
-                    ))
-                    .map_err(sql_error)?;
+                let make = format!(
+                    "DO $kvperf$ BEGIN {sql}; {}; EXCEPTION WHEN duplicate_table OR unique_violation THEN NULL; END $kvperf$",
+                    mark_sql(name)
+                );
+                waiting_out_locks(&mut client, &options, wait, "check the store's tables", |c| {
+                    c.batch_execute(&make)
+                })?;
             }
         }
     }
@@ -646,13 +748,23 @@ impl PgSampler {
 impl PgEngine {
     fn with_control<T>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+        f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+    ) -> anyhow::Result<T> {
+        self.with_control_for(self.options.wait, "use the store", f)
+    }
+
+    /// [`PgEngine::with_control`] whose lock waits end after `limit`.
+    fn with_control_for<T>(
+        &self,
+        limit: Option<Duration>,
+        doing: &str,
+        f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
     ) -> anyhow::Result<T> {
         let mut client = self
             .control
             .lock()
             .map_err(|_| anyhow::anyhow!("PostgreSQL: a thread panicked holding the session"))?;
-        f(&mut client).map_err(|e| self.options.failed(&e))
+        waiting_out_locks(&mut client, &self.options, limit, doing, f)
     }
 
     /// A blocking session for db_bench's raw key-value operations, its
@@ -780,7 +892,10 @@ impl Engine for PgEngine {
     /// indexes and the free-space and visibility maps.
     fn footprint(&self) -> Result<u64, String> {
         let (t, kv) = (&self.options.table, &self.options.kv_table);
-        self.with_control(|c| {
+        // Half of stalltimeout: the size goes unmeasured, with why, before
+        // the wait after the window ends the step.
+        let limit = self.options.wait.map(|w| w / 2);
+        self.with_control_for(limit, "measure the store's size", |c| {
             Ok(c.query_one(
                 "SELECT (COALESCE(pg_total_relation_size(to_regclass($1::text)), 0) + \
                          COALESCE(pg_total_relation_size(to_regclass($2::text)), 0))::bigint",
@@ -930,15 +1045,23 @@ impl<T: Transport> Session<T> {
     async fn open(options: &PgOptions) -> anyhow::Result<Self> {
         let mut client = options.connect_wire::<T>().await?;
         let t = &options.table;
+        // Preparing locks the table: a lock another session holds is waited
+        // out, said and bounded (`lock_timeout` while preparing only: in the
+        // window, clients wait for each other's row locks as they would).
+        let failed = |said: Said| options.failed_said(&said);
+        client
+            .simple(&format!("SET lock_timeout = '{LOCK_POLL}'"))
+            .await
+            .map_err(failed)?;
         let mut prepared = Vec::with_capacity(3);
         for sql in [
             format!("SELECT * FROM {t} WHERE {KEY_COLUMN} = $1"),
             format!("SELECT * FROM {t} WHERE {KEY_COLUMN} >= $1 ORDER BY {KEY_COLUMN} LIMIT $2"),
             format!("DELETE FROM {t} WHERE {KEY_COLUMN} = $1"),
         ] {
-            let stmt = client.prepare(&sql).await;
-            prepared.push(stmt.map_err(|said| options.failed_said(&said))?);
+            prepared.push(prepare_waiting(&mut client, options, &sql).await?);
         }
+        client.simple("RESET lock_timeout").await.map_err(failed)?;
         let [read_all, scan, delete] =
             <[WireStatement; 3]>::try_from(prepared).unwrap_or_else(|_| unreachable!("three statements"));
         Ok(Self {
@@ -948,6 +1071,40 @@ impl<T: Transport> Session<T> {
             delete,
             by_fields: HashMap::new(),
         })
+    }
+}
+
+/// `sql` prepared on a client's session whose `lock_timeout` is
+/// [`LOCK_POLL`], waiting out a lock another session holds on the tables
+/// (said once, with who holds it) for at most `stalltimeout`.
+async fn prepare_waiting<T: Transport>(
+    client: &mut WireSession<T>,
+    options: &PgOptions,
+    sql: &str,
+) -> anyhow::Result<WireStatement> {
+    let started = Instant::now();
+    loop {
+        match client.prepare(sql).await {
+            Err(said) if is_lock_timeout(&said) => {
+                let (t, kv) = (&options.table, &options.kv_table);
+                let mut held = String::new();
+                if let Ok(holders) = client.prepare(LOCK_HOLDERS).await {
+                    if let Ok(Some(row)) = client.query_opt(&holders, &[t, kv]).await {
+                        let _ = row.for_each(|_, value| {
+                            held = String::from_utf8_lossy(value.unwrap_or_default()).into_owned();
+                            Err(())
+                        });
+                    }
+                }
+                options.lock_waited(
+                    started,
+                    options.wait,
+                    &held,
+                    "prepare a client's statements",
+                )?;
+            }
+            other => return other.map_err(|said| options.failed_said(&said)),
+        }
     }
 }
 

@@ -15,6 +15,21 @@ pub fn within<T: Send + 'static>(
     rx.recv_timeout(limit).ok()
 }
 
+/// How long a call of an engine's own to its server (opening, schema
+/// checks, the footprint and events queries, closing) may wait in all:
+/// `stalltimeout` as the client reads it (seconds, or a duration such as
+/// `30s`; default 300 s; 0 = no bound). A value the client refuses is
+/// refused before an engine opens; here it is the default.
+pub fn wait_limit(props: &crate::properties::Properties) -> Option<Duration> {
+    const DEFAULT: f64 = 300.0;
+    let text = props.get("stalltimeout").unwrap_or("300").trim();
+    let seconds = match text.parse::<f64>() {
+        Ok(s) => s,
+        Err(_) => crate::units::parse_duration(text).map_or(DEFAULT, |d| d.as_secs_f64()),
+    };
+    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds.min(1e9)))
+}
+
 /// The first pause between one client's reconnect attempts, doubled after
 /// each failed one up to [`RECONNECT_MAX_PAUSE`]: a server that is down is
 /// tried a few times a second per client, not once per operation.
@@ -45,6 +60,18 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_limit_is_stalltimeout() {
+        let mut p = crate::properties::Properties::new();
+        assert_eq!(wait_limit(&p), Some(Duration::from_secs(300)));
+        p.set("stalltimeout", "2.5");
+        assert_eq!(wait_limit(&p), Some(Duration::from_millis(2500)));
+        p.set("stalltimeout", "1m");
+        assert_eq!(wait_limit(&p), Some(Duration::from_secs(60)));
+        p.set("stalltimeout", "0");
+        assert_eq!(wait_limit(&p), None);
+    }
 
     #[test]
     fn reconnect_pauses_double_up_to_the_limit_and_reset_after_success() {

@@ -69,7 +69,7 @@
 use std::collections::BTreeMap;
 use std::future::{ready, Future};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 use redis::io::tcp::TcpSettings;
@@ -80,7 +80,7 @@ use redis::{
 };
 
 use super::options::OptionValues;
-use super::reconnect::{within, Backoff};
+use super::reconnect::{wait_limit, within, Backoff};
 use super::{
     Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
@@ -399,9 +399,23 @@ impl RedisOptions {
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = RedisOptions::from_properties(opts.properties)?;
+    let wait = wait_limit(opts.properties);
     let mut con = options.connect_first()?;
     let addr = options.addr();
-    let context = |e: RedisError| anyhow::anyhow!("Redis at {addr}: {e}");
+    // Opening (its checks, emptying a fresh store) is bounded as a whole by
+    // stalltimeout: a server that stops answering ends it, in one line.
+    let budget = Budget::new(wait);
+    let context = |e: RedisError| {
+        if e.is_timeout() {
+            anyhow::anyhow!(
+                "Redis at {addr} stopped answering while kvperf opened its store (stalltimeout={} s): {e}",
+                wait.map_or(TIMEOUT, |w| w).as_secs_f64()
+            )
+        } else {
+            anyhow::anyhow!("Redis at {addr}: {e}")
+        }
+    };
+    budget.arm(&mut con).map_err(context)?;
     let info: String = cmd("INFO").arg("server").query(&mut con).map_err(context)?;
     let server_version = info
         .lines()
@@ -423,9 +437,10 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                 ))
                 .into());
             }
-            remove_store(&mut con, &options).map_err(context)?
+            remove_store(&mut con, &options, &budget).map_err(context)?
         }
         OpenMode::Existing => {
+            budget.arm(&mut con).map_err(context)?;
             let found: i64 = cmd("EXISTS")
                 .arg(&index)
                 .arg(&marker)
@@ -443,7 +458,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         }
         OpenMode::Any => {}
     }
-    check_index_scores(&mut con, &options).map_err(|e| match e {
+    check_index_scores(&mut con, &options, &budget).map_err(|e| match e {
         IndexError::Redis(e) => context(e),
         IndexError::Scored => InputError::Invalid(format!(
             "the index '{}' on Redis at {addr} scores its members (as YCSB's own Redis binding does), so kvperf's key-order scans over it would be wrong; load the store with kvperf (`kvperf load --fresh`) or use another -p redis.keyprefix",
@@ -454,12 +469,14 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     // Marked as kvperf's only when kvperf made it: emptied just now, or
     // nothing was under the prefix.
     if opts.mode == OpenMode::Fresh || owner == Owner::Nobody {
+        budget.arm(&mut con).map_err(context)?;
         let _: () = cmd("SET")
             .arg(&marker)
             .arg(MARK)
             .query(&mut con)
             .map_err(context)?;
     }
+    Budget::new(None).arm(&mut con).map_err(context)?;
 
     let mut version = format!("Redis {server_version}");
     if let Some(krate) = option_env!("KVPERF_REDIS_CRATE_VERSION") {
@@ -467,6 +484,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     }
     Ok(Box::new(RedisEngine {
         options,
+        wait,
         control: Mutex::new(con),
         sampler: Mutex::new(None),
         version,
@@ -550,9 +568,14 @@ enum IndexError {
 }
 
 /// The index's lowest and highest scores are both 0 (or there is no index).
-fn check_index_scores(con: &mut Connection, options: &RedisOptions) -> Result<(), IndexError> {
+fn check_index_scores(
+    con: &mut Connection,
+    options: &RedisOptions,
+    budget: &Budget,
+) -> Result<(), IndexError> {
     let index = options.index_key();
     for rank in [0i64, -1] {
+        budget.arm(con).map_err(IndexError::Redis)?;
         let reply: Vec<(Vec<u8>, f64)> = cmd("ZRANGE")
             .arg(&index)
             .arg(rank)
@@ -568,11 +591,16 @@ fn check_index_scores(con: &mut Connection, options: &RedisOptions) -> Result<()
 }
 
 /// Removes this store's data, and nothing else on the server.
-fn remove_store(con: &mut Connection, options: &RedisOptions) -> Result<(), RedisError> {
+fn remove_store(
+    con: &mut Connection,
+    options: &RedisOptions,
+    budget: &Budget,
+) -> Result<(), RedisError> {
     let index = options.index_key();
     // Ranks stay put while the records go: the index is removed last.
     let mut start = 0usize;
     loop {
+        budget.arm(con)?;
         let members: Vec<Vec<u8>> = cmd("ZRANGE")
             .arg(&index)
             .arg(start)
@@ -582,16 +610,19 @@ fn remove_store(con: &mut Connection, options: &RedisOptions) -> Result<(), Redi
             break;
         }
         let keys: Vec<Vec<u8>> = members.iter().map(|m| options.key(m)).collect();
+        budget.arm(con)?;
         let _: () = cmd("DEL").arg(&keys).query(con)?;
         start += members.len();
     }
+    budget.arm(con)?;
     let _: () = cmd("DEL")
         .arg(&index)
         .arg(options.marker_key())
         .query(con)?;
     let mut found = Vec::new();
-    scan_kv_keys(con, options, |batch| found.extend_from_slice(batch))?;
+    scan_kv_keys(con, options, budget, |batch| found.extend_from_slice(batch))?;
     for keys in found.chunks(BATCH) {
+        budget.arm(con)?;
         let _: () = cmd("DEL").arg(keys).query(con)?;
     }
     Ok(())
@@ -601,11 +632,13 @@ fn remove_store(con: &mut Connection, options: &RedisOptions) -> Result<(), Redi
 fn scan_kv_keys(
     con: &mut Connection,
     options: &RedisOptions,
+    budget: &Budget,
     mut each: impl FnMut(&[Vec<u8>]),
 ) -> Result<(), RedisError> {
     let pattern = options.kv_pattern();
     let mut cursor = 0u64;
     loop {
+        budget.arm(con)?;
         let (next, keys): (u64, Vec<Vec<u8>>) = cmd("SCAN")
             .arg(cursor)
             .arg("MATCH")
@@ -624,7 +657,11 @@ fn scan_kv_keys(
 }
 
 /// `MEMORY USAGE key SAMPLES 0` of each key (0 for a key that is gone).
-fn memory_usage(con: &mut Connection, keys: &[Vec<u8>]) -> Result<u64, RedisError> {
+fn memory_usage(
+    con: &mut Connection,
+    keys: &[Vec<u8>],
+    budget: &Budget,
+) -> Result<u64, RedisError> {
     if keys.is_empty() {
         return Ok(0);
     }
@@ -632,12 +669,14 @@ fn memory_usage(con: &mut Connection, keys: &[Vec<u8>]) -> Result<u64, RedisErro
     for k in keys {
         p.cmd("MEMORY").arg("USAGE").arg(k).arg("SAMPLES").arg(0);
     }
-    let sizes: Vec<Option<u64>> = p.query(con)?;
+    let sizes: Vec<Option<u64>> = pipeline_within(con, &p, budget)?;
     Ok(sizes.into_iter().flatten().sum())
 }
 
 pub struct RedisEngine {
     options: RedisOptions,
+    /// `stalltimeout`: what the calls after the window may take in all.
+    wait: Option<Duration>,
     /// The engine's own connection (footprint).
     control: Mutex<Connection>,
     /// The events sampler's connection (`activity`), opened at its first
@@ -649,16 +688,18 @@ pub struct RedisEngine {
 impl RedisEngine {
     /// Bytes of the YCSB records (exact up to [`EXACT_RECORDS`], else a
     /// scaled sample of evenly spaced ranks) and of the raw key-values.
-    fn measure(&self, con: &mut Connection) -> Result<u64, RedisError> {
+    fn measure(&self, con: &mut Connection, budget: &Budget) -> Result<u64, RedisError> {
         const EXACT_RECORDS: u64 = 100_000;
         const SAMPLE: u64 = 10_000;
         let o = &self.options;
         let index = o.index_key();
-        let mut total = memory_usage(con, &[index.clone(), o.marker_key()])?;
+        let mut total = memory_usage(con, &[index.clone(), o.marker_key()], budget)?;
+        budget.arm(con)?;
         let records: u64 = cmd("ZCARD").arg(&index).query(con)?;
         if records <= EXACT_RECORDS {
             let mut start = 0u64;
             while start < records {
+                budget.arm(con)?;
                 let members: Vec<Vec<u8>> = cmd("ZRANGE")
                     .arg(&index)
                     .arg(start)
@@ -668,7 +709,7 @@ impl RedisEngine {
                     break;
                 }
                 let keys: Vec<Vec<u8>> = members.iter().map(|m| o.key(m)).collect();
-                total += memory_usage(con, &keys)?;
+                total += memory_usage(con, &keys, budget)?;
                 start += members.len() as u64;
             }
         } else {
@@ -679,10 +720,10 @@ impl RedisEngine {
                 for r in chunk {
                     p.cmd("ZRANGE").arg(&index).arg(r).arg(r);
                 }
-                let found: Vec<Vec<Vec<u8>>> = p.query(con)?;
+                let found: Vec<Vec<Vec<u8>>> = pipeline_within(con, &p, budget)?;
                 let keys: Vec<Vec<u8>> = found.iter().flatten().map(|m| o.key(m)).collect();
                 seen += keys.len() as u64;
-                bytes += memory_usage(con, &keys)?;
+                bytes += memory_usage(con, &keys, budget)?;
             }
             if seen > 0 {
                 total += (bytes as f64 * records as f64 / seen as f64) as u64;
@@ -691,7 +732,7 @@ impl RedisEngine {
 
         // Raw key-values: the first 100,000 found, then every 100th.
         let mut found = Vec::new();
-        scan_kv_keys(con, o, |batch| found.extend_from_slice(batch))?;
+        scan_kv_keys(con, o, budget, |batch| found.extend_from_slice(batch))?;
         let measured: Vec<Vec<u8>> = found
             .iter()
             .enumerate()
@@ -700,7 +741,7 @@ impl RedisEngine {
             .collect();
         let mut bytes = 0u64;
         for chunk in measured.chunks(BATCH) {
-            bytes += memory_usage(con, chunk)?;
+            bytes += memory_usage(con, chunk, budget)?;
         }
         if !measured.is_empty() {
             total += (bytes as f64 * found.len() as f64 / measured.len() as f64) as u64;
@@ -749,14 +790,28 @@ impl Engine for RedisEngine {
     }
 
     /// The memory Redis reports for this store's keys (see the module
-    /// comment), not the whole server's.
+    /// comment), not the whole server's; within half of `stalltimeout` in
+    /// all (a walk of many commands), so that a server that stopped
+    /// answering after the window leaves the size unmeasured, with why,
+    /// before the wait for it ends the step.
     fn footprint(&self) -> Result<u64, String> {
         let mut con = self
             .control
             .lock()
             .map_err(|_| "a thread panicked holding the Redis connection".to_string())?;
-        self.measure(&mut con)
-            .map_err(|e| format!("Redis at {} did not answer: {e}", self.options.addr()))
+        let limit = self.wait.map_or(TIMEOUT, |w| (w / 2).min(TIMEOUT));
+        let measured = self.measure(&mut con, &Budget::new(Some(limit)));
+        measured.map_err(|e| {
+            if e.is_timeout() {
+                format!(
+                    "the footprint query failed: Redis at {} did not answer within {} s (half of stalltimeout): {e}",
+                    self.options.addr(),
+                    limit.as_secs_f64()
+                )
+            } else {
+                format!("the footprint query failed: Redis at {}: {e}", self.options.addr())
+            }
+        })
     }
 
     fn close(&self) -> anyhow::Result<()> {
@@ -894,6 +949,55 @@ impl<'e> Link<'e> {
 
 fn timed_out() -> RedisError {
     std::io::Error::from(std::io::ErrorKind::TimedOut).into()
+}
+
+/// `p`'s replies, read within `budget` as a whole: the crate's pipeline
+/// query waits for each reply with the whole read timeout, so a pipeline
+/// of N commands to a server that stopped answering waited N times it
+/// (and each read after a timeout skips one more reply).
+fn pipeline_within<T: FromRedisValue>(
+    con: &mut Connection,
+    p: &Pipeline,
+    budget: &Budget,
+) -> RedisResult<T> {
+    budget.arm(con)?;
+    con.send_packed_command(&p.get_packed_pipeline())?;
+    let mut replies = Vec::with_capacity(p.len());
+    for _ in 0..p.len() {
+        budget.arm(con)?;
+        replies.push(con.recv_response()?);
+    }
+    Ok(from_redis_value(Value::Array(replies))?)
+}
+
+/// A bound on a whole sequence of the engine's own commands (opening a
+/// store, walking it for its footprint), not on each read: each command
+/// may take only what is left of it. Without one, each command has
+/// [`TIMEOUT`], as before.
+struct Budget {
+    until: Option<Instant>,
+}
+
+impl Budget {
+    fn new(limit: Option<Duration>) -> Self {
+        Self {
+            until: limit.map(|l| Instant::now() + l),
+        }
+    }
+
+    /// Bounds the connection's next command by what is left (a timeout
+    /// error when nothing is).
+    fn arm(&self, con: &mut Connection) -> RedisResult<()> {
+        let left = match self.until {
+            None => TIMEOUT,
+            Some(until) => until.saturating_duration_since(Instant::now()).min(TIMEOUT),
+        };
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        con.set_read_timeout(Some(left))?;
+        con.set_write_timeout(Some(left))
+    }
 }
 
 fn reconnect_failed(e: anyhow::Error) -> OpError {

@@ -308,6 +308,27 @@ impl<Ok: OkCounts> OpGroup<Ok> {
     pub fn total_returns(&self) -> u64 {
         self.returns.iter().sum()
     }
+
+    /// Operations whose return was not `OK` (`NOT_FOUND`, `ERROR`,
+    /// `UNEXPECTED_STATE`): the failures every count of them means.
+    pub fn unsuccessful(&self) -> u64 {
+        self.total_returns() - self.count(Outcome::Ok)
+    }
+
+    /// The first failure in words: the engine's message, or the status
+    /// (`NOT_FOUND`, ...) when no engine error came with it.
+    pub fn first_failure(&self) -> String {
+        match &self.first_error {
+            Some(words) if self.count(Outcome::Error) > 0 => words.clone(),
+            _ => Outcome::ALL[1..]
+                .iter()
+                .find(|o| self.count(**o) > 0)
+                .map_or("unknown error".into(), |o| match o {
+                    Outcome::NotFound => "NOT_FOUND (the record is not in the store)".into(),
+                    other => other.ycsb_name().to_string(),
+                }),
+        }
+    }
 }
 
 /// One [`OpGroup`] per [`OpKind`], created on first use.
@@ -443,8 +464,9 @@ pub struct Meter {
     /// operation's intended start is its actual start, as in YCSB.
     paced: bool,
     clock: quanta::Clock,
-    /// Operations that failed with an error (not "not found"), recorded
-    /// or not: the runner's `stop_on_error` watches it.
+    /// Operations that did not succeed (any return but `OK`, `NOT_FOUND`
+    /// included: YCSB's failed statuses), recorded or not: the runner's
+    /// `stop_on_error` watches it.
     pub errors: u64,
     /// The end of the last operation recorded, until [`Meter::passed`]
     /// takes it: a time limit is checked against it instead of another
@@ -550,7 +572,7 @@ impl Meter {
     /// Records an operation that began at `started` and ends now.
     #[inline]
     pub fn finish(&mut self, kind: OpKind, intended: Instant, started: Started, result: &OpResult) {
-        self.errors += u64::from(matches!(result, Err(OpError::Failed(_))));
+        self.errors += u64::from(result.is_err());
         if !self.recording {
             return;
         }

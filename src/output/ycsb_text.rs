@@ -86,6 +86,18 @@ pub fn render(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> String
         "[OVERALL], Throughput(ops/sec), {}",
         java_double(m.ops_per_sec)
     );
+    // kvperf's own lines (YCSB's Throughput counts failed operations too):
+    // the successful ones' rate beside it, and how many failed.
+    let _ = writeln!(
+        out,
+        "[OVERALL], SuccessfulThroughput(ops/sec), {}",
+        java_double(m.ok_ops_per_sec())
+    );
+    let _ = writeln!(
+        out,
+        "[OVERALL], FailedOperations, {}",
+        m.failed_operations()
+    );
     for g in groups(m, percentiles, from) {
         let name = &g.name;
         let _ = writeln!(out, "[{name}], Operations, {}", g.operations);
@@ -285,5 +297,25 @@ mod tests {
                 ("ERROR".to_string(), 0)
             ]
         );
+    }
+
+    /// A NOT_FOUND is a failed operation in the overall lines too: the
+    /// same count as the `-FAILED` group, and not in the successful rate.
+    #[test]
+    fn overall_lines_count_not_found_as_failed() {
+        let mut h = OpHistograms::new();
+        h.record(OpKind::Read, 2_000, None, &Ok(()));
+        h.record(OpKind::Read, 3_000, None, &Err(OpError::NotFound));
+        let text = render(&measurement(&h), &[99.0], LatencyFrom::Op);
+        assert!(
+            text.contains("[OVERALL], Throughput(ops/sec), 2.0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[OVERALL], SuccessfulThroughput(ops/sec), 1.0\n"),
+            "{text}"
+        );
+        assert!(text.contains("[OVERALL], FailedOperations, 1\n"), "{text}");
+        assert!(text.contains("[READ-FAILED], Operations, 1\n"), "{text}");
     }
 }

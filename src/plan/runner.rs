@@ -910,6 +910,13 @@ fn one_line(m: &Measurement) -> String {
         "{:.0} ops/s, {} ops in {:.1} s",
         m.ops_per_sec, m.operations, m.runtime_s
     );
+    let failed = m.failed_operations();
+    if failed > 0 {
+        line.push_str(&format!(
+            " ({failed} failed; {:.0} successful ops/s)",
+            m.ok_ops_per_sec()
+        ));
+    }
     for (op, stats) in &m.ops {
         let l = &stats.latency;
         line.push_str(&format!(

@@ -509,17 +509,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
             push_distinct(&mut warnings, w);
         }
     }
-    let ok_each: Vec<f64> = measured
-        .iter()
-        .map(|m| {
-            let ok: u64 = m.ops.values().map(|s| s.count(Outcome::Ok)).sum();
-            if m.runtime_s > 0.0 {
-                ok as f64 / m.runtime_s
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let ok_each: Vec<f64> = measured.iter().map(|m| m.ok_ops_per_sec()).collect();
     Point {
         threads,
         repeats: rs.len() as u32,

@@ -150,6 +150,50 @@ pub struct Measurement {
     pub events: Option<EngineEvents>,
 }
 
+impl Measurement {
+    /// The window's failed operations: every return but `OK` (`NOT_FOUND`
+    /// too) of the groups a client's operation is one of, that is every
+    /// group but VERIFY (a read's check) and READ-MODIFY-WRITE (its READ
+    /// and UPDATE are counted in their own groups, so a read-modify-write
+    /// both of whose halves failed counts twice). What stderr's warnings,
+    /// the text output's `[OVERALL], FailedOperations` and the plan's step
+    /// line count (docs/semantics.md, "Failed operations").
+    pub fn failed_operations(&self) -> u64 {
+        self.ops
+            .iter()
+            .filter(|(kind, _)| !matches!(kind, OpKind::Verify | OpKind::ReadModifyWrite))
+            .map(|(_, stats)| stats.unsuccessful())
+            .sum()
+    }
+
+    /// The window's successful operations: the `OK` returns of every
+    /// group but VERIFY, less one per successful READ-MODIFY-WRITE (whose
+    /// READ and UPDATE are two of them).
+    pub fn ok_operations(&self) -> u64 {
+        let mut ok = 0u64;
+        for (kind, stats) in &self.ops {
+            let n = stats.count(Outcome::Ok);
+            match kind {
+                OpKind::Verify => {}
+                OpKind::ReadModifyWrite => ok = ok.saturating_sub(n),
+                _ => ok += n,
+            }
+        }
+        ok
+    }
+
+    /// Successful operations per second of the window, over the same
+    /// seconds as `ops_per_sec` (which counts every completed operation,
+    /// as YCSB does).
+    pub fn ok_ops_per_sec(&self) -> f64 {
+        if self.runtime_s > 0.0 {
+            self.ok_operations() as f64 / self.runtime_s
+        } else {
+            0.0
+        }
+    }
+}
+
 /// How a step's clients ran: each a closed loop with one operation in
 /// flight, either on its own thread or as a task on a runtime.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

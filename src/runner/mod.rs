@@ -226,6 +226,9 @@ struct Shared {
     stop: AtomicBool,
     /// Target rate of each client (0: unpaced).
     per_client_rate: f64,
+    /// The measured window's histograms handed over so far, added up by
+    /// the status thread; a stall keeps them ([`watch_for_stalls`]).
+    window: Mutex<OpHistograms>,
 }
 
 impl Shared {
@@ -240,6 +243,7 @@ impl Shared {
             ),
             stop: AtomicBool::new(false),
             per_client_rate: spec.target_ops_per_sec / clients as f64,
+            window: Mutex::new(OpHistograms::new()),
         }
     }
 }
@@ -254,6 +258,8 @@ pub struct WindowCounters {
 /// The run's clock, started once every client is ready.
 struct Clock {
     start_unix_ms: u64,
+    /// When the clock started (the warmup's start).
+    started: Instant,
     measure_start: Instant,
     costs: Option<Probe>,
     /// The counters when the measured window opened, until its close.
@@ -278,9 +284,18 @@ impl Clock {
         shared.start.set(start).expect("set once");
         Self {
             start_unix_ms,
+            started: start,
             measure_start: start + spec.warmup,
             costs: spec.costs.clone(),
             opened,
+        }
+    }
+
+    /// When the measured window opens (after the warmup).
+    fn window_start(&self) -> WindowStart {
+        WindowStart {
+            at: self.measure_start,
+            unix_ms: self.start_unix_ms + (self.measure_start - self.started).as_millis() as u64,
         }
     }
 
@@ -335,15 +350,189 @@ struct Ended {
 }
 
 /// What the command keeps when a stall ends the process (its output with
-/// the reason), since the stuck clients can never be joined.
-type StallKeeper = Box<dyn Fn(&str) + Send + Sync>;
+/// the reason and what the window measured), since the stuck clients can
+/// never be joined.
+type StallKeeper = Box<dyn Fn(&str, Option<&RunOutcome>) + Send + Sync>;
 static STALL_KEEPER: Mutex<Option<StallKeeper>> = Mutex::new(None);
 
 /// Sets what to keep when a stall ends the process (`keep` gets the
-/// reason), in place of what was set before: what a step has measured so
-/// far grows as its benchmarks finish.
-pub fn keep_on_stall(keep: impl Fn(&str) + Send + Sync + 'static) {
+/// reason, and what the window had measured when a window was running),
+/// in place of what was set before: what a step has measured so far grows
+/// as its benchmarks finish.
+pub fn keep_on_stall(keep: impl Fn(&str, Option<&RunOutcome>) + Send + Sync + 'static) {
     *STALL_KEEPER.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(keep));
+}
+
+/// Keeps what was measured (the keeper set by [`keep_on_stall`]), says
+/// `why` in one line and ends the process with a run failure (exit 3):
+/// what a stall, or a wait after the window that outlived its bound or
+/// was interrupted, ends with.
+fn keep_and_exit(why: &str, measured: Option<&RunOutcome>) -> ! {
+    if let Some(keep) = STALL_KEEPER
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+    {
+        keep(why, measured);
+    }
+    eprintln!("kvperf: {why}");
+    std::process::exit(i32::from(crate::error::EXIT_RUN));
+}
+
+/// The operations `h` holds, one per client step: every group's but
+/// VERIFY's (a read's check), less one per READ-MODIFY-WRITE (its READ
+/// and UPDATE are in their own groups).
+fn steps_in(h: &OpHistograms) -> u64 {
+    use crate::measure::OpKind;
+    let mut steps = 0;
+    for (kind, group) in h.iter() {
+        match kind {
+            OpKind::Verify => {}
+            OpKind::ReadModifyWrite => steps -= group.total_returns().min(steps),
+            _ => steps += group.total_returns(),
+        }
+    }
+    steps
+}
+
+/// What the window had measured when a stall was found: the histograms
+/// the clients had handed over (a stuck client's operations since its
+/// last hand-over, at most one status interval's, are not among them),
+/// over the window up to the last operation that completed.
+fn stalled_outcome(shared: &Shared, window: &WindowStart, last_change: Instant) -> RunOutcome {
+    let mut histograms = lock(&shared.window).clone();
+    status::take_handed_over(shared, &mut histograms);
+    let runtime = last_change.saturating_duration_since(window.at);
+    RunOutcome {
+        runtime,
+        operations: steps_in(&histograms),
+        histograms,
+        hit_time_limit: false,
+        thread_seconds: 0.0,
+        start_unix_ms: window.unix_ms,
+        end_unix_ms: window.unix_ms + runtime.as_millis() as u64,
+        intervals: Vec::new(),
+        timeline: Timeline {
+            interval_s: crate::measure::timeline::INTERVAL.as_secs_f64(),
+            ..Timeline::default()
+        },
+        interval_logs: None,
+        client_cpu_s: 0.0,
+        costs: None,
+        stopped_on_error: false,
+        interrupted: false,
+    }
+}
+
+/// When the measured window opens: on the monotonic clock and the wall clock.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WindowStart {
+    pub at: Instant,
+    pub unix_ms: u64,
+}
+
+/// After the window closes, the calls the engine still gets (the events
+/// sampler's last poll, its close, its size on disk, its counters) are
+/// watched: one line when they have taken [`AFTER_WINDOW_NOTICE`], and
+/// the process ends with what was measured kept (exit 3) at SIGINT or
+/// SIGTERM, or when they outlive `stalltimeout`. A blocking read of a
+/// server that stopped answering cannot be cancelled from here, so, as a
+/// stall does, the process ends around it.
+pub struct AfterWindow {
+    done: std::sync::mpsc::Sender<()>,
+    waiting_for: Arc<Mutex<&'static str>>,
+    watcher: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How long the calls after a window may take before kvperf says so.
+pub const AFTER_WINDOW_NOTICE: Duration = Duration::from_secs(2);
+
+impl AfterWindow {
+    /// Starts watching; `measured` is kept if the wait ends the process,
+    /// `limit` is `stalltimeout` (None: only an interrupt ends it).
+    pub fn watch(measured: &RunOutcome, limit: Option<Duration>) -> Self {
+        let kept = RunOutcome {
+            histograms: measured.histograms.clone(),
+            intervals: measured.intervals.clone(),
+            timeline: measured.timeline.clone(),
+            interval_logs: None,
+            costs: None,
+            ..*measured
+        };
+        let (done, ended) = std::sync::mpsc::channel::<()>();
+        let waiting_for = Arc::new(Mutex::new("the engine"));
+        let what = waiting_for.clone();
+        let watcher = std::thread::Builder::new()
+            .name("kvperf-after-window".into())
+            .spawn(move || {
+                let started = Instant::now();
+                // An interrupt that ended the window early was answered by
+                // ending it; a second one kills the process as by default.
+                let interrupted_before = INTERRUPTED.load(Relaxed);
+                let mut said = false;
+                loop {
+                    // An interrupt that cut a call short (EINTR) may let
+                    // the calls end before this sees it: it still ends the step.
+                    let over = !matches!(
+                        ended.recv_timeout(WARMUP_POLL),
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    );
+                    let waited = started.elapsed();
+                    let now_waiting_for = *lock(&what);
+                    if !interrupted_before && INTERRUPTED.load(Relaxed) {
+                        keep_and_exit(
+                            &format!(
+                                "interrupted after the measured window, waiting for {now_waiting_for}; what was measured is kept"
+                            ),
+                            Some(&kept),
+                        );
+                    }
+                    if over {
+                        return;
+                    }
+                    if let Some(limit) = limit.filter(|l| waited >= *l) {
+                        keep_and_exit(
+                            &format!(
+                                "{now_waiting_for} did not answer within {} s after the measured window: it stopped answering (stalltimeout={}); what was measured is kept",
+                                limit.as_secs_f64(),
+                                limit.as_secs_f64()
+                            ),
+                            Some(&kept),
+                        );
+                    }
+                    if !said && waited >= AFTER_WINDOW_NOTICE {
+                        said = true;
+                        eprintln!(
+                            "kvperf: the measured window ended {} s ago; waiting for {now_waiting_for}{} (Ctrl-C ends the wait, keeping what was measured)",
+                            waited.as_secs(),
+                            limit.map_or(String::new(), |l| format!(
+                                ", at most stalltimeout={} s",
+                                l.as_secs_f64()
+                            ))
+                        );
+                    }
+                }
+            })
+            .ok();
+        Self {
+            done,
+            waiting_for,
+            watcher,
+        }
+    }
+
+    /// Names what is waited for now ("the engine's size on disk").
+    pub fn now(&self, what: &'static str) {
+        *lock(&self.waiting_for) = what;
+    }
+
+    /// The calls after the window are over: the watching ends.
+    pub fn done(mut self) {
+        let _ = self.done.send(());
+        if let Some(watcher) = self.watcher.take() {
+            let _ = watcher.join();
+        }
+    }
 }
 
 /// Watches a run until every client has ended (`ended_within` waits at
@@ -356,9 +545,10 @@ fn watch_for_stalls(
     mut ended_within: impl FnMut(Duration) -> bool,
     shared: &Shared,
     limit: Duration,
-    measure_start: Instant,
+    window: WindowStart,
     clients: &str,
 ) {
+    let measure_start = window.at;
     let (mut last_ops, mut last_change) = (0, measure_start);
     while !ended_within(Duration::from_secs(1)) {
         let ops: u64 = shared.slots.iter().map(|s| s.ops_done.load(Relaxed)).sum();
@@ -371,21 +561,20 @@ fn watch_for_stalls(
                 .iter()
                 .filter(|s| !s.finished.load(Relaxed))
                 .count();
+            let measured = stalled_outcome(shared, &window, last_change);
+            let missing = ops.saturating_sub(measured.operations);
             let why = format!(
-                "no operation completed in {} s and {stuck} of {} {clients} are still inside the engine after {ops} operations: it stopped answering (stalltimeout={}); stopping",
+                "no operation completed in {} s and {stuck} of {} {clients} are still inside the engine after {ops} operations: it stopped answering (stalltimeout={}); stopping, what was measured is kept{}",
                 limit.as_secs(),
                 shared.slots.len(),
-                limit.as_secs()
+                limit.as_secs(),
+                if missing > 0 {
+                    format!(" (but {missing} operations the stuck {clients} had not handed over yet)")
+                } else {
+                    String::new()
+                }
             );
-            if let Some(keep) = STALL_KEEPER
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-            {
-                keep(&why);
-            }
-            eprintln!("kvperf: {why}");
-            std::process::exit(i32::from(crate::error::EXIT_RUN));
+            keep_and_exit(&why, Some(&measured));
         }
     }
 }

@@ -291,7 +291,6 @@ fn report_until_done(
     let mut intervals = Intervals::new(measure_start, opts.interval_logs, opts.live.clone());
     // Status lines cover what was handed over since the last one.
     let mut since_status = OpHistograms::new();
-    let mut window = OpHistograms::new();
     let mut ops_log = opts
         .ops_log
         .as_ref()
@@ -310,13 +309,21 @@ fn report_until_done(
         let due = next_line.is_some_and(|t| now >= t);
         let line_due = due || (finished && opts.interval.is_some());
         let cut_due = intervals.due(now) || finished;
+        if !(line_due || cut_due) {
+            // Clients hand their histograms over at every tick, not only
+            // at a cut: a client that then gets stuck inside the engine
+            // holds at most a tick's operations, which a stall could not
+            // keep ([`super::watch_for_stalls`]).
+            shared.epoch.fetch_add(1, Relaxed);
+        }
         if line_due || cut_due {
             let handed_over = collect_interval(shared);
             intervals.gather(&handed_over);
             if opts.interval.is_some() {
                 since_status.add(&handed_over);
             }
-            window.absorb(handed_over);
+            // Shared, so that a stall can keep what was measured.
+            super::lock(&shared.window).absorb(handed_over);
             if cut_due {
                 intervals.cut(Instant::now());
             }
@@ -354,7 +361,7 @@ fn report_until_done(
                 per_second: per_second.finish(ops),
                 timeline: intervals.timeline,
                 interval_logs: intervals.logs,
-                histograms: window,
+                histograms: std::mem::take(&mut *super::lock(&shared.window)),
             };
         }
         std::thread::sleep(TICK);
@@ -389,7 +396,7 @@ fn collect_interval(shared: &Shared) -> OpHistograms {
     }
 }
 
-fn take_handed_over(shared: &Shared, merged: &mut OpHistograms) {
+pub(super) fn take_handed_over(shared: &Shared, merged: &mut OpHistograms) {
     for slot in &shared.slots {
         let mut interval = slot.interval.lock().expect("not poisoned");
         if !interval.is_empty() {

@@ -70,7 +70,7 @@ pub(super) fn run(
         // The watchdog sees the clients end when `ended` is dropped.
         let (ended, watch) = std::sync::mpsc::channel::<()>();
         if let Some(limit) = spec.stall_timeout {
-            let measure_start = clock.measure_start;
+            let window = clock.window_start();
             scope.spawn(move || {
                 let ended_within = |wait| {
                     !matches!(
@@ -78,7 +78,7 @@ pub(super) fn run(
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                     )
                 };
-                watch_for_stalls(ended_within, shared, limit, measure_start, "client tasks");
+                watch_for_stalls(ended_within, shared, limit, window, "client tasks");
             });
         }
         rt.run_all(loops);

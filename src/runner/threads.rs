@@ -162,7 +162,7 @@ pub(super) fn run(
                 |wait| finish.all_arrived_within(wait),
                 shared,
                 limit,
-                clock.measure_start,
+                clock.window_start(),
                 "threads",
             ),
             None => finish.wait_until_all_arrived(),

@@ -113,7 +113,7 @@ fn measure(
     })?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
-    step::keep_on_stall(out, json);
+    step::keep_on_stall(out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
     eprintln!("{}", output::run_header::this_command_line());
     print_header(args, &cfg, engine.as_ref(), db.as_deref());
@@ -162,6 +162,18 @@ fn measure(
         if args.drop_caches {
             crate::host::drop_page_cache("--drop_caches")?;
         }
+        // A stall keeps this benchmark's figures so far beside the others'.
+        step::keep_on_stall(
+            out,
+            json,
+            Some(step::Shape {
+                name: bench.name().to_string(),
+                threads: bench.total_threads(args.threads as usize),
+                clients: Default::default(),
+                target_ops_per_sec: 0.0,
+                warmup_s: 0.0,
+            }),
+        );
         let measured = run_one(
             out,
             args,
@@ -208,7 +220,7 @@ fn measure(
         if let Some(json) = json.filter(|j| j.stream().is_none()) {
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
-        step::keep_on_stall(out, json);
+        step::keep_on_stall(out, json, None);
         if let Some(failure) = first_failure(&measured.histograms) {
             // db_bench exits at a failed operation ("put error: ..."):
             // the sequence ends here, with the engine's own words (a full

@@ -741,6 +741,9 @@ impl<'a> CoreThread<'a> {
                 Outcome::UnexpectedState
             }
         };
+        // A value that does not verify is a failure as any other is
+        // (`onerror=stop` stops at it).
+        meter.errors += u64::from(outcome != Outcome::Ok);
         if meter.recording {
             meter.histograms.count_outcome(
                 OpKind::Verify,
