@@ -402,9 +402,11 @@ fn facts(line: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Removes the pid files in `dir` that name the stopped processes (not
-/// PostgreSQL's postmaster.pid: its server's own lock, removed by it).
-fn forget_pid_files(dir: &Path, stopped: &[Proc]) {
+/// The pid files below `dir` (at most 64 folders deep in all, hidden
+/// folders and links not followed) with the process ID on each one's
+/// first line; a pid file that is not a small regular file is skipped.
+fn pid_files(dir: &Path) -> Vec<(PathBuf, u32)> {
+    let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(d) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&d) else {
@@ -413,17 +415,29 @@ fn forget_pid_files(dir: &Path, stopped: &[Proc]) {
         for e in entries.flatten() {
             let path = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir && !name.starts_with('.') && pending.len() < 64 {
+            let Ok(kind) = e.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && !name.starts_with('.') && pending.len() < 64 {
                 pending.push(path);
-            } else if name.ends_with(".pid") && e.file_type().is_ok_and(|t| t.is_file()) {
-                let named = std::fs::read_to_string(&path)
+            } else if name.ends_with(".pid") && kind.is_file() {
+                let pid = crate::files::read_input(&path, "pid file", crate::files::bound::MARKER)
                     .ok()
                     .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok());
-                if named.is_some_and(|pid| stopped.iter().any(|p| p.pid == pid)) {
-                    let _ = std::fs::remove_file(&path);
+                if let Some(pid) = pid {
+                    found.push((path, pid));
                 }
             }
+        }
+    }
+    found
+}
+
+/// Removes the pid files in `dir` that name the stopped processes.
+fn forget_pid_files(dir: &Path, stopped: &[Proc]) {
+    for (path, pid) in pid_files(dir) {
+        if stopped.iter().any(|p| p.pid == pid) {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
@@ -431,27 +445,7 @@ fn forget_pid_files(dir: &Path, stopped: &[Proc]) {
 /// The process IDs of a kvperf server in `dir`, from its pid files, for
 /// accounting of the server's CPU and I/O.
 pub fn pids_in(dir: &Path) -> Vec<u32> {
-    let mut pids = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let path = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if path.is_dir() && !name.starts_with('.') && pending.len() < 64 {
-                pending.push(path);
-            } else if name.ends_with(".pid") || name == "postmaster.pid" {
-                if let Some(pid) = std::fs::read_to_string(&path)
-                    .ok()
-                    .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok())
-                {
-                    pids.push(pid);
-                }
-            }
-        }
-    }
+    let mut pids: Vec<u32> = pid_files(dir).into_iter().map(|(_, pid)| pid).collect();
     pids.sort_unstable();
     pids.dedup();
     pids
