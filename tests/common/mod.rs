@@ -215,11 +215,12 @@ pub fn run_record(
     }
 }
 
-/// The one line of a plan's stderr saying why it stopped (a failed step).
+/// The one line of a plan's stderr saying why it stopped (a failed step,
+/// or one that cannot run until its input is corrected).
 pub fn failed_line(stderr: &str) -> &str {
     let lines: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.contains("step ") && l.contains("failed"))
+        .filter(|l| l.contains("step ") && (l.contains("failed") || l.contains(" cannot run: ")))
         .collect();
     assert_eq!(lines.len(), 1, "one line: {stderr}");
     lines[0]

@@ -125,13 +125,13 @@ fn a_fifo_or_a_link_to_dev_zero_as_the_data_marker_is_refused_at_once() {
     mkfifo(&marker);
     common::assert_input_error(
         &run_on(tmp.path(), &[]),
-        "'db/.kvperf-data' is a FIFO (named pipe), not a file",
+        "has a '.kvperf-data' that is a FIFO (named pipe), not kvperf's marker",
     );
     std::fs::remove_file(&marker).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &marker).unwrap();
     common::assert_input_error(
         &run_on(tmp.path(), &[]),
-        "'db/.kvperf-data' is a character device, not a file",
+        "has a '.kvperf-data' that is a symbolic link, not kvperf's marker",
     );
 }
 
