@@ -77,8 +77,10 @@ pub fn build(study: &Study, charts: bool) -> Document {
         blocks.push(Block::Paragraph(format!(
             "Each configuration at its peak, side by side{}: throughput, the 99.9th percentile \
              latency of reads and of writes (the workload's update, insert or read-modify-write), \
-             write amplification (device bytes written per logical byte) and network bytes per \
-             operation (sent + received, for server engines).",
+             write amplification twice: the data directory's device's bytes written per logical \
+             byte (every process's writes to that device; \"shared\" where more than 20% were not \
+             the engine's) and the engine's processes' own block-layer bytes written per logical \
+             byte; and network bytes per operation (sent + received, for server engines).",
             citations::cite(study, Section::TailsAndAmplification)
         )));
         blocks.push(Block::Table(tables::tails_and_amplification(study, &style)));
@@ -215,6 +217,7 @@ fn workload_blocks(
         format!("{}: cost at each configuration's peak", w.name),
     ));
     blocks.push(Block::Table(tables::cost(study, w)));
+    blocks.push(Block::Paragraph(tables::cost_note(study, w)));
     if let Some(table) = energy::table(study, w) {
         blocks.push(Block::Heading(
             2,
