@@ -29,9 +29,12 @@ fn svg_titled<'a>(html: &'a str, title: &str) -> &'a str {
     &html[start..end]
 }
 
+/// Points of a line, in order.
+type Points = Vec<(f64, f64)>;
+
 /// A polyline's drawn points and the values behind them, in order.
-fn line_of(svg: &str) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
-    let attr = |name: &str| -> Vec<(f64, f64)> {
+fn line_of(svg: &str) -> (Points, Points) {
+    let attr = |name: &str| -> Points {
         let key = format!("{name}=\"");
         let from = svg.find("<polyline").expect("a line")
             + svg[svg.find("<polyline").unwrap()..]
