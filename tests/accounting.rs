@@ -36,6 +36,7 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
         read: 0,
         written: N,
         dataset: N,
+        whole_records_written: None,
     };
     let size = size_on_disk(dir.path()).map_err(|e| e.to_string());
     let a = before.until(&probe.take(), 1, logical, size);
@@ -53,7 +54,11 @@ fn a_synced_write_of_n_bytes_is_at_least_n_device_bytes() {
     );
     assert!(dev.write_ios >= 1);
     assert!(a.process_io.unwrap().wchar >= N);
-    assert!(a.derived.write_amplification.unwrap() >= 1.0);
+    // Both amplifications are of the same N logical bytes: this process's
+    // block-layer bytes and the device's (every process's) sectors.
+    assert!(a.derived.write_amplification_process.unwrap() >= 1.0);
+    assert!(a.derived.write_amplification_device.unwrap() >= 1.0);
+    assert!(!a.derived.write_amplification_device_unreliable);
     assert!(a.data_dir_bytes.unwrap() >= N);
     assert!(a.derived.space_amplification.unwrap() >= 1.0);
     assert_eq!(a.device, device, "the data directory's device");

@@ -85,13 +85,17 @@ fn a_cell_stops_once_its_interval_is_within_the_rule_and_a_rerun_agrees() {
         assert!(out.stderr.contains("stopped at max = 9"), "{}", out.stderr);
     }
 
-    // The report draws the cell's interval as an error bar.
+    // The report draws the cell's repeats as a bar around their mean, and
+    // says so under the chart.
     let html = std::fs::read_to_string(tmp.path().join("r-report/report.html")).unwrap();
     assert!(
-        html.contains("error bars: 95% interval of the median over repeats"),
-        "no error bars in the report"
+        html.contains("its bar: lowest to highest repeat"),
+        "no caption saying what the bars are"
     );
-    assert!(html.contains(": 95% interval "), "no error bar drawn");
+    assert!(
+        html.contains(": lowest to highest repeat "),
+        "no error bar drawn"
+    );
 
     // A rerun of the same plan on the same results runs nothing more.
     let again = plan_run(tmp.path(), &plan, &results);

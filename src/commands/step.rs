@@ -65,6 +65,7 @@ pub fn measure_window(
         device: out.host.block_device().map(str::to_string),
         server_pids: engine.server_pids(),
         network: matches!(engine_spec.store, StoreKind::Server { .. }),
+        memory_filesystem: out.host.data_dir_in_memory(),
     });
     let stats_before = engine.stats();
     crate::runner::stop_on_interrupt();

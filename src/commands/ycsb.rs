@@ -734,7 +734,9 @@ fn measure(
             Some(rt) => runner::execute_tasks(&bound, run_spec, rt),
             None => runner::execute(&bound, run_spec),
         },
-        |outcome| workload.logical_bytes(&outcome.histograms),
+        |outcome| {
+            workload.logical_bytes(&outcome.histograms, spec.capabilities.whole_record_updates)
+        },
         true,
     )?;
 

@@ -104,6 +104,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         ordered_scans: false,
         // CQL UPDATE is an upsert, as in YCSB's binding.
         update_needs_existing: false,
+        // columns: an UPDATE writes only the cells it sets.
+        whole_record_updates: false,
         // The scylla driver is async.
         async_ops: AsyncOps::ByDefault,
         tasks_own_sockets: false,

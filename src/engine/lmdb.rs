@@ -61,6 +61,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        whole_record_updates: true,
         async_ops: AsyncOps::Unavailable,
         tasks_own_sockets: false,
         events: EventSupport::Unavailable("LMDB runs no background work: the committing client writes and syncs its pages"),

@@ -214,6 +214,12 @@ pub struct Capabilities {
     /// update is an upsert that creates the record (Cassandra's CQL
     /// `UPDATE`, as YCSB's binding).
     pub update_needs_existing: bool,
+    /// An update of some fields writes the whole record: the engine stores
+    /// each record as one value and updates by read, merge and write (the
+    /// record codec). What the record-rewrite share of write amplification
+    /// is stated for; false where the engine writes only the fields given
+    /// or kvperf cannot say what it rewrites.
+    pub whole_record_updates: bool,
     /// Whether [`Engine::client`] hands out clients whose calls wait
     /// ([`Call::waiting`]), for clients run as tasks on the runner's
     /// runtime (`clients=tasks`), and whether the clients run so unless told.

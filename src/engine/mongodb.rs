@@ -78,6 +78,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: true,
         ordered_scans: true,
         update_needs_existing: true,
+        // what FerretDB's backend rewrites is its own business.
+        whole_record_updates: false,
         // The driver is async; see bench/RESULTS.md, issue 22.
         async_ops: AsyncOps::ByDefault,
         tasks_own_sockets: false,

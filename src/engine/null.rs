@@ -18,6 +18,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        // stores nothing.
+        whole_record_updates: false,
         async_ops: AsyncOps::Unavailable,
         tasks_own_sockets: false,
         events: EventSupport::Unavailable(

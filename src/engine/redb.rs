@@ -71,6 +71,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        whole_record_updates: true,
         async_ops: AsyncOps::Unavailable,
         tasks_own_sockets: false,
         events: EventSupport::Unavailable("redb runs no background work: a commit writes (and, when durable, syncs) in the committing client"),

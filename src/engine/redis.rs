@@ -107,6 +107,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         // ZRANGEBYLEX over an index of equal scores (YCSB's binding: hash order).
         ordered_scans: true,
         update_needs_existing: true,
+        // a hash: HSET writes only the fields given.
+        whole_record_updates: false,
         // Clients as tasks, each on its own multiplexed async connection;
         // a lone client on a thread (bench/RESULTS.md 6g).
         async_ops: AsyncOps::ByDefaultFrom(2),

@@ -37,6 +37,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        whole_record_updates: true,
         async_ops: AsyncOps::Unavailable,
         tasks_own_sockets: false,
         // Properties (running flushes and compactions, stopped and delayed

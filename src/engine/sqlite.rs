@@ -69,6 +69,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        whole_record_updates: true,
         async_ops: AsyncOps::Unavailable,
         tasks_own_sockets: false,
         events: EventSupport::Unavailable("SQLite runs no background threads: its WAL checkpoints run inside a committing client's call"),

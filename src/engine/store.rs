@@ -403,6 +403,8 @@ mod tests {
             adopt: true,
             ordered_scans: true,
             update_needs_existing: true,
+            // a test spec.
+            whole_record_updates: false,
             async_ops: AsyncOps::Unavailable,
             tasks_own_sockets: false,
             events: crate::engine::EventSupport::Unavailable("a test spec"),

@@ -47,6 +47,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         adopt: false,
         ordered_scans: true,
         update_needs_existing: true,
+        whole_record_updates: true,
         async_ops: AsyncOps::Unavailable,
         tasks_own_sockets: false,
         // Its connection statistics (opened with statistics=(fast), as

@@ -71,6 +71,13 @@ impl HostInfo {
     pub fn block_device(&self) -> Option<&str> {
         self.data_dir.as_ref().map(|d| d.device_number.as_str())
     }
+
+    /// Whether the data directory is on a memory file system (tmpfs).
+    pub fn data_dir_in_memory(&self) -> bool {
+        self.data_dir
+            .as_ref()
+            .is_some_and(|d| crate::measure::accounting::memory_filesystem(&d.filesystem))
+    }
 }
 
 impl DataDirInfo {

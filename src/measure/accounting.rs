@@ -36,6 +36,8 @@ pub struct Probe {
     pub server_pids: Vec<u32>,
     /// This process's TCP sockets (a server engine's connections).
     pub network: bool,
+    /// The data directory is on a memory file system (tmpfs, ramfs).
+    pub memory_filesystem: bool,
 }
 
 impl Probe {
@@ -60,6 +62,7 @@ pub struct Snapshot {
     sockets: Option<SocketBytes>,
     /// The data directory's NVMe drive and its counters.
     drive: Result<(NvmeNamespace, DriveCounters), String>,
+    memory_filesystem: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -116,6 +119,18 @@ pub struct LogicalBytes {
     pub read: u64,
     pub written: u64,
     pub dataset: u64,
+    /// Where the engine stores each record whole (an update of one field
+    /// rewrites all of it): the bytes of the whole records the window's
+    /// writes wrote, each insert's record and, per update, the record it
+    /// changed at the configured mean record size. None: the engine writes
+    /// only the fields given, or a workload of whole values (db_bench).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_records_written: Option<u64>,
+}
+
+/// File systems held in memory: nothing written to them reaches a device.
+pub fn memory_filesystem(fstype: &str) -> bool {
+    matches!(fstype, "tmpfs" | "ramfs")
 }
 
 /// The cost of one measured window, raw counters and derived figures.
@@ -159,6 +174,10 @@ pub struct Accounting {
     pub derived: Derived,
     /// Why a figure above is missing, one line per counter.
     pub unavailable: Vec<String>,
+    /// The data directory is on a memory file system (tmpfs): no device
+    /// under it and no block-layer bytes, so no amplification is a figure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub memory_filesystem: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -167,17 +186,41 @@ pub struct Derived {
     pub device_write_bytes_per_op: Option<f64>,
     pub process_read_bytes_per_op: Option<f64>,
     pub process_write_bytes_per_op: Option<f64>,
-    /// The engine's block-layer bytes read / logical bytes read; None
-    /// when unreliable (see below) or nothing to divide by.
-    pub read_amplification: Option<f64>,
+    /// The engine's processes' block-layer bytes read (`/proc/PID/io`
+    /// `read_bytes`: a server engine's processes, else kvperf's own) /
+    /// logical bytes read; None when unreliable (below), not measured, or
+    /// nothing to divide by.
+    #[serde(alias = "read_amplification")]
+    pub read_amplification_process: Option<f64>,
+    /// The same for bytes written (`write_bytes`).
+    #[serde(alias = "write_amplification")]
+    pub write_amplification_process: Option<f64>,
+    /// The ratio was not a figure: too few logical bytes.
+    #[serde(default, alias = "read_amplification_unreliable")]
+    pub read_amplification_process_unreliable: bool,
+    #[serde(default, alias = "write_amplification_unreliable")]
+    pub write_amplification_process_unreliable: bool,
+    /// The data directory's device's bytes read (`/proc/diskstats` sectors
+    /// x 512, every process's) / logical bytes read; None as above.
+    #[serde(default)]
+    pub read_amplification_device: Option<f64>,
     /// The same for bytes written.
-    pub write_amplification: Option<f64>,
-    /// The ratio was not a figure: too few logical bytes, or only device
-    /// counters, which every process shares.
     #[serde(default)]
-    pub read_amplification_unreliable: bool,
+    pub write_amplification_device: Option<f64>,
     #[serde(default)]
-    pub write_amplification_unreliable: bool,
+    pub read_amplification_device_unreliable: bool,
+    #[serde(default)]
+    pub write_amplification_device_unreliable: bool,
+    /// The device's figures are not the engine's alone: more than
+    /// MAX_FOREIGN_DEVICE_PCT of its bytes were another process's, or the
+    /// engine's share could not be told.
+    #[serde(default)]
+    pub device_amplification_shared: bool,
+    /// Whole-record bytes written / logical bytes written (from
+    /// `LogicalBytes::whole_records_written`): how much of either write
+    /// amplification is updates rewriting whole records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_rewrite_factor: Option<f64>,
     /// Share of the device's bytes (read + written) in the window that
     /// were not the engine's, in %.
     #[serde(default)]
@@ -246,6 +289,7 @@ impl Snapshot {
             energy_uj: read_u64(&Path::new(RAPL_DIR).join("energy_uj"))
                 .map_err(|e| format!("energy: RAPL counters not readable here ({e})")),
             sockets: probe.network.then(SocketBytes::read),
+            memory_filesystem: probe.memory_filesystem,
             drive: match &probe.device {
                 Some(dev) => {
                     super::drive::namespace_of(dev).and_then(|ns| ns.read().map(|c| (ns, c)))
@@ -321,6 +365,7 @@ impl Snapshot {
             logical,
             derived: Derived::default(),
             unavailable,
+            memory_filesystem: self.memory_filesystem,
         };
         accounting.derived = accounting.derive();
         accounting
@@ -439,6 +484,9 @@ impl Accounting {
             });
         all.logical.read = parts.iter().map(|a| a.logical.read).sum();
         all.logical.written = parts.iter().map(|a| a.logical.written).sum();
+        all.logical.whole_records_written =
+            parts.iter().map(|a| a.logical.whole_records_written).sum();
+        all.memory_filesystem = parts.iter().any(|a| a.memory_filesystem);
         let mut unavailable: Vec<String> = Vec::new();
         for why in parts.iter().flat_map(|a| &a.unavailable) {
             if !unavailable.contains(why) {
@@ -529,51 +577,55 @@ impl Accounting {
             }
             _ => None,
         };
-        // (bytes, true when they are the engine's own) for one direction.
-        let numerator = |engine: Option<u64>, device: Option<u64>| match engine {
-            Some(e) => Some((e, true)),
-            None => device.map(|d| (d, false)),
-        };
-        let amp = |bytes: Option<(u64, bool)>, logical: u64| -> (Option<f64>, bool) {
-            let Some((bytes, own)) = bytes else {
-                return (None, false);
-            };
-            if logical == 0 {
-                return (None, false);
+        let amp = |bytes: Option<u64>, logical: u64| -> (Option<f64>, bool) {
+            match bytes {
+                // Nothing reaches a device from a memory file system: its
+                // block-layer counters stay 0, which is no ratio.
+                _ if self.memory_filesystem => (None, false),
+                Some(_) if logical > 0 && logical < MIN_LOGICAL_BYTES => (None, true),
+                Some(bytes) => (ratio(bytes as f64, logical as f64), false),
+                None => (None, false),
             }
-            if logical < MIN_LOGICAL_BYTES || !own {
-                return (None, true);
-            }
-            (ratio(bytes as f64, logical as f64), false)
         };
-        let (read_amplification, read_amplification_unreliable) = amp(
-            numerator(engine_io.map(|e| e.0), dev.map(|d| d.read_bytes)),
-            self.logical.read,
-        );
-        let (write_amplification, write_amplification_unreliable) = amp(
-            numerator(engine_io.map(|e| e.1), dev.map(|d| d.write_bytes)),
-            self.logical.written,
-        );
+        let (read_amplification_process, read_amplification_process_unreliable) =
+            amp(engine_io.map(|e| e.0), self.logical.read);
+        let (write_amplification_process, write_amplification_process_unreliable) =
+            amp(engine_io.map(|e| e.1), self.logical.written);
+        let (read_amplification_device, read_amplification_device_unreliable) =
+            amp(dev.map(|d| d.read_bytes), self.logical.read);
+        let (write_amplification_device, write_amplification_device_unreliable) =
+            amp(dev.map(|d| d.write_bytes), self.logical.written);
+        let device_amplification_shared =
+            dev.is_some() && device_foreign_pct.is_none_or(|pct| pct > MAX_FOREIGN_DEVICE_PCT);
+        let record_rewrite_factor = self
+            .logical
+            .whole_records_written
+            .and_then(|w| ratio(w as f64, self.logical.written as f64));
         // Flash bytes are every process's: they stand for the engine's
         // only while others moved little of the device's bytes.
         let drive = self.drive.as_ref();
         let engine_owns_device =
             device_foreign_pct.is_some_and(|pct| pct <= MAX_FOREIGN_DEVICE_PCT);
-        let (end_to_end_write_amplification, end_to_end_write_amplification_unreliable) = amp(
-            drive
-                .and_then(|d| d.media_bytes_written)
-                .map(|m| (m, engine_owns_device)),
-            self.logical.written,
-        );
+        let (end_to_end_write_amplification, end_to_end_write_amplification_unreliable) =
+            match drive.and_then(|d| d.media_bytes_written) {
+                Some(_) if !engine_owns_device && self.logical.written > 0 => (None, true),
+                media => amp(media, self.logical.written),
+            };
         Derived {
             device_read_bytes_per_op: dev.and_then(|d| per_op(d.read_bytes)),
             device_write_bytes_per_op: dev.and_then(|d| per_op(d.write_bytes)),
             process_read_bytes_per_op: proc_io.and_then(|p| per_op(p.rchar)),
             process_write_bytes_per_op: proc_io.and_then(|p| per_op(p.wchar)),
-            read_amplification,
-            write_amplification,
-            read_amplification_unreliable,
-            write_amplification_unreliable,
+            read_amplification_process,
+            write_amplification_process,
+            read_amplification_process_unreliable,
+            write_amplification_process_unreliable,
+            read_amplification_device,
+            write_amplification_device,
+            read_amplification_device_unreliable,
+            write_amplification_device_unreliable,
+            device_amplification_shared,
+            record_rewrite_factor,
             device_foreign_pct,
             space_amplification: self
                 .data_dir_bytes
@@ -816,7 +868,7 @@ mod tests {
         let after = Probe::default().take();
         let a = before.until(&after, 10, LogicalBytes::default(), Err("no store".into()));
         assert_eq!(a.device_io, None);
-        assert_eq!(a.derived.write_amplification, None);
+        assert_eq!(a.derived.write_amplification_process, None);
         assert!(a.unavailable.iter().any(|u| u.starts_with("device I/O")));
         assert!(a.unavailable.iter().any(|u| u == "space: no store"));
         assert_eq!(a.data_dir_bytes, None);
@@ -867,16 +919,18 @@ mod tests {
                 read: 2 << 20,
                 written: 10 << 20,
                 dataset: 1_000_000,
+                whole_records_written: None,
             },
             derived: Derived::default(),
             unavailable: vec![],
+            memory_filesystem: false,
         };
         a.derived = a.derive();
         let d = a.derived;
         assert_eq!(d.device_write_bytes_per_op, Some(300.0));
         // The process's own block-layer bytes, not the device's.
-        assert_eq!(d.read_amplification, Some(2.0));
-        assert_eq!(d.write_amplification, Some(3.0));
+        assert_eq!(d.read_amplification_process, Some(2.0));
+        assert_eq!(d.write_amplification_process, Some(3.0));
         assert_eq!(d.space_amplification, Some(3.0));
         assert_eq!(d.ops_per_cpu_s, Some(500.0));
         assert_eq!(d.ops_per_joule, None);
@@ -916,9 +970,11 @@ mod tests {
                     read: 0,
                     written: ops << 20,
                     dataset: 100,
+                    whole_records_written: None,
                 },
                 derived: Derived::default(),
                 unavailable: vec![],
+                memory_filesystem: false,
             };
             a.derived = a.derive();
             a
@@ -933,7 +989,7 @@ mod tests {
         .unwrap();
         assert_eq!(all.operations, 300);
         assert_eq!(all.logical.written, 300 << 20);
-        assert_eq!(all.derived.write_amplification, Some(2.0));
+        assert_eq!(all.derived.write_amplification_process, Some(2.0));
         assert_eq!(all.derived.device_busy_pct, Some(50.0));
         assert_eq!(all.derived.ops_per_cpu_s, Some(200.0));
         assert!(Accounting::combine(&[]).is_none());
@@ -974,9 +1030,11 @@ mod tests {
                     read: ops,
                     written: 0,
                     dataset: 100,
+                    whole_records_written: None,
                 },
                 derived: Derived::default(),
                 unavailable: vec![],
+                memory_filesystem: false,
             };
             a.derived = a.derive();
             a
@@ -1038,16 +1096,32 @@ mod tests {
                 read: 1 << 20,
                 written: 2 << 20,
                 dataset: 0,
+                whole_records_written: None,
             },
             derived: Derived::default(),
             unavailable: vec![],
+            memory_filesystem: false,
         };
         let d = a.derive();
-        // Another process moved 32 of the device's 40 MiB; the engine's own 8 count.
-        assert_eq!(d.read_amplification, Some(2.0));
-        assert_eq!(d.write_amplification, Some(3.0));
+        // Another process moved 32 of the device's 40 MiB; the engine's own
+        // 8 are the process figure, the device's 40 the device figure,
+        // marked shared.
+        assert_eq!(d.read_amplification_process, Some(2.0));
+        assert_eq!(d.write_amplification_process, Some(3.0));
+        assert_eq!(d.read_amplification_device, Some(10.0));
+        assert_eq!(d.write_amplification_device, Some(15.0));
         assert_eq!(d.device_foreign_pct, Some(80.0));
-        assert!(!d.write_amplification_unreliable);
+        assert!(d.device_amplification_shared);
+        assert!(!d.write_amplification_process_unreliable);
+        // The engine's alone: 8 of 9 MiB on the device are its own.
+        a.device_io = Some(DeviceCounters {
+            read_bytes: 2 << 20,
+            write_bytes: 7 << 20,
+            ..Default::default()
+        });
+        let d = a.derive();
+        assert_eq!(d.write_amplification_device, Some(3.5));
+        assert!(!d.device_amplification_shared);
         // A server engine: its processes' bytes, not this process's.
         a.server = Some(ServerCost {
             read_bytes: 3 << 20,
@@ -1055,25 +1129,40 @@ mod tests {
             ..ServerCost::default()
         });
         let d = a.derive();
-        assert_eq!(d.read_amplification, Some(3.0));
-        assert_eq!(d.write_amplification, Some(4.0));
-        // Only device counters: every process's bytes, not a figure.
+        assert_eq!(d.read_amplification_process, Some(3.0));
+        assert_eq!(d.write_amplification_process, Some(4.0));
+        // Only device counters: no process figure, and the device's
+        // cannot be told apart from other processes' bytes.
         a.server = None;
         a.process_io = None;
         let d = a.derive();
-        assert_eq!(d.write_amplification, None);
-        assert!(d.write_amplification_unreliable && d.read_amplification_unreliable);
+        assert_eq!(d.write_amplification_process, None);
+        assert!(!d.write_amplification_process_unreliable);
+        assert_eq!(d.write_amplification_device, Some(3.5));
+        assert!(d.device_amplification_shared);
         assert_eq!(d.device_foreign_pct, None);
         // Too few logical bytes to divide by.
         a.process_io = Some(ProcessIo::default());
         a.logical.written = MIN_LOGICAL_BYTES - 1;
         let d = a.derive();
-        assert_eq!(d.write_amplification, None);
-        assert!(d.write_amplification_unreliable);
-        assert!(!d.read_amplification_unreliable);
+        assert_eq!(d.write_amplification_process, None);
+        assert!(d.write_amplification_process_unreliable);
+        assert!(!d.read_amplification_process_unreliable);
+        assert!(d.write_amplification_device_unreliable);
         // Nothing written: nothing to mark.
         a.logical.written = 0;
-        assert!(!a.derive().write_amplification_unreliable);
+        assert!(!a.derive().write_amplification_process_unreliable);
+        // Updates of one field of four rewrite whole records: 4x of it.
+        a.logical.written = 2 << 20;
+        a.logical.whole_records_written = Some(8 << 20);
+        assert_eq!(a.derive().record_rewrite_factor, Some(4.0));
+        // tmpfs: its counters read 0, which is no amplification.
+        a.device_io = None;
+        a.memory_filesystem = true;
+        let d = a.derive();
+        assert_eq!(d.write_amplification_process, None);
+        assert_eq!(d.write_amplification_device, None);
+        assert!(!d.write_amplification_process_unreliable);
     }
 
     #[test]

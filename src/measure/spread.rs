@@ -9,8 +9,7 @@
 //! tail is at most 2.5%. Below 6 repeats no k qualifies (with 5, even
 //! [min, max] misses the median with probability 2/32 = 6.3%), so no
 //! interval exists: the same reason [`super::stats::MIN_REPEATS`] exists
-//! for comparisons. What adaptive repeats stop on and what reports draw as
-//! error bars.
+//! for comparisons. What adaptive repeats stop on.
 
 /// Fewest repeats with a 95% interval of their median.
 pub const MIN_REPEATS: usize = 6;

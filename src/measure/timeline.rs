@@ -96,6 +96,28 @@ impl Interval {
     }
 }
 
+impl Timeline {
+    /// Ends the timeline at the window's end, `window_s` from its open:
+    /// the last cut comes a status tick after the last client ended, so
+    /// without this the last interval would run past the window and its
+    /// rate would read low. An interval that opened at or after the end
+    /// (its operations handed over late) keeps its counts, with length 0.
+    pub fn clip_to(&mut self, window_s: f64) {
+        for interval in &mut self.intervals {
+            let start = interval.start_s.min(window_s);
+            let end = (interval.start_s + interval.length_s).min(window_s);
+            interval.start_s = start;
+            interval.length_s = (end - start).max(0.0);
+        }
+    }
+
+    /// Operations completed in each interval, in order: what a result's
+    /// `intervals` list holds.
+    pub fn counts(&self) -> Vec<u64> {
+        self.intervals.iter().map(Interval::operations).collect()
+    }
+}
+
 /// Nanoseconds as microseconds, to the nanosecond.
 fn to_us(ns: u64) -> f64 {
     ns as f64 / 1000.0
@@ -205,6 +227,27 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_timeline_ends_at_the_window_end() {
+        let mut t = timeline(&[10, 20, 5], 1.0);
+        t.clip_to(2.4);
+        let spans: Vec<(f64, f64)> = t
+            .intervals
+            .iter()
+            .map(|i| (i.start_s, i.length_s))
+            .collect();
+        assert_eq!(spans[..2], [(0.0, 1.0), (1.0, 1.0)]);
+        assert!((spans[2].0 - 2.0).abs() < 1e-12 && (spans[2].1 - 0.4).abs() < 1e-12);
+        // Counts stay: an interval's operations all ended inside the window.
+        assert_eq!(t.counts(), vec![10, 20, 5]);
+        t.clip_to(1.5);
+        assert_eq!(
+            (t.intervals[2].start_s, t.intervals[2].length_s),
+            (1.5, 0.0)
+        );
+        assert_eq!(t.counts(), vec![10, 20, 5]);
     }
 
     #[test]

@@ -170,6 +170,7 @@ mod tests {
                 ..Derived::default()
             },
             unavailable: Vec::new(),
+            memory_filesystem: false,
         }
     }
 

@@ -3,24 +3,40 @@
 
 use super::model::Study;
 use super::numbers::csv_field;
+use super::tables::{amplification, Amplification, Bytes, Direction};
 use crate::measure::OpKind;
 
 const HEADER: &str = "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,\
 op,count,avg_us,p50_us,p99_us,p999_us,max_us,\
-device_read_bytes_per_op,device_write_bytes_per_op,read_amplification,write_amplification,\
+device_read_bytes_per_op,device_write_bytes_per_op,read_amplification_process,\
+write_amplification_process,read_amplification_device,write_amplification_device,record_rewrite_factor,\
 space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
 network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound,\
 failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,short_window\n";
 
+/// The header's amplification columns before each was named for what it
+/// divides: a report.csv of that time is kvperf's too.
+const OLD_AMPLIFICATION_COLUMNS: (&str, &str) = (
+    "read_amplification,write_amplification,",
+    "read_amplification_process,write_amplification_process,read_amplification_device,\
+write_amplification_device,record_rewrite_factor,",
+);
+
 /// Whether `line` is exactly the header of a report.csv kvperf writes
-/// (all of its columns, with or without the power columns): how kvperf
-/// knows its own file before replacing it.
+/// (all of its columns, with or without the power columns), now or
+/// before the amplification columns were renamed: how kvperf knows its
+/// own file before replacing it.
 pub fn is_header(line: &str) -> bool {
-    let base = HEADER.trim_end();
-    line == base
-        || line
-            .strip_prefix(base)
-            .is_some_and(|rest| rest == super::energy::CSV_HEADER.trim_end())
+    let (old, new) = OLD_AMPLIFICATION_COLUMNS;
+    let current = HEADER.trim_end();
+    let before = current.replace(new, old);
+    let matches = |base: &str| {
+        line == base
+            || line
+                .strip_prefix(base)
+                .is_some_and(|rest| rest == super::energy::CSV_HEADER.trim_end())
+    };
+    matches(current) || matches(&before)
 }
 
 pub fn csv(study: &Study) -> String {
@@ -46,16 +62,23 @@ pub fn csv(study: &Study) -> String {
                     p.median(),
                     p.max()
                 );
-                // An unreliable ratio is a marked cell, never a number.
-                let amp = |v: Option<f64>, unreliable: bool| match unreliable {
-                    true => super::tables::UNRELIABLE.to_string(),
-                    false => opt(v),
+                // A ratio that is no figure is a marked cell, never a number.
+                let amp = |source, direction| match &p.accounting {
+                    Some(a) => match amplification(a, source, direction) {
+                        Amplification::Ratio(x) => format!("{x:.3}"),
+                        Amplification::NothingToDivide => String::new(),
+                        marked => marked.word().to_string(),
+                    },
+                    None => String::new(),
                 };
                 let cost = [
                     opt(d.device_read_bytes_per_op),
                     opt(d.device_write_bytes_per_op),
-                    amp(d.read_amplification, d.read_amplification_unreliable),
-                    amp(d.write_amplification, d.write_amplification_unreliable),
+                    amp(Bytes::Process, Direction::Read),
+                    amp(Bytes::Process, Direction::Write),
+                    amp(Bytes::Device, Direction::Read),
+                    amp(Bytes::Device, Direction::Write),
+                    opt(d.record_rewrite_factor),
                     opt(d.space_amplification),
                     opt(d.device_busy_pct),
                     opt(d.device_queue_depth),

@@ -28,7 +28,6 @@ use std::path::Path;
 use crate::error::InputError;
 use crate::files::signature::line;
 use crate::files::{Destination, Written};
-use crate::measure::spread::median_interval;
 
 pub use csv::csv;
 pub use document::{Block, Document, Table};
@@ -78,8 +77,10 @@ pub fn build(study: &Study, charts: bool) -> Document {
         blocks.push(Block::Paragraph(format!(
             "Each configuration at its peak, side by side{}: throughput, the 99.9th percentile \
              latency of reads and of writes (the workload's update, insert or read-modify-write), \
-             write amplification (device bytes written per logical byte) and network bytes per \
-             operation (sent + received, for server engines).",
+             write amplification twice: the data directory's device's bytes written per logical \
+             byte (every process's writes to that device; \"shared\" where more than 20% were not \
+             the engine's) and the engine's processes' own block-layer bytes written per logical \
+             byte; and network bytes per operation (sent + received, for server engines).",
             citations::cite(study, Section::TailsAndAmplification)
         )));
         blocks.push(Block::Table(tables::tails_and_amplification(study, &style)));
@@ -216,6 +217,7 @@ fn workload_blocks(
         format!("{}: cost at each configuration's peak", w.name),
     ));
     blocks.push(Block::Table(tables::cost(study, w)));
+    blocks.push(Block::Paragraph(tables::cost_note(study, w)));
     if let Some(table) = energy::table(study, w) {
         blocks.push(Block::Heading(
             2,
@@ -270,28 +272,20 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
             .collect()
     };
     let op = w.latency_op.map_or("", |o| o.name());
-    // Error bars where a cell has an interval (6 repeats or more).
+    // The dot is each cell's mean over its repeats (the tables' figure);
+    // its bar spans the same repeats, lowest to highest, from 2 of them.
     let error_bars: Vec<Vec<(f64, f64, f64)>> = w
         .points
         .iter()
         .map(|points| {
             points
                 .values()
-                .filter_map(|p| {
-                    let i = median_interval(&p.ops_each)?;
-                    Some((p.threads as f64, i.low, i.high))
-                })
+                .filter(|p| p.ops_each.len() >= 2)
+                .map(|p| (p.threads as f64, p.min(), p.max()))
                 .collect()
         })
         .collect();
-    let throughput_title = if error_bars.iter().any(|b| !b.is_empty()) {
-        format!(
-            "{}: throughput (error bars: 95% interval of the median over repeats)",
-            w.name
-        )
-    } else {
-        format!("{}: throughput", w.name)
-    };
+    let throughput_title = format!("{}: throughput", w.name);
     let mut throughput = Chart::new(
         &throughput_title,
         "#Threads",
@@ -299,6 +293,8 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
         XAxis::Categories(threads.to_vec()),
         series(&|p| Some((p.threads as f64, p.ops_per_sec)), false),
     );
+    throughput.caption = vec![spread_caption(w)];
+    throughput.error_bar_meaning = "lowest to highest repeat";
     throughput.error_bars = error_bars;
     if study.db_bench {
         // The briefs' db_bench figures are bars, with the largest gap marked.
@@ -332,6 +328,9 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
                 XAxis::Categories(threads.to_vec()),
                 series(&|p| Some((p.threads as f64, p.latency_avg_us?)), false),
             )
+            .captioned(vec![format!(
+                "Each point: the mean {op} latency of every repeat's operations together (their histograms added)."
+            )])
             .render(),
         );
         let title = format!(
@@ -346,17 +345,47 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
                 XAxis::Linear,
                 series(&|p| Some((p.ops_per_sec, p.latency_p99_us?)), true),
             )
+            .captioned(vec![format!(
+                "Each point: mean ops/s over the cell's repeats, and the p99 of every repeat's {op} operations together."
+            )])
             .render(),
         );
     }
     out
 }
 
-/// Per step (first repeat), closed until opened: for each configuration
-/// side by side, its ops/s per second and, where the results have a
-/// timeline, its p99 and p99.9 per second, so a stall or a compaction
-/// storm shows. The last, partial second is left out (it would read as a
-/// drop).
+/// Under the throughput chart: what its dots and bars are, from how many
+/// repeats.
+fn spread_caption(w: &WorkloadView) -> String {
+    let counts: Vec<usize> = w
+        .points
+        .iter()
+        .flat_map(|p| p.values())
+        .map(|p| p.ops_each.len())
+        .collect();
+    let (fewest, most) = (
+        counts.iter().copied().min().unwrap_or(0),
+        counts.iter().copied().max().unwrap_or(0),
+    );
+    let repeats = match (fewest, most) {
+        (a, b) if a == b => format!("{a}"),
+        (a, b) => format!("{a}-{b}"),
+    };
+    match (fewest, most) {
+        (_, 0 | 1) => "Each point: one repeat's ops/s (one repeat per cell: no spread to draw).".into(),
+        (0 | 1, _) => format!(
+            "Each point: the mean ops/s of the cell's {repeats} repeats; its bar: lowest to highest repeat (none for a cell of one)."
+        ),
+        _ => format!(
+            "Each point: the mean ops/s of the cell's {repeats} repeats; its bar: lowest to highest repeat."
+        ),
+    }
+}
+
+/// Per step, closed until opened: for each configuration side by side,
+/// each repeat's throughput and, where the results have a timeline, its
+/// p99 and p99.9 over time (small multiples, one pair per repeat, each
+/// named), so a stall or a compaction storm shows.
 fn time_series_charts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<Block> {
     let mut blocks = Vec::new();
     for &t in threads {
@@ -365,13 +394,20 @@ fn time_series_charts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<B
             let Some(p) = points.get(&t) else {
                 continue;
             };
-            charts.extend(throughput_over_time(name, p));
-            charts.extend(latency_over_time(name, p));
+            let repeats = p.intervals.len().max(p.timelines.len());
+            for r in 0..repeats {
+                let repeat = RepeatDrawn {
+                    index: r,
+                    of: repeats,
+                };
+                charts.extend(throughput_over_time(name, p, repeat));
+                charts.extend(latency_over_time(name, p, repeat));
+            }
         }
         if !charts.is_empty() {
             blocks.push(Block::Collapsed(
                 format!(
-                    "{}, {t} threads: throughput and tail latency over time",
+                    "{}, {t} threads: throughput and tail latency over time, every repeat",
                     w.name
                 ),
                 charts,
@@ -381,13 +417,66 @@ fn time_series_charts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<B
     blocks
 }
 
-fn throughput_over_time(name: &str, p: &Point) -> Option<String> {
-    let intervals = p
-        .intervals
-        .first()
-        .map(|i| &i[..i.len().saturating_sub(1)])
-        .filter(|i| i.len() > 1)?;
-    let title = format!("{name}, {} threads: ops/s", p.threads);
+/// Which of a cell's repeats a chart over time draws.
+#[derive(Clone, Copy)]
+struct RepeatDrawn {
+    /// From 0.
+    index: usize,
+    of: usize,
+}
+
+impl RepeatDrawn {
+    fn title(self, name: &str, threads: u64, what: &str) -> String {
+        format!(
+            "{name}, {threads} threads, repeat {} of {}: {what}",
+            self.index + 1,
+            self.of
+        )
+    }
+}
+
+/// Intervals shorter than this share of the nominal length are left out of
+/// the charts over time: a few milliseconds' count is noise, not a rate.
+const SHORTEST_CHARTED_INTERVAL: f64 = 0.5;
+
+/// Throughput over time of one repeat: each timeline interval's
+/// operations / its length, at its midpoint on the window's clock (the
+/// clock of the engine-event bands). Results from before timelines have
+/// only per-second counts; those are drawn at each second's middle, the
+/// last, partial second left out, and the chart says so.
+fn throughput_over_time(name: &str, p: &Point, repeat: RepeatDrawn) -> Option<String> {
+    let timeline = p.timelines.get(repeat.index).and_then(Option::as_ref);
+    let (points, caption) = match timeline {
+        Some(t) => (
+            t.intervals
+                .iter()
+                .filter(|i| i.length_s >= t.interval_s * SHORTEST_CHARTED_INTERVAL)
+                .map(|i| {
+                    (
+                        i.start_s + i.length_s / 2.0,
+                        i.operations() as f64 / i.length_s,
+                    )
+                })
+                .collect::<Vec<_>>(),
+            "Each point: an interval's operations / its length, at its midpoint.",
+        ),
+        None => {
+            let counts = p.intervals.get(repeat.index)?;
+            let whole = &counts[..counts.len().saturating_sub(1)];
+            (
+                whole
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (i as f64 + 0.5, *n as f64))
+                    .collect(),
+                "Each point: a second's operations (this result keeps no interval lengths).",
+            )
+        }
+    };
+    if points.len() < 2 {
+        return None;
+    }
+    let title = repeat.title(name, p.threads, "ops/s");
     let mut chart = Chart::new(
         &title,
         "seconds",
@@ -395,28 +484,25 @@ fn throughput_over_time(name: &str, p: &Point) -> Option<String> {
         XAxis::Linear,
         vec![Series {
             name,
-            points: intervals
-                .iter()
-                .enumerate()
-                .map(|(i, n)| ((i + 1) as f64, *n as f64))
-                .collect(),
+            points,
             labels: Vec::new(),
         }],
     );
     chart.size = (360.0, 180.0);
     chart.from_zero = true;
-    chart.bands = event_bands(p);
+    chart.bands = event_bands(p, repeat.index);
+    chart.caption = vec![caption.to_string()];
     Some(chart.render())
 }
 
 /// p99 and p99.9 of the primary operation type (the first with latency:
-/// read where there are reads) per interval, at each interval's end.
-fn latency_over_time(name: &str, p: &Point) -> Option<String> {
-    let timeline = p.timelines.first()?.as_ref()?;
+/// read where there are reads) per interval, at each interval's midpoint.
+fn latency_over_time(name: &str, p: &Point, repeat: RepeatDrawn) -> Option<String> {
+    let timeline = p.timelines.get(repeat.index)?.as_ref()?;
     let judged: Vec<_> = timeline
         .intervals
         .iter()
-        .filter(|i| i.length_s >= timeline.interval_s / 2.0)
+        .filter(|i| i.length_s >= timeline.interval_s * SHORTEST_CHARTED_INTERVAL)
         .collect();
     let op = judged
         .iter()
@@ -426,18 +512,14 @@ fn latency_over_time(name: &str, p: &Point) -> Option<String> {
     let at = |pick: fn(&crate::measure::timeline::IntervalOp) -> Option<f64>| -> Vec<(f64, f64)> {
         judged
             .iter()
-            .filter_map(|i| Some((i.start_s + i.length_s, pick(i.ops.get(&op)?)?)))
+            .filter_map(|i| Some((i.start_s + i.length_s / 2.0, pick(i.ops.get(&op)?)?)))
             .collect()
     };
     let (p99, p999) = (at(|o| o.p99_us), at(|o| o.p999_us));
     if p99.len() < 2 {
         return None;
     }
-    let title = format!(
-        "{name}, {} threads: {} latency, us",
-        p.threads,
-        op.ycsb_name()
-    );
+    let title = repeat.title(name, p.threads, &format!("{} latency, us", op.ycsb_name()));
     let mut chart = Chart::new(
         &title,
         "seconds",
@@ -457,14 +539,15 @@ fn latency_over_time(name: &str, p: &Point) -> Option<String> {
         ],
     );
     chart.size = (360.0, 180.0);
-    chart.bands = event_bands(p);
+    chart.bands = event_bands(p, repeat.index);
+    chart.caption = vec!["Each point: an interval's percentile, at its midpoint.".into()];
     Some(chart.render())
 }
 
-/// The first repeat's engine events, shaded behind its charts over time.
-fn event_bands(p: &Point) -> Vec<Band> {
+/// One repeat's engine events, shaded behind its charts over time.
+fn event_bands(p: &Point, repeat: usize) -> Vec<Band> {
     p.events
-        .first()
+        .get(repeat)
         .map(|spans| {
             spans
                 .iter()

@@ -491,9 +491,14 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
     let intended = !measured.is_empty() && measured.iter().all(|m| paced_with_intended(m));
     let latency = merged_latency(&measured, intended);
     let primary = op.and_then(|op| latency.get(&op));
-    let accountings: Vec<Accounting> = measured
+    let accountings: Vec<Accounting> = rs
         .iter()
-        .filter_map(|m| m.accounting.clone())
+        .filter_map(|r| {
+            let mut a = r.measured()?.accounting.clone()?;
+            // Results from before the flag: the host says where the data was.
+            a.memory_filesystem |= r.output.host.data_dir_in_memory();
+            Some(a)
+        })
         .collect();
     let mut verdicts: Vec<String> = Vec::new();
     for v in measured.iter().filter_map(|m| m.verdict.as_ref()) {

@@ -47,6 +47,10 @@ pub struct Chart<'a> {
     pub bands: Vec<Band>,
     /// Per series (by index), vertical error bars: (x, low, high).
     pub error_bars: Vec<Vec<(f64, f64, f64)>>,
+    /// What an error bar spans, in its tooltip ("lowest to highest repeat").
+    pub error_bar_meaning: &'a str,
+    /// Lines of text under the chart: what its points and bars are.
+    pub caption: Vec<String>,
 }
 
 /// A shaded span of the x axis, `from` to `to`, with its name; its kind
@@ -92,11 +96,21 @@ impl<'a> Chart<'a> {
             from_zero: false,
             bands: Vec::new(),
             error_bars: Vec::new(),
+            error_bar_meaning: "interval",
+            caption: Vec::new(),
         }
+    }
+
+    /// The chart with `lines` of text under it.
+    pub fn captioned(mut self, lines: Vec<String>) -> Self {
+        self.caption = lines;
+        self
     }
 
     pub fn render(&self) -> String {
         let (w, h) = self.size;
+        const CAPTION_LINE: f64 = 14.0;
+        let full_h = h + CAPTION_LINE * self.caption.len() as f64;
         let bottom = if h < 200.0 { 40.0 } else { 70.0 };
         let (plot_w, plot_h) = (w - LEFT - RIGHT, h - TOP - bottom);
         let ys: Vec<f64> = self
@@ -134,7 +148,7 @@ impl<'a> Chart<'a> {
         };
         let y_pos = |y: f64| TOP + plot_h * (1.0 - y_axis.fraction(y));
         let mut svg = format!(
-            "<svg width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\
+            "<svg width=\"{w}\" height=\"{full_h}\" viewBox=\"0 0 {w} {full_h}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\
              <title>{t}</title><text x=\"{cx}\" y=\"20\" text-anchor=\"middle\" font-size=\"{fs}\" font-weight=\"bold\">{t}</text>",
             t = escape(self.title),
             cx = w / 2.0,
@@ -239,9 +253,14 @@ impl<'a> Chart<'a> {
                         .iter()
                         .map(|&(x, y)| format!("{:.1},{:.1}", slot(x).0, y_pos(y)))
                         .collect();
+                    // The values behind the line, in the axes' units, for
+                    // a reader (or a test) to check the drawing against.
+                    let values: Vec<String> =
+                        s.points.iter().map(|(x, y)| format!("{x},{y}")).collect();
                     svg.push_str(&format!(
-                        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
-                        path.join(" ")
+                        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\" data-values=\"{}\"/>",
+                        path.join(" "),
+                        values.join(" ")
                     ));
                     if self.size.1 >= 200.0 {
                         for (k, &(x, y)) in s.points.iter().enumerate() {
@@ -277,12 +296,13 @@ impl<'a> Chart<'a> {
                 };
                 let (top, bottom) = (y_pos(high), y_pos(low));
                 svg.push_str(&format!(
-                    "<path d=\"M{:.1},{top:.1}H{:.1}M{cx:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}H{:.1}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}: 95% interval {} to {}</title></path>",
+                    "<path d=\"M{:.1},{top:.1}H{:.1}M{cx:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}H{:.1}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}: {} {} to {}</title></path>",
                     cx - 4.0,
                     cx + 4.0,
                     cx - 4.0,
                     cx + 4.0,
                     escape(s.name),
+                    escape(self.error_bar_meaning),
                     short_number(low),
                     short_number(high)
                 ));
@@ -306,6 +326,13 @@ impl<'a> Chart<'a> {
                 centre,
                 TOP + 12.0,
                 escape(text)
+            ));
+        }
+        for (k, line) in self.caption.iter().enumerate() {
+            svg.push_str(&format!(
+                "<text class=\"caption\" x=\"8\" y=\"{:.1}\" font-size=\"10\" fill=\"#444\">{}</text>",
+                h + CAPTION_LINE * (k as f64 + 1.0) - 4.0,
+                escape(line)
             ));
         }
         svg.push_str("</svg>");

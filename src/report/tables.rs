@@ -12,6 +12,95 @@ use crate::results::step::{DeviceFigures, Measurement};
 /// A ratio kvperf measured but that cannot mean anything (docs/semantics.md).
 pub const UNRELIABLE: &str = "unreliable";
 
+/// Whose bytes an amplification divides by the logical bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bytes {
+    /// The engine's processes' block-layer bytes (`/proc/PID/io`).
+    Process,
+    /// The data directory's device's sectors (`/proc/diskstats`).
+    Device,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+}
+
+/// One read or write amplification as a report shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Amplification {
+    Ratio(f64),
+    /// The device's bytes were not the engine's alone.
+    Shared,
+    /// Too few logical bytes to divide by.
+    Unreliable,
+    /// Not measured: a memory file system (tmpfs) has no device and no
+    /// block-layer bytes; or the counter could not be read.
+    Unavailable,
+    /// Measured, but the window moved no logical bytes that way.
+    NothingToDivide,
+}
+
+impl Amplification {
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Ratio(_) => "",
+            Self::Shared => "shared",
+            Self::Unreliable => UNRELIABLE,
+            Self::Unavailable => "unavailable",
+            Self::NothingToDivide => "-",
+        }
+    }
+
+    /// The ratio to two decimals, or the word that stands for it.
+    pub fn cell(self) -> String {
+        match self {
+            Self::Ratio(x) => format!("{x:.2}"),
+            other => other.word().into(),
+        }
+    }
+}
+
+/// The amplification of `a`'s window by `bytes` in `direction`
+/// (docs/semantics.md, "Costs").
+pub fn amplification(
+    a: &crate::measure::accounting::Accounting,
+    bytes: Bytes,
+    direction: Direction,
+) -> Amplification {
+    let d = &a.derived;
+    let (ratio, unreliable, measured) = match (bytes, direction) {
+        (Bytes::Process, Direction::Read) => (
+            d.read_amplification_process,
+            d.read_amplification_process_unreliable,
+            a.process_io.is_some() || a.server.is_some(),
+        ),
+        (Bytes::Process, Direction::Write) => (
+            d.write_amplification_process,
+            d.write_amplification_process_unreliable,
+            a.process_io.is_some() || a.server.is_some(),
+        ),
+        (Bytes::Device, Direction::Read) => (
+            d.read_amplification_device,
+            d.read_amplification_device_unreliable,
+            a.device_io.is_some(),
+        ),
+        (Bytes::Device, Direction::Write) => (
+            d.write_amplification_device,
+            d.write_amplification_device_unreliable,
+            a.device_io.is_some(),
+        ),
+    };
+    match ratio {
+        _ if a.memory_filesystem || !measured => Amplification::Unavailable,
+        _ if unreliable => Amplification::Unreliable,
+        Some(_) if bytes == Bytes::Device && d.device_amplification_shared => Amplification::Shared,
+        Some(x) => Amplification::Ratio(x),
+        None => Amplification::NothingToDivide,
+    }
+}
+
 /// Per workload: each series' peak, and the first series' improvement
 /// over each other one (peak, average, range), its latency averaged over
 /// thread counts (the briefs' arithmetic mean of "% lower", and the
@@ -224,14 +313,15 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
         "ops/s",
         "p99.9 read us",
         "p99.9 write us",
-        "write amp",
+        "write amp (device)",
+        "write amp (process)",
         "network B/op",
     ];
     for figure in figures {
         for s in &study.series {
             header.push(format!("{s} {figure}"));
         }
-        if figure != "network B/op" && figure != "write amp" {
+        if !figure.starts_with("network") && !figure.starts_with("write amp") {
             for b in &study.series[1..] {
                 header.push(format!("{a} vs {b}"));
             }
@@ -282,14 +372,15 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
                     row.push(style.latency(ratio));
                 }
             }
-            for p in &peaks {
-                let d = p.and_then(|p| p.accounting.as_ref()).map(|a| a.derived);
-                row.push(match d {
-                    Some(d) if d.write_amplification_unreliable => UNRELIABLE.into(),
-                    d => d
-                        .and_then(|d| d.write_amplification)
-                        .map_or("-".into(), |x| format!("{x:.2}")),
-                });
+            for bytes in [Bytes::Device, Bytes::Process] {
+                for p in &peaks {
+                    row.push(
+                        p.and_then(|p| p.accounting.as_ref())
+                            .map_or("-".into(), |a| {
+                                amplification(a, bytes, Direction::Write).cell()
+                            }),
+                    );
+                }
             }
             for p in &peaks {
                 let d = p.and_then(|p| p.accounting.as_ref()).map(|a| &a.derived);
@@ -476,8 +567,11 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
         "ops/s",
         "device read B/op",
         "device write B/op",
-        "read amp",
-        "write amp",
+        "read amp (process)",
+        "write amp (process)",
+        "read amp (device)",
+        "write amp (device)",
+        "record rewrite",
         "space amp",
         "device busy",
         "CPU us/op",
@@ -502,20 +596,17 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
                 let amp = |v: Option<f64>, measured: bool| {
                     v.map_or_else(|| missing(measured), |x| format!("{x:.2}"))
                 };
-                let io_amp = |v: Option<f64>, unreliable: bool| match unreliable {
-                    true => UNRELIABLE.to_string(),
-                    false => amp(v, device || a.process_io.is_some()),
-                };
                 row.push(dev(d.device_read_bytes_per_op));
                 row.push(dev(d.device_write_bytes_per_op));
-                row.push(io_amp(
-                    d.read_amplification,
-                    d.read_amplification_unreliable,
-                ));
-                row.push(io_amp(
-                    d.write_amplification,
-                    d.write_amplification_unreliable,
-                ));
+                for bytes in [Bytes::Process, Bytes::Device] {
+                    for direction in [Direction::Read, Direction::Write] {
+                        row.push(amplification(a, bytes, direction).cell());
+                    }
+                }
+                row.push(
+                    d.record_rewrite_factor
+                        .map_or("-".into(), |x| format!("{x:.2}x")),
+                );
                 row.push(amp(d.space_amplification, a.data_dir_bytes.is_some()));
                 row.push(
                     d.device_busy_pct
@@ -538,11 +629,56 @@ pub fn cost(study: &Study, w: &WorkloadView) -> Table {
                 );
                 row.push(d.ops_per_joule.map_or("unavailable".into(), ops));
             }
-            None => row.extend(std::iter::repeat_n("unavailable".to_string(), 11)),
+            None => row.extend(std::iter::repeat_n("unavailable".to_string(), 14)),
         }
         row
     });
     Table { header, rows }
+}
+
+/// Under the cost table: what each amplification divides, what logical
+/// bytes count and, where updates rewrote whole records, by how much.
+pub fn cost_note(study: &Study, w: &WorkloadView) -> String {
+    let mut note = String::from(
+        "Amplification = bytes / logical bytes over the measured window. (process): the \
+         engine's processes' block-layer bytes (`/proc/PID/io`: a server's processes, else \
+         kvperf's own, an embedded engine's); (device): the data directory's device's sectors \
+         (`/proc/diskstats`), every process's, \"shared\" where more than 20% of them were not \
+         the engine's; \"unavailable\" on a memory file system (tmpfs: no device) or where \
+         the counter could not be read; \"unreliable\" under 1 MiB of logical bytes. Logical \
+         bytes are the record bytes each successful operation moved (field names and values; \
+         keys not counted): an update counts the fields it wrote, a read the fields it returned.",
+    );
+    let rewrites: Vec<f64> = rows_at_peaks_points(study, w)
+        .filter_map(|p| p.accounting.as_ref()?.derived.record_rewrite_factor)
+        .collect();
+    if rewrites.iter().any(|f| *f > 1.0) {
+        let (low, high) = rewrites
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), f| (l.min(*f), h.max(*f)));
+        let here = match format!("{low:.2}") == format!("{high:.2}") {
+            true => format!("{low:.2}x"),
+            false => format!("{low:.2}x to {high:.2}x"),
+        };
+        note.push_str(&format!(
+            " Record rewrite: the engine stores each record whole, so an update of some fields \
+             writes the whole record; whole-record bytes written / logical bytes written \
+             ({here} here) is a factor inside both write amplifications (divide by it for bytes \
+             per whole-record byte)."
+        ));
+    }
+    note
+}
+
+/// Each configuration's peak point of `w`.
+fn rows_at_peaks_points<'a>(
+    study: &'a Study,
+    w: &'a WorkloadView,
+) -> impl Iterator<Item = &'a Point> {
+    study.series.iter().enumerate().filter_map(|(i, _)| {
+        let (t, _) = model::peak(&w.points[i])?;
+        w.points[i].get(&t)
+    })
 }
 
 /// One row per configuration at its peak: its name, thread count and

@@ -372,6 +372,7 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
     let bounds: Vec<(f64, f64)> = ms.iter().map(|m| window(m)).collect();
     let runtime_s = union_ms(&bounds) / 1000.0;
     let operations: u64 = ms.iter().map(|m| m.operations).sum();
+    let timeline = merge_timelines(&ms);
     let last_to_end = ms.iter().max_by_key(|m| m.end_unix_ms).expect("a window");
     let accounting = ms
         .iter()
@@ -399,8 +400,11 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
         },
         hit_time_limit: ms.iter().any(|m| m.hit_time_limit),
         ops: merge_ops(&ms),
-        intervals: merge_intervals(&ms),
-        timeline: merge_timelines(&ms),
+        intervals: match &timeline {
+            Some(t) => t.counts(),
+            None => merge_intervals(&ms),
+        },
+        timeline,
         // A verdict weighs a host's CPU and device; over several hosts
         // there is no one machine to judge.
         verdict: accounting
@@ -494,14 +498,19 @@ fn merge_intervals(ms: &[&Measurement]) -> Vec<u64> {
     merged
 }
 
-/// The shards' timelines on one wall clock ([`timeline::merge`]); none
-/// when a shard has none (results from before timelines).
+/// The shards' timelines on one wall clock ([`timeline::merge`]), ended
+/// where the last shard's window ended; none when a shard has none
+/// (results from before timelines).
 fn merge_timelines(ms: &[&Measurement]) -> Option<Timeline> {
     let parts: Option<Vec<(u64, &Timeline)>> = ms
         .iter()
         .map(|m| m.timeline.as_ref().map(|t| (m.start_unix_ms, t)))
         .collect();
-    timeline::merge(&parts?)
+    let mut merged = timeline::merge(&parts?)?;
+    let first = ms.iter().map(|m| m.start_unix_ms).min()?;
+    let last = ms.iter().map(|m| m.end_unix_ms).max()?;
+    merged.clip_to(last.saturating_sub(first) as f64 / 1000.0);
+    Some(merged)
 }
 
 fn merge_info(parts: &[(String, StepOutput)], shards: &[&ShardInfo], m: &Measurement) -> MergeInfo {

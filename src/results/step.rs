@@ -122,10 +122,12 @@ pub struct Measurement {
     pub hit_time_limit: bool,
     /// Per operation type: return codes and latency histograms.
     pub ops: BTreeMap<OpKind, OpStats>,
-    /// Operations completed in each second of the window, in order
-    /// (the last entry may cover less than a second).
+    /// Operations completed in each interval of `timeline`, in order (the
+    /// same counts; in results from before timelines, each second's from
+    /// a running total, the last entry covering less than a second).
     pub intervals: Vec<u64>,
-    /// Per interval (a second): operations, failures and latency
+    /// Per interval (about a second, each with its own start and length,
+    /// ended with the window): operations, failures and latency
     /// percentiles of each operation type; absent in results from before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Timeline>,

@@ -150,7 +150,7 @@ pub struct RunOutcome {
     /// Wall-clock start and end of the measured window.
     pub start_unix_ms: u64,
     pub end_unix_ms: u64,
-    /// Operations completed in each second of the measured window.
+    /// Operations completed in each interval of `timeline`, in order.
     pub intervals: Vec<u64>,
     /// Per interval: operations, failures and percentiles of each type.
     pub timeline: Timeline,
@@ -632,7 +632,7 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
         thread_seconds: 0.0,
         start_unix_ms: ended.clock.start_unix_ms + spec.warmup.as_millis() as u64,
         end_unix_ms: 0,
-        intervals: ended.recorded.per_second,
+        intervals: Vec::new(),
         timeline: ended.recorded.timeline,
         interval_logs: ended.recorded.interval_logs,
         client_cpu_s: 0.0,
@@ -666,6 +666,9 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
     }
     outcome.runtime = last_end.saturating_duration_since(measure_start);
     outcome.end_unix_ms = outcome.start_unix_ms + outcome.runtime.as_millis() as u64;
+    // One source for throughput over time: the timeline, ended with the window.
+    outcome.timeline.clip_to(outcome.runtime.as_secs_f64());
+    outcome.intervals = outcome.timeline.counts();
     match first_error {
         Some(err) => Err(err),
         None => Ok(outcome),

@@ -153,8 +153,6 @@ const TICK: Duration = Duration::from_millis(100);
 /// What the status thread recorded over the measured window.
 #[derive(Debug, Default)]
 pub struct Recorded {
-    /// Operations completed in each second (from the running total).
-    pub per_second: Vec<u64>,
     /// Each interval's operations, failures and percentiles.
     pub timeline: Timeline,
     /// Each interval's histograms, when [`StatusOptions::interval_logs`].
@@ -240,38 +238,6 @@ impl Intervals {
     }
 }
 
-/// Operations per second of the measured window, from the running total.
-struct PerSecond {
-    counts: Vec<u64>,
-    next: Instant,
-    at_last: u64,
-}
-
-impl PerSecond {
-    fn new(measure_start: Instant) -> Self {
-        Self {
-            counts: Vec::new(),
-            next: measure_start + Duration::from_secs(1),
-            at_last: 0,
-        }
-    }
-
-    fn tick(&mut self, now: Instant, ops: u64) {
-        while now >= self.next {
-            self.counts.push(ops - self.at_last);
-            self.at_last = ops;
-            self.next += Duration::from_secs(1);
-        }
-    }
-
-    fn finish(mut self, ops: u64) -> Vec<u64> {
-        if ops > self.at_last {
-            self.counts.push(ops - self.at_last);
-        }
-        self.counts
-    }
-}
-
 fn report_until_done(
     opts: &StatusOptions,
     shared: &Shared,
@@ -287,7 +253,6 @@ fn report_until_done(
     let mut seen = SeenGroups::default();
     let mut last_ops = 0;
     let mut last_time = start;
-    let mut per_second = PerSecond::new(measure_start);
     let mut intervals = Intervals::new(measure_start, opts.interval_logs, opts.live.clone());
     // Status lines cover what was handed over since the last one.
     let mut since_status = OpHistograms::new();
@@ -299,7 +264,6 @@ fn report_until_done(
         let finished = shared.all_done.load(Relaxed);
         let ops = total_ops(shared);
         let now = Instant::now();
-        per_second.tick(now, ops);
         if let Some(log) = ops_log.as_mut() {
             log.tick(start, now, ops);
         }
@@ -358,7 +322,6 @@ fn report_until_done(
                 bar.bar().finish_and_clear();
             }
             return Recorded {
-                per_second: per_second.finish(ops),
                 timeline: intervals.timeline,
                 interval_logs: intervals.logs,
                 histograms: std::mem::take(&mut *super::lock(&shared.window)),
@@ -601,16 +564,6 @@ fn local_timestamp() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn per_second_counts_split_the_running_total() {
-        let start = Instant::now();
-        let mut s = PerSecond::new(start);
-        s.tick(start + Duration::from_millis(500), 40);
-        s.tick(start + Duration::from_millis(1100), 100);
-        s.tick(start + Duration::from_millis(3050), 250);
-        assert_eq!(s.finish(260), vec![100, 150, 0, 10]);
-    }
 
     #[test]
     fn java_decimal_format() {

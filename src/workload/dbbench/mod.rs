@@ -230,6 +230,7 @@ impl<'a> BenchWorkload<'a> {
             read: self.tally.found.load(Relaxed) * pair,
             written: self.tally.writes.load(Relaxed) * pair,
             dataset: self.cfg.num * pair,
+            whole_records_written: None,
         }
     }
 

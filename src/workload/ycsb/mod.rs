@@ -73,6 +73,8 @@ pub struct CoreWorkload {
     /// window returned and wrote, added by each client as it ends.
     read_bytes: AtomicU64,
     written_bytes: AtomicU64,
+    /// Of `written_bytes`, the updates' (the fields each wrote).
+    updated_bytes: AtomicU64,
     /// Load inserts that failed after their retries, warm-up included.
     failed_load_inserts: AtomicU64,
 }
@@ -176,6 +178,7 @@ impl CoreWorkload {
             of,
             read_bytes: AtomicU64::new(0),
             written_bytes: AtomicU64::new(0),
+            updated_bytes: AtomicU64::new(0),
             failed_load_inserts: AtomicU64::new(0),
         })
     }
@@ -241,7 +244,9 @@ impl CoreWorkload {
     /// write and space amplification. A read-modify-write counts its read
     /// and its update. The data set is records x the configured mean
     /// record size (the loaded records were written by another process).
-    pub fn logical_bytes(&self, h: &OpHistograms) -> LogicalBytes {
+    /// `whole_records`: the engine stores each record whole, so an update
+    /// rewrites the record (`LogicalBytes::whole_records_written`).
+    pub fn logical_bytes(&self, h: &OpHistograms, whole_records: bool) -> LogicalBytes {
         let c = &self.cfg;
         let ok = |kind| h.get(kind).map_or(0, |g| g.count(Outcome::Ok));
         let field = match &c.field_length {
@@ -261,10 +266,15 @@ impl CoreWorkload {
             Phase::Load => c.record_count.max(c.insert_start + inserts),
             Phase::Run => c.run_insert_start + inserts,
         };
+        let written = self.written_bytes.load(Relaxed);
+        // Inserts wrote whole records already; each update rewrote one.
+        let rewritten = ok(OpKind::Update) as f64 * record;
+        let inserted = written.saturating_sub(self.updated_bytes.load(Relaxed));
         LogicalBytes {
             read: self.read_bytes.load(Relaxed),
-            written: self.written_bytes.load(Relaxed),
+            written,
             dataset: (records as f64 * record) as u64,
+            whole_records_written: whole_records.then(|| inserted + rewritten as u64),
         }
     }
 
@@ -364,6 +374,7 @@ impl<'a> BoundWorkload<'a> {
             scan: ScanResults::default(),
             read_bytes: 0,
             written_bytes: 0,
+            updated_bytes: 0,
         }
     }
 }
@@ -444,12 +455,14 @@ pub struct CoreThread<'a> {
     /// returned and wrote.
     read_bytes: u64,
     written_bytes: u64,
+    updated_bytes: u64,
 }
 
 impl Drop for CoreThread<'_> {
     fn drop(&mut self) {
         self.wl.read_bytes.fetch_add(self.read_bytes, Relaxed);
         self.wl.written_bytes.fetch_add(self.written_bytes, Relaxed);
+        self.wl.updated_bytes.fetch_add(self.updated_bytes, Relaxed);
     }
 }
 
@@ -655,7 +668,9 @@ impl<'a> CoreThread<'a> {
                 self.db.update(table, &self.key, &self.record)
             })
             .await;
-        self.written_bytes += counted(meter, &update, self.record.logical_bytes());
+        let bytes = counted(meter, &update, self.record.logical_bytes());
+        self.written_bytes += bytes;
+        self.updated_bytes += bytes;
     }
 
     async fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
@@ -708,7 +723,9 @@ impl<'a> CoreThread<'a> {
             })
             .await;
         self.read_bytes += counted(meter, &read, self.read.logical_bytes());
-        self.written_bytes += counted(meter, &update, self.record.logical_bytes());
+        let bytes = counted(meter, &update, self.record.logical_bytes());
+        self.written_bytes += bytes;
+        self.updated_bytes += bytes;
         // YCSB's extra group around both calls; it fails if either failed.
         let both: OpResult = read.and(update);
         meter.finish(OpKind::ReadModifyWrite, intended, started, &both);
