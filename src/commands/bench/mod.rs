@@ -113,6 +113,11 @@ fn measure(
     })?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
+    let labels = BTreeMap::from([
+        ("command".to_string(), out.command.clone()),
+        ("engine".to_string(), spec.name.to_string()),
+    ]);
+    let live = super::live::figures(args.metrics_addr.as_deref(), labels)?;
     step::keep_on_stall(out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
     eprintln!("{}", output::run_header::this_command_line());
@@ -187,6 +192,7 @@ fn measure(
                 power: power.as_ref(),
             },
             seed_base + threads_started,
+            live.as_ref(),
         )?;
         threads_started += measured.measurement.threads as u64;
         output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
@@ -236,6 +242,7 @@ fn measure(
             );
         }
     }
+    super::live::finished(live.as_ref());
     if let Some(stats) = engine.statistics_text() {
         crate::say!("STATISTICS:\n{stats}");
     }
@@ -272,7 +279,12 @@ fn run_one(
     bench: Benchmark,
     measured: step::MeasuredEngine<'_>,
     seed: u64,
+    live: Option<&std::sync::Arc<crate::measure::live::LiveFigures>>,
 ) -> anyhow::Result<Measured> {
+    // Each benchmark is a window of its own, named in the live figures.
+    if let Some(live) = live {
+        live.new_window(&[("benchmark", bench.name())]);
+    }
     let workload = BenchWorkload::new(bench, cfg, measured.engine, seed);
     let foreground = args.threads as usize;
     let threads = bench.total_threads(foreground);
@@ -301,7 +313,7 @@ fn run_one(
             }),
             intended_groups: false,
             interval_logs: false,
-            live: None,
+            live: live.cloned(),
         },
     };
     let step::Window {
