@@ -11,6 +11,7 @@ pub mod drive;
 pub mod events;
 pub mod hdr;
 pub mod interval_log;
+pub mod latency_start;
 pub mod live;
 pub mod net;
 mod outcome;

@@ -189,16 +189,19 @@ fn workload_blocks(
     for &op in &w.ops {
         blocks.push(Block::Heading(
             2,
-            format!("{}: {} latency (us) vs #Threads", w.name, op.name()),
+            format!(
+                "{}: {} latency (us, {}) vs #Threads",
+                w.name,
+                op.name(),
+                w.latency_start.words()
+            ),
         ));
         blocks.push(Block::Table(tables::latency(study, w, &threads, op)));
     }
-    if w.points
-        .iter()
-        .flat_map(|p| p.values())
-        .any(|p| p.latency_from_intended_start)
-    {
+    if w.latency_start == model::LatencyStart::Intended {
         blocks.push(Block::Paragraph(PACED_LATENCY_NOTE.into()));
+    } else if w.paced_shown_from_actual() {
+        blocks.push(Block::Paragraph(MIXED_PACING_NOTE.into()));
     }
     if w.points
         .iter()
@@ -323,7 +326,11 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
     }
     let mut out = vec![throughput.render()];
     if w.latency_op.is_some() {
-        let title = format!("{}: average {op} latency", w.name);
+        let title = format!(
+            "{}: average {op} latency ({})",
+            w.name,
+            w.latency_start.words()
+        );
         out.push(
             Chart::new(
                 &title,
@@ -335,8 +342,9 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
             .render(),
         );
         let title = format!(
-            "{}: p99 {op} latency vs throughput (QoS; labels: #threads)",
-            w.name
+            "{}: p99 {op} latency {} vs throughput (QoS; labels: #threads)",
+            w.name,
+            w.latency_start.words()
         );
         out.push(
             Chart::new(
@@ -484,6 +492,14 @@ const PACED_LATENCY_NOTE: &str =
     "Latency of a paced step (a target rate) is from each operation's \
      intended start (coordinated-omission corrected; each step's result also keeps it from the \
      actual start).";
+
+/// Under a workload some of whose cells ran paced and some not.
+const MIXED_PACING_NOTE: &str =
+    "Some cells of this workload ran paced (a target rate) and some did not: every latency \
+     here, and every comparison of it, is from each operation's actual start, which both kinds \
+     of step record, so like is compared with like. A paced step's latency from its intended \
+     start (coordinated-omission corrected) is in its own result and in a report of paced \
+     steps alone.";
 
 /// The files of a report, each with how kvperf recognises one it wrote:
 /// kvperf's signature line in report.md and report.html (an HTML comment,
@@ -653,8 +669,21 @@ mod tests {
         m.target_ops_per_sec = 1000.0;
         let read = m.ops.get_mut(&OpKind::Read).unwrap();
         read.intended = Some(read.latency.clone());
-        let md = build(&model::from_records(&[(name, r)]), false).to_markdown();
+        let md = build(&model::from_records(&[(name.clone(), r.clone())]), false).to_markdown();
         assert!(md.contains(PACED_LATENCY_NOTE), "{md}");
+        assert!(
+            md.contains("read latency (us, from the intended start) vs #Threads"),
+            "{md}"
+        );
+        // Beside an unpaced configuration: both from the actual start.
+        let (other, unpaced) = record("y", 4, 1000.0, 100.0);
+        let md = build(&model::from_records(&[(name, r), (other, unpaced)]), false).to_markdown();
+        assert!(md.contains(MIXED_PACING_NOTE), "{md}");
+        assert!(!md.contains(PACED_LATENCY_NOTE), "{md}");
+        assert!(
+            md.contains("read latency (us, from the actual start) vs #Threads"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -674,7 +703,7 @@ mod tests {
         );
         assert!(md.contains("from +34% at 4 threads to +78% at 16"), "{md}");
         assert!(
-            md.contains("## Workload A: read latency (us) vs #Threads"),
+            md.contains("## Workload A: read latency (us, from the actual start) vs #Threads"),
             "{md}"
         );
         assert!(md.contains("micron-7400 p99.9"), "{md}");
