@@ -9,6 +9,7 @@ pub mod accounting;
 mod compact;
 pub mod drive;
 pub mod events;
+pub mod few_samples;
 pub mod hdr;
 pub mod interval_log;
 pub mod latency_start;

@@ -9,7 +9,7 @@ use super::document::{Block, Table};
 use super::format::{self, micros, ops};
 use super::model::{self, LatencyStart, Percentile, Point, Study};
 use crate::measure::stats::{Better, RepeatComparison, Verdict, CONFIDENCE, MIN_REPEATS};
-use crate::measure::OpKind;
+use crate::measure::{few_samples, OpKind};
 
 /// What a row compares.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,6 +49,14 @@ impl Figure {
         }
     }
 
+    /// The successful operations a percentile is of (0 for throughput).
+    fn operations(self, p: &Point) -> u64 {
+        match self {
+            Figure::Throughput => 0,
+            Figure::Latency(op, ..) => p.latency.get(&op).map_or(0, |l| l.count),
+        }
+    }
+
     fn show(self, v: f64) -> String {
         match self {
             Figure::Throughput => ops(v),
@@ -73,6 +81,10 @@ pub struct Row {
     /// latency is compared from the actual start, which both have.
     pub base_paced: bool,
     pub new_paced: bool,
+    /// Successful operations of the figure's type over each side's
+    /// repeats (0 for throughput): how many a percentile is of.
+    pub base_operations: u64,
+    pub new_operations: u64,
 }
 
 impl Row {
@@ -141,6 +153,8 @@ pub fn rows(study: &Study) -> Vec<Row> {
                         comparison,
                         base_paced: base.paced,
                         new_paced: new.paced,
+                        base_operations: figure.operations(base),
+                        new_operations: figure.operations(new),
                     });
                 }
             }
@@ -274,19 +288,18 @@ pub fn blocks(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Vec<Block> {
             .iter()
             .filter(|r| &r.config == new)
             .map(|r| {
-                let with_repeats = |v: f64, n: u32| {
-                    let shown = r.figure.show(v);
-                    match r.figure {
-                        Figure::Throughput => format!("{shown} ({n}x)"),
-                        _ => shown,
-                    }
+                // Throughput with its repeats; a percentile marked when
+                // its operations are too few for it.
+                let shown = |v: f64, n: u32, ops: u64| match r.figure {
+                    Figure::Throughput => format!("{} ({n}x)", r.figure.show(v)),
+                    Figure::Latency(_, p, _) => format::percentile(v, ops, p.fraction()),
                 };
                 vec![
                     r.workload.clone(),
                     r.threads.to_string(),
                     r.figure.name(),
-                    with_repeats(r.base, r.base_repeats),
-                    with_repeats(r.new, r.new_repeats),
+                    shown(r.base, r.base_repeats, r.base_operations),
+                    shown(r.new, r.new_repeats, r.new_operations),
                     change_text(&r.comparison),
                     match r.verdict() {
                         Verdict::Faster | Verdict::Slower => format!("**{}**", r.verdict().word()),
@@ -328,6 +341,17 @@ fn capitalized(s: &str) -> String {
 /// The same for machines: `kvperf compare --format json`.
 pub fn json(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Value {
     let row = |r: &Row| {
+        // A percentile says how many operations it is of, and whether
+        // they are too few for it (docs/semantics.md, nearest rank).
+        let side = |value: f64, repeats: u32, operations: u64| match r.figure {
+            Figure::Throughput => json!({ "value": value, "repeats": repeats }),
+            Figure::Latency(_, p, _) => json!({
+                "value": value,
+                "repeats": repeats,
+                "operations": operations,
+                "too_few_operations": few_samples::too_few(operations, p.fraction()),
+            }),
+        };
         json!({
             "config": r.config,
             "workload": r.workload,
@@ -339,8 +363,8 @@ pub fn json(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Value {
             },
             "paced": { "base": r.base_paced, "new": r.new_paced },
             "better": match r.figure.better() { Better::Higher => "higher", Better::Lower => "lower" },
-            "base": { "value": r.base, "repeats": r.base_repeats },
-            "new": { "value": r.new, "repeats": r.new_repeats },
+            "base": side(r.base, r.base_repeats, r.base_operations),
+            "new": side(r.new, r.new_repeats, r.new_operations),
             "ratio": r.comparison.ratio,
             "interval": r.comparison.interval,
             "verdict": r.verdict(),

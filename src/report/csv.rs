@@ -6,7 +6,7 @@ use super::numbers::csv_field;
 use crate::measure::OpKind;
 
 const HEADER: &str = "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,\
-op,count,avg_us,p50_us,p99_us,p999_us,max_us,\
+op,count,avg_us,p50_us,p99_us,p999_us,max_us,latency_from,too_few_for,\
 device_read_bytes_per_op,device_write_bytes_per_op,read_amplification,write_amplification,\
 space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
 network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound,\
@@ -16,12 +16,24 @@ failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,short_window\n";
 /// (all of its columns, with or without the power columns): how kvperf
 /// knows its own file before replacing it.
 pub fn is_header(line: &str) -> bool {
-    let base = HEADER.trim_end();
-    line == base
-        || line
-            .strip_prefix(base)
-            .is_some_and(|rest| rest == super::energy::CSV_HEADER.trim_end())
+    [HEADER, BEFORE_LATENCY_KINDS].iter().any(|header| {
+        let base = header.trim_end();
+        line == base
+            || line
+                .strip_prefix(base)
+                .is_some_and(|rest| rest == super::energy::CSV_HEADER.trim_end())
+    })
 }
+
+/// The header before latency kinds (`latency_from`, `too_few_for`): a
+/// report.csv an earlier kvperf wrote is still its own, to be replaced.
+const BEFORE_LATENCY_KINDS: &str =
+    "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,\
+op,count,avg_us,p50_us,p99_us,p999_us,max_us,\
+device_read_bytes_per_op,device_write_bytes_per_op,read_amplification,write_amplification,\
+space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
+network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,ops_per_joule,bound,\
+failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,short_window\n";
 
 pub fn csv(study: &Study) -> String {
     // Power and drive columns only where some result has them.
@@ -105,10 +117,23 @@ pub fn csv(study: &Study) -> String {
                 let mut lines: Vec<String> = op_kinds
                     .into_iter()
                     .map(|op| {
-                        let latency = p.latency.get(op).map_or(",,,,,".into(), |l| {
+                        // The kind of every latency of the row, and the
+                        // percentiles of it from too few operations ("p99 p99.9").
+                        let latency = p.latency.get(op).map_or(",,,,,,,".into(), |l| {
+                            let thin = crate::measure::few_samples::too_few_for(
+                                l.count,
+                                &[0.5, 0.99, 0.999],
+                            );
                             format!(
-                                "{},{:.3},{:.3},{:.3},{:.3},{:.3}",
-                                l.count, l.avg_us, l.p50_us, l.p99_us, l.p999_us, l.max_us
+                                "{},{:.3},{:.3},{:.3},{:.3},{:.3},{},{}",
+                                l.count,
+                                l.avg_us,
+                                l.p50_us,
+                                l.p99_us,
+                                l.p999_us,
+                                l.max_us,
+                                p.latency_start.name(),
+                                thin.join(" ")
                             )
                         });
                         format!(
@@ -120,7 +145,7 @@ pub fn csv(study: &Study) -> String {
                     .collect();
                 if lines.is_empty() {
                     lines.push(format!(
-                        "{cell},,,,,,,,{cost},{bound},{}{extra}\n",
+                        "{cell},,,,,,,,,,{cost},{bound},{}{extra}\n",
                         failures(None)
                     ));
                 }
@@ -129,4 +154,18 @@ pub fn csv(study: &Study) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_csv_of_this_or_the_last_layout_is_kvperfs_own() {
+        assert!(is_header(HEADER.trim_end()));
+        // What docs/examples' report.csv files begin with, before latency kinds.
+        assert!(is_header(BEFORE_LATENCY_KINDS.trim_end()));
+        assert!(HEADER.contains(",max_us,latency_from,too_few_for,"));
+        assert!(!is_header("config,workload,threads"));
+    }
 }

@@ -75,7 +75,7 @@ impl Style {
         if study.series.len() < 2 {
             return format!(
                 "Configuration: {names}. With repeats, throughput is their mean and latency \
-                 comes from their histograms added together."
+                 comes from their histograms added together. {PERCENTILE_TEXT}"
             );
         }
         let throughput = if self.ratios {
@@ -101,7 +101,8 @@ impl Style {
              p99 improvement is the largest per-thread-count p99 \"% lower\" and its thread \
              count{}. An advantage at each one's peak compares each configuration at its own best \
              thread count (so at different thread counts when the peaks differ), peak throughput \
-             against peak throughput and the latency at each one's peak{}. {CONFIDENCE_TEXT}",
+             against peak throughput and the latency at each one's peak{}. {CONFIDENCE_TEXT} \
+             {PERCENTILE_TEXT}",
             citations::cite(study, Section::LargestP99),
             citations::cite(study, Section::AdvantageAtPeaks),
         )
@@ -283,6 +284,25 @@ pub fn micros(v: f64) -> String {
         format!("{}.{} ms", ops((tenths / 10.0).trunc()), tenths % 10.0)
     }
 }
+
+/// The mark on a percentile from too few operations to mean much.
+pub const FEW_MARK: &str = "\u{b6}";
+
+/// Percentile `q` of `count` operations, microseconds, marked with
+/// [`FEW_MARK`] when they are too few for it (`measure::few_samples`).
+pub fn percentile(us: f64, count: u64, q: f64) -> String {
+    match crate::measure::few_samples::too_few(count, q) {
+        true => format!("{} {FEW_MARK}", micros(us)),
+        false => micros(us),
+    }
+}
+
+/// The rank rule, for every report's method paragraph and under tables
+/// with marked percentiles.
+pub const PERCENTILE_TEXT: &str = "Percentiles are by nearest rank: percentile q of n \
+    operations is the value at rank ceil(q x n) in order, from the histogram of every repeat's \
+    successful operations added together (HdrHistogram, 3 significant digits), so of fewer \
+    than 1/(1-q) operations (p99 under 100, p99.9 under 1,000) it is their maximum, marked \u{b6}.";
 
 /// From this many microseconds (10 ms) on, latencies are shown in ms.
 pub const MS_FROM_US: f64 = 10_000.0;

@@ -198,6 +198,18 @@ fn workload_blocks(
         ));
         blocks.push(Block::Table(tables::latency(study, w, &threads, op)));
     }
+    if w.points
+        .iter()
+        .flat_map(|p| p.values())
+        .flat_map(|p| p.latency.values())
+        .any(|l| crate::measure::few_samples::too_few(l.count, 0.999))
+    {
+        blocks.push(Block::Paragraph(format!(
+            "{} marks a percentile from too few operations to mean much: {}",
+            format::FEW_MARK,
+            format::PERCENTILE_TEXT
+        )));
+    }
     if w.latency_start == model::LatencyStart::Intended {
         blocks.push(Block::Paragraph(PACED_LATENCY_NOTE.into()));
     } else if w.paced_shown_from_actual() {
@@ -1187,8 +1199,9 @@ mod tests {
         ]);
         let t = tables::tails_and_amplification(&s, &Style::of(&s));
         let at = |name: &str| t.header.iter().position(|h| h == name).unwrap();
-        assert_eq!(t.rows[0][at("micron-9400 p99.9 write us")], "500");
-        assert_eq!(t.rows[0][at("competitor-c p99.9 write us")], "1,500");
+        // One write each: its p99.9 is that write, marked as of too few.
+        assert_eq!(t.rows[0][at("micron-9400 p99.9 write us")], "500 \u{b6}");
+        assert_eq!(t.rows[0][at("competitor-c p99.9 write us")], "1,500 \u{b6}");
     }
 
     #[test]

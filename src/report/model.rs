@@ -120,6 +120,14 @@ impl Percentile {
         }
     }
 
+    /// 0.99 or 0.999.
+    pub fn fraction(self) -> f64 {
+        match self {
+            Percentile::P99 => 0.99,
+            Percentile::P999 => 0.999,
+        }
+    }
+
     fn of(self, t: &Tail) -> f64 {
         match self {
             Percentile::P99 => t.p99_us,

@@ -210,6 +210,18 @@ fn measure(
         }
         if args.histogram {
             print_histograms(&measured.histograms);
+            // The block's percentiles, judged as a YCSB run's are.
+            let ops: Vec<(String, u64)> = measured
+                .measurement
+                .ops
+                .iter()
+                .map(|(op, s)| (op.ycsb_name().to_string(), s.latency.count))
+                .collect();
+            let printed = [0.50, 0.75, 0.99, 0.999, 0.9999];
+            let lengthen = window_warnings::DB_BENCH_LENGTHEN;
+            if let Some(thin) = crate::measure::few_samples::warning(&ops, &printed, lengthen) {
+                step::warn(out, format!("{}: {thin}", bench.name()));
+            }
         }
         // A fill's length is its key count; a timed read or mix is judged
         // as a YCSB run's window is.
