@@ -569,3 +569,37 @@ fn verdict_names_the_latency_kind_and_refuses_two_kinds() {
     );
     assert_input_error(&out, "or neither");
 }
+
+#[test]
+fn a_p99_of_under_100_operations_is_said_to_be_their_maximum() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One repeat a side, 50 reads each: p99 is the slowest read.
+    let file = |name: &str, read_us: u64| {
+        let r = common::run_record("kv", "a", 8, 100_000.0, &vec![read_us * 1000; 50]);
+        let path = tmp.path().join(name);
+        std::fs::write(&path, format!("{}\n", serde_json::to_string(&r).unwrap())).unwrap();
+        path
+    };
+    let (base, new) = (file("base.jsonl", 100), file("new.jsonl", 200));
+    let out = compare(tmp.path(), &base, &new, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "read p99 (actual start; of under 100 operations: their maximum) 2.00x higher"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = compare(tmp.path(), &base, &new, &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(v["comparisons"][1]["new"]["operations"], 50);
+    assert_eq!(v["comparisons"][1]["new"]["too_few_operations"], true);
+    // The verdict table marks both sides' p99.
+    let out = compare(tmp.path(), &base, &new, &["--format", "md"]);
+    assert!(
+        out.stdout
+            .contains("| read p99 us, actual start | 100 \u{b6} | 200 \u{b6} |"),
+        "{}",
+        out.stdout
+    );
+}

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use super::confidence::{Figure, Gate, Row};
 use super::format::{change_in_one_unit, relative};
 use super::model::{Percentile, Study};
+use crate::measure::few_samples;
 use crate::measure::stats::{Verdict, MIN_REPEATS};
 
 /// The lines: one per cell another configuration shares with the base,
@@ -69,11 +70,20 @@ fn line(new: &str, base: &str, rows: &[&Row], workload: &str, threads: u64) -> S
                 }
             }),
             Figure::Latency(op, Percentile::P99, start) => {
+                // A p99 of under 100 operations is their maximum: said.
+                let thin = [r.base_operations, r.new_operations]
+                    .iter()
+                    .any(|n| few_samples::too_few(*n, 0.99));
                 relative(r.comparison.ratio).map(|(ratio, more)| {
                     format!(
-                        "{} p99 ({} start) {ratio} {}",
+                        "{} p99 ({} start{}) {ratio} {}",
                         op.name(),
                         start.name(),
+                        if thin {
+                            "; of under 100 operations: their maximum"
+                        } else {
+                            ""
+                        },
                         if more { "higher" } else { "lower" }
                     )
                 })
