@@ -3,7 +3,9 @@
 # bindgen (the rocksdb crate), a C++ compiler, and WiredTiger's header and
 # library for the wiredtiger engine (libwiredtiger-dev, which brings
 # libwiredtiger0 with its snappy and zlib extensions), and fio, which the
-# README's `kvperf device corners --with-fio` runs beside kvperf. Debian/Ubuntu only.
+# README's `kvperf device corners --with-fio` runs beside kvperf, and
+# Debian's prometheus package for promtool, with which the test suite
+# lints the `--metrics-addr` endpoint (tests/metrics.rs). Debian/Ubuntu only.
 # With --with-chromium, also Debian's Chromium, which the test suite uses to
 # check that HTML reports render.
 set -euo pipefail
@@ -19,6 +21,7 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 [ -e /usr/include/wiredtiger.h ] || missing+=(libwiredtiger-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v fio >/dev/null 2>&1 || missing+=(fio)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -129,7 +129,9 @@ pub enum Command {
         (Hodges-Lehmann), its exact 95% confidence interval (Mann-Whitney) and a\n\
         verdict: faster, slower, ~ (no difference at 95%), or need >= 4 repeats.\n\
         For figures that are not in results files: another tool's runs beside\n\
-        kvperf's (bench/), a spreadsheet's columns.\n\n\
+        kvperf's (bench/), a spreadsheet's columns. Latencies (--better lower) may\n\
+        say what they are timed from (--base-latency-from, --new-latency-from:\n\
+        actual or intended start); two different kinds are refused.\n\n\
         Example:\n  kvperf verdict --base 101,98,103,99,100 --new 118,121,115,124,119"
     )]
     Verdict(crate::commands::verdict::VerdictArgs),

@@ -80,7 +80,7 @@ fn a_20_percent_slower_build_fails_the_gate_with_exit_code_4() {
     );
     assert!(
         out.stdout
-            .contains("| Workload A | 8 | read p99 us | 102 | 128 | +25%"),
+            .contains("| Workload A | 8 | read p99 us, actual start | 102 | 128 | +25%"),
         "{}",
         out.stdout
     );
@@ -181,7 +181,8 @@ fn json_gives_every_verdict_and_the_gate() {
     );
     assert!(low > 1.2 && high < 1.3 && low < high, "{first}");
     assert!(first["interval"]["confidence"].as_f64().unwrap() >= 0.95);
-    assert_eq!(v["comparisons"][1]["figure"], "read p99 us");
+    assert_eq!(v["comparisons"][1]["figure"], "read p99 us, actual start");
+    assert_eq!(v["comparisons"][1]["latency_from"], "actual");
     assert_eq!(v["comparisons"][1]["verdict"], "faster");
     assert_eq!(v["gate"]["passed"], true);
     assert_eq!(v["gate"]["judged"], 3);
@@ -221,7 +222,7 @@ fn compare_prints_one_line_per_cell_like_hyperfine_and_detail_on_request() {
     // One voice: a loss is "1.25x lower", never "0.80x".
     assert!(
         lines[0].starts_with(
-            "new:kv: 1.25x lower throughput than base:kv [-22%, -18%] slower, read p99 1.25x higher ["
+            "new:kv: 1.25x lower throughput than base:kv [-22%, -18%] slower, read p99 (actual start) 1.25x higher ["
         ) && lines[0].ends_with("] slower (Workload A, 8 threads)"),
         "{}",
         lines[0]
@@ -249,7 +250,9 @@ fn compare_prints_one_line_per_cell_like_hyperfine_and_detail_on_request() {
     assert!(
         out.stdout
             .starts_with("faster:kv: 1.25x the throughput of base:kv [+2")
-            && out.stdout.contains("] faster, read p99 1.25x lower [-")
+            && out
+                .stdout
+                .contains("] faster, read p99 (actual start) 1.25x lower [-")
             && out.stdout.ends_with("] faster (Workload A, 8 threads)\n"),
         "{}",
         out.stdout
@@ -349,6 +352,253 @@ fn runs_at_different_thread_counts_are_not_compared_and_it_says_so() {
         out.stdout.contains("no cell in common with base")
             && out.stdout.contains("at 8 threads")
             && out.stdout.contains("at 16 threads"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A plan of two configurations on the null engine, workload C at 2
+/// threads, 4 repeats each: `unpaced` as fast as it goes, `paced` at a
+/// target rate (so it records latency from the intended start too).
+fn paced_and_unpaced(dir: &Path) -> PathBuf {
+    let plan = dir.join("pacing.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "pacing"
+driver = "ycsb"
+engine = "null"
+[properties]
+recordcount = 1000
+operationcount = 4000
+[[configs]]
+name = "unpaced"
+[[configs]]
+name = "paced"
+properties = { target = "8000" }
+[[steps]]
+workloads = ["c"]
+threads = [2]
+repeats = 4
+"#,
+    )
+    .unwrap();
+    let results = dir.join("pacing.jsonl");
+    let out = common::plan_run(dir, &plan, &results);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    results
+}
+
+/// p99 of the reads of every record of `config`, from the actual start
+/// (`intended`: from the intended start), microseconds, as kvperf adds
+/// repeats: histograms added.
+fn p99_of(results: &Path, config: &str, intended: bool) -> f64 {
+    let mut sum: Option<hdrhistogram::Histogram<u64>> = None;
+    for r in common::lines(results)
+        .iter()
+        .filter(|r| r.step.config == config)
+    {
+        let read = &r.measured().unwrap().ops[&kvperf::measure::OpKind::Read];
+        let latency = match intended {
+            true => read.intended.as_ref().expect("a paced step records it"),
+            false => &read.latency,
+        };
+        match &mut sum {
+            Some(s) => s.add(&latency.histogram.0).unwrap(),
+            None => sum = Some(latency.histogram.0.clone()),
+        }
+    }
+    sum.unwrap().value_at_quantile(0.99) as f64 / 1000.0
+}
+
+#[test]
+fn a_paced_and_an_unpaced_run_are_compared_like_for_like_with_each_kind_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = paced_and_unpaced(tmp.path());
+    let shown = results.display().to_string();
+    // The paced side's two kinds differ (a null read takes nanoseconds,
+    // its wait for the due time does not): a test that could fail.
+    let (actual, intended) = (
+        p99_of(&results, "paced", false),
+        p99_of(&results, "paced", true),
+    );
+    assert!(
+        intended > actual,
+        "intended {intended} us, actual {actual} us"
+    );
+    let out = kvperf(tmp.path(), &["compare", &shown, "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let p99 = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["figure"] == "read p99 us, actual start")
+        .unwrap_or_else(|| panic!("no actual-start p99 row: {}", out.stdout));
+    assert_eq!(p99["latency_from"], "actual");
+    assert_eq!(p99["paced"]["new"], true);
+    assert_eq!(p99["paced"]["base"], false);
+    // Both sides from the actual start: the paced side's figure is its
+    // actual-start p99, not its intended-start one.
+    let new = p99["new"]["value"].as_f64().unwrap();
+    assert!((new - actual).abs() < 1e-9, "{new} vs actual {actual}");
+    assert!(
+        (p99["base"]["value"].as_f64().unwrap() - p99_of(&results, "unpaced", false)).abs() < 1e-9,
+        "{p99}"
+    );
+    // With 4 repeats a side, a verdict, not a bare ratio.
+    assert_ne!(p99["verdict"], "need_repeats", "{p99}");
+    assert!(
+        !out.stdout.contains("intended start"),
+        "no intended figure: {}",
+        out.stdout
+    );
+    // The text line names the kind and says why.
+    let out = kvperf(tmp.path(), &["compare", &shown]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("read p99 (actual start) ")
+            && out.stdout.contains(
+                "; latency from the actual start on both sides: paced ran paced (a target rate), unpaced did not"
+            ),
+        "{}",
+        out.stdout
+    );
+    // The Markdown verdicts and tables say the same.
+    let out = kvperf(
+        tmp.path(),
+        &["compare", &shown, "--format", "md", "--detail"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("| read p99 us, actual start |"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("read latency (us, from the actual start) vs #Threads"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Some cells of this workload ran paced"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn two_paced_runs_are_compared_from_the_intended_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = paced_and_unpaced(tmp.path());
+    // The paced configuration against itself, as two files.
+    let text = std::fs::read_to_string(&results).unwrap();
+    let paced: String = text
+        .lines()
+        .filter(|l| l.contains("\"config\":\"paced\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(paced.lines().count(), 4, "{text}");
+    let (a, b) = (tmp.path().join("a.jsonl"), tmp.path().join("b.jsonl"));
+    std::fs::write(&a, &paced).unwrap();
+    std::fs::write(&b, &paced).unwrap();
+    let out = compare(tmp.path(), &a, &b, &["--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let p99 = &v["comparisons"][1];
+    assert_eq!(p99["figure"], "read p99 us, intended start", "{p99}");
+    let intended = p99_of(&a, "paced", true);
+    assert!(
+        (p99["base"]["value"].as_f64().unwrap() - intended).abs() < 1e-9,
+        "{p99}"
+    );
+}
+
+#[test]
+fn verdict_names_the_latency_kind_and_refuses_two_kinds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let figures = [
+        "--base",
+        "50,52,49,51",
+        "--new",
+        "1300,1500,1400,1600",
+        "--better",
+        "lower",
+    ];
+    let mut args = vec!["verdict"];
+    args.extend(figures);
+    args.extend([
+        "--base-latency-from",
+        "actual",
+        "--new-latency-from",
+        "intended",
+    ]);
+    let out = kvperf(tmp.path(), &args);
+    assert_input_error(
+        &out,
+        "--base-latency-from actual and --new-latency-from intended",
+    );
+    let mut args = vec!["verdict"];
+    args.extend(figures);
+    args.extend([
+        "--base-latency-from",
+        "actual",
+        "--new-latency-from",
+        "actual",
+    ]);
+    let out = kvperf(tmp.path(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("latency from the actual start, both sides: new/base "),
+        "{}",
+        out.stdout
+    );
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "verdict",
+            "--base",
+            "1,2,3,4",
+            "--new",
+            "1,2,3,4",
+            "--new-latency-from",
+            "actual",
+        ],
+    );
+    assert_input_error(&out, "or neither");
+}
+
+#[test]
+fn a_p99_of_under_100_operations_is_said_to_be_their_maximum() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One repeat a side, 50 reads each: p99 is the slowest read.
+    let file = |name: &str, read_us: u64| {
+        let r = common::run_record("kv", "a", 8, 100_000.0, &vec![read_us * 1000; 50]);
+        let path = tmp.path().join(name);
+        std::fs::write(&path, format!("{}\n", serde_json::to_string(&r).unwrap())).unwrap();
+        path
+    };
+    let (base, new) = (file("base.jsonl", 100), file("new.jsonl", 200));
+    let out = compare(tmp.path(), &base, &new, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "read p99 (actual start; of under 100 operations: their maximum) 2.00x higher"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = compare(tmp.path(), &base, &new, &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(v["comparisons"][1]["new"]["operations"], 50);
+    assert_eq!(v["comparisons"][1]["new"]["too_few_operations"], true);
+    // The verdict table marks both sides' p99.
+    let out = compare(tmp.path(), &base, &new, &["--format", "md"]);
+    assert!(
+        out.stdout
+            .contains("| read p99 us, actual start | 100 \u{b6} | 200 \u{b6} |"),
         "{}",
         out.stdout
     );

@@ -305,3 +305,37 @@ fn drop_caches_works_or_says_why_not() {
         assert_input_error(&out, "--drop_caches: cannot write /proc/sys/vm/drop_caches");
     }
 }
+
+#[test]
+fn the_histogram_blocks_percentiles_from_too_few_operations_are_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bench = |reads: &str, histogram: &str| {
+        let out = kvperf(
+            tmp.path(),
+            &[
+                "bench",
+                "--engine",
+                "null",
+                "--benchmarks=readrandom",
+                "--num=500",
+                reads,
+                histogram,
+                "--no-progress",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stderr
+    };
+    let warned = "readrandom: percentiles from too few operations to mean much: READ from 500 operations: p99.9 needs 1,000, p99.99 needs 10,000;";
+    let stderr = bench("--reads=500", "--histogram=1");
+    assert!(stderr.contains(warned), "{stderr}");
+    // 2,000 reads: p99.9 is of enough; p99.99 still is not.
+    let stderr = bench("--reads=2000", "--histogram=1");
+    assert!(
+        stderr.contains("READ from 2,000 operations: p99.99 needs 10,000;"),
+        "{stderr}"
+    );
+    // Without the block no percentile is printed, so none is warned of.
+    let stderr = bench("--reads=500", "--histogram=0");
+    assert!(!stderr.contains("too few operations"), "{stderr}");
+}

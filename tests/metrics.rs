@@ -1,6 +1,7 @@
-//! `--metrics-addr`: a run and a plan serve their live figures in the
-//! Prometheus text format while they run; a scrape mid-run parses with a
-//! Prometheus text-format parser and shows the window's operations.
+//! `--metrics-addr`: a run, a plan and a db_bench-mode bench serve their
+//! live figures in the Prometheus text format while they run; a scrape
+//! mid-run parses with a Prometheus text-format parser, shows the window's
+//! operations, and passes Prometheus' own linter (`promtool check metrics`).
 
 mod common;
 
@@ -138,12 +139,19 @@ fn a_run_serves_its_figures_while_it_runs() {
         ),
         Some(0.0)
     );
-    let p99 = sample(
-        &seen,
-        "kvperf_interval_latency_microseconds",
-        &[("op", "read"), ("quantile", "0.99")],
-    );
-    assert!(p99.is_some_and(|v| v > 0.0), "{p99:?}");
+    // Latency is a summary in seconds: quantiles of the last interval.
+    let p99 = seen
+        .samples
+        .iter()
+        .filter(|s| s.metric == "kvperf_latency_seconds" && s.labels.get("op") == Some("read"))
+        .find_map(|s| match &s.value {
+            prometheus_parse::Value::Summary(qs) => {
+                qs.iter().find(|q| q.quantile == 0.99).map(|q| q.count)
+            }
+            _ => None,
+        });
+    // Under a second: a null engine's read is nanoseconds.
+    assert!(p99.is_some_and(|v| v > 0.0 && v < 1.0), "{p99:?}");
     let status = child.wait().unwrap();
     assert!(status.success());
 }
@@ -231,4 +239,136 @@ fn a_bad_or_taken_address_is_refused_before_measuring() {
     );
     assert_input_error(&out, "cannot listen there");
     assert!(out.stdout.is_empty(), "measured anyway: {}", out.stdout);
+}
+
+/// Scrapes until the body holds `needle` (or the child ends), then waits
+/// for the child; the body as served.
+fn body_with(child: &mut Child, port: u16, needle: &str) -> String {
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(body) = scrape(port).filter(|b| b.contains(needle)) {
+            assert!(child.wait().unwrap().success());
+            return body;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "kvperf ended before {needle} was served"
+        );
+        assert!(Instant::now() < give_up, "no {needle} within 60 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `promtool check metrics` on `body`: Ok, or its complaints.
+fn promtool(body: &str) -> Result<(), String> {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+#[test]
+fn promtool_passes_the_endpoint_of_a_run_a_plan_and_a_bench() {
+    let test = "promtool_passes_the_endpoint_of_a_run_a_plan_and_a_bench";
+    if let Err(e) = Command::new("promtool").arg("--version").output() {
+        common::skip_unless_ci(
+            test,
+            &format!("promtool is not installed ({e}); scripts/ensure-deps.sh installs Debian's prometheus"),
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = workload("a");
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "linted"
+driver = "ycsb"
+engine = "null"
+[properties]
+recordcount = 1000
+operationcount = 100000000
+maxexecutiontime = 3
+[[configs]]
+name = "only"
+[[steps]]
+workloads = ["a"]
+threads = [1]
+"#,
+    )
+    .unwrap();
+    let shown = plan.display().to_string();
+    let cases: [(&str, Vec<&str>); 3] = [
+        (
+            "run",
+            vec![
+                "run",
+                "--engine",
+                "null",
+                "-P",
+                &file,
+                "-p",
+                "recordcount=1000",
+                "-p",
+                "operationcount=0",
+                "-p",
+                "maxexecutiontime=3",
+            ],
+        ),
+        ("plan", vec!["plan", "run", &shown, "--results", "r.jsonl"]),
+        (
+            "bench",
+            vec![
+                "bench",
+                "--engine",
+                "null",
+                "--benchmarks=readrandom",
+                "--num=1000",
+                "--duration=3",
+                "--no-progress",
+            ],
+        ),
+    ];
+    for (what, args) in cases {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut args = args.clone();
+        args.extend(["--metrics-addr", &addr]);
+        let mut child = spawn(dir.path(), &args);
+        // A scrape with latency in it: the summary is what promtool judges.
+        let body = body_with(&mut child, port, "kvperf_latency_seconds_count{");
+        if let Err(complaints) = promtool(&body) {
+            panic!("promtool check metrics on a {what}'s endpoint:\n{complaints}\n{body}");
+        }
+        assert!(
+            body.contains("# TYPE kvperf_latency_seconds summary\n"),
+            "{body}"
+        );
+        // The quantile label only on the summary.
+        for line in body.lines().filter(|l| l.contains("quantile=")) {
+            assert!(
+                line.starts_with("kvperf_latency_seconds{"),
+                "{what}: {line}"
+            );
+        }
+    }
 }

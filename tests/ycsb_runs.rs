@@ -143,9 +143,13 @@ fn json_output_has_configuration_host_and_figures() {
     assert_eq!(v.settings["requestdistribution"], "zipfian");
     assert!(!v.kvperf.version.is_empty() && !v.kvperf.commit.is_empty());
     assert!(v.host.logical_cores >= 1 && !v.host.kernel.is_empty());
-    // A run of milliseconds: the one warning is that it is too short.
+    // A run of milliseconds: it is too short, and its rarer percentiles
+    // are of too few operations; nothing else.
     assert!(
-        v.error.is_none() && v.warnings.len() == 1 && v.warnings[0].contains("too short to judge"),
+        v.error.is_none()
+            && v.warnings.len() == 2
+            && v.warnings[0].contains("too short to judge")
+            && v.warnings[1].starts_with("percentiles from too few operations to mean much: "),
         "{:?}",
         v.warnings
     );
@@ -414,4 +418,79 @@ fn an_interrupted_run_keeps_what_it_measured() {
         m.runtime_s
     );
     assert!(out.error.unwrap().message.contains("interrupted"));
+}
+
+#[test]
+fn percentiles_from_too_few_operations_are_marked_in_text_json_and_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Workload C, 500 reads: p99 is of enough (100), p99.9 is not (1,000).
+    let out = run_null(
+        tmp.path(),
+        "c",
+        &[
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=500",
+            "-p",
+            "hdrhistogram.percentiles=99,99.9",
+            "--format",
+            "json",
+            "--output",
+            "r.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "kvperf: warning: percentiles from too few operations to mean much: READ from 500 operations: p99.9 needs 1,000; by nearest rank"
+        ),
+        "{}",
+        out.stderr
+    );
+    let text = std::fs::read_to_string(tmp.path().join("r.json")).unwrap();
+    let v = StepOutput::from_json(&text).unwrap();
+    let read = &v.measurements[0].ops[&OpKind::Read].latency;
+    assert_eq!(read.count, 500);
+    assert_eq!(
+        read.too_few_for,
+        ["p99.9", "p99.99"],
+        "what the JSON carries"
+    );
+    // By nearest rank, p99.9 of 500 is their maximum; p99 is not.
+    assert_eq!(read.p999_us, read.max_us);
+    // A report marks the p99.9 and states the rule.
+    let results = tmp.path().join("r.json");
+    let dir = tmp.path().join("report");
+    common::report(tmp.path(), &results, &dir);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("Percentiles are by nearest rank"), "{md}");
+    let marked = format!("{} \u{b6} |", kvperf_micros(read.p999_us));
+    assert!(md.contains(&marked), "no `{marked}` in {md}");
+    let csv = std::fs::read_to_string(dir.join("report.csv")).unwrap();
+    let row = csv.lines().find(|l| l.contains(",read,")).unwrap();
+    assert!(row.contains(",actual,p99.9,"), "{row}");
+
+    // 2,000 reads are enough for p99.9: no warning, nothing marked.
+    let out = run_null(
+        tmp.path(),
+        "c",
+        &[
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=2000",
+            "-p",
+            "hdrhistogram.percentiles=99,99.9",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("too few operations"), "{}", out.stderr);
+}
+
+/// A latency as reports print it: one decimal under 100 us, then grouped
+/// whole microseconds, from 10 ms in ms (the null engine's are far below).
+fn kvperf_micros(us: f64) -> String {
+    assert!(us < 100.0, "a null read takes under 100 us: {us}");
+    format!("{us:.1}")
 }

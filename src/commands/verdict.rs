@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::error::InputError;
+use crate::measure::latency_start::LatencyStart;
 use crate::measure::stats::{compare_repeats, Better};
 
 #[derive(Debug, Args)]
@@ -19,9 +20,50 @@ pub struct VerdictArgs {
     /// Which way is better: higher (throughput) or lower (latency).
     #[arg(long, value_enum, default_value_t = Direction::Higher)]
     pub better: Direction,
+    /// With --better lower, latencies: what the baseline's are timed from,
+    /// `actual` (each operation's actual start) or `intended` (its
+    /// intended start under a target rate). Both sides must be of one kind.
+    #[arg(long, value_enum, value_name = "START")]
+    pub base_latency_from: Option<LatencyStart>,
+    /// The same for the candidate's figures.
+    #[arg(long, value_enum, value_name = "START")]
+    pub new_latency_from: Option<LatencyStart>,
     /// text: one line; json: the ratio, the interval and the verdict.
     #[arg(long, value_enum, default_value_t = VerdictFormat::Text)]
     pub format: VerdictFormat,
+}
+
+/// The latency kind both sides share, when given: like is compared with
+/// like only, and a kind belongs to latencies.
+fn latency_kind(args: &VerdictArgs) -> Result<Option<LatencyStart>, InputError> {
+    let kind = match (args.base_latency_from, args.new_latency_from) {
+        (None, None) => return Ok(None),
+        (Some(b), Some(n)) if b == n => b,
+        (Some(b), Some(n)) => {
+            return Err(InputError::Invalid(format!(
+                "--base-latency-from {} and --new-latency-from {}: latency {} and {} are \
+                 different figures; compare like with like (a paced run records both)",
+                b.name(),
+                n.name(),
+                b.words(),
+                n.words()
+            )))
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(InputError::Invalid(
+                "give what both sides' latencies are timed from (--base-latency-from and \
+                 --new-latency-from), or neither"
+                    .into(),
+            ))
+        }
+    };
+    if args.better == Direction::Higher {
+        return Err(InputError::Invalid(
+            "--base-latency-from and --new-latency-from describe latencies: add --better lower"
+                .into(),
+        ));
+    }
+    Ok(Some(kind))
 }
 
 #[derive(Debug, Clone)]
@@ -60,13 +102,18 @@ pub fn run(args: VerdictArgs) -> anyhow::Result<()> {
         Direction::Higher => Better::Higher,
         Direction::Lower => Better::Lower,
     };
+    let kind = latency_kind(&args)?;
     let (base, new) = (&args.base.0, &args.candidate.0);
+    // "latency from the actual start, both sides: new/base ...".
+    let named = kind.map_or(String::new(), |k| {
+        format!("latency {}, both sides: ", k.words())
+    });
     let c = compare_repeats(base, new)
         .ok_or_else(|| InputError::Invalid("figures to compare must be positive numbers".into()))?;
     let verdict = c.verdict(better);
     let line = match c.interval {
         Some(i) => format!(
-            "new/base {:.3}x [{:.3}x, {:.3}x] at {:.1}%: {}",
+            "{named}new/base {:.3}x [{:.3}x, {:.3}x] at {:.1}%: {}",
             c.ratio,
             i.low,
             i.high,
@@ -74,7 +121,7 @@ pub fn run(args: VerdictArgs) -> anyhow::Result<()> {
             verdict.word()
         ),
         None => format!(
-            "new/base {:.3}x: {} (have {} and {})",
+            "{named}new/base {:.3}x: {} (have {} and {})",
             c.ratio,
             verdict.word(),
             base.len(),
@@ -90,6 +137,7 @@ pub fn run(args: VerdictArgs) -> anyhow::Result<()> {
             "better": match better { Better::Higher => "higher", Better::Lower => "lower" },
             "base_repeats": base.len(),
             "new_repeats": new.len(),
+            "latency_from": kind.map(LatencyStart::name),
         })
         .to_string(),
     };

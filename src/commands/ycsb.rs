@@ -17,7 +17,7 @@ use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::measure::power::PowerSetup;
-use crate::measure::window_warnings;
+use crate::measure::{few_samples, window_warnings};
 use crate::measure::{OpKind, Outcome};
 use crate::output::run_header;
 use crate::output::ycsb_text::{self, LatencyFrom};
@@ -444,12 +444,16 @@ pub(super) fn emit(
     }
 }
 
-fn render_text(out: &StepOutput) -> String {
-    let percentiles = out
-        .settings
+/// The percentiles the text output prints (`hdrhistogram.percentiles`).
+fn text_percentiles(out: &StepOutput) -> Vec<f64> {
+    out.settings
         .get("hdrhistogram.percentiles")
         .and_then(|p| parse_percentiles(p).ok())
-        .unwrap_or_else(|| parse_percentiles(DEFAULT_PERCENTILES).expect("valid default"));
+        .unwrap_or_else(|| parse_percentiles(DEFAULT_PERCENTILES).expect("valid default"))
+}
+
+fn render_text(out: &StepOutput) -> String {
+    let percentiles = text_percentiles(out);
     let from = out
         .settings
         .get("measurement.interval")
@@ -778,6 +782,22 @@ fn measure(
         for warning in [short, missed].into_iter().flatten() {
             step::warn(out, warning);
         }
+    }
+    if let Some(thin) = out.measurements.last().and_then(|m| {
+        let ops: Vec<(String, u64)> = m
+            .ops
+            .iter()
+            .map(|(op, s)| (op.ycsb_name().to_string(), s.latency.count))
+            .collect();
+        let lengthen = match phase {
+            Phase::Load => "recordcount (or insertcount)",
+            Phase::Run => window_warnings::YCSB_LENGTHEN,
+        };
+        // The percentiles the text output prints, as fractions.
+        let printed: Vec<f64> = text_percentiles(out).iter().map(|p| p / 100.0).collect();
+        few_samples::warning(&ops, &printed, lengthen)
+    }) {
+        step::warn(out, thin);
     }
     let logs_written = logs_written?;
     if !logs_written.is_empty() {

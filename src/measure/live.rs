@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::timeline::Interval;
-use super::OpKind;
+use super::{OpHistograms, OpKind};
 
 /// Set by `kvperf plan run --metrics-addr` for its steps: the directory
 /// where each step process mirrors its figures (`<pid>.json`).
@@ -24,6 +24,8 @@ pub const LIVE_DIR_ENV: &str = "KVPERF_LIVE_DIR";
 pub struct LiveFigures {
     state: Mutex<Snapshot>,
     mirror: Option<PathBuf>,
+    /// The labels every window carries (a window may add its own).
+    labels: BTreeMap<String, String>,
 }
 
 /// The figures at one moment.
@@ -42,6 +44,10 @@ pub struct Snapshot {
 pub struct Totals {
     pub operations: u64,
     pub failed: u64,
+    /// The successful operations' latency added up, seconds (from each
+    /// interval's histogram: its mean times its count).
+    #[serde(default)]
+    pub ok_latency_s: f64,
 }
 
 impl LiveFigures {
@@ -50,21 +56,38 @@ impl LiveFigures {
     pub fn new(labels: BTreeMap<String, String>, mirror: Option<PathBuf>) -> Self {
         Self {
             state: Mutex::new(Snapshot {
-                labels,
+                labels: labels.clone(),
                 ..Snapshot::default()
             }),
             mirror,
+            labels,
         }
     }
 
-    /// Takes the interval just cut.
-    pub fn update(&self, interval: &Interval) {
+    /// A new window opens (the next db_bench benchmark): its figures start
+    /// from nothing, labelled with `more` beside the fixed labels.
+    pub fn new_window(&self, more: &[(&str, &str)]) {
+        let mut labels = self.labels.clone();
+        labels.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Snapshot {
+            labels,
+            ..Snapshot::default()
+        };
+    }
+
+    /// Takes the interval just cut, and the histograms it was cut from.
+    pub fn update(&self, interval: &Interval, histograms: &OpHistograms) {
         let snapshot = {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
             for (kind, op) in &interval.ops {
                 let t = s.totals.entry(*kind).or_default();
                 t.operations += op.operations;
                 t.failed += op.failed;
+            }
+            for (kind, group) in histograms.iter().filter(|(_, g)| !g.ok.is_empty()) {
+                let t = s.totals.entry(kind).or_default();
+                // Nanoseconds: the mean times the count is the sum.
+                t.ok_latency_s += group.ok.mean() * group.ok.len() as f64 / 1e9;
             }
             s.elapsed_s = interval.start_s + interval.length_s;
             s.last = Some(interval.clone());
@@ -97,6 +120,9 @@ impl LiveFigures {
         self.mirror.as_deref()
     }
 }
+
+/// The latency summary's name: base unit seconds, as Prometheus asks.
+pub const LATENCY: &str = "kvperf_latency_seconds";
 
 /// The snapshots in Prometheus' text format, each metric family once.
 pub fn render(snapshots: &[Snapshot]) -> String {
@@ -180,31 +206,37 @@ pub fn render(snapshots: &[Snapshot]) -> String {
             }
         },
     );
+    // A summary as Prometheus' clients write one: quantiles over a recent
+    // span (here the last interval), `_sum` and `_count` over the whole
+    // window so far (so `rate(_sum) / rate(_count)` is the mean latency).
     family(
         &mut out,
-        "kvperf_interval_latency_microseconds",
-        "gauge",
-        "Latency of the last interval's successful operations, by type and quantile (1 = max).",
+        LATENCY,
+        "summary",
+        "Latency of successful operations, by type: quantiles of the last interval (1 = its max); sum and count since the window opened.",
         snapshots,
         |s, out| {
-            for (kind, op) in s.last.iter().flat_map(|l| &l.ops) {
-                for (q, v) in [
-                    ("0.5", op.p50_us),
-                    ("0.99", op.p99_us),
-                    ("0.999", op.p999_us),
-                    ("1", op.max_us),
-                ] {
+            for (kind, t) in &s.totals {
+                let last = s.last.as_ref().and_then(|l| l.ops.get(kind));
+                for (q, v) in last.into_iter().flat_map(|op| {
+                    [
+                        ("0.5", op.p50_us),
+                        ("0.99", op.p99_us),
+                        ("0.999", op.p999_us),
+                        ("1", op.max_us),
+                    ]
+                }) {
                     if let Some(v) = v {
                         let more = [("op", kind.name()), ("quantile", q)];
-                        line(
-                            out,
-                            "kvperf_interval_latency_microseconds",
-                            &s.labels,
-                            &more,
-                            v,
-                        );
+                        line(out, LATENCY, &s.labels, &more, v / 1e6);
                     }
                 }
+                let more = [("op", kind.name())];
+                let sum = format!("{LATENCY}_sum");
+                line(out, &sum, &s.labels, &more, t.ok_latency_s);
+                let count = format!("{LATENCY}_count");
+                let ok = (t.operations - t.failed) as f64;
+                line(out, &count, &s.labels, &more, ok);
             }
         },
     );
@@ -279,21 +311,29 @@ mod tests {
             Some(mirror.clone()),
         );
         assert!(render(&[live.snapshot()]).contains("kvperf_step_info{engine=\"rocks\\\"db\"} 1"));
+        // Each interval's 90 reads took 10 us each.
+        let mut handed_over = OpHistograms::new();
+        for _ in 0..90 {
+            handed_over.record(OpKind::Read, 10_000, None, &Ok(()));
+        }
         for k in 0..3 {
-            live.update(&Interval {
-                start_s: k as f64,
-                length_s: 0.5,
-                ops: [(
-                    OpKind::Read,
-                    IntervalOp {
-                        operations: 100,
-                        failed: 10,
-                        p99_us: Some(42.5),
-                        ..Default::default()
-                    },
-                )]
-                .into(),
-            });
+            live.update(
+                &Interval {
+                    start_s: k as f64,
+                    length_s: 0.5,
+                    ops: [(
+                        OpKind::Read,
+                        IntervalOp {
+                            operations: 100,
+                            failed: 10,
+                            p99_us: Some(42.5),
+                            ..Default::default()
+                        },
+                    )]
+                    .into(),
+                },
+                &handed_over,
+            );
         }
         let text = render(&[live.snapshot()]);
         // The mirror holds the same snapshot.
@@ -312,7 +352,26 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("kvperf_interval_latency_microseconds{engine=\"rocks\\\"db\",op=\"read\",quantile=\"0.99\"} 42.5\n"), "{text}");
+        // A summary in seconds: the last interval's quantiles, the
+        // window's sum and count of successful operations.
+        assert!(
+            text.contains("# TYPE kvperf_latency_seconds summary\n"),
+            "{text}"
+        );
+        assert!(text.contains("kvperf_latency_seconds{engine=\"rocks\\\"db\",op=\"read\",quantile=\"0.99\"} 0.0000425\n"), "{text}");
+        assert!(
+            text.contains("kvperf_latency_seconds_count{engine=\"rocks\\\"db\",op=\"read\"} 270\n"),
+            "{text}"
+        );
+        let sum: f64 = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("kvperf_latency_seconds_sum{engine=\"rocks\\\"db\",op=\"read\"} ")
+            })
+            .expect("a sum")
+            .parse()
+            .unwrap();
+        assert!((sum - 270.0 * 10e-6).abs() < 270.0 * 10e-9, "{sum}");
         assert!(
             !text.contains("quantile=\"0.5\""),
             "no p50 was given: {text}"

@@ -8,8 +8,9 @@
 use std::fmt::Write;
 
 use super::confidence::{Figure, Gate, Row};
-use super::format::{change, relative};
+use super::format::{change_in_one_unit, relative};
 use super::model::{Percentile, Study};
+use crate::measure::few_samples;
 use crate::measure::stats::{Verdict, MIN_REPEATS};
 
 /// The lines: one per cell another configuration shares with the base,
@@ -55,8 +56,8 @@ pub fn text(study: &Study, rows: &[Row], gate: Option<&Gate>) -> String {
     out
 }
 
-/// "new: 1.82x the throughput of base [+75%, +90%] faster, read p99 1.64x
-/// lower [-42%, -36%] faster (Workload A, 8 threads)".
+/// "new: 1.82x the throughput of base [+75%, +90%] faster, read p99
+/// (actual start) 1.64x lower [-42%, -36%] faster (Workload A, 8 threads)".
 fn line(new: &str, base: &str, rows: &[&Row], workload: &str, threads: u64) -> String {
     let mut parts = Vec::new();
     for r in rows {
@@ -68,17 +69,27 @@ fn line(new: &str, base: &str, rows: &[&Row], workload: &str, threads: u64) -> S
                     format!("{ratio} lower throughput than {base}")
                 }
             }),
-            Figure::Latency(op, Percentile::P99) => {
+            Figure::Latency(op, Percentile::P99, start) => {
+                // A p99 of under 100 operations is their maximum: said.
+                let thin = [r.base_operations, r.new_operations]
+                    .iter()
+                    .any(|n| few_samples::too_few(*n, 0.99));
                 relative(r.comparison.ratio).map(|(ratio, more)| {
                     format!(
-                        "{} p99 {ratio} {}",
+                        "{} p99 ({} start{}) {ratio} {}",
                         op.name(),
+                        start.name(),
+                        if thin {
+                            "; of under 100 operations: their maximum"
+                        } else {
+                            ""
+                        },
                         if more { "higher" } else { "lower" }
                     )
                 })
             }
             // p99.9 is in the detail, the CSV and the JSON.
-            Figure::Latency(_, Percentile::P999) => None,
+            Figure::Latency(_, Percentile::P999, _) => None,
         };
         if let Some(said) = said {
             parts.push(format!("{said}{}", judged(r)));
@@ -95,9 +106,26 @@ fn line(new: &str, base: &str, rows: &[&Row], workload: &str, threads: u64) -> S
         })
         .unwrap_or_default();
     format!(
-        "{new}: {} ({workload}, {threads} {}){repeats}",
+        "{new}: {} ({workload}, {threads} {}){}{repeats}",
         parts.join(", "),
-        if threads == 1 { "thread" } else { "threads" }
+        if threads == 1 { "thread" } else { "threads" },
+        pacing(new, base, rows)
+    )
+}
+
+/// When one side ran paced and the other not: which, and that latency is
+/// compared from the actual start, which both record.
+fn pacing(new: &str, base: &str, rows: &[&Row]) -> String {
+    let Some(r) = rows.first().filter(|r| r.base_paced != r.new_paced) else {
+        return String::new();
+    };
+    let (paced, unpaced) = match r.new_paced {
+        true => (new, base),
+        false => (base, new),
+    };
+    format!(
+        "; latency from the actual start on both sides: {paced} ran paced (a target rate), \
+         {unpaced} did not"
     )
 }
 
@@ -127,9 +155,8 @@ fn cells(study: &Study, index: usize) -> String {
 fn judged(r: &Row) -> String {
     match (r.comparison.interval, r.verdict()) {
         (Some(i), v) => format!(
-            " [{}, {}] {}",
-            change(i.low),
-            change(i.high),
+            " {} {}",
+            change_in_one_unit(r.comparison.ratio, i.low, i.high).1,
             match v {
                 Verdict::NoDifference => "no difference at 95%".to_string(),
                 v => v.word(),

@@ -7,22 +7,26 @@ use serde_json::{json, Value};
 
 use super::document::{Block, Table};
 use super::format::{self, micros, ops};
-use super::model::{self, Percentile, Point, Study};
+use super::model::{self, LatencyStart, Percentile, Point, Study};
 use crate::measure::stats::{Better, RepeatComparison, Verdict, CONFIDENCE, MIN_REPEATS};
-use crate::measure::OpKind;
+use crate::measure::{few_samples, OpKind};
 
 /// What a row compares.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Figure {
     Throughput,
-    Latency(OpKind, Percentile),
+    /// A percentile of an operation type's latency, of one kind: both
+    /// sides of a comparison are timed from the same start.
+    Latency(OpKind, Percentile, LatencyStart),
 }
 
 impl Figure {
     pub fn name(self) -> String {
         match self {
             Figure::Throughput => "ops/s".into(),
-            Figure::Latency(op, p) => format!("{} {} us", op.name(), p.name()),
+            Figure::Latency(op, p, start) => {
+                format!("{} {} us, {} start", op.name(), p.name(), start.name())
+            }
         }
     }
 
@@ -38,10 +42,18 @@ impl Figure {
     fn of(self, p: &Point) -> Option<f64> {
         match self {
             Figure::Throughput => Some(p.ops_per_sec),
-            Figure::Latency(op, pct) => p.latency.get(&op).map(|l| match pct {
+            Figure::Latency(op, pct, _) => p.latency.get(&op).map(|l| match pct {
                 Percentile::P99 => l.p99_us,
                 Percentile::P999 => l.p999_us,
             }),
+        }
+    }
+
+    /// The successful operations a percentile is of (0 for throughput).
+    fn operations(self, p: &Point) -> u64 {
+        match self {
+            Figure::Throughput => 0,
+            Figure::Latency(op, ..) => p.latency.get(&op).map_or(0, |l| l.count),
         }
     }
 
@@ -65,6 +77,14 @@ pub struct Row {
     pub base_repeats: u32,
     pub new_repeats: u32,
     pub comparison: RepeatComparison,
+    /// Whether each side ran paced (a target rate): when only one did,
+    /// latency is compared from the actual start, which both have.
+    pub base_paced: bool,
+    pub new_paced: bool,
+    /// Successful operations of the figure's type over each side's
+    /// repeats (0 for throughput): how many a percentile is of.
+    pub base_operations: u64,
+    pub new_operations: u64,
 }
 
 impl Row {
@@ -98,8 +118,8 @@ pub fn rows(study: &Study) -> Vec<Row> {
         for w in &study.workloads {
             let mut figures = vec![Figure::Throughput];
             if let Some(op) = w.latency_op {
-                figures.push(Figure::Latency(op, Percentile::P99));
-                figures.push(Figure::Latency(op, Percentile::P999));
+                figures.push(Figure::Latency(op, Percentile::P99, w.latency_start));
+                figures.push(Figure::Latency(op, Percentile::P999, w.latency_start));
             }
             for (t, base) in &w.points[0] {
                 let Some(new) = w.points[b].get(t) else {
@@ -108,7 +128,13 @@ pub fn rows(study: &Study) -> Vec<Row> {
                 for figure in &figures {
                     let comparison = match figure {
                         Figure::Throughput => model::throughput_repeats(new, base),
-                        Figure::Latency(op, p) => model::tail_repeats(new, base, *op, *p),
+                        // Like with like only: both sides of the figure's kind.
+                        Figure::Latency(op, p, start)
+                            if base.latency_start == *start && new.latency_start == *start =>
+                        {
+                            model::tail_repeats(new, base, *op, *p)
+                        }
+                        Figure::Latency(..) => None,
                     };
                     let (Some(comparison), Some(bv), Some(nv)) =
                         (comparison, figure.of(base), figure.of(new))
@@ -125,6 +151,10 @@ pub fn rows(study: &Study) -> Vec<Row> {
                         base_repeats: base.repeats,
                         new_repeats: new.repeats,
                         comparison,
+                        base_paced: base.paced,
+                        new_paced: new.paced,
+                        base_operations: figure.operations(base),
+                        new_operations: figure.operations(new),
                     });
                 }
             }
@@ -202,12 +232,10 @@ impl Gate<'_> {
 /// "-20% [-22%, -18%]", or "+3.0% (1 and 1 repeats)" without an interval.
 fn change_text(c: &RepeatComparison) -> String {
     match c.interval {
-        Some(i) => format!(
-            "{} [{}, {}]",
-            format::change(c.ratio),
-            format::change(i.low),
-            format::change(i.high)
-        ),
+        Some(i) => {
+            let (head, bracket) = format::change_in_one_unit(c.ratio, i.low, i.high);
+            format!("{head} {bracket}")
+        }
         None => format!(
             "{} ({} and {} repeats)",
             format::change(c.ratio),
@@ -228,7 +256,10 @@ fn method(base: &str) -> String {
          faster or slower (for latency, faster is lower) when the interval leaves out no \
          change, ~ (no difference at 95%) when it holds it, and needs at least {MIN_REPEATS} \
          repeats of each cell. The cells' figures are the mean throughput of the repeats and \
-         the percentile of their histograms added together."
+         the percentile of their histograms added together. Latency is compared like with \
+         like, and each figure names its kind: from the intended start where both cells ran \
+         paced (a target rate), else from the actual start on both sides, which every step \
+         records."
     )
 }
 
@@ -257,19 +288,18 @@ pub fn blocks(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Vec<Block> {
             .iter()
             .filter(|r| &r.config == new)
             .map(|r| {
-                let with_repeats = |v: f64, n: u32| {
-                    let shown = r.figure.show(v);
-                    match r.figure {
-                        Figure::Throughput => format!("{shown} ({n}x)"),
-                        _ => shown,
-                    }
+                // Throughput with its repeats; a percentile marked when
+                // its operations are too few for it.
+                let shown = |v: f64, n: u32, ops: u64| match r.figure {
+                    Figure::Throughput => format!("{} ({n}x)", r.figure.show(v)),
+                    Figure::Latency(_, p, _) => format::percentile(v, ops, p.fraction()),
                 };
                 vec![
                     r.workload.clone(),
                     r.threads.to_string(),
                     r.figure.name(),
-                    with_repeats(r.base, r.base_repeats),
-                    with_repeats(r.new, r.new_repeats),
+                    shown(r.base, r.base_repeats, r.base_operations),
+                    shown(r.new, r.new_repeats, r.new_operations),
                     change_text(&r.comparison),
                     match r.verdict() {
                         Verdict::Faster | Verdict::Slower => format!("**{}**", r.verdict().word()),
@@ -311,14 +341,30 @@ fn capitalized(s: &str) -> String {
 /// The same for machines: `kvperf compare --format json`.
 pub fn json(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Value {
     let row = |r: &Row| {
+        // A percentile says how many operations it is of, and whether
+        // they are too few for it (docs/semantics.md, nearest rank).
+        let side = |value: f64, repeats: u32, operations: u64| match r.figure {
+            Figure::Throughput => json!({ "value": value, "repeats": repeats }),
+            Figure::Latency(_, p, _) => json!({
+                "value": value,
+                "repeats": repeats,
+                "operations": operations,
+                "too_few_operations": few_samples::too_few(operations, p.fraction()),
+            }),
+        };
         json!({
             "config": r.config,
             "workload": r.workload,
             "threads": r.threads,
             "figure": r.figure.name(),
+            "latency_from": match r.figure {
+                Figure::Latency(_, _, start) => Some(start.name()),
+                Figure::Throughput => None,
+            },
+            "paced": { "base": r.base_paced, "new": r.new_paced },
             "better": match r.figure.better() { Better::Higher => "higher", Better::Lower => "lower" },
-            "base": { "value": r.base, "repeats": r.base_repeats },
-            "new": { "value": r.new, "repeats": r.new_repeats },
+            "base": side(r.base, r.base_repeats, r.base_operations),
+            "new": side(r.new, r.new_repeats, r.new_operations),
             "ratio": r.comparison.ratio,
             "interval": r.comparison.interval,
             "verdict": r.verdict(),

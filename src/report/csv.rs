@@ -7,7 +7,7 @@ use super::tables::{amplification, Amplification, Bytes, Direction};
 use crate::measure::OpKind;
 
 const HEADER: &str = "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,\
-op,count,avg_us,p50_us,p99_us,p999_us,max_us,\
+op,count,avg_us,p50_us,p99_us,p999_us,max_us,latency_from,too_few_for,\
 device_read_bytes_per_op,device_write_bytes_per_op,read_amplification_process,\
 write_amplification_process,read_amplification_device,write_amplification_device,record_rewrite_factor,\
 space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
@@ -22,21 +22,26 @@ const OLD_AMPLIFICATION_COLUMNS: (&str, &str) = (
 write_amplification_device,record_rewrite_factor,",
 );
 
+/// The latency columns added with latency kinds: a report.csv from
+/// before them is kvperf's too.
+const LATENCY_KIND_COLUMNS: &str = "latency_from,too_few_for,";
+
 /// Whether `line` is exactly the header of a report.csv kvperf writes
-/// (all of its columns, with or without the power columns), now or
-/// before the amplification columns were renamed: how kvperf knows its
-/// own file before replacing it.
+/// (all of its columns, with or without the power columns), now, before
+/// latency kinds, or before the amplification columns were renamed too:
+/// how kvperf knows its own file before replacing it.
 pub fn is_header(line: &str) -> bool {
     let (old, new) = OLD_AMPLIFICATION_COLUMNS;
     let current = HEADER.trim_end();
-    let before = current.replace(new, old);
+    let before_kinds = current.replace(LATENCY_KIND_COLUMNS, "");
+    let before_amplification = before_kinds.replace(new, old);
     let matches = |base: &str| {
         line == base
             || line
                 .strip_prefix(base)
                 .is_some_and(|rest| rest == super::energy::CSV_HEADER.trim_end())
     };
-    matches(current) || matches(&before)
+    matches(current) || matches(&before_kinds) || matches(&before_amplification)
 }
 
 pub fn csv(study: &Study) -> String {
@@ -128,10 +133,23 @@ pub fn csv(study: &Study) -> String {
                 let mut lines: Vec<String> = op_kinds
                     .into_iter()
                     .map(|op| {
-                        let latency = p.latency.get(op).map_or(",,,,,".into(), |l| {
+                        // The kind of every latency of the row, and the
+                        // percentiles of it from too few operations ("p99 p99.9").
+                        let latency = p.latency.get(op).map_or(",,,,,,,".into(), |l| {
+                            let thin = crate::measure::few_samples::too_few_for(
+                                l.count,
+                                &[0.5, 0.99, 0.999],
+                            );
                             format!(
-                                "{},{:.3},{:.3},{:.3},{:.3},{:.3}",
-                                l.count, l.avg_us, l.p50_us, l.p99_us, l.p999_us, l.max_us
+                                "{},{:.3},{:.3},{:.3},{:.3},{:.3},{},{}",
+                                l.count,
+                                l.avg_us,
+                                l.p50_us,
+                                l.p99_us,
+                                l.p999_us,
+                                l.max_us,
+                                p.latency_start.name(),
+                                thin.join(" ")
                             )
                         });
                         format!(
@@ -143,7 +161,7 @@ pub fn csv(study: &Study) -> String {
                     .collect();
                 if lines.is_empty() {
                     lines.push(format!(
-                        "{cell},,,,,,,,{cost},{bound},{}{extra}\n",
+                        "{cell},,,,,,,,,,{cost},{bound},{}{extra}\n",
                         failures(None)
                     ));
                 }
@@ -152,4 +170,28 @@ pub fn csv(study: &Study) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_csv_of_this_or_the_last_layout_is_kvperfs_own() {
+        assert!(is_header(HEADER.trim_end()));
+        // Before latency kinds, and before the amplification columns too
+        // (what docs/examples' report.csv files began with).
+        assert!(is_header(&HEADER.trim_end().replace(LATENCY_KIND_COLUMNS, "")));
+        assert!(is_header(
+            "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,op,count,\
+             avg_us,p50_us,p99_us,p999_us,max_us,device_read_bytes_per_op,\
+             device_write_bytes_per_op,read_amplification,write_amplification,\
+             space_amplification,device_busy_pct,device_queue_depth,cpu_us_per_op,ops_per_cpu_s,\
+             network_sent_bytes_per_op,network_received_bytes_per_op,server_cpu_us_per_op,\
+             ops_per_joule,bound,failed,failed_pct,ok_ops_per_sec,step_error,window_s_min,\
+             short_window"
+        ));
+        assert!(HEADER.contains(",max_us,latency_from,too_few_for,"));
+        assert!(!is_header("config,workload,threads"));
+    }
 }

@@ -75,7 +75,7 @@ impl Style {
         if study.series.len() < 2 {
             return format!(
                 "Configuration: {names}. With repeats, throughput is their mean and latency \
-                 comes from their histograms added together."
+                 comes from their histograms added together. {PERCENTILE_TEXT}"
             );
         }
         let throughput = if self.ratios {
@@ -101,7 +101,8 @@ impl Style {
              p99 improvement is the largest per-thread-count p99 \"% lower\" and its thread \
              count{}. An advantage at each one's peak compares each configuration at its own best \
              thread count (so at different thread counts when the peaks differ), peak throughput \
-             against peak throughput and the latency at each one's peak{}. {CONFIDENCE_TEXT}",
+             against peak throughput and the latency at each one's peak{}. {CONFIDENCE_TEXT} \
+             {PERCENTILE_TEXT}",
             citations::cite(study, Section::LargestP99),
             citations::cite(study, Section::AdvantageAtPeaks),
         )
@@ -227,6 +228,28 @@ pub fn change(ratio: f64) -> String {
     }
 }
 
+/// A change and its interval in one unit: percent ("+12% [+5.0%, +19%]")
+/// unless any of the three is beyond +100%, then ratios ("2.40x [1.09x,
+/// 5.90x]"), so an interval never reads "[+8.9%, 5.9x]".
+pub fn change_in_one_unit(ratio: f64, low: f64, high: f64) -> (String, String) {
+    // change() itself turns to a ratio beyond +100%.
+    if ratio.max(low).max(high) > 2.0 {
+        let factor = |r: f64| match r {
+            r if r < 9.995 => format!("{r:.2}x"),
+            r => times(r),
+        };
+        (
+            factor(ratio),
+            format!("[{}, {}]", factor(low), factor(high)),
+        )
+    } else {
+        (
+            change(ratio),
+            format!("[{}, {}]", change(low), change(high)),
+        )
+    }
+}
+
 /// A comparison over repeats, in one cell: the change, its 95% confidence
 /// interval and the verdict ("+12% [+5.0%, +19%] faster", "-0.4% [-2.1%,
 /// +1.3%] ~"), or what is missing to judge ("need ≥ 4 repeats (have 1
@@ -236,13 +259,10 @@ pub fn confidence(c: Option<&RepeatComparison>, better: Better) -> String {
         return "-".into();
     };
     match c.interval {
-        Some(i) => format!(
-            "{} [{}, {}] {}",
-            change(c.ratio),
-            change(i.low),
-            change(i.high),
-            c.verdict(better).word()
-        ),
+        Some(i) => {
+            let (head, bracket) = change_in_one_unit(c.ratio, i.low, i.high);
+            format!("{head} {bracket} {}", c.verdict(better).word())
+        }
         None => format!(
             "need \u{2265} {MIN_REPEATS} repeats (have {} and {})",
             c.candidate_repeats, c.baseline_repeats
@@ -264,6 +284,25 @@ pub fn micros(v: f64) -> String {
         format!("{}.{} ms", ops((tenths / 10.0).trunc()), tenths % 10.0)
     }
 }
+
+/// The mark on a percentile from too few operations to mean much.
+pub const FEW_MARK: &str = "\u{b6}";
+
+/// Percentile `q` of `count` operations, microseconds, marked with
+/// [`FEW_MARK`] when they are too few for it (`measure::few_samples`).
+pub fn percentile(us: f64, count: u64, q: f64) -> String {
+    match crate::measure::few_samples::too_few(count, q) {
+        true => format!("{} {FEW_MARK}", micros(us)),
+        false => micros(us),
+    }
+}
+
+/// The rank rule, for every report's method paragraph and under tables
+/// with marked percentiles.
+pub const PERCENTILE_TEXT: &str = "Percentiles are by nearest rank: percentile q of n \
+    operations is the value at rank ceil(q x n) in order, from the histogram of every repeat's \
+    successful operations added together (HdrHistogram, 3 significant digits), so of fewer \
+    than 1/(1-q) operations (p99 under 100, p99.9 under 1,000) it is their maximum, marked \u{b6}.";
 
 /// From this many microseconds (10 ms) on, latencies are shown in ms.
 pub const MS_FROM_US: f64 = 10_000.0;
@@ -363,6 +402,19 @@ mod tests {
         assert_eq!(change(1.0004), "0.0%");
         assert_eq!(change(0.966), "-3.4%");
         assert_eq!(change(3.0), "3.0x");
+        // An interval in one unit, whichever side crosses +100%.
+        assert_eq!(
+            change_in_one_unit(1.5, 1.089, 5.9),
+            ("1.50x".to_string(), "[1.09x, 5.90x]".to_string())
+        );
+        assert_eq!(
+            change_in_one_unit(1.2, 0.8, 1.9),
+            ("+20%".to_string(), "[-20%, +90%]".to_string())
+        );
+        assert_eq!(
+            change_in_one_unit(27.0, 10.0, 248.0),
+            ("27x".to_string(), "[10x, 248x]".to_string())
+        );
     }
 
     #[test]

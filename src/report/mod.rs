@@ -190,16 +190,31 @@ fn workload_blocks(
     for &op in &w.ops {
         blocks.push(Block::Heading(
             2,
-            format!("{}: {} latency (us) vs #Threads", w.name, op.name()),
+            format!(
+                "{}: {} latency (us, {}) vs #Threads",
+                w.name,
+                op.name(),
+                w.latency_start.words()
+            ),
         ));
         blocks.push(Block::Table(tables::latency(study, w, &threads, op)));
     }
     if w.points
         .iter()
         .flat_map(|p| p.values())
-        .any(|p| p.latency_from_intended_start)
+        .flat_map(|p| p.latency.values())
+        .any(|l| crate::measure::few_samples::too_few(l.count, 0.999))
     {
+        blocks.push(Block::Paragraph(format!(
+            "{} marks a percentile from too few operations to mean much: {}",
+            format::FEW_MARK,
+            format::PERCENTILE_TEXT
+        )));
+    }
+    if w.latency_start == model::LatencyStart::Intended {
         blocks.push(Block::Paragraph(PACED_LATENCY_NOTE.into()));
+    } else if w.paced_shown_from_actual() {
+        blocks.push(Block::Paragraph(MIXED_PACING_NOTE.into()));
     }
     if w.points
         .iter()
@@ -319,7 +334,11 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
     }
     let mut out = vec![throughput.render()];
     if w.latency_op.is_some() {
-        let title = format!("{}: average {op} latency", w.name);
+        let title = format!(
+            "{}: average {op} latency ({})",
+            w.name,
+            w.latency_start.words()
+        );
         out.push(
             Chart::new(
                 &title,
@@ -334,8 +353,9 @@ fn charts_for(study: &Study, w: &WorkloadView, threads: &[u64]) -> Vec<String> {
             .render(),
         );
         let title = format!(
-            "{}: p99 {op} latency vs throughput (QoS; labels: #threads)",
-            w.name
+            "{}: p99 {op} latency {} vs throughput (QoS; labels: #threads)",
+            w.name,
+            w.latency_start.words()
         );
         out.push(
             Chart::new(
@@ -568,6 +588,14 @@ const PACED_LATENCY_NOTE: &str =
      intended start (coordinated-omission corrected; each step's result also keeps it from the \
      actual start).";
 
+/// Under a workload some of whose cells ran paced and some not.
+const MIXED_PACING_NOTE: &str =
+    "Some cells of this workload ran paced (a target rate) and some did not: every latency \
+     here, and every comparison of it, is from each operation's actual start, which both kinds \
+     of step record, so like is compared with like. A paced step's latency from its intended \
+     start (coordinated-omission corrected) is in its own result and in a report of paced \
+     steps alone.";
+
 /// The files of a report, each with how kvperf recognises one it wrote:
 /// kvperf's signature line in report.md and report.html (an HTML comment,
 /// unseen when rendered), report.csv's whole header, never a prefix a
@@ -736,8 +764,21 @@ mod tests {
         m.target_ops_per_sec = 1000.0;
         let read = m.ops.get_mut(&OpKind::Read).unwrap();
         read.intended = Some(read.latency.clone());
-        let md = build(&model::from_records(&[(name, r)]), false).to_markdown();
+        let md = build(&model::from_records(&[(name.clone(), r.clone())]), false).to_markdown();
         assert!(md.contains(PACED_LATENCY_NOTE), "{md}");
+        assert!(
+            md.contains("read latency (us, from the intended start) vs #Threads"),
+            "{md}"
+        );
+        // Beside an unpaced configuration: both from the actual start.
+        let (other, unpaced) = record("y", 4, 1000.0, 100.0);
+        let md = build(&model::from_records(&[(name, r), (other, unpaced)]), false).to_markdown();
+        assert!(md.contains(MIXED_PACING_NOTE), "{md}");
+        assert!(!md.contains(PACED_LATENCY_NOTE), "{md}");
+        assert!(
+            md.contains("read latency (us, from the actual start) vs #Threads"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -757,7 +798,7 @@ mod tests {
         );
         assert!(md.contains("from +34% at 4 threads to +78% at 16"), "{md}");
         assert!(
-            md.contains("## Workload A: read latency (us) vs #Threads"),
+            md.contains("## Workload A: read latency (us, from the actual start) vs #Threads"),
             "{md}"
         );
         assert!(md.contains("micron-7400 p99.9"), "{md}");
@@ -1241,8 +1282,9 @@ mod tests {
         ]);
         let t = tables::tails_and_amplification(&s, &Style::of(&s));
         let at = |name: &str| t.header.iter().position(|h| h == name).unwrap();
-        assert_eq!(t.rows[0][at("micron-9400 p99.9 write us")], "500");
-        assert_eq!(t.rows[0][at("competitor-c p99.9 write us")], "1,500");
+        // One write each: its p99.9 is that write, marked as of too few.
+        assert_eq!(t.rows[0][at("micron-9400 p99.9 write us")], "500 \u{b6}");
+        assert_eq!(t.rows[0][at("competitor-c p99.9 write us")], "1,500 \u{b6}");
     }
 
     #[test]

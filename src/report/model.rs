@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr;
+pub use crate::measure::latency_start::LatencyStart;
 use crate::measure::spikes::EventSpan;
 use crate::measure::stats::{self, RepeatComparison};
 use crate::measure::steady::{Steadiness, SteadyCriterion};
@@ -31,9 +32,14 @@ pub struct Point {
     /// Latency of every operation type, from the repeats' histograms
     /// added together (never averaged percentiles).
     pub latency: BTreeMap<OpKind, Latency>,
-    /// Whether `latency` is from each operation's intended start: every
-    /// repeat was paced (a target rate) and recorded it.
-    pub latency_from_intended_start: bool,
+    /// What `latency`, the primary operation's figures and `tails_each`
+    /// are timed from: the intended start only where every cell of the
+    /// workload, in every series, was paced and recorded it (so a table
+    /// or a comparison never sets one kind against the other).
+    pub latency_start: LatencyStart,
+    /// Every repeat ran paced (a target rate) and recorded latency from
+    /// the intended start too, whichever kind `latency` shows.
+    pub paced: bool,
     /// Latency of the workload's primary operation (read where it has one).
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
@@ -111,6 +117,14 @@ impl Percentile {
         match self {
             Percentile::P99 => "p99",
             Percentile::P999 => "p99.9",
+        }
+    }
+
+    /// 0.99 or 0.999.
+    pub fn fraction(self) -> f64 {
+        match self {
+            Percentile::P99 => 0.99,
+            Percentile::P999 => 0.999,
         }
     }
 
@@ -204,6 +218,17 @@ pub struct WorkloadView {
     pub ops: Vec<OpKind>,
     /// series index -> points by thread count.
     pub points: Vec<BTreeMap<u64, Point>>,
+    /// What every point's latency is timed from (one kind per workload).
+    pub latency_start: LatencyStart,
+}
+
+impl WorkloadView {
+    /// Some cells ran paced but their latency is shown from the actual
+    /// start, as the unpaced cells beside them have it: like for like.
+    pub fn paced_shown_from_actual(&self) -> bool {
+        self.latency_start == LatencyStart::Actual
+            && self.points.iter().flat_map(|p| p.values()).any(|p| p.paced)
+    }
 }
 
 /// The device measurements of a series: its corners and preconditioning.
@@ -350,14 +375,22 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
             latency_op: None,
             ops: Vec::new(),
             points: vec![BTreeMap::new(); series.len()],
+            latency_start: LatencyStart::Intended,
         })
         .collect();
+    // One kind per workload: from the intended start only when every cell
+    // of every series has it, else from the actual start, which all have.
+    for ((_, w, _), rs) in &cells {
+        if !paced(rs) {
+            workloads[*w].latency_start = LatencyStart::Actual;
+        }
+    }
     for ((s, w, threads), rs) in &cells {
         let view = &mut workloads[*w];
         if view.latency_op.is_none() {
             view.latency_op = primary_op(rs[0]);
         }
-        let point = average(*threads, rs, view.latency_op);
+        let point = average(*threads, rs, view.latency_op, view.latency_start);
         for op in point.latency.keys() {
             if !view.ops.contains(op) && *op != OpKind::Verify {
                 view.ops.push(*op);
@@ -482,13 +515,26 @@ fn primary_op(r: &Record) -> Option<OpKind> {
         .map(|(op, _)| *op)
 }
 
+/// Whether every repeat of a cell ran paced and recorded latency from the
+/// intended start.
+fn paced(rs: &[&Record]) -> bool {
+    let measured: Vec<&Measurement> = rs.iter().filter_map(|r| r.measured()).collect();
+    !measured.is_empty() && measured.iter().all(|m| paced_with_intended(m))
+}
+
 /// Repeats of one cell: throughput is the mean (the briefs average passes);
 /// latency comes from the repeats' histograms added together, never from
-/// averaged percentiles; the cost from their counters added.
-fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
+/// averaged percentiles, timed from `start` where the cell has it (else
+/// from the actual start); the cost from their counters added.
+fn average(threads: u64, rs: &[&Record], op: Option<OpKind>, start: LatencyStart) -> Point {
     let measured: Vec<&Measurement> = rs.iter().filter_map(|r| r.measured()).collect();
     let ops_each: Vec<f64> = measured.iter().map(|m| m.ops_per_sec).collect();
-    let intended = !measured.is_empty() && measured.iter().all(|m| paced_with_intended(m));
+    let paced = paced(rs);
+    let start = match start {
+        LatencyStart::Intended if paced => LatencyStart::Intended,
+        _ => LatencyStart::Actual,
+    };
+    let intended = start == LatencyStart::Intended;
     let latency = merged_latency(&measured, intended);
     let primary = op.and_then(|op| latency.get(&op));
     let accountings: Vec<Accounting> = rs
@@ -554,7 +600,8 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>) -> Point {
         ok_ops_per_sec: ok_each.iter().sum::<f64>() / ok_each.len().max(1) as f64,
         step_errors,
         warnings,
-        latency_from_intended_start: intended,
+        latency_start: start,
+        paced,
         shards: rs.iter().map(|r| r.output.merged.clone()).collect(),
     }
 }
@@ -891,7 +938,12 @@ mod tests {
                 r
             })
             .collect();
-        let p = average(4, &records.iter().collect::<Vec<_>>(), Some(OpKind::Read));
+        let p = average(
+            4,
+            &records.iter().collect::<Vec<_>>(),
+            Some(OpKind::Read),
+            LatencyStart::Actual,
+        );
         // 200 reads, one slow: the exact p99.9 is the slow read (9 ms); the
         // mean of the repeats' p99.9s would be about 4.5 ms.
         assert!((p.latency_p99_us.unwrap() - 10.0).abs() < 0.1);
@@ -916,13 +968,17 @@ mod tests {
             r
         };
         let r = paced(1000.0);
-        let p = average(4, &[&r], Some(OpKind::Read));
-        assert!(p.latency_from_intended_start);
+        let p = average(4, &[&r], Some(OpKind::Read), LatencyStart::Intended);
+        assert_eq!((p.latency_start, p.paced), (LatencyStart::Intended, true));
         assert!((p.latency_avg_us.unwrap() - 5000.0).abs() < 10.0, "{p:?}");
+        // Asked for the actual start (an unpaced cell beside it): 10 us.
+        let p = average(4, &[&r], Some(OpKind::Read), LatencyStart::Actual);
+        assert_eq!((p.latency_start, p.paced), (LatencyStart::Actual, true));
+        assert!((p.latency_avg_us.unwrap() - 10.0).abs() < 0.1, "{p:?}");
         // Unpaced (measurement.interval=both without a target): the actual start.
         let r = paced(0.0);
-        let p = average(4, &[&r], Some(OpKind::Read));
-        assert!(!p.latency_from_intended_start);
+        let p = average(4, &[&r], Some(OpKind::Read), LatencyStart::Intended);
+        assert_eq!((p.latency_start, p.paced), (LatencyStart::Actual, false));
         assert!((p.latency_avg_us.unwrap() - 10.0).abs() < 0.1, "{p:?}");
     }
 

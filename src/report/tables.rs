@@ -350,7 +350,8 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
             // Tails: lower is better; the write is the workload's update,
             // insert or read-modify-write (YCSB), or db_bench's write, the
             // first it has.
-            let read = |p: &Point| p.latency.get(&OpKind::Read).map(|l| l.p999_us);
+            // (p99.9, operations it is of), so a thin one is marked.
+            let read = |p: &Point| p.latency.get(&OpKind::Read).map(|l| (l.p999_us, l.count));
             let write = |p: &Point| {
                 [
                     OpKind::Update,
@@ -359,11 +360,17 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
                     OpKind::Write,
                 ]
                 .iter()
-                .find_map(|op| p.latency.get(op).map(|l| l.p999_us))
+                .find_map(|op| p.latency.get(op).map(|l| (l.p999_us, l.count)))
             };
-            for tail in [&read as &dyn Fn(&Point) -> Option<f64>, &write] {
-                let v: Vec<Option<f64>> = peaks.iter().map(|p| p.and_then(tail)).collect();
-                row.extend(v.iter().map(|x| x.map_or("-".into(), micros)));
+            for tail in [&read as &dyn Fn(&Point) -> Option<(f64, u64)>, &write] {
+                let tails: Vec<Option<(f64, u64)>> =
+                    peaks.iter().map(|p| p.and_then(tail)).collect();
+                row.extend(
+                    tails
+                        .iter()
+                        .map(|x| x.map_or("-".into(), |(us, n)| format::percentile(us, n, 0.999))),
+                );
+                let v: Vec<Option<f64>> = tails.iter().map(|x| x.map(|(us, _)| us)).collect();
                 for b in 1..v.len() {
                     let ratio = match (v[0], v[b]) {
                         (Some(x), Some(y)) if x > 0.0 => Some(y / x),
@@ -495,7 +502,11 @@ pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> 
             let mut row = vec![t.to_string()];
             for l in &lat {
                 match l {
-                    Some(l) => row.extend([micros(l.avg_us), micros(l.p99_us), micros(l.p999_us)]),
+                    Some(l) => row.extend([
+                        micros(l.avg_us),
+                        format::percentile(l.p99_us, l.count, 0.99),
+                        format::percentile(l.p999_us, l.count, 0.999),
+                    ]),
                     None => row.extend(["-".into(), "-".into(), "-".into()]),
                 }
             }

@@ -353,6 +353,11 @@ pub struct Latency {
     pub p99_us: f64,
     pub p999_us: f64,
     pub p9999_us: f64,
+    /// Of the percentiles above, those from too few operations to mean
+    /// much ("p99.9" under 1,000): by nearest rank, their maximum
+    /// (`measure::few_samples`). Absent when none is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub too_few_for: Vec<String>,
     /// Nanoseconds.
     pub histogram: Hdr,
 }
@@ -386,6 +391,10 @@ impl Latency {
             p99_us: at(0.99),
             p999_us: at(0.999),
             p9999_us: at(0.9999),
+            too_few_for: crate::measure::few_samples::too_few_for(
+                h.len(),
+                &[0.50, 0.95, 0.99, 0.999, 0.9999],
+            ),
             histogram: Hdr(h.clone()),
         }
     }

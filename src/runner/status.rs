@@ -224,7 +224,7 @@ impl Intervals {
         let length_s = now.duration_since(self.opened).as_secs_f64();
         let interval = Interval::of(&self.gathered, start_s, length_s);
         if let Some(live) = &self.live {
-            live.update(&interval);
+            live.update(&interval, &self.gathered);
         }
         self.timeline.intervals.push(interval);
         if let Some(logs) = self.logs.as_mut() {

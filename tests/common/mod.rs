@@ -86,6 +86,16 @@ pub fn can_drop_caches() -> bool {
         .is_ok()
 }
 
+/// A test that cannot run its case here (a tool not installed): prints
+/// `SKIPPED test: why` on a developer's machine; under CI (`CI=true`)
+/// fails, since a skip there would pass a test that never ran.
+pub fn skip_unless_ci(test: &str, why: &str) {
+    match server::cannot_start(test, why, std::env::var("CI").ok().as_deref()) {
+        Ok(_) => eprintln!("SKIPPED {test}: {why}"),
+        Err(_) => panic!("FAILED {test}: CI=true and {why}"),
+    }
+}
+
 /// `kvperf report RESULTS --out OUT`, which must succeed.
 pub fn report(dir: &Path, results: &Path, out: &Path) {
     let shown = (results.display().to_string(), out.display().to_string());

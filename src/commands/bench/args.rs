@@ -185,6 +185,13 @@ pub struct BenchArgs {
     /// kvperf: never draw a progress bar.
     #[arg(long = "no-progress")]
     pub no_progress: bool,
+    /// kvperf: serve the benchmark in progress's figures (operations,
+    /// failures, latency quantiles per operation type) at
+    /// http://ADDR/metrics in the Prometheus text format, e.g.
+    /// 127.0.0.1:9464, as `kvperf run --metrics-addr` does.
+    #[arg(long = "metrics-addr", alias = "metrics_addr", value_name = "ADDR")]
+    #[serde(skip)]
+    pub metrics_addr: Option<String>,
 }
 
 /// Keys and values are allocated per thread; these bound what one flag can ask for.

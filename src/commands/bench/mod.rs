@@ -113,6 +113,11 @@ fn measure(
     })?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
+    let labels = BTreeMap::from([
+        ("command".to_string(), out.command.clone()),
+        ("engine".to_string(), spec.name.to_string()),
+    ]);
+    let live = super::live::figures(args.metrics_addr.as_deref(), labels)?;
     step::keep_on_stall(out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
     eprintln!("{}", output::run_header::this_command_line());
@@ -187,6 +192,7 @@ fn measure(
                 power: power.as_ref(),
             },
             seed_base + threads_started,
+            live.as_ref(),
         )?;
         threads_started += measured.measurement.threads as u64;
         output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
@@ -204,6 +210,18 @@ fn measure(
         }
         if args.histogram {
             print_histograms(&measured.histograms);
+            // The block's percentiles, judged as a YCSB run's are.
+            let ops: Vec<(String, u64)> = measured
+                .measurement
+                .ops
+                .iter()
+                .map(|(op, s)| (op.ycsb_name().to_string(), s.latency.count))
+                .collect();
+            let printed = [0.50, 0.75, 0.99, 0.999, 0.9999];
+            let lengthen = window_warnings::DB_BENCH_LENGTHEN;
+            if let Some(thin) = crate::measure::few_samples::warning(&ops, &printed, lengthen) {
+                step::warn(out, format!("{}: {thin}", bench.name()));
+            }
         }
         // A fill's length is its key count; a timed read or mix is judged
         // as a YCSB run's window is.
@@ -236,6 +254,7 @@ fn measure(
             );
         }
     }
+    super::live::finished(live.as_ref());
     if let Some(stats) = engine.statistics_text() {
         crate::say!("STATISTICS:\n{stats}");
     }
@@ -272,7 +291,12 @@ fn run_one(
     bench: Benchmark,
     measured: step::MeasuredEngine<'_>,
     seed: u64,
+    live: Option<&std::sync::Arc<crate::measure::live::LiveFigures>>,
 ) -> anyhow::Result<Measured> {
+    // Each benchmark is a window of its own, named in the live figures.
+    if let Some(live) = live {
+        live.new_window(&[("benchmark", bench.name())]);
+    }
     let workload = BenchWorkload::new(bench, cfg, measured.engine, seed);
     let foreground = args.threads as usize;
     let threads = bench.total_threads(foreground);
@@ -301,7 +325,7 @@ fn run_one(
             }),
             intended_groups: false,
             interval_logs: false,
-            live: None,
+            live: live.cloned(),
         },
     };
     let step::Window {
