@@ -218,6 +218,7 @@ fn records_text(e: &[&Record]) -> String {
         .map_or("?".into(), |n| ops(n as f64));
     let fields = setting(r, "fieldcount").unwrap_or("10");
     let length = setting(r, "fieldlength").unwrap_or("100");
+    let length = crate::units::parse_size(length).map_or(length.to_string(), |b| ops(b as f64));
     let distribution = match setting(r, "fieldlengthdistribution") {
         None | Some("constant") => String::new(),
         Some(d) => format!(" ({d} lengths up to it)"),
