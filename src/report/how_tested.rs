@@ -252,7 +252,11 @@ fn workloads(e: &[&Record]) -> String {
         seen.push(name.clone());
         let cells: Vec<&&Record> = e
             .iter()
-            .filter(|x| x.step.workload == r.step.workload && x.step.label == r.step.label)
+            .filter(|x| {
+                x.step.kind != "load"
+                    && x.step.workload == r.step.workload
+                    && x.step.label == r.step.label
+            })
             .collect();
         let operations: u64 = cells
             .iter()
