@@ -23,7 +23,9 @@
 //! `--scale F` becomes at most `KVPERF_DOCS_SCALE` (default 0.00001);
 //! `recordcount=N`, `operationcount=N`, `--num=N` and `--reads=N` at most
 //! `KVPERF_DOCS_COUNT` (default 1000); `--size S` is `16M` and `--runtime
-//! T` is `1s`. Absolute directories that stand for the user's devices,
+//! T` is `1s`; `plan run` gets `--set min_duration=1`, so a scaled run
+//! ends on its shrunk operation count instead of lasting a plan's 10 s
+//! floor (seed 000's 51 steps would take 10 minutes). Absolute directories that stand for the user's devices,
 //! `/mnt/...` and `/dev/shm/...`, move under the block's directory.
 
 use std::path::{Path, PathBuf};
@@ -152,7 +154,12 @@ fn shrink(text: &str, dir: &Path) -> String {
             words.push(new);
             previous = word;
         }
-        out.push_str(&words.join(" "));
+        let joined = words.join(" ");
+        out.push_str(&joined.replacen(
+            "kvperf plan run ",
+            "kvperf plan run --set min_duration=1 ",
+            1,
+        ));
         out.push('\n');
     }
     out
@@ -231,6 +238,10 @@ fn sizes_shrink_and_devices_move_into_the_blocks_directory() {
     assert!(got.contains("recordcount=1000 "), "{got}");
     assert!(got.contains("operationcount=20 "), "{got}");
     assert!(got.contains("--num=1000 --size 16M --runtime 1s"), "{got}");
+    assert!(
+        got.starts_with("kvperf plan run --set min_duration=1 seed-000 "),
+        "{got}"
+    );
 }
 
 #[test]

@@ -579,3 +579,90 @@ threads = [1]
         assert!(!text.contains("S3cr3tPw"), "{what}: {text}");
     }
 }
+
+/// The field names of each table of docs/plans.md's "Results file"
+/// section, by the table's heading line: the first cell's `names`.
+fn documented_results_fields() -> Vec<(String, Vec<String>)> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plans.md"))
+        .unwrap();
+    let section = doc
+        .split("## Results file (JSON lines)")
+        .nth(1)
+        .expect("docs/plans.md has a Results file section");
+    let section = section.split("\n## ").next().unwrap();
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    let mut intro = String::new();
+    let mut in_table = false;
+    for line in section.lines() {
+        if !line.starts_with('|') {
+            in_table = false;
+            if !line.trim().is_empty() {
+                intro = line.to_string();
+            }
+            continue;
+        }
+        if !in_table {
+            in_table = true;
+            tables.push((intro.clone(), Vec::new()));
+            continue; // the header row
+        }
+        let first = line.split('|').nth(1).unwrap_or("");
+        let names = first.split('`').skip(1).step_by(2).map(str::to_string);
+        tables.last_mut().unwrap().1.extend(names);
+    }
+    tables
+}
+
+#[test]
+fn a_fresh_results_line_is_as_docs_plans_md_describes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = null_plan(tmp.path(), "format", "");
+    let results = tmp.path().join("format.jsonl");
+    let out = plan_run(tmp.path(), &plan, &results);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(&results).unwrap();
+    let line: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let tables = documented_results_fields();
+    assert_eq!(
+        tables.len(),
+        3,
+        "top level, output, measurements: {tables:?}"
+    );
+    assert!(tables[1].0.starts_with("`output`"), "{:?}", tables[1].0);
+    assert!(
+        tables[2].0.starts_with("`output.measurements[]`"),
+        "{:?}",
+        tables[2].0
+    );
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let output = &line["output"];
+    let measurement = &output["measurements"][0];
+    for ((what, documented), written) in
+        tables
+            .iter()
+            .zip([keys(&line), keys(output), keys(measurement)])
+    {
+        for key in &written {
+            assert!(
+                documented.contains(key),
+                "'{key}' is written but docs/plans.md does not document it (table after {what:?})"
+            );
+        }
+    }
+    // The top level's fields are all written, none optional.
+    for key in &tables[0].1 {
+        assert!(line.get(key).is_some(), "documented but not written: {key}");
+    }
+    // The version the doc names is the one written.
+    let version = line["kvperf_results"].as_u64().unwrap();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plans.md"))
+        .unwrap();
+    assert!(doc.contains(&format!(
+        "| `kvperf_results` | format version ({version}) |"
+    )));
+    assert!(doc.contains(&format!(
+        "| `kvperf_step` | its format version ({}) |",
+        output["kvperf_step"]
+    )));
+}

@@ -32,6 +32,17 @@ pub struct DataDirInfo {
     /// "major:minor" of the block device, when there is one.
     pub device_number: String,
     pub device_model: Option<String>,
+    /// The mount's options and the file system's (mountinfo's two lists),
+    /// e.g. "rw,relatime; rw,errors=remount-ro".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mount_options: String,
+    /// Bytes of the block device holding the data (the whole disk's, from
+    /// sysfs), when the OS knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_bytes: Option<u64>,
+    /// The device's firmware revision, when sysfs has it (NVMe, SCSI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_firmware: Option<String>,
 }
 
 impl HostInfo {
@@ -90,21 +101,29 @@ impl DataDirInfo {
             .filter_map(parse_mountinfo_line)
             .filter(|m| canonical.starts_with(&m.mount_point))
             .max_by_key(|m| m.mount_point.len())?;
-        let device_model = std::fs::read_to_string(format!(
-            "/sys/dev/block/{}/device/model",
-            best.device_number
-        ))
-        .or_else(|_| {
-            std::fs::read_to_string(format!(
-                "/sys/dev/block/{}/../device/model",
-                best.device_number
-            ))
-        })
-        .ok()
-        .map(|m| m.trim().to_string());
+        // A partition's device facts are its disk's, one directory up.
+        let sysfs = |file: &str| {
+            let dev = &best.device_number;
+            std::fs::read_to_string(format!("/sys/dev/block/{dev}/{file}"))
+                .or_else(|_| std::fs::read_to_string(format!("/sys/dev/block/{dev}/../{file}")))
+                .ok()
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty())
+        };
+        let whole_disk_sectors =
+            std::fs::read_to_string(format!("/sys/dev/block/{}/partition", best.device_number))
+                .is_ok()
+                .then(|| sysfs("../size"))
+                .unwrap_or_else(|| sysfs("size"));
         Some(Self {
             path: canonical.display().to_string(),
-            device_model,
+            device_model: sysfs("device/model"),
+            // sysfs counts 512-byte sectors whatever the device's own.
+            device_bytes: whole_disk_sectors
+                .and_then(|s| s.parse::<u64>().ok())
+                .filter(|s| *s > 0)
+                .map(|s| s * 512),
+            device_firmware: sysfs("device/firmware_rev").or_else(|| sysfs("device/rev")),
             ..best
         })
     }
@@ -124,13 +143,20 @@ fn parse_mountinfo_line(line: &str) -> Option<DataDirInfo> {
     let (left, right) = line.split_once(" - ")?;
     let left: Vec<&str> = left.split_whitespace().collect();
     let mut right = right.split_whitespace();
+    let filesystem = right.next()?.to_string();
+    let source = right.next().unwrap_or("").to_string();
+    let options: Vec<&str> = [left.get(5).copied(), right.next()]
+        .into_iter()
+        .flatten()
+        .collect();
     Some(DataDirInfo {
         path: String::new(),
         device_number: left.get(2)?.to_string(),
         mount_point: unescape_octal(left.get(4)?),
-        filesystem: right.next()?.to_string(),
-        source: right.next().unwrap_or("").to_string(),
-        device_model: None,
+        filesystem,
+        source,
+        mount_options: options.join("; "),
+        ..Default::default()
     })
 }
 
@@ -191,6 +217,7 @@ mod tests {
         assert_eq!(m.filesystem, "ext4");
         assert_eq!(m.source, "/dev/sda1");
         assert_eq!(m.device_number, "98:0");
+        assert_eq!(m.mount_options, "rw,noatime; rw");
     }
 
     #[test]

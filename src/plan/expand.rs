@@ -220,6 +220,9 @@ pub fn steps(
                 if let Some(secs) = def.duration {
                     set(&mut props, duration_key, &secs.to_string());
                 }
+                if kind == StepKind::Run {
+                    give_scaled_run_a_time(&mut props, plan, scale);
+                }
                 scale_counts(&mut props, plan, scale, &loaded.unscaled)?;
                 per_workload.push((workload, props));
             }
@@ -329,6 +332,20 @@ pub fn step_keys(driver: Driver) -> (&'static str, &'static str) {
     }
 }
 
+/// A scaled YCSB run step that the plan gives no time (seed 000's runs
+/// end on their operation count) lasts the plan's floor, `min_duration`:
+/// its operation count, shrunk with the data, would end it in a second or
+/// two, a window too short to judge. [`scale_counts`] then lifts the count
+/// (operationcount 0), as for any duration the floor raised. A plan
+/// without a floor (`min_duration` 1, the default) keeps its counts.
+fn give_scaled_run_a_time(props: &mut Vec<(String, String)>, plan: &Plan, scale: f64) {
+    let (_, duration_key) = step_keys(plan.driver);
+    let timed = props.iter().any(|(k, _)| k == duration_key);
+    if plan.driver == Driver::Ycsb && scale < 1.0 && plan.min_duration > 1 && !timed {
+        set(props, duration_key, &plan.min_duration.to_string());
+    }
+}
+
 /// Scales the counts and the duration of `props`, except those in
 /// `unscaled` (given by `--set`: the user's own values win).
 fn scale_counts(
@@ -386,7 +403,12 @@ fn scale_counts(
     // first (seed 002's 200 k operations take about a second at 96
     // threads), and a window that short says nothing. db_bench's
     // --duration already governs.
-    if floored && driver == Driver::Ycsb && !unscaled.iter().any(|k| k == ops_key) {
+    // A duration the user gave (`--set duration=60s`) governs a scaled
+    // run the same way: it is what they asked the window to last.
+    let user_timed = scale < 1.0
+        && unscaled.iter().any(|k| k == duration)
+        && props.iter().any(|(k, _)| k == duration);
+    if (floored || user_timed) && driver == Driver::Ycsb && !unscaled.iter().any(|k| k == ops_key) {
         for (key, value) in props.iter_mut() {
             if key == ops_key {
                 *value = "0".into();
@@ -619,6 +641,55 @@ duration = 600
             "20",
             "never above the plan's own"
         );
+    }
+
+    #[test]
+    fn a_scaled_run_without_a_time_lasts_the_plans_floor() {
+        let text = PLAN
+            .replace(
+                "driver = \"ycsb\"\n",
+                "driver = \"ycsb\"\nmin_duration = \"10s\"\n",
+            )
+            .replace("duration = 600\n", "");
+        let get = |s: &Step, k: &str| {
+            s.properties
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        };
+        let scaled = steps(&load(&text), 0.001, &[]).unwrap();
+        assert_eq!(get(&scaled[2], "maxexecutiontime").as_deref(), Some("10"));
+        assert_eq!(get(&scaled[2], "operationcount").as_deref(), Some("0"));
+        assert_eq!(
+            get(&scaled[1], "maxexecutiontime"),
+            None,
+            "a load ends on its records"
+        );
+        let full = steps(&load(&text), 1.0, &[]).unwrap();
+        assert_eq!(
+            get(&full[2], "maxexecutiontime"),
+            None,
+            "full scale: the brief's counts"
+        );
+        assert_eq!(get(&full[2], "operationcount").as_deref(), Some("500000"));
+        // Without a floor, a scaled plan keeps its counts.
+        let unfloored = steps(&load(&PLAN.replace("duration = 600\n", "")), 0.001, &[]).unwrap();
+        assert_eq!(get(&unfloored[2], "maxexecutiontime"), None);
+        assert_eq!(get(&unfloored[2], "operationcount").as_deref(), Some("500"));
+    }
+
+    #[test]
+    fn a_duration_set_by_hand_governs_a_scaled_run() {
+        let mut plan = load(PLAN);
+        plan.unscaled = vec!["maxexecutiontime".into()];
+        let steps = steps(&plan, 0.001, &[]).unwrap();
+        let get = |s: &Step, k: &str| s.properties.iter().find(|(n, _)| n == k).unwrap().1.clone();
+        assert_eq!(
+            get(&steps[2], "maxexecutiontime"),
+            "600",
+            "the user's, unscaled"
+        );
+        assert_eq!(get(&steps[2], "operationcount"), "0", "the time governs");
     }
 
     #[test]

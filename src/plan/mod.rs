@@ -14,6 +14,7 @@ mod inserted;
 mod launch;
 mod overrides;
 pub mod runner;
+mod seconds;
 mod size;
 mod watch;
 
@@ -65,7 +66,7 @@ pub struct Plan {
     /// The shortest a step's duration gets under `--scale` (seconds):
     /// a brief's 30-minute window scaled to a fraction of a second
     /// measures start-up, not the engine.
-    #[serde(default = "one_u64")]
+    #[serde(default = "one_u64", deserialize_with = "seconds::de")]
     pub min_duration: u64,
     /// How the clients of a step with `clients > 1` start: `"local"`
     /// (child processes of the plan, the default), `"srun"` (one Slurm
@@ -105,7 +106,7 @@ pub struct Precondition {
     /// fio-style criterion for the rounds, e.g. "iops:20%" (SNIA's range).
     pub steady: Option<String>,
     /// Seconds per round (scaled by `--scale`).
-    #[serde(default = "sixty")]
+    #[serde(default = "sixty", deserialize_with = "seconds::de")]
     pub round_seconds: u64,
     #[serde(default = "twenty_five")]
     pub max_rounds: u64,
@@ -142,10 +143,10 @@ pub struct DeviceCorners {
     /// Bytes of the test file (scaled by `--scale`); "well past RAM" at full scale.
     pub size: PropertyValue,
     /// Seconds per corner (scaled by `--scale`).
-    #[serde(default = "thirty")]
+    #[serde(default = "thirty", deserialize_with = "seconds::de")]
     pub runtime: u64,
     /// Seconds before each corner is counted (scaled by `--scale`).
-    #[serde(default = "five")]
+    #[serde(default = "five", deserialize_with = "seconds::de")]
     pub ramp: u64,
 }
 
@@ -211,6 +212,7 @@ pub struct StepDef {
     /// YCSB `operationcount`, db_bench `--reads` (per thread, as db_bench).
     pub operations: Option<u64>,
     /// Seconds per step: YCSB `maxexecutiontime`, db_bench `--duration`.
+    #[serde(default, deserialize_with = "seconds::de_opt")]
     pub duration: Option<u64>,
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyValue>,
@@ -768,5 +770,46 @@ threads = [1, 2]
             .replace("\"ycsb\"", "\"db_bench\"")
             .replace("[\"a\"]", "[\"readrandom\"]");
         assert!(parse(&load_is_not_fill).unwrap_err().contains("fill"));
+    }
+
+    #[test]
+    fn set_takes_durations_with_units_as_the_file_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, MINIMAL).unwrap();
+        let sets = |s: &[&str]| {
+            let sets: Vec<String> = s.iter().map(|s| s.to_string()).collect();
+            LoadedPlan::from_file_with(&path, &sets).map_err(|e| format!("{e:#}"))
+        };
+        let plan = sets(&["duration=5s", "min_duration=1m", "steps.0.duration=2h"])
+            .unwrap()
+            .plan;
+        assert_eq!(plan.steps[1].duration, Some(5));
+        assert_eq!(plan.steps[0].duration, Some(7200));
+        assert_eq!(plan.min_duration, 60);
+        assert_eq!(
+            sets(&["duration=600"]).unwrap().plan.steps[1].duration,
+            Some(600)
+        );
+        let err = sets(&["duration=5x"]).unwrap_err();
+        assert!(
+            err.starts_with("--set duration=5x: ") && err.contains("unknown unit 'x'"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+        let err = sets(&["duration=1.5s"]).unwrap_err();
+        assert!(err.contains("whole number of seconds"), "{err}");
+        // In the file too, and the same study as whole seconds.
+        let with = |v: &str| {
+            parse(&MINIMAL.replace(
+                "threads = [1, 2]",
+                &format!("threads = [1, 2]\nduration = {v}"),
+            ))
+        };
+        assert_eq!(with("\"10m\"").unwrap().steps[1].duration, Some(600));
+        assert_eq!(
+            serde_json::to_string(&with("\"10m\"").unwrap()).unwrap(),
+            serde_json::to_string(&with("600").unwrap()).unwrap()
+        );
     }
 }

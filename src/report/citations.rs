@@ -74,6 +74,7 @@ mod tests {
             db_bench: false,
             ratios: false,
             brief: brief.map(str::to_string),
+            how_tested: Vec::new(),
         }
     }
 

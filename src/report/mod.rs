@@ -14,8 +14,10 @@ mod energy;
 mod failures;
 mod format;
 mod grid;
+mod how_tested;
 pub mod model;
 mod numbers;
+mod overview;
 mod placement;
 mod scale;
 mod svg;
@@ -64,6 +66,7 @@ pub fn build(study: &Study, charts: bool) -> Document {
         blocks.push(Block::Paragraph(failures::summary(study)));
         blocks.push(Block::Paragraph(windows::summary(study)));
     }
+    study_sections(study, &mut blocks);
     tables::device_blocks(study, &mut blocks);
     if study.series.len() > 1 && !study.workloads.is_empty() {
         blocks.push(Block::Heading(1, "Summary".into()));
@@ -109,6 +112,31 @@ pub fn build(study: &Study, charts: bool) -> Document {
     Document {
         title: format!("kvperf report: {}", study.title),
         blocks,
+    }
+}
+
+/// A one-configuration study's summary (several configurations have the
+/// comparison's), then "How we tested", before the device's corners.
+fn study_sections(study: &Study, blocks: &mut Vec<Block>) {
+    if study.series.len() == 1 && !study.workloads.is_empty() {
+        blocks.push(Block::Heading(1, "Summary".into()));
+        blocks.push(Block::Paragraph(overview::text(study)));
+        blocks.push(Block::Table(overview::table(study)));
+    }
+    if !study.how_tested.is_empty() {
+        blocks.push(Block::Heading(1, "How we tested".into()));
+        let mut header = vec![String::new()];
+        header.extend(study.series.iter().cloned());
+        let rows = study
+            .how_tested
+            .iter()
+            .map(|(what, cells)| {
+                std::iter::once(what.clone())
+                    .chain(cells.iter().cloned())
+                    .collect()
+            })
+            .collect();
+        blocks.push(Block::Table(Table { header, rows }));
     }
 }
 

@@ -262,6 +262,8 @@ pub struct Study {
     pub ratios: bool,
     /// The brief the plan reproduces (its `[report] brief`), if it names one.
     pub brief: Option<String>,
+    /// "How we tested": rows of what, one cell per series.
+    pub how_tested: Vec<super::how_tested::Row>,
 }
 
 /// Reads `files` into a study. A config name present in several files is
@@ -404,13 +406,8 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
     let title = records.first().map_or_else(String::new, |(_, r)| {
         format!("{} (scale {})", r.plan.name, r.plan.scale)
     });
-    let about = records.first().map_or_else(Vec::new, |(_, r)| {
-        [&r.plan.description, &r.plan.notes]
-            .into_iter()
-            .filter(|text| !text.trim().is_empty())
-            .map(|text| text.trim().to_string())
-            .collect()
-    });
+    let about = super::scale::about(records);
+    let how_tested = super::how_tested::rows(records, &series);
     Study {
         provenance: provenance(records),
         size: super::scale::sentence(records),
@@ -426,6 +423,7 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
             .first()
             .map(|(_, r)| r.plan.brief.trim().to_string())
             .filter(|b| !b.is_empty()),
+        how_tested,
     }
 }
 

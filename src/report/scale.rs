@@ -21,7 +21,11 @@ pub fn sentence(records: &[(String, Record)]) -> Option<String> {
         .max()
         .filter(|d| *d > 0);
     if let Some(d) = dataset {
-        parts.push(dataset_part(d, first.output.host.memory_bytes));
+        let mut part = dataset_part(d, first.output.host.memory_bytes);
+        if let Some(what) = dataset_contents(&engine_steps, first, d) {
+            part.push_str(&format!(": {what}"));
+        }
+        parts.push(part);
     }
     let windows: Vec<f64> = engine_steps
         .iter()
@@ -39,6 +43,195 @@ pub fn sentence(records: &[(String, Record)]) -> Option<String> {
         });
     }
     (!parts.is_empty()).then(|| format!("**Study size**: {}.", parts.join("; ")))
+}
+
+/// What the data set figure counts, so that it adds up: "35,022 records
+/// (25,000 loaded and 10,022 inserted by Workload D's runs) of 4,120 B
+/// (4 x 1,024 B of values and 24 B of field names; keys not counted)".
+/// YCSB steps with constant field lengths only; None otherwise.
+fn dataset_contents(engine_steps: &[&Record], first: &Record, dataset: u64) -> Option<String> {
+    if first.output.command == "bench" {
+        return Some("keys and values of every key written".into());
+    }
+    let s = &first.output.settings;
+    let num = |key: &str| s.get(key).and_then(|v| v.trim().parse::<u64>().ok());
+    let loaded = num("recordcount")?;
+    let fields = num("fieldcount").unwrap_or(10);
+    let length = match s.get("fieldlength") {
+        None => 100,
+        Some(v) => crate::units::parse_size(v).ok()?,
+    };
+    if s.get("fieldlengthdistribution")
+        .is_some_and(|d| d != "constant")
+    {
+        return None;
+    }
+    // YCSB's field names: the prefix and the field's number.
+    let prefix = s.get("fieldnameprefix").map_or("field", String::as_str);
+    let names: u64 = (0..fields)
+        .map(|i| (prefix.len() + i.to_string().len()) as u64)
+        .sum();
+    let record = fields.saturating_mul(length) + names;
+    if record == 0 {
+        return None;
+    }
+    let records = (dataset as f64 / record as f64).round() as u64;
+    let inserted = records.saturating_sub(loaded);
+    let mut inserters: Vec<String> = Vec::new();
+    for r in engine_steps.iter().filter(|r| r.output.command != "load") {
+        let inserts = r
+            .measured()
+            .and_then(|m| m.ops.get(&crate::measure::OpKind::Insert))
+            .is_some_and(|o| o.latency.count > 0);
+        let name = format!("Workload {}", r.step.workload.to_uppercase());
+        if inserts && !inserters.contains(&name) {
+            inserters.push(name);
+        }
+    }
+    let origin = if inserted > 0 {
+        let by = if inserters.is_empty() {
+            "the runs".to_string()
+        } else {
+            format!("{}'s runs", inserters.join(" and "))
+        };
+        format!(
+            " ({} loaded and {} inserted by {by})",
+            ops(loaded as f64),
+            ops(inserted as f64)
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} records{origin} of {} B ({fields} x {} B of values and {names} B of field names; keys not counted)",
+        ops(records as f64),
+        ops(record as f64),
+        ops(length as f64),
+    ))
+}
+
+/// The plan's own words for the report's opening: its description and
+/// notes. A scaled study's description is the plan's at full scale, so it
+/// says so, followed by the sizes this study ran at.
+pub fn about(records: &[(String, Record)]) -> Vec<String> {
+    let Some((_, first)) = records.first() else {
+        return Vec::new();
+    };
+    let scaled = first.plan.scale != 1.0;
+    let mut out = Vec::new();
+    let description = first.plan.description.trim();
+    if !description.is_empty() {
+        out.push(if scaled {
+            format!("At full scale: {description}.")
+        } else {
+            description.to_string()
+        });
+    }
+    if scaled {
+        out.extend(as_run(records, first.plan.scale));
+    }
+    let notes = first.plan.notes.trim();
+    if !notes.is_empty() {
+        out.push(notes.to_string());
+    }
+    out
+}
+
+/// "As run, at scale 0.0001: 25,000 records; each run step 10 s (its
+/// operation count lifted: the time governs); threads 4-256; configuration
+/// mine." From the steps' settings, as they ran.
+fn as_run(records: &[(String, Record)], scale: f64) -> Option<String> {
+    let engine: Vec<&Record> = records
+        .iter()
+        .map(|(_, r)| r)
+        .filter(|r| matches!(r.output.command.as_str(), "load" | "run" | "bench"))
+        .collect();
+    let first = engine.first()?;
+    let bench = first.output.command == "bench";
+    let mut parts = Vec::new();
+    let number = |r: &Record, key: &str| {
+        r.output
+            .settings
+            .get(key)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let seconds = |r: &Record, key: &str| {
+        r.output
+            .settings
+            .get(key)
+            .and_then(|v| crate::units::parse_duration(v.trim()).ok())
+            .map(|d| d.as_secs())
+            .filter(|s| *s > 0)
+    };
+    let (records_key, ops_key, time_key) = if bench {
+        ("num", "reads", "duration")
+    } else {
+        ("recordcount", "operationcount", "maxexecutiontime")
+    };
+    if let Some(n) = engine.iter().find_map(|r| number(r, records_key)) {
+        parts.push(format!(
+            "{} {}",
+            ops(n as f64),
+            if bench { "keys" } else { "records" }
+        ));
+    }
+    let runs: Vec<&&Record> = engine
+        .iter()
+        .filter(|r| r.step.kind == "run" || (bench && r.step.kind != "load"))
+        .collect();
+    let range = |v: &[u64], unit: &str| {
+        let lo = v.iter().min().copied().unwrap_or(0);
+        let hi = v.iter().max().copied().unwrap_or(0);
+        if lo == hi {
+            format!("{}{unit}", ops(lo as f64))
+        } else {
+            format!("{} to {}{unit}", ops(lo as f64), ops(hi as f64))
+        }
+    };
+    let times: Vec<u64> = runs.iter().filter_map(|r| seconds(r, time_key)).collect();
+    let counts: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| number(r, ops_key))
+        .filter(|n| *n > 0)
+        .collect();
+    if !runs.is_empty() {
+        parts.push(match (times.len() == runs.len(), counts.is_empty()) {
+            (true, true) => format!("each run step {} (the time governs)", range(&times, " s")),
+            (true, false) => format!(
+                "each run step {} operations{}, at most {}",
+                range(&counts, ""),
+                if bench { " per thread" } else { "" },
+                range(&times, " s")
+            ),
+            (false, false) => format!(
+                "each run step {} operations{}",
+                range(&counts, ""),
+                if bench { " per thread" } else { "" }
+            ),
+            (false, true) => "run steps as their workloads say".to_string(),
+        });
+    }
+    let threads: Vec<u64> = engine.iter().map(|r| r.step.threads).collect();
+    if !threads.is_empty() {
+        parts.push(format!(
+            "threads {}",
+            range(&threads, "").replace(" to ", "-")
+        ));
+    }
+    let mut configs: Vec<&str> = engine.iter().map(|r| r.step.config.as_str()).collect();
+    configs.dedup();
+    configs.sort();
+    configs.dedup();
+    parts.push(format!(
+        "{} {}",
+        if configs.len() == 1 {
+            "configuration"
+        } else {
+            "configurations"
+        },
+        configs.join(", ")
+    ));
+    Some(format!("As run, at scale {scale}: {}.", parts.join("; ")))
 }
 
 /// "data set 1.0 GiB, 4.2% of the host's 24.0 GiB of memory (it fits: ...)".
