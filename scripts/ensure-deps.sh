@@ -2,8 +2,10 @@
 # Installs what building kvperf needs beyond Rust: clang and libclang for
 # bindgen (the rocksdb crate), a C++ compiler, and WiredTiger's header and
 # library for the wiredtiger engine (libwiredtiger-dev, which brings
-# libwiredtiger0 with its snappy and zlib extensions), and fio, which the
-# README's `kvperf device corners --with-fio` runs beside kvperf. Debian/Ubuntu only.
+# libwiredtiger0 with its snappy and zlib extensions), fio, which the
+# README's `kvperf device corners --with-fio` runs beside kvperf, and Maven
+# and unzip, which fetch RocksDB's release library (unless KVPERF_ROCKSDB=source).
+# Debian/Ubuntu only.
 # With --with-chromium, also Debian's Chromium, which the test suite uses to
 # check that HTML reports render.
 set -euo pipefail
@@ -19,6 +21,11 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 [ -e /usr/include/wiredtiger.h ] || missing+=(libwiredtiger-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v fio >/dev/null 2>&1 || missing+=(fio)
+# RocksDB's release library comes from Maven Central (scripts/rocksdb-release.sh).
+if [ "${KVPERF_ROCKSDB:-release}" = release ]; then
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -10,7 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}"
+# RocksDB's own release library, fetched once into ~/.cache/kvperf/rocksdb/;
+# KVPERF_ROCKSDB=source compiles RocksDB from source instead (~20 minutes).
+. scripts/rocksdb-release.sh --export
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$KVPERF_DEFAULT_TARGET_DIR}"
 # Only the engine the quickstart plan runs: the other engines' drivers and
 # shims (Cassandra, MongoDB, PostgreSQL, Redis, WiredTiger, SQLite, ...) were
 # 11 of a first build's 36 minutes here. `cargo build --release` adds them.
