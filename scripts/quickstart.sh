@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The main job at a small scale: install what is missing, build kvperf, run
-# the shipped quickstart plan (RocksDB, YCSB A-F at 1, 2 and 4 threads)
-# through `kvperf plan run`, and write its report (Markdown, CSV, HTML).
+# The main job at a small scale: install what is missing, build kvperf on
+# RocksDB's release library, run the shipped quickstart plan (RocksDB, a
+# paced load, YCSB A-F for 12 s each at 1-2 threads) through `kvperf plan
+# run`, and write its report (Markdown, CSV, HTML).
 #
 #   scripts/quickstart.sh                       # reports/quickstart-<time>/
 #   scripts/quickstart.sh --set recordcount=1000000 --set threads=[1,4,16]
+#   KVPERF_ROCKSDB=source scripts/quickstart.sh  # RocksDB compiled from source (~20 min more)
 #
 # Arguments are passed to `kvperf plan run` (e.g. --set, --scale).
 set -euo pipefail
