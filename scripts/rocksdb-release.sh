@@ -24,24 +24,24 @@
 KVPERF_ROCKSDB_BINDINGS_VERSION=10.4.2
 
 # SHA-256 of each rocksdbjni linux64 jar kvperf accepts, checked after every
-# fetch. A version not listed here is refused (add its line after checking it).
+# fetch. A version not listed here is refused (add its line, and the version
+# to KVPERF_ROCKSDB_RELEASES, after checking it).
 rocksdb_release_sha256() {
   case "$1" in
+    10.2.1) echo 6c7ad6bbeb0b15abeac117ce2f4281244ac273b2793100917fbc5c253297de6f ;;
     10.4.2) echo 34a9b9ab5bdb128c058363d72a83ab5d0a498a97df9cf1291f1a6e9260bb70b1 ;;
     *) return 1 ;;
   esac
 }
 
-rocksdb_release_known() {
-  sed -n 's/^    \([0-9][0-9.]*\)) echo [0-9a-f]\{64\} ;;$/\1/p' "${BASH_SOURCE[0]}" | tr '\n' ' '
-}
+KVPERF_ROCKSDB_RELEASES="10.2.1 10.4.2"
 
 # Prints the directory holding librocksdb.so of release $1, fetching it first
 # when it is not cached. Messages go to stderr; returns non-zero on failure.
 rocksdb_release_dir() {
   local version=$1 want cache dir tmp jar got log
   if ! want=$(rocksdb_release_sha256 "$version"); then
-    echo "kvperf: RocksDB release '$version' has no pinned checksum in scripts/rocksdb-release.sh; known: $(rocksdb_release_known)" >&2
+    echo "kvperf: RocksDB release '$version' has no pinned checksum in scripts/rocksdb-release.sh; known: $KVPERF_ROCKSDB_RELEASES" >&2
     return 2
   fi
   cache=${KVPERF_CACHE:-${HOME:-/root}/.cache/kvperf}/rocksdb
@@ -110,6 +110,7 @@ if [ "${1:-}" = "--export" ]; then
       ;;
   esac
 elif [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  # Run as a command (kvperf runs it as `bash -c SCRIPT` for rocksdb.version).
   set -euo pipefail
   rocksdb_release_dir "${1:-$KVPERF_ROCKSDB_BINDINGS_VERSION}"
 fi

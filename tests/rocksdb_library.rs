@@ -149,3 +149,64 @@ fn version_engines_and_results_name_the_loaded_rocksdb() {
         Some(loaded.version.as_str())
     );
 }
+
+/// `. scripts/rocksdb-release.sh --export` as the README's commands source it.
+fn export_in(cache: &Path, choice: &str) -> std::process::Output {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rocksdb-release.sh");
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            ". '{script}' --export && echo \"lib=${{ROCKSDB_LIB_DIR:-}} target=$KVPERF_DEFAULT_TARGET_DIR\""
+        ))
+        .env("KVPERF_ROCKSDB", choice)
+        .env("KVPERF_CACHE", cache)
+        .env("ROCKSDB_LIB_DIR", "/left/over")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_build_links_the_release_library_or_compiles_rocksdb_as_chosen() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A release already fetched: the script only names it.
+    let cached = tmp
+        .path()
+        .join("rocksdb")
+        .join(rocksdb_library::BINDINGS_VERSION);
+    std::fs::create_dir_all(&cached).unwrap();
+    std::fs::write(cached.join("librocksdb.so"), "").unwrap();
+    std::fs::write(cached.join(".complete"), "").unwrap();
+    let release = export_in(tmp.path(), "release");
+    assert!(
+        release.status.success(),
+        "{}",
+        String::from_utf8_lossy(&release.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&release.stdout);
+    assert!(
+        stdout.contains(&format!("lib={} ", cached.display())),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("/target"), "{stdout}");
+
+    let source = export_in(tmp.path(), "source");
+    assert!(
+        source.status.success(),
+        "{}",
+        String::from_utf8_lossy(&source.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&source.stdout);
+    assert!(
+        stdout.starts_with("lib= "),
+        "ROCKSDB_LIB_DIR unset: {stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("/target-source"), "{stdout}");
+
+    let neither = export_in(tmp.path(), "latest");
+    assert_eq!(neither.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&neither.stderr);
+    assert!(
+        stderr.contains("KVPERF_ROCKSDB must be 'release' or 'source'"),
+        "{stderr}"
+    );
+}

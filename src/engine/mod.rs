@@ -54,6 +54,8 @@ pub mod record;
 pub mod rocksdb_library;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_options_string;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_release;
 #[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 pub(crate) mod secret_checks;
 pub mod store;
@@ -114,6 +116,31 @@ pub fn loaded_library(engine: &str) -> Option<String> {
             ))
         }
         _ => None,
+    }
+}
+
+/// Runs this command again on the engine library its properties ask for
+/// (`rocksdb.version`), when another one is loaded: returns only when
+/// nothing needs to change, or with the error (a release that is not
+/// pinned, or lacks a function kvperf calls).
+pub fn run_on_asked_library(engine: &str, props: &Properties) -> anyhow::Result<()> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => rocksdb_release::run_on_asked(props),
+        _ => Ok(()),
+    }
+}
+
+/// Fetches and checks, before anything runs, the engine library `props`
+/// ask for (`rocksdb.version`).
+pub fn check_asked_library(engine: &str, props: &Properties) -> anyhow::Result<()> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => rocksdb_release::check_asked(props),
+        _ => {
+            let _ = props;
+            Ok(())
+        }
     }
 }
 

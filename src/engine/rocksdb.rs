@@ -75,6 +75,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "use_direct_io_for_flush_and_compaction", default: "false", help: "O_DIRECT flushes and compactions" },
         EngineOption { name: "format_version", default: "7", help: "block-based table format; 6 or lower for readers older than RocksDB 10.4 (YCSB's binding, rocksdbjni 10.2.1)" },
         EngineOption { name: "options", default: "", help: "any other options as a RocksDB options string, applied first" },
+        EngineOption { name: "version", default: "", help: "RocksDB release to run on, e.g. 10.2.1 (its release library, fetched on first use); empty = the one kvperf links" },
     ],
     open,
     db_bench: map_db_bench_flags,
