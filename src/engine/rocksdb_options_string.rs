@@ -121,7 +121,7 @@ fn inner_word(samples: &[Options]) -> Option<usize> {
 
 /// Whether the 4 KiB from `address` (as much as is mapped) hold `mark`.
 fn points_at_mark(address: usize, mark: i32) -> bool {
-    if address < 4096 || address % size_of::<usize>() != 0 {
+    if address < 4096 || !address.is_multiple_of(size_of::<usize>()) {
         return false;
     }
     let mut bytes = [0u8; 4096];
