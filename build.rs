@@ -1,8 +1,9 @@
 //! Records what makes a result reproducible: the git commit kvperf was built
-//! from, the version of the bundled RocksDB, and the versions of the
-//! engines' crates. With the `wiredtiger` feature, also compiles the
-//! WiredTiger C shim (csrc/wt_shim.c) and links Debian's libwiredtiger
-//! (package libwiredtiger-dev).
+//! from, the RocksDB release whose C headers the bindings come from, and the
+//! versions of the engines' crates; gives every executable a run path to
+//! RocksDB's release library when one is linked (`ROCKSDB_LIB_DIR`). With
+//! the `wiredtiger` feature, also compiles the WiredTiger C shim
+//! (csrc/wt_shim.c) and links Debian's libwiredtiger (libwiredtiger-dev).
 
 use std::process::Command;
 
@@ -47,6 +48,7 @@ fn main() {
         .unwrap_or("unknown")
         .to_string();
     println!("cargo:rustc-env=KVPERF_ROCKSDB_VERSION={rocksdb}");
+    rocksdb_runpath();
     // The embedded engines' crate versions, for their `info().version`.
     for (krate, var) in [
         ("heed", "KVPERF_HEED_VERSION"),
@@ -71,6 +73,22 @@ fn main() {
 
     #[cfg(feature = "wiredtiger")]
     wiredtiger();
+}
+
+/// With `ROCKSDB_LIB_DIR` (set by scripts/rocksdb-release.sh), librocksdb-sys
+/// links that directory's librocksdb.so instead of compiling RocksDB. Every
+/// kvperf executable (tests and examples too) then finds it by a
+/// DT_RUNPATH, which LD_LIBRARY_PATH still overrides: a step of another
+/// RocksDB release runs with that release's directory first.
+fn rocksdb_runpath() {
+    println!("cargo:rerun-if-env-changed=ROCKSDB_LIB_DIR");
+    println!("cargo:rerun-if-env-changed=ROCKSDB_STATIC");
+    let dynamic = std::env::var_os("CARGO_FEATURE_ROCKSDB").is_some()
+        && std::env::var_os("ROCKSDB_STATIC").is_none();
+    if let (true, Ok(dir)) = (dynamic, std::env::var("ROCKSDB_LIB_DIR")) {
+        println!("cargo:rustc-link-arg=-Wl,--enable-new-dtags");
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+    }
 }
 
 /// Compiles the shim against wiredtiger.h and links libwiredtiger, found

@@ -36,7 +36,8 @@ require_kvperf
 TARGET=${CARGO_TARGET_DIR:-$HOME/.cache/kvperf/target}
 LOOP=${CQL_LOOP:-$TARGET/release/examples/cql-async-loop}
 if [ ! -x "$LOOP" ]; then
-  (cd "$REPO_DIR" && CARGO_TARGET_DIR=$TARGET cargo build --release --locked --example cql-async-loop >&2)
+  (cd "$REPO_DIR" && . scripts/rocksdb-release.sh --export && \
+    CARGO_TARGET_DIR=$TARGET cargo build --release --locked --example cql-async-loop >&2)
 fi
 command -v jq >/dev/null || { echo "error: jq is needed to read kvperf's JSON results" >&2; exit 2; }
 new_log_dir async-seam

@@ -16,7 +16,7 @@ FAILED=0   # set to 1 by callers when a phase fails; scripts exit with it
 
 require_kvperf() {
   if [ ! -x "$KVPERF" ]; then
-    echo "error: no kvperf binary at $KVPERF; build it with 'CARGO_TARGET_DIR=~/.cache/kvperf/target cargo build --release' in the repo, or set KVPERF=/path/to/kvperf" >&2
+    echo "error: no kvperf binary at $KVPERF; build it with scripts/quickstart.sh (or '. scripts/rocksdb-release.sh --export; CARGO_TARGET_DIR=~/.cache/kvperf/target cargo build --release --locked') in the repo, or set KVPERF=/path/to/kvperf" >&2
     exit 2
   fi
 }
@@ -27,7 +27,9 @@ example_beside_kvperf() {
   local bin
   bin=$(dirname "$KVPERF")/examples/$1
   if [ ! -x "$bin" ]; then
-    (cd "$REPO_DIR" && CARGO_TARGET_DIR="$(dirname "$(dirname "$KVPERF")")" \
+    # Linked as kvperf was (KVPERF_ROCKSDB, scripts/rocksdb-release.sh).
+    (cd "$REPO_DIR" && . scripts/rocksdb-release.sh --export && \
+      CARGO_TARGET_DIR="$(dirname "$(dirname "$KVPERF")")" \
       cargo build --release --locked --example "$1" >&2)
   fi
   echo "$bin"

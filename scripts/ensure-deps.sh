@@ -2,17 +2,20 @@
 # Installs what building kvperf needs beyond Rust: clang and libclang for
 # bindgen (the rocksdb crate), a C++ compiler, and WiredTiger's header and
 # library for the wiredtiger engine (libwiredtiger-dev, which brings
-# libwiredtiger0 with its snappy and zlib extensions), and fio, which the
-# README's `kvperf device corners --with-fio` runs beside kvperf, and
-# Debian's prometheus package for promtool, with which the test suite
-# lints the `--metrics-addr` endpoint (tests/metrics.rs). Debian/Ubuntu only.
-# With --with-chromium, also Debian's Chromium, which the test suite uses to
-# check that HTML reports render.
+# libwiredtiger0 with its snappy and zlib extensions), fio, which the
+# README's `kvperf device corners --with-fio` runs beside kvperf, and Maven
+# and unzip, which fetch RocksDB's release library (unless KVPERF_ROCKSDB=source).
+# Debian/Ubuntu only.
+# With --with-chromium (the test suite's deps), also Debian's Chromium, which
+# the test suite uses to check that HTML reports render, and Debian's
+# prometheus package for promtool, with which it lints the `--metrics-addr`
+# endpoint (tests/metrics.rs); its server is not started.
 set -euo pipefail
 
 missing=()
 if [ "${1:-}" = "--with-chromium" ]; then
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 fi
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
@@ -21,7 +24,11 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 [ -e /usr/include/wiredtiger.h ] || missing+=(libwiredtiger-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v fio >/dev/null 2>&1 || missing+=(fio)
-command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+# RocksDB's release library comes from Maven Central (scripts/rocksdb-release.sh).
+if [ "${KVPERF_ROCKSDB:-release}" = release ]; then
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
@@ -32,5 +39,13 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+# No package's service is started (prometheus ships one that would listen on
+# every address): a policy-rc.d made here says no, and only that one is removed.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  trap '$sudo rm -f "$policy"' EXIT
+fi
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -40,16 +40,26 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Built with every parse, so without the RocksDB library's line, which
+/// opens a probe store: `--version` prints [`full_version`].
 fn version() -> &'static str {
-    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    VERSION.get_or_init(|| {
-        format!(
-            "{} (commit {}, {})",
-            env!("CARGO_PKG_VERSION"),
-            env!("KVPERF_GIT_COMMIT"),
-            crate::engine::DEFAULT_ENGINE_LIBRARY
-        )
-    })
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (commit ",
+        env!("KVPERF_GIT_COMMIT"),
+        ")"
+    )
+}
+
+/// "0.1.0 (commit abc, RocksDB 10.4.2, release library /path/librocksdb.so)":
+/// the RocksDB actually loaded, read from it at run time.
+fn full_version() -> String {
+    format!(
+        "{} (commit {}, {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("KVPERF_GIT_COMMIT"),
+        crate::engine::default_engine_library()
+    )
 }
 
 #[derive(Debug, Subcommand)]
@@ -179,7 +189,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Ok(cli) => cli,
         Err(err) => {
             return match err.downcast::<clap::Error>() {
-                // --help and --version.
+                Ok(err) if err.kind() == clap::error::ErrorKind::DisplayVersion => {
+                    crate::say!("kvperf {}", full_version());
+                    Ok(())
+                }
+                // --help.
                 Ok(err) if !err.use_stderr() => Ok(err.print()?),
                 Ok(err) => Err(InputError::Invalid(clap_message(&err)).into()),
                 Err(err) => Err(err),
@@ -374,6 +388,8 @@ mod tests {
         for engine in [run.engine, settle.engine, bench.engine] {
             assert_eq!(engine, crate::engine::DEFAULT_ENGINE);
         }
-        assert!(version().ends_with(&format!(", {})", crate::engine::DEFAULT_ENGINE_LIBRARY)));
+        assert!(
+            full_version().ends_with(&format!(", {})", crate::engine::default_engine_library()))
+        );
     }
 }

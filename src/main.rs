@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
     }
     let private = std::env::var_os(kvperf::private_args::PRIVATE_ARGS);
+    kvperf::private_args::keep(private.as_ref());
     // Not passed on to this process's own children (a server's script).
     std::env::remove_var(kvperf::private_args::PRIVATE_ARGS);
     let args = kvperf::private_args::with_private_args(std::env::args_os(), private);

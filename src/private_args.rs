@@ -9,6 +9,21 @@ use crate::error::InputError;
 /// The variable: a JSON array of strings, appended to the command line.
 pub const PRIVATE_ARGS: &str = "KVPERF_PRIVATE_ARGS";
 
+static RECEIVED: std::sync::OnceLock<OsString> = std::sync::OnceLock::new();
+
+/// Keeps the variable's value (removed from the environment at start) for
+/// this command run again in place (`rocksdb.version`).
+pub fn keep(private: Option<&OsString>) {
+    if let Some(private) = private {
+        let _ = RECEIVED.set(private.clone());
+    }
+}
+
+/// The value [`keep`] kept.
+pub fn received() -> Option<&'static OsString> {
+    RECEIVED.get()
+}
+
 /// `args` with [`PRIVATE_ARGS`]' appended, read from `private` (the
 /// variable's value, if set).
 pub fn with_private_args(

@@ -15,9 +15,13 @@ pub const WORKLOADS: [(&str, &str); 6] = [
 ];
 
 /// The plans of `plans/`, by file name without `.toml`.
-pub const PLANS: [(&str, &str); 8] = [
+pub const PLANS: [(&str, &str); 9] = [
     ("quickstart", include_str!("../plans/quickstart.toml")),
     ("smoke", include_str!("../plans/smoke.toml")),
+    (
+        "rocksdb-releases",
+        include_str!("../plans/rocksdb-releases.toml"),
+    ),
     (
         "seed-000-rocksdb-ycsb",
         include_str!("../plans/seed-000-rocksdb-ycsb.toml"),

@@ -117,6 +117,8 @@ fn db_with_a_new_name_runs_one_configuration_on_that_directory() {
             "threads=[1]",
             "--set",
             "steps.1.workloads=[\"c\"]",
+            "--set",
+            "steps.2.workloads=[\"c\"]",
             "--db",
             &mine,
             "--results",
@@ -127,8 +129,8 @@ fn db_with_a_new_name_runs_one_configuration_on_that_directory() {
     let records = std::fs::read_to_string(tmp.path().join("r.jsonl")).unwrap();
     assert_eq!(
         records.lines().count(),
-        2,
-        "the load and workload c: {records}"
+        3,
+        "the load and workload c of each run entry: {records}"
     );
     for line in records.lines() {
         assert!(line.contains("\"mine/00"), "{line}");

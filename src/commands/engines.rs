@@ -6,6 +6,9 @@ pub fn list() -> anyhow::Result<()> {
     let compiled = engine::registry();
     for spec in &compiled {
         crate::say!("{:<10} {}", spec.name, spec.about);
+        if let Some(library) = engine::loaded_library(spec.name) {
+            crate::say!("{:<10} library: {library}", "");
+        }
         let store = match spec.store {
             StoreKind::Directory { .. } => "a data directory (--db)",
             StoreKind::Server { .. } => "a database server",

@@ -36,6 +36,7 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
+    engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     let engine = engine::open(
         spec,

@@ -560,6 +560,8 @@ fn measure(
     let props = load_properties(args)?;
     out.settings = props.redacted_map();
     let spec = engine::find(&args.engine)?;
+    // Another RocksDB release (rocksdb.version): this command runs again on it.
+    engine::run_on_asked_library(spec.name, &props)?;
     let prefixes: Vec<String> = engine::registry()
         .iter()
         .map(|s| format!("{}.", s.name))

@@ -39,6 +39,8 @@
 pub mod db_bench_flags;
 #[cfg(any(feature = "cassandra", feature = "mongodb"))]
 pub(crate) mod driver_runtime;
+#[cfg(feature = "rocksdb")]
+pub mod elf_symbols;
 #[cfg(test)]
 pub(crate) mod fake_listener;
 pub mod kv;
@@ -48,6 +50,12 @@ pub mod operations;
 pub mod options;
 pub mod reconnect;
 pub mod record;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_library;
+#[cfg(feature = "rocksdb")]
+mod rocksdb_options_string;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_release;
 #[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 pub(crate) mod secret_checks;
 pub mod store;
@@ -85,8 +93,56 @@ pub struct ThreadSlot {
 /// The engine used when none is named (`--engine`, a plan's `engine`).
 pub const DEFAULT_ENGINE: &str = "rocksdb";
 
-/// The default engine's library, named in `kvperf --version`.
-pub const DEFAULT_ENGINE_LIBRARY: &str = concat!("RocksDB ", env!("KVPERF_ROCKSDB_VERSION"));
+/// The default engine's library as loaded, named in `kvperf --version`:
+/// "RocksDB 10.4.2, release library /root/.cache/kvperf/rocksdb/10.4.2/librocksdb.so".
+pub fn default_engine_library() -> String {
+    #[cfg(feature = "rocksdb")]
+    return rocksdb_library::loaded().to_string();
+    #[cfg(not(feature = "rocksdb"))]
+    return "RocksDB not compiled in".to_string();
+}
+
+/// The library an embedded engine runs on as this process loaded it, when
+/// it can be read at run time (`kvperf engines`).
+pub fn loaded_library(engine: &str) -> Option<String> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => {
+            let loaded = rocksdb_library::loaded();
+            Some(format!(
+                "RocksDB {}, {}",
+                loaded.version_and_kind(),
+                loaded.origin()
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Runs this command again on the engine library its properties ask for
+/// (`rocksdb.version`), when another one is loaded: returns only when
+/// nothing needs to change, or with the error (a release that is not
+/// pinned, or lacks a function kvperf calls).
+pub fn run_on_asked_library(engine: &str, props: &Properties) -> anyhow::Result<()> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => rocksdb_release::run_on_asked(props),
+        _ => Ok(()),
+    }
+}
+
+/// Fetches and checks, before anything runs, the engine library `props`
+/// ask for (`rocksdb.version`).
+pub fn check_asked_library(engine: &str, props: &Properties) -> anyhow::Result<()> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => rocksdb_release::check_asked(props),
+        _ => {
+            let _ = props;
+            Ok(())
+        }
+    }
+}
 
 /// What a result file records about the engine.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -1,4 +1,5 @@
-//! RocksDB through the `rocksdb` crate (bundled RocksDB, see `kvperf --version`).
+//! RocksDB through the `rocksdb` crate, on RocksDB's release library or a
+//! source build (`kvperf --version` names which, [`rocksdb_library`]).
 //!
 //! A YCSB record is one RocksDB value in the encoding of YCSB's own RocksDB
 //! binding (see [`super::record::codec`]); `update` reads the record, merges
@@ -75,6 +76,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "use_direct_io_for_flush_and_compaction", default: "false", help: "O_DIRECT flushes and compactions" },
         EngineOption { name: "format_version", default: "7", help: "block-based table format; 6 or lower for readers older than RocksDB 10.4 (YCSB's binding, rocksdbjni 10.2.1)" },
         EngineOption { name: "options", default: "", help: "any other options as a RocksDB options string, applied first" },
+        EngineOption { name: "version", default: "", help: "RocksDB release to run on, e.g. 10.2.1 (its release library, fetched on first use); empty = the one kvperf links" },
     ],
     open,
     db_bench: map_db_bench_flags,
@@ -90,8 +92,8 @@ fn owns(name: &str) -> bool {
         || SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
-/// The version of the bundled C++ library, read from Cargo.lock at build time.
-pub const ROCKSDB_VERSION: &str = env!("KVPERF_ROCKSDB_VERSION");
+use super::rocksdb_library::{self, BINDINGS_VERSION};
+use super::rocksdb_options_string::options_from_string;
 
 /// Options kvperf sets, each settable with `-p rocksdb.<name>=`.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +155,7 @@ impl RocksOptions {
         if !(2..=7).contains(&format_version) {
             return Err(InputError::property(
                 "rocksdb.format_version",
-                format!("{format_version} is not a format RocksDB {ROCKSDB_VERSION} writes (2 to 7)"),
+                format!("{format_version} is not a format RocksDB {BINDINGS_VERSION} writes (2 to 7)"),
             ));
         }
         let given = |name: &str| !v.text(name).is_empty();
@@ -201,12 +203,8 @@ impl RocksOptions {
     pub fn db_options(&self) -> Result<Options, InputError> {
         let mut opts = Options::default();
         if !self.options.is_empty() {
-            opts = opts.get_options_from_string(&self.options).map_err(|e| {
-                InputError::Invalid(format!(
-                    "rocksdb.options '{}': {}",
-                    self.options,
-                    e.into_string()
-                ))
+            opts = options_from_string(&self.options).map_err(|e| {
+                InputError::Invalid(format!("rocksdb.options '{}': {e}", self.options))
             })?;
         }
         opts.create_if_missing(true);
@@ -481,10 +479,14 @@ impl RocksEngine {
 
 impl Engine for RocksEngine {
     fn info(&self) -> EngineInfo {
+        // The library this process actually runs, by its own account.
+        let loaded = rocksdb_library::loaded();
+        let mut options = self.options.effective.clone();
+        options.insert("library".into(), loaded.origin());
         EngineInfo {
             name: "rocksdb".into(),
-            version: ROCKSDB_VERSION.into(),
-            options: self.options.effective.clone(),
+            version: loaded.version_and_kind(),
+            options,
         }
     }
 

@@ -236,8 +236,31 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
     Ok(())
 }
 
+/// The engine libraries the configs ask for (`rocksdb.version`), fetched
+/// and checked before any step runs: each distinct one once.
+fn check_libraries(p: &Prepared) -> anyhow::Result<()> {
+    let mut checked = std::collections::BTreeSet::new();
+    for step in &p.steps {
+        let mut props = crate::properties::Properties::new();
+        for (key, value) in &step.properties {
+            props.set(key, value);
+        }
+        let key = (
+            step.engine.clone(),
+            props.get("rocksdb.version").map(str::to_string),
+        );
+        if checked.insert(key) {
+            // Bad input stays bad input (exit 2) under the context.
+            engine::check_asked_library(&step.engine, &props)
+                .with_context(|| format!("plan '{}' config '{}'", p.id.name, step.config))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
+    check_libraries(p)?;
     check_steps(p, &opts.results)?;
     if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {

@@ -85,6 +85,8 @@ fn measure(
         props,
         power,
     } = checked_inputs(args, out)?;
+    // Another RocksDB release (rocksdb.version): this command runs again on it.
+    engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), &default_db_dir());
     let seed_base = match args.seed {
         0 => SystemTime::now()
