@@ -110,11 +110,13 @@ impl DataDirInfo {
                 .map(|m| m.trim().to_string())
                 .filter(|m| !m.is_empty())
         };
-        let whole_disk_sectors =
-            std::fs::read_to_string(format!("/sys/dev/block/{}/partition", best.device_number))
-                .is_ok()
-                .then(|| sysfs("../size"))
-                .unwrap_or_else(|| sysfs("size"));
+        let partition =
+            Path::new(&format!("/sys/dev/block/{}/partition", best.device_number)).exists();
+        let whole_disk_sectors = if partition {
+            sysfs("../size")
+        } else {
+            sysfs("size")
+        };
         Some(Self {
             path: canonical.display().to_string(),
             device_model: sysfs("device/model"),
