@@ -90,9 +90,21 @@ impl Interval {
         }
     }
 
-    /// Operations of every type completed in the interval.
+    /// Client operations completed in the interval, counted as the window's
+    /// ops/s counts them: not VERIFY (a read's check), and a
+    /// READ-MODIFY-WRITE once (its READ and UPDATE are in their own groups).
     pub fn operations(&self) -> u64 {
-        self.ops.values().map(|o| o.operations).sum()
+        let steps: u64 = self
+            .ops
+            .iter()
+            .filter(|(kind, _)| !matches!(kind, OpKind::Verify | OpKind::ReadModifyWrite))
+            .map(|(_, op)| op.operations)
+            .sum();
+        let rmw = self
+            .ops
+            .get(&OpKind::ReadModifyWrite)
+            .map_or(0, |o| o.operations);
+        steps.saturating_sub(rmw)
     }
 }
 

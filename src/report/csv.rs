@@ -181,7 +181,9 @@ mod tests {
         assert!(is_header(HEADER.trim_end()));
         // Before latency kinds, and before the amplification columns too
         // (what docs/examples' report.csv files began with).
-        assert!(is_header(&HEADER.trim_end().replace(LATENCY_KIND_COLUMNS, "")));
+        assert!(is_header(
+            &HEADER.trim_end().replace(LATENCY_KIND_COLUMNS, "")
+        ));
         assert!(is_header(
             "config,workload,threads,repeats,ops_per_sec,ops_min,ops_median,ops_max,op,count,\
              avg_us,p50_us,p99_us,p999_us,max_us,device_read_bytes_per_op,\
