@@ -447,6 +447,27 @@ impl<Ok: OkCounts> OpHistograms<Ok> {
             .zip(&self.groups)
             .filter_map(|(k, g)| g.as_deref().map(|g| (*k, g)))
     }
+
+    /// The client operations these groups hold: see [`client_operations`].
+    pub fn client_operations(&self) -> u64 {
+        client_operations(self.iter().map(|(kind, g)| (kind, g.total_returns())))
+    }
+}
+
+/// Client operations (one per client step, what ops/s counts) from the
+/// operations completed per type: every type's but VERIFY's (a read's
+/// check), less one per READ-MODIFY-WRITE (its READ and UPDATE are in
+/// their own groups).
+pub fn client_operations(per_type: impl IntoIterator<Item = (OpKind, u64)>) -> u64 {
+    let (mut steps, mut read_modify_writes) = (0u64, 0u64);
+    for (kind, operations) in per_type {
+        match kind {
+            OpKind::Verify => {}
+            OpKind::ReadModifyWrite => read_modify_writes += operations,
+            _ => steps += operations,
+        }
+    }
+    steps.saturating_sub(read_modify_writes)
 }
 
 /// A thread's recorder: times operations and files them by type.
@@ -605,6 +626,24 @@ impl Meter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Workload F with integrity checks: 10 reads, 6 read-modify-writes
+    /// (each also a READ and an UPDATE) and 16 checks are 10 + 6 client
+    /// operations.
+    #[test]
+    fn client_operations_leave_out_checks_and_count_a_read_modify_write_once() {
+        let per_type = [
+            (OpKind::Read, 16),
+            (OpKind::Update, 6),
+            (OpKind::ReadModifyWrite, 6),
+            (OpKind::Verify, 16),
+        ];
+        assert_eq!(client_operations(per_type), 16);
+        assert_eq!(
+            client_operations([(OpKind::Write, 5), (OpKind::Seek, 2)]),
+            7
+        );
+    }
 
     /// A time limit is read from the last operation's own end reading,
     /// on either clock, and from the clock when no operation was timed.

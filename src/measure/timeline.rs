@@ -90,21 +90,10 @@ impl Interval {
         }
     }
 
-    /// Client operations completed in the interval, counted as the window's
-    /// ops/s counts them: not VERIFY (a read's check), and a
-    /// READ-MODIFY-WRITE once (its READ and UPDATE are in their own groups).
+    /// Client operations completed in the interval, counted as the
+    /// window's are ([`super::client_operations`]).
     pub fn operations(&self) -> u64 {
-        let steps: u64 = self
-            .ops
-            .iter()
-            .filter(|(kind, _)| !matches!(kind, OpKind::Verify | OpKind::ReadModifyWrite))
-            .map(|(_, op)| op.operations)
-            .sum();
-        let rmw = self
-            .ops
-            .get(&OpKind::ReadModifyWrite)
-            .map_or(0, |o| o.operations);
-        steps.saturating_sub(rmw)
+        super::client_operations(self.ops.iter().map(|(kind, op)| (*kind, op.operations)))
     }
 }
 

@@ -172,16 +172,11 @@ impl Measurement {
     /// group but VERIFY, less one per successful READ-MODIFY-WRITE (whose
     /// READ and UPDATE are two of them).
     pub fn ok_operations(&self) -> u64 {
-        let mut ok = 0u64;
-        for (kind, stats) in &self.ops {
-            let n = stats.count(Outcome::Ok);
-            match kind {
-                OpKind::Verify => {}
-                OpKind::ReadModifyWrite => ok = ok.saturating_sub(n),
-                _ => ok += n,
-            }
-        }
-        ok
+        crate::measure::client_operations(
+            self.ops
+                .iter()
+                .map(|(kind, stats)| (*kind, stats.count(Outcome::Ok))),
+        )
     }
 
     /// Successful operations per second of the window, over the same

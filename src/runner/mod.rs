@@ -379,22 +379,6 @@ fn keep_and_exit(why: &str, measured: Option<&RunOutcome>) -> ! {
     std::process::exit(i32::from(crate::error::EXIT_RUN));
 }
 
-/// The operations `h` holds, one per client step: every group's but
-/// VERIFY's (a read's check), less one per READ-MODIFY-WRITE (its READ
-/// and UPDATE are in their own groups).
-fn steps_in(h: &OpHistograms) -> u64 {
-    use crate::measure::OpKind;
-    let mut steps = 0;
-    for (kind, group) in h.iter() {
-        match kind {
-            OpKind::Verify => {}
-            OpKind::ReadModifyWrite => steps -= group.total_returns().min(steps),
-            _ => steps += group.total_returns(),
-        }
-    }
-    steps
-}
-
 /// What the window had measured when a stall was found: the histograms
 /// the clients had handed over (a stuck client's operations since its
 /// last hand-over, at most one status interval's, are not among them),
@@ -405,7 +389,7 @@ fn stalled_outcome(shared: &Shared, window: &WindowStart, last_change: Instant) 
     let runtime = last_change.saturating_duration_since(window.at);
     RunOutcome {
         runtime,
-        operations: steps_in(&histograms),
+        operations: histograms.client_operations(),
         histograms,
         hit_time_limit: false,
         thread_seconds: 0.0,
