@@ -39,13 +39,7 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
-# No package's service is started (prometheus ships one that would listen on
-# every address): a policy-rc.d made here says no, and only that one is removed.
-policy=/usr/sbin/policy-rc.d
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
-  $sudo chmod 755 "$policy"
-  trap '$sudo rm -f "$policy"' EXIT
-fi
+# No package's service is started (prometheus ships one).
+. "$(dirname "$0")/apt-without-services.sh"
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+apt_install_without_services ensure-deps -y -qq "${missing[@]}" >/dev/null

@@ -168,17 +168,11 @@ if ! command -v etcd >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-cache show etcd-server >/dev/null 2>&1 || apt-get update -qq || die "apt-get update failed"
   # Keep the package from starting its own etcd service (on 2379): this
-  # script starts etcd. Only a policy-rc.d made here is removed again.
-  policy=/usr/sbin/policy-rc.d
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\n# kvperf k8s-apiserver: temporary, during apt-get install\nexit 101\n' >"$policy"
-    chmod 755 "$policy"
-    trap 'rm -f "$policy"' EXIT
-  fi
+  # script starts etcd.
+  . "$(dirname "$0")/apt-without-services.sh"
   say "installing etcd-server"
-  apt-get install -y -qq --no-install-recommends etcd-server >/dev/null || die "apt-get install etcd-server failed"
-  [ -e "$policy" ] && grep -q 'kvperf k8s-apiserver' "$policy" && rm -f "$policy"
-  trap - EXIT
+  apt_install_without_services k8s-apiserver -y -qq --no-install-recommends etcd-server >/dev/null \
+    || die "apt-get install etcd-server failed"
   command -v etcd >/dev/null 2>&1 || die "etcd-server installed no etcd program"
 fi
 

@@ -96,20 +96,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   if ! apt-cache show "${missing[@]}" >/dev/null 2>&1; then
     apt-get update -qq || die "apt-get update failed"
   fi
-  # Keep the packages' maintainer scripts from starting the daemons
-  # (unconfigured, or under an init this machine may not run): this script
-  # starts them. Only a policy-rc.d we create here is removed again.
-  policy=/usr/sbin/policy-rc.d
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\n# kvperf slurm-single-node: temporary, during apt-get install\nexit 101\n' >"$policy"
-    chmod 755 "$policy"
-    trap 'rm -f "$policy"' EXIT
-  fi
+  # The packages' maintainer scripts must not start the daemons
+  # (unconfigured): this script starts them.
+  . "$(dirname "$0")/apt-without-services.sh"
   say "installing ${missing[*]}"
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+  apt_install_without_services slurm-single-node -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
     || die "apt-get install ${missing[*]} failed"
-  [ -e "$policy" ] && grep -q 'kvperf slurm-single-node' "$policy" && rm -f "$policy"
-  trap - EXIT
 fi
 id slurm >/dev/null 2>&1 || die "the slurm packages did not create the 'slurm' user"
 id munge >/dev/null 2>&1 || die "the munge package did not create the 'munge' user"
