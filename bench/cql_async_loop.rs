@@ -106,7 +106,7 @@ mod bench {
         Ok(a)
     }
 
-    /// The engine's session options (src/engine/cassandra.rs, `Settings::builder`).
+    /// The engine's session options (src/engine/server/cassandra.rs, `Settings::builder`).
     fn builder(a: &Args) -> SessionBuilder {
         SessionBuilder::new()
             .known_nodes(a.hosts.iter().map(|h| format!("{h}:{}", a.port)))

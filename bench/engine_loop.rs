@@ -157,27 +157,27 @@ impl Input {
         };
         let (counts, seconds, version) = match engine.as_str() {
             "rocksdb" => {
-                let e = kvperf::engine::rocksdb::open_store(&opts)?;
+                let e = kvperf::engine::embedded::rocksdb::open_store(&opts)?;
                 finish(&e, plan.run(|| Ok(RocksBare::new(&e))))?
             }
             "lmdb" => {
-                let e = kvperf::engine::lmdb::open_store(&opts)?;
+                let e = kvperf::engine::embedded::lmdb::open_store(&opts)?;
                 finish(&e, plan.run(|| Ok(LmdbBare::new(&e))))?
             }
             "sqlite" => {
-                let e = kvperf::engine::sqlite::open_store(&opts)?;
+                let e = kvperf::engine::embedded::sqlite::open_store(&opts)?;
                 finish(&e, plan.run(|| Ok(SqliteBare::new(e.connect()?))))?
             }
             "fjall" => {
-                let e = kvperf::engine::fjall::open_store(&opts)?;
+                let e = kvperf::engine::embedded::fjall::open_store(&opts)?;
                 finish(&e, plan.run(|| Ok(FjallBare::new(&e))))?
             }
             "redb" => {
-                let e = kvperf::engine::redb::open_store(&opts)?;
+                let e = kvperf::engine::embedded::redb::open_store(&opts)?;
                 finish(&e, plan.run(|| RedbBare::new(&e)))?
             }
             "wiredtiger" => {
-                let e = kvperf::engine::wiredtiger::open_store(&opts)?;
+                let e = kvperf::engine::embedded::wiredtiger::open_store(&opts)?;
                 finish(&e, plan.run(|| WtBare::new(&e)))?
             }
             other => unreachable!("checked in parse: {other}"),
@@ -508,7 +508,7 @@ struct RocksBare<'a> {
 }
 
 impl<'a> RocksBare<'a> {
-    fn new(engine: &'a kvperf::engine::rocksdb::RocksEngine) -> Self {
+    fn new(engine: &'a kvperf::engine::embedded::rocksdb::RocksEngine) -> Self {
         Self {
             db: engine.db(),
             read: ::rocksdb::ReadOptions::default(),
@@ -538,12 +538,12 @@ impl Bare for RocksBare<'_> {
 
 struct LmdbBare<'a> {
     env: &'a ::heed::Env,
-    db: kvperf::engine::lmdb::Db,
+    db: kvperf::engine::embedded::lmdb::Db,
     merge: Merge,
 }
 
 impl<'a> LmdbBare<'a> {
-    fn new(engine: &'a kvperf::engine::lmdb::LmdbEngine) -> Self {
+    fn new(engine: &'a kvperf::engine::embedded::lmdb::LmdbEngine) -> Self {
         Self {
             env: engine.env(),
             db: engine.database(),
@@ -592,7 +592,7 @@ impl SqliteBare {
 
 impl Bare for SqliteBare {
     fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> Outcome {
-        use kvperf::engine::sqlite::SELECT_ONE;
+        use kvperf::engine::embedded::sqlite::SELECT_ONE;
         let mut stmt = self.conn.prepare_cached(SELECT_ONE).map_err(failed)?;
         let mut rows = stmt.query([key]).map_err(failed)?;
         let Some(row) = rows.next().map_err(failed)? else {
@@ -603,7 +603,7 @@ impl Bare for SqliteBare {
     }
 
     fn update(&mut self, key: &[u8], values: &Record) -> Outcome {
-        use kvperf::engine::sqlite::{SELECT_ONE, UPDATE};
+        use kvperf::engine::embedded::sqlite::{SELECT_ONE, UPDATE};
         // IMMEDIATE: the write lock first, as kvperf's update takes it.
         let tx = self
             .conn
@@ -635,7 +635,7 @@ struct FjallBare<'a> {
 }
 
 impl<'a> FjallBare<'a> {
-    fn new(engine: &'a kvperf::engine::fjall::FjallEngine) -> Self {
+    fn new(engine: &'a kvperf::engine::embedded::fjall::FjallEngine) -> Self {
         Self {
             db: engine.database(),
             keyspace: engine.keyspace(),
@@ -672,13 +672,13 @@ impl Bare for FjallBare<'_> {
 /// redb's database, held for the thread; each write transaction takes the
 /// durability kvperf's would (`durable_interval_ms`).
 struct RedbBare<'a> {
-    engine: &'a kvperf::engine::redb::RedbEngine,
+    engine: &'a kvperf::engine::embedded::redb::RedbEngine,
     db: std::sync::RwLockReadGuard<'a, ::redb::Database>,
     merge: Merge,
 }
 
 impl<'a> RedbBare<'a> {
-    fn new(engine: &'a kvperf::engine::redb::RedbEngine) -> anyhow::Result<Self> {
+    fn new(engine: &'a kvperf::engine::embedded::redb::RedbEngine) -> anyhow::Result<Self> {
         Ok(Self {
             engine,
             db: engine.db().map_err(|e| anyhow::anyhow!("{e:?}"))?,
@@ -690,7 +690,7 @@ impl<'a> RedbBare<'a> {
 impl Bare for RedbBare<'_> {
     fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> Outcome {
         use ::redb::ReadableDatabase;
-        use kvperf::engine::redb::TABLE;
+        use kvperf::engine::embedded::redb::TABLE;
         let txn = self.db.begin_read().map_err(failed)?;
         let table = txn.open_table(TABLE).map_err(failed)?;
         match table.get(key).map_err(failed)? {
@@ -701,7 +701,7 @@ impl Bare for RedbBare<'_> {
 
     fn update(&mut self, key: &[u8], values: &Record) -> Outcome {
         use ::redb::ReadableTable;
-        use kvperf::engine::redb::TABLE;
+        use kvperf::engine::embedded::redb::TABLE;
         let mut txn = self.db.begin_write().map_err(failed)?;
         txn.set_durability(self.engine.next_durability())
             .map_err(failed)?;
@@ -731,13 +731,13 @@ impl Bare for RedbBare<'_> {
 /// driven by WiredTiger's own cursor calls (through the C shim, which
 /// only forwards them: `WT_CURSOR::search`, `update`, `reset`, ...).
 struct WtBare<'a> {
-    session: kvperf::engine::wiredtiger::Session<'a>,
+    session: kvperf::engine::embedded::wiredtiger::Session<'a>,
     cursor: *mut c_void,
     merge: Merge,
 }
 
 impl<'a> WtBare<'a> {
-    fn new(engine: &'a kvperf::engine::wiredtiger::WtEngine) -> anyhow::Result<Self> {
+    fn new(engine: &'a kvperf::engine::embedded::wiredtiger::WtEngine) -> anyhow::Result<Self> {
         let mut session = engine.session()?;
         let cursor = session.cursor().map_err(|e| anyhow::anyhow!("{e:?}"))?;
         Ok(Self {
@@ -763,7 +763,9 @@ impl<'a> WtBare<'a> {
     /// One attempt of the update transaction; `None`: rolled back on a
     /// conflict, try again.
     fn try_update(&mut self, key: &[u8], values: &Record) -> Option<Outcome> {
-        use kvperf::engine::wiredtiger::{ffi, WT_NOTFOUND, WT_PREPARE_CONFLICT, WT_ROLLBACK};
+        use kvperf::engine::embedded::wiredtiger::{
+            ffi, WT_NOTFOUND, WT_PREPARE_CONFLICT, WT_ROLLBACK,
+        };
         let (session, cursor) = (self.session.handle(), self.cursor);
         // SAFETY: this thread's session and cursor; the stored value is
         // merged before the cursor moves.
@@ -801,7 +803,7 @@ impl<'a> WtBare<'a> {
 
 impl Bare for WtBare<'_> {
     fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> Outcome {
-        use kvperf::engine::wiredtiger::{ffi, WT_NOTFOUND};
+        use kvperf::engine::embedded::wiredtiger::{ffi, WT_NOTFOUND};
         let (mut v, mut vl) = (std::ptr::null(), 0);
         // SAFETY: this thread's cursor; the value is decoded before the
         // cursor is reset.
@@ -822,7 +824,7 @@ impl Bare for WtBare<'_> {
         for attempt in 0..100 {
             match self.try_update(key, values) {
                 Some(outcome) => return outcome,
-                None => kvperf::engine::wiredtiger::back_off(attempt),
+                None => kvperf::engine::embedded::wiredtiger::back_off(attempt),
             }
         }
         Err("update: WiredTiger rolled back 100 attempts".into())

@@ -277,7 +277,7 @@ redis_native() { # THREADS REPEAT
   fi
 }
 
-# kvperf's update-if-exists script (src/engine/redis.rs, UPDATE_IF_EXISTS),
+# kvperf's update-if-exists script (src/engine/server/redis.rs, UPDATE_IF_EXISTS),
 # word for word: loaded here, its SHA1 is the one kvperf's EVALSHA sends.
 UPDATE_IF_EXISTS="if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end redis.call('HSET', KEYS[1], unpack(ARGV)) return 1"
 redis_script() {

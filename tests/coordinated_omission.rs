@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kvperf::engine::null::NullWorker;
+use kvperf::engine::embedded::null::NullWorker;
 use kvperf::engine::{
     ready, Call, ClientSlot, Engine, EngineInfo, Operations, Record, Runs, SetupFuture,
 };

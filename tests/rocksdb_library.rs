@@ -6,8 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use kvperf::engine::elf_symbols::{exported_functions, imported_symbols};
-use kvperf::engine::rocksdb_library::{self, missing_functions};
+use kvperf::engine::embedded::elf_symbols::{exported_functions, imported_symbols};
+use kvperf::engine::embedded::rocksdb_library::{self, missing_functions};
 
 fn kvperf_exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_kvperf"))

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{assert_input_error, workload, Output};
-use kvperf::engine::rocksdb_library;
+use kvperf::engine::embedded::rocksdb_library;
 
 /// `kvperf ARGS` in `dir` with `KVPERF_CACHE` (where releases are kept) set.
 fn kvperf_with_cache(dir: &Path, cache: Option<&Path>, args: &[&str]) -> Output {

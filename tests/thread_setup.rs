@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kvperf::engine::null::NullWorker;
+use kvperf::engine::embedded::null::NullWorker;
 use kvperf::engine::{
     ready, Call, ClientSlot, Engine, EngineInfo, Operations, Record, ScanResults, SetupFuture,
 };

@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_flag_mapped_onto_an_option_yields_to_the_option_given() {
-        let spec = &super::super::null::SPEC;
+        let spec = &super::super::embedded::null::SPEC;
         let mut props = Properties::new();
         props.set("null.mine", "given");
         set_unless_given(&mut props, spec, "mine", "from a flag");

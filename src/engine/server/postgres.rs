@@ -77,15 +77,17 @@ use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
 
-use wire::{ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement};
+use wire::{
+    ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement,
+};
 
-use super::reconnect::{wait_limit, within, Backoff};
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
+use super::reconnect::{wait_limit, within, Backoff};
 use super::{
-    run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
-    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine,
+    EngineInfo, EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult,
+    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -401,8 +403,12 @@ impl PgOptions {
     /// refused by the server otherwise (its words).
     fn refused(&self, why: ConnectError) -> anyhow::Error {
         let addr = self.addr();
-        let login = format!("PostgreSQL at {addr} refused the login as user '{}'", self.user);
-        let password_hint = "set -p postgres.password (or KVPERF_POSTGRES_PASSWORD) and postgres.user";
+        let login = format!(
+            "PostgreSQL at {addr} refused the login as user '{}'",
+            self.user
+        );
+        let password_hint =
+            "set -p postgres.password (or KVPERF_POSTGRES_PASSWORD) and postgres.user";
         let message = match why {
             ConnectError::Silent => return self.silent(),
             ConnectError::Failed(s) => return self.failed_said(&s),
@@ -570,14 +576,20 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                 mark_sql(t),
                 mark_sql(kv)
             );
-            waiting_out_locks(&mut client, &options, wait, "empty the store (--fresh)", |c| {
-                let done = c.batch_execute(&remake);
-                if done.is_err() {
-                    // A lock timeout aborts the transaction: end it before trying again.
-                    let _ = c.batch_execute("ROLLBACK");
-                }
-                done
-            })?;
+            waiting_out_locks(
+                &mut client,
+                &options,
+                wait,
+                "empty the store (--fresh)",
+                |c| {
+                    let done = c.batch_execute(&remake);
+                    if done.is_err() {
+                        // A lock timeout aborts the transaction: end it before trying again.
+                        let _ = c.batch_execute("ROLLBACK");
+                    }
+                    done
+                },
+            )?;
         }
         OpenMode::Existing | OpenMode::Any => {
             if opts.mode == OpenMode::Existing {
@@ -602,9 +614,13 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                     "DO $kvperf$ BEGIN {sql}; {}; EXCEPTION WHEN duplicate_table OR unique_violation THEN NULL; END $kvperf$",
                     mark_sql(name)
                 );
-                waiting_out_locks(&mut client, &options, wait, "check the store's tables", |c| {
-                    c.batch_execute(&make)
-                })?;
+                waiting_out_locks(
+                    &mut client,
+                    &options,
+                    wait,
+                    "check the store's tables",
+                    |c| c.batch_execute(&make),
+                )?;
             }
         }
     }
@@ -666,12 +682,14 @@ struct PgSampler {
 
 /// Checkpoints (timed + requested), buffers they wrote, the block size,
 /// and vacuums and analyzes of the database's tables (manual + auto).
-const COUNTERS_BEFORE_17: &str = "SELECT (checkpoints_timed + checkpoints_req)::bigint, buffers_checkpoint::bigint, \
+const COUNTERS_BEFORE_17: &str =
+    "SELECT (checkpoints_timed + checkpoints_req)::bigint, buffers_checkpoint::bigint, \
      current_setting('block_size')::bigint, \
      (SELECT COALESCE(sum(vacuum_count + autovacuum_count), 0)::bigint FROM pg_stat_user_tables), \
      (SELECT COALESCE(sum(analyze_count + autoanalyze_count), 0)::bigint FROM pg_stat_user_tables) \
      FROM pg_stat_bgwriter";
-const COUNTERS_FROM_17: &str = "SELECT (num_timed + num_requested)::bigint, buffers_written::bigint, \
+const COUNTERS_FROM_17: &str =
+    "SELECT (num_timed + num_requested)::bigint, buffers_written::bigint, \
      current_setting('block_size')::bigint, \
      (SELECT COALESCE(sum(vacuum_count + autovacuum_count), 0)::bigint FROM pg_stat_user_tables), \
      (SELECT COALESCE(sum(analyze_count + autoanalyze_count), 0)::bigint FROM pg_stat_user_tables) \
@@ -694,14 +712,20 @@ impl PgSampler {
         let mut client = options.connect()?;
         let failed = |e: postgres::Error| options.failed(&e);
         // A poll must not hang the end of a window on a busy server.
-        client.batch_execute("SET statement_timeout = '5s'").map_err(failed)?;
+        client
+            .batch_execute("SET statement_timeout = '5s'")
+            .map_err(failed)?;
         let version: i64 = client
             .query_one("SELECT current_setting('server_version_num')::bigint", &[])
             .map_err(failed)?
             .get(0);
         Ok(Self {
             client,
-            counters_sql: if version >= 170_000 { COUNTERS_FROM_17 } else { COUNTERS_BEFORE_17 },
+            counters_sql: if version >= 170_000 {
+                COUNTERS_FROM_17
+            } else {
+                COUNTERS_BEFORE_17
+            },
             last: None,
             performed: 0,
         })
@@ -830,7 +854,6 @@ impl Engine for PgEngine {
         }
     }
 
-
     fn stats(&self) -> BTreeMap<String, u64> {
         let mut stats = BTreeMap::new();
         let (t, kv) = (&self.options.table, &self.options.kv_table);
@@ -953,7 +976,11 @@ impl Engine for PgEngine {
 
 /// Whether a refused login: a wrong password or a user not allowed in.
 fn is_login_refusal(code: &SqlState) -> bool {
-    [SqlState::INVALID_PASSWORD, SqlState::INVALID_AUTHORIZATION_SPECIFICATION].contains(code)
+    [
+        SqlState::INVALID_PASSWORD,
+        SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+    ]
+    .contains(code)
 }
 
 /// After a handshake failed without the server's words: whether the peer
@@ -1010,19 +1037,28 @@ enum Kind {
 
 /// The types whose binary form is their text (what `&str` reads in the
 /// `postgres` crate).
-const TEXT_TYPES: [Type; 5] = [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME, Type::UNKNOWN];
+const TEXT_TYPES: [Type; 5] = [
+    Type::TEXT,
+    Type::VARCHAR,
+    Type::BPCHAR,
+    Type::NAME,
+    Type::UNKNOWN,
+];
 
 /// Adds a row's non-NULL columns (but the key) to `out`, only `wanted` if given.
 fn push_row(row: &WireRow, wanted: Option<&[&str]>, out: &mut Record) -> OpResult {
     row.for_each(|column, value| {
         let name = column.name.as_str();
-        let Some(value) = value.filter(|_| name != KEY_COLUMN && wanted.is_none_or(|w| w.contains(&name)))
+        let Some(value) =
+            value.filter(|_| name != KEY_COLUMN && wanted.is_none_or(|w| w.contains(&name)))
         else {
             return Ok(());
         };
         if !TEXT_TYPES.iter().any(|t| t.oid() == column.type_oid) {
-            let ty = Type::from_oid(column.type_oid)
-                .map_or_else(|| format!("OID {}", column.type_oid), |t| t.name().to_owned());
+            let ty = Type::from_oid(column.type_oid).map_or_else(
+                || format!("OID {}", column.type_oid),
+                |t| t.name().to_owned(),
+            );
             return Err(OpError::failed(format!(
                 "PostgreSQL: column {name} is of type {ty}, not text as the YCSB schema's"
             )));
@@ -1064,8 +1100,8 @@ impl<T: Transport> Session<T> {
             prepared.push(prepare_waiting(&mut client, options, &sql).await?);
         }
         client.simple("RESET lock_timeout").await.map_err(failed)?;
-        let [read_all, scan, delete] =
-            <[WireStatement; 3]>::try_from(prepared).unwrap_or_else(|_| unreachable!("three statements"));
+        let [read_all, scan, delete] = <[WireStatement; 3]>::try_from(prepared)
+            .unwrap_or_else(|_| unreachable!("three statements"));
         Ok(Self {
             client,
             read_all,
@@ -1199,7 +1235,10 @@ impl<'e, T: Transport> Records<'e, T> {
             self.cache_key.push_str(n);
         }
         self.session().await?;
-        let cached = self.session.as_ref().and_then(|s| s.by_fields.get(&self.cache_key));
+        let cached = self
+            .session
+            .as_ref()
+            .and_then(|s| s.by_fields.get(&self.cache_key));
         if let Some(stmt) = cached {
             return Ok(stmt.clone());
         }
@@ -1208,7 +1247,9 @@ impl<'e, T: Transport> Records<'e, T> {
         let prepared = self.session().await?.client.prepare(&sql).await;
         let stmt = self.checked(prepared)?;
         if let Some(session) = &mut self.session {
-            session.by_fields.insert(self.cache_key.clone(), stmt.clone());
+            session
+                .by_fields
+                .insert(self.cache_key.clone(), stmt.clone());
         }
         Ok(stmt)
     }
@@ -1234,7 +1275,6 @@ impl<'e, T: Transport> Records<'e, T> {
         let done = self.session().await?.client.execute(&stmt, &params).await;
         self.checked(done)
     }
-
 }
 
 super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
@@ -1382,7 +1422,11 @@ impl PgKvWorker {
     }
 
     fn next(&mut self) -> Result<bool, OpError> {
-        kv::next_entry(self, |w| &mut w.cursor, |w, after| w.fill(Start::After(after)))
+        kv::next_entry(
+            self,
+            |w| &mut w.cursor,
+            |w, after| w.fill(Start::After(after)),
+        )
     }
 
     fn current(&self) -> Option<(&[u8], &[u8])> {
@@ -1408,11 +1452,18 @@ mod tests {
 
     fn at(port: u16, password: &str) -> PgOptions {
         let port = port.to_string();
-        PgOptions::from_properties(&props(&[("postgres.port", &port), ("postgres.password", password)])).unwrap()
+        PgOptions::from_properties(&props(&[
+            ("postgres.port", &port),
+            ("postgres.password", password),
+        ]))
+        .unwrap()
     }
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
     }
 
     /// One length-prefixed message without a type byte (startup, SSL request).
@@ -1451,7 +1502,9 @@ mod tests {
         let ways: [(&str, &dyn Fn() -> Option<anyhow::Error>); 3] = [
             ("engine", &|| o.connect().err()),
             ("thread", &|| run_now(o.connect_wire::<TcpStream>()).err()),
-            ("task", &|| runtime().block_on(o.connect_wire::<TaskStream>()).err()),
+            ("task", &|| {
+                runtime().block_on(o.connect_wire::<TaskStream>()).err()
+            }),
         ];
         ways.into_iter()
             .map(|(way, f)| {
@@ -1472,7 +1525,10 @@ mod tests {
         }
         let refused = format!("PostgreSQL at 127.0.0.1:{port} refused the login as user 'postgres': FATAL: password authentication failed");
         for (way, err, _) in every_connect(&at(port, SECRET)) {
-            assert!(err.starts_with(&refused) && !err.contains(SECRET), "{way}: {err}");
+            assert!(
+                err.starts_with(&refused) && !err.contains(SECRET),
+                "{way}: {err}"
+            );
         }
     }
 
@@ -1512,7 +1568,10 @@ mod tests {
         let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 5 s");
         let limit = CONNECT_LIMIT + Duration::from_secs(3);
         for (way, err, took) in every_connect(&at(port, "")) {
-            assert!(took < limit && err.starts_with(&said), "{way}: {err} after {took:?}");
+            assert!(
+                took < limit && err.starts_with(&said),
+                "{way}: {err} after {took:?}"
+            );
         }
     }
 
@@ -1522,7 +1581,10 @@ mod tests {
         let (port, _) = fake_listener::serving(fake_listener::http);
         let said = format!("the server at 127.0.0.1:{port} does not speak the PostgreSQL protocol");
         for (way, err, _) in every_connect(&at(port, "")) {
-            assert!(err.starts_with(&said) && !err.contains('\n'), "{way}: {err}");
+            assert!(
+                err.starts_with(&said) && !err.contains('\n'),
+                "{way}: {err}"
+            );
         }
     }
 
@@ -1548,7 +1610,10 @@ mod tests {
         // so 8 in 1.5 s; each failed one is probed once more (not PostgreSQL?).
         let accepted = accepted.load(std::sync::atomic::Ordering::Relaxed);
         assert!((5..=10).contains(&failed_ops), "{failed_ops} operations");
-        assert!(accepted <= 2 * failed_ops, "{accepted} connections in {failed_ops} operations");
+        assert!(
+            accepted <= 2 * failed_ops,
+            "{accepted} connections in {failed_ops} operations"
+        );
     }
 
     #[test]

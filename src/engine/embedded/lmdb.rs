@@ -454,7 +454,11 @@ impl LmdbKvWorker<'_> {
     }
 
     fn next(&mut self) -> Result<bool, OpError> {
-        kv::next_entry(self, |w| &mut w.cursor, |w, after| w.fill(Bound::Excluded(after)))
+        kv::next_entry(
+            self,
+            |w| &mut w.cursor,
+            |w, after| w.fill(Bound::Excluded(after)),
+        )
     }
 
     fn current(&self) -> Option<(&[u8], &[u8])> {

@@ -960,7 +960,12 @@ pub struct MongoClient<'e> {
 }
 
 impl MongoClient<'_> {
-    pub async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
+    pub async fn read(
+        &mut self,
+        key: &[u8],
+        fields: Option<&[&str]>,
+        out: &mut Record,
+    ) -> OpResult {
         let key = key_text(key)?;
         let mut find = self.coll.find_one(doc! {"_id": key});
         if let Some(p) = projection(fields)? {
@@ -1315,7 +1320,9 @@ mod tests {
         assert_eq!(size, Some(7), "the url's maxPoolSize wins");
         assert_eq!(effective["max_pool_size"], "7");
         for bad in ["0", "many"] {
-            let err = pool(&[("mongodb.max_pool_size", bad)]).unwrap_err().to_string();
+            let err = pool(&[("mongodb.max_pool_size", bad)])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("mongodb.max_pool_size"), "{err}");
         }
     }
@@ -1324,7 +1331,12 @@ mod tests {
     fn the_engines_own_runtime_is_not_sized_when_clients_are_tasks() {
         let mut p = Properties::new();
         p.set("mongodb.runtime_threads", "4");
-        assert_eq!(Settings::from_properties(&p, false).unwrap().runtime_threads, 4);
+        assert_eq!(
+            Settings::from_properties(&p, false)
+                .unwrap()
+                .runtime_threads,
+            4
+        );
         let err = Settings::from_properties(&p, true).unwrap_err().to_string();
         assert!(err.contains("runtimethreads"), "{err}");
         let tasks = Settings::from_properties(&Properties::new(), true).unwrap();
@@ -1426,7 +1438,9 @@ mod tests {
     fn write_concern_and_names_are_checked() {
         let mut p = Properties::new();
         p.set("mongodb.write_concern", "0");
-        let err = Settings::from_properties(&p, false).unwrap_err().to_string();
+        let err = Settings::from_properties(&p, false)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not supported"), "{err}");
         let mut p = Properties::new();
         p.set("mongodb.write_concern", "majority");

@@ -75,8 +75,14 @@ pub(super) trait Transport: Sized + Send {
     fn open(addr: SocketAddr, limit: Duration) -> impl Future<Output = io::Result<Self>> + Send;
     /// Bounds each read and write (the handshake), or not (calls).
     fn bound(&mut self, limit: Option<Duration>) -> io::Result<()>;
-    fn read_some<'a>(&'a mut self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + Send + 'a;
-    fn write_whole<'a>(&'a mut self, buf: &'a [u8]) -> impl Future<Output = io::Result<()>> + Send + 'a;
+    fn read_some<'a>(
+        &'a mut self,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<usize>> + Send + 'a;
+    fn write_whole<'a>(
+        &'a mut self,
+        buf: &'a [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send + 'a;
     /// Writes what the socket takes at once, without waiting (at drop).
     fn write_now(&mut self, buf: &[u8]);
     /// A pause before reconnecting: a thread sleeps, a task waits without
@@ -94,10 +100,16 @@ impl Transport for std::net::TcpStream {
         self.set_read_timeout(limit)?;
         self.set_write_timeout(limit)
     }
-    fn read_some<'a>(&'a mut self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + Send + 'a {
+    fn read_some<'a>(
+        &'a mut self,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<usize>> + Send + 'a {
         ready(Read::read(self, buf))
     }
-    fn write_whole<'a>(&'a mut self, buf: &'a [u8]) -> impl Future<Output = io::Result<()>> + Send + 'a {
+    fn write_whole<'a>(
+        &'a mut self,
+        buf: &'a [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send + 'a {
         ready(Write::write_all(self, buf))
     }
     fn write_now(&mut self, buf: &[u8]) {
@@ -116,7 +128,10 @@ pub(super) struct TaskStream {
 }
 
 /// `io` within `limit`, if there is one.
-async fn within<T>(limit: Option<Duration>, io: impl Future<Output = io::Result<T>>) -> io::Result<T> {
+async fn within<T>(
+    limit: Option<Duration>,
+    io: impl Future<Output = io::Result<T>>,
+) -> io::Result<T> {
     match limit {
         None => io.await,
         Some(limit) => tokio::time::timeout(limit, io)
@@ -130,7 +145,10 @@ impl Transport for TaskStream {
     async fn open(addr: SocketAddr, limit: Duration) -> io::Result<Self> {
         let stream = within(Some(limit), tokio::net::TcpStream::connect(addr)).await?;
         stream.set_nodelay(true)?;
-        Ok(Self { stream, limit: None })
+        Ok(Self {
+            stream,
+            limit: None,
+        })
     }
     fn bound(&mut self, limit: Option<Duration>) -> io::Result<()> {
         self.limit = limit;
@@ -273,7 +291,10 @@ impl<T: Transport> WireSession<T> {
             chunk: Box::new([0; 16 * 1024]),
         };
         // The handshake is bounded; calls then wait as long as the server takes.
-        session.stream.bound(Some(config.limit)).map_err(handshake_failed)?;
+        session
+            .stream
+            .bound(Some(config.limit))
+            .map_err(handshake_failed)?;
         let started = session.start_up(config).await;
         if started.is_err() {
             session.closed = true;
@@ -438,7 +459,11 @@ impl<T: Transport> WireSession<T> {
                 }),
                 Message::CommandComplete(body) => {
                     let tag = body.tag().map_err(|e| protocol(&e))?;
-                    rows = tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+                    rows = tag
+                        .rsplit(' ')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
                 }
                 _ => {}
             }
@@ -669,8 +694,13 @@ mod tests {
             limit: Duration::from_secs(5),
         };
         let mut session = run_now(WireSession::<TcpStream>::connect(&config)).expect("let in");
-        let refused = run_now(session.prepare("SELECT 1 \0")).err().expect("a NUL in the SQL");
-        assert!(refused.starts_with("kvperf could not build the request"), "{refused}");
+        let refused = run_now(session.prepare("SELECT 1 \0"))
+            .err()
+            .expect("a NUL in the SQL");
+        assert!(
+            refused.starts_with("kvperf could not build the request"),
+            "{refused}"
+        );
         assert!(!session.is_closed());
         run_now(session.simple("SELECT 1")).expect("the next request is answered");
     }

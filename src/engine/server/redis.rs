@@ -270,7 +270,8 @@ impl RedisOptions {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(CONNECT_LIMIT))
             .set_response_timeout(Some(TIMEOUT));
-        let client = redis::Client::open(self.connection_info()?).map_err(|e| self.unreachable(&e))?;
+        let client =
+            redis::Client::open(self.connection_info()?).map_err(|e| self.unreachable(&e))?;
         let first_reply = async {
             let mut con = client
                 .get_multiplexed_async_connection_with_config(&config)
@@ -397,7 +398,6 @@ impl RedisOptions {
         String::from_utf8_lossy(&self.prefix).into_owned()
     }
 }
-
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = RedisOptions::from_properties(opts.properties)?;
@@ -865,7 +865,10 @@ fn persistence_activity(info: &str) -> Activity {
     let number = |name: &str| field(name).and_then(|v| v.parse::<u64>().ok());
     let mut a = Activity::idle();
     if number("rdb_bgsave_in_progress") == Some(1) {
-        let detail = match (number("current_save_keys_processed"), number("current_save_keys_total")) {
+        let detail = match (
+            number("current_save_keys_processed"),
+            number("current_save_keys_total"),
+        ) {
             (Some(done), Some(total)) if total > 0 => format!("{done} of {total} keys"),
             _ => String::new(),
         };
@@ -895,8 +898,10 @@ fn persistence_activity(info: &str) -> Activity {
 trait Transport: Send {
     /// Whether its calls wait (async) or are done when made (blocking).
     const WAITS: bool;
-    fn query<'a>(&'a mut self, command: &'a Cmd)
-        -> impl Future<Output = Result<Value, OpError>> + Send + 'a;
+    fn query<'a>(
+        &'a mut self,
+        command: &'a Cmd,
+    ) -> impl Future<Output = Result<Value, OpError>> + Send + 'a;
     fn query_pipeline<'a>(
         &'a mut self,
         pipeline: &'a Pipeline,
@@ -941,7 +946,8 @@ impl<'e> Link<'e> {
             Some(con) => con,
             None => {
                 std::thread::sleep(self.backoff.next_pause());
-                self.con.insert(self.options.connect().map_err(reconnect_failed)?)
+                self.con
+                    .insert(self.options.connect().map_err(reconnect_failed)?)
             }
         };
         let result = op(con);
@@ -1008,7 +1014,11 @@ fn reconnect_failed(e: anyhow::Error) -> OpError {
 
 /// An operation's result; a lost connection is dropped to be made again,
 /// and a success starts the reconnect back-off over.
-fn settle<C, T>(con: &mut Option<C>, backoff: &mut Backoff, result: RedisResult<T>) -> Result<T, OpError> {
+fn settle<C, T>(
+    con: &mut Option<C>,
+    backoff: &mut Backoff,
+    result: RedisResult<T>,
+) -> Result<T, OpError> {
     match result {
         Ok(value) => {
             backoff.reset();
@@ -1192,7 +1202,6 @@ impl<'e, T: Transport> Records<'e, T> {
         self.key.extend_from_slice(&self.options.prefix);
         self.key.extend_from_slice(key);
     }
-
 }
 
 super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
@@ -1382,7 +1391,6 @@ mod tests {
     use crate::engine::fake_listener;
     use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
 
-
     #[test]
     fn info_persistence_gives_saves_in_progress_and_made() {
         let info = "# Persistence\r\nloading:0\r\ncurrent_save_keys_processed:1200\r\n\
@@ -1393,7 +1401,10 @@ mod tests {
         assert_eq!(a.running[0].kind, EventKind::BgSave);
         assert_eq!(a.running[0].detail, "1200 of 5000 keys");
         let counts: Vec<(EventKind, u64)> = a.tallies.iter().map(|t| (t.kind, t.count)).collect();
-        assert_eq!(counts, vec![(EventKind::BgSave, 3), (EventKind::AofRewrite, 0)]);
+        assert_eq!(
+            counts,
+            vec![(EventKind::BgSave, 3), (EventKind::AofRewrite, 0)]
+        );
         // Redis before 7.0 counts no saves: what runs is still seen.
         let old = persistence_activity("rdb_bgsave_in_progress:0\r\naof_rewrite_in_progress:1\r\n");
         assert_eq!(old.running[0].kind, EventKind::AofRewrite);
@@ -1418,7 +1429,10 @@ mod tests {
     }
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
     }
 
     #[test]
@@ -1433,7 +1447,12 @@ mod tests {
         let said = format!("Redis at 127.0.0.1:{port} did not answer within 5 s");
         assert!(err.starts_with(&said), "{err}");
         let started = std::time::Instant::now();
-        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("nothing answers"));
+        let err = format!(
+            "{:#}",
+            runtime()
+                .block_on(o.connect_async())
+                .expect_err("nothing answers")
+        );
         assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
         assert!(err.starts_with(&said), "{err}");
     }
@@ -1446,7 +1465,12 @@ mod tests {
         let said = format!("the server at 127.0.0.1:{port} does not speak the Redis protocol");
         let err = format!("{:#}", o.connect().err().expect("not Redis"));
         assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
-        let err = format!("{:#}", runtime().block_on(o.connect_async()).expect_err("not Redis"));
+        let err = format!(
+            "{:#}",
+            runtime()
+                .block_on(o.connect_async())
+                .expect_err("not Redis")
+        );
         assert!(err.starts_with(&said) && !err.contains('\n'), "{err}");
     }
 
@@ -1459,7 +1483,11 @@ mod tests {
         let (port, accepted) = fake_listener::serving(fake_listener::closing);
         let o = at(port);
         let ping = || cmd("PING");
-        let mut link = Link { con: None, options: &o, backoff: Backoff::default() };
+        let mut link = Link {
+            con: None,
+            options: &o,
+            backoff: Backoff::default(),
+        };
         let (mut failed_ops, started) = (0, std::time::Instant::now());
         while started.elapsed() < Duration::from_millis(1500) {
             let c = ping();
@@ -1468,8 +1496,15 @@ mod tests {
         }
         // At once, then 10, 20, ... 640 ms: 8 attempts in 1.5 s.
         let attempts = accepted.load(std::sync::atomic::Ordering::Relaxed);
-        assert!((5..=10).contains(&attempts), "{attempts} attempts in {failed_ops} operations");
-        let mut link = AsyncLink { con: None, options: &o, backoff: Backoff::default() };
+        assert!(
+            (5..=10).contains(&attempts),
+            "{attempts} attempts in {failed_ops} operations"
+        );
+        let mut link = AsyncLink {
+            con: None,
+            options: &o,
+            backoff: Backoff::default(),
+        };
         let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
         let rt = runtime();
         let started = std::time::Instant::now();

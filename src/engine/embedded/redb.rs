@@ -136,7 +136,12 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         honoured.push("cache_size");
     }
     if let Some(sync) = flags.sync {
-        set_unless_given(props, &SPEC, "durability", if sync { "immediate" } else { "none" });
+        set_unless_given(
+            props,
+            &SPEC,
+            "durability",
+            if sync { "immediate" } else { "none" },
+        );
         honoured.push("sync");
     }
     flags.not_honoured(&honoured)

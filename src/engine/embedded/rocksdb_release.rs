@@ -21,7 +21,7 @@ use crate::error::InputError;
 use crate::properties::Properties;
 
 /// The fetch script, run by `bash -c` with `$0` set to [`SCRIPT_NAME`].
-const SCRIPT: &str = include_str!("../../scripts/rocksdb-release.sh");
+const SCRIPT: &str = include_str!("../../../scripts/rocksdb-release.sh");
 const SCRIPT_NAME: &str = "kvperf-rocksdb-release";
 
 /// Set in the process that runs on the asked release: it must not switch again.

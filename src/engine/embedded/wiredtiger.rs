@@ -572,14 +572,28 @@ impl Engine for WtEngine {
         if running != 0 {
             a.running(EventKind::Checkpoint, "", "");
         }
-        a.tally(EventKind::Checkpoint, "", checkpoints.max(0) as u64, Some(checkpoint_bytes.max(0) as u64));
+        a.tally(
+            EventKind::Checkpoint,
+            "",
+            checkpoints.max(0) as u64,
+            Some(checkpoint_bytes.max(0) as u64),
+        );
         let evicting = {
-            let mut last = self.evicted_by_clients.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = self
+                .evicted_by_clients
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             let grew = last.is_some_and(|l| evicted > l);
             *last = Some(evicted);
             grew
         };
-        let share = |bytes: i64| if max > 0 { bytes as f64 / max as f64 } else { 0.0 };
+        let share = |bytes: i64| {
+            if max > 0 {
+                bytes as f64 / max as f64
+            } else {
+                0.0
+            }
+        };
         let cause = if evicting {
             Some("client threads evicting pages".to_string())
         } else if share(inuse) >= 0.95 {
@@ -1155,7 +1169,10 @@ mod tests {
     #[test]
     fn the_shim_reads_as_many_statistics_as_activity_names() {
         // SAFETY: a constant of the shim.
-        assert_eq!(unsafe { ffi::kvperf_wt_event_stats_count() } as usize, EVENT_STATS);
+        assert_eq!(
+            unsafe { ffi::kvperf_wt_event_stats_count() } as usize,
+            EVENT_STATS
+        );
     }
 
     #[test]
@@ -1177,7 +1194,8 @@ mod tests {
         };
         let before = checkpoints(&engine.activity().expect("WiredTiger answers"));
         {
-            let mut client = crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+            let mut client =
+                crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
             for i in 0..2000u32 {
                 let key = format!("key{i:08}");
                 crate::engine::wait(client.put(key.as_bytes(), &[7u8; 200])).unwrap();
@@ -1185,7 +1203,10 @@ mod tests {
         }
         engine.settle(false).unwrap();
         let after = checkpoints(&engine.activity().unwrap());
-        assert!(after.0 > before.0, "settle's checkpoint is counted: {before:?} -> {after:?}");
+        assert!(
+            after.0 > before.0,
+            "settle's checkpoint is counted: {before:?} -> {after:?}"
+        );
         assert!(after.1 > before.1, "and its bytes: {before:?} -> {after:?}");
         engine.close().unwrap();
     }

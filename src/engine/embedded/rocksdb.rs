@@ -155,7 +155,9 @@ impl RocksOptions {
         if !(2..=7).contains(&format_version) {
             return Err(InputError::property(
                 "rocksdb.format_version",
-                format!("{format_version} is not a format RocksDB {BINDINGS_VERSION} writes (2 to 7)"),
+                format!(
+                    "{format_version} is not a format RocksDB {BINDINGS_VERSION} writes (2 to 7)"
+                ),
             ));
         }
         let given = |name: &str| !v.text(name).is_empty();
@@ -278,20 +280,44 @@ const DB_BENCH_OPTIONS: &str =
 /// db_bench's flags as RocksDB options, with db_bench's defaults for the
 /// flags not given. RocksDB honours every one of them.
 fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'static str> {
-    let bloom_bits = flags.bloom_bits.filter(|b| *b > 0.0).map_or(0, |b| b as u64);
+    let bloom_bits = flags
+        .bloom_bits
+        .filter(|b| *b > 0.0)
+        .map_or(0, |b| b as u64);
     let settings = [
-        ("block_cache_size", flags.cache_size.unwrap_or(32 << 20).to_string()),
+        (
+            "block_cache_size",
+            flags.cache_size.unwrap_or(32 << 20).to_string(),
+        ),
         ("bloom_bits", bloom_bits.to_string()),
-        ("compression", flags.compression_type.clone().unwrap_or_else(|| "snappy".into())),
-        ("write_buffer_size", flags.write_buffer_size.unwrap_or(64 << 20).to_string()),
-        ("max_background_jobs", flags.max_background_jobs.unwrap_or(2).to_string()),
+        (
+            "compression",
+            flags
+                .compression_type
+                .clone()
+                .unwrap_or_else(|| "snappy".into()),
+        ),
+        (
+            "write_buffer_size",
+            flags.write_buffer_size.unwrap_or(64 << 20).to_string(),
+        ),
+        (
+            "max_background_jobs",
+            flags.max_background_jobs.unwrap_or(2).to_string(),
+        ),
         ("wal", (!flags.disable_wal.unwrap_or(false)).to_string()),
         ("sync", flags.sync.unwrap_or(false).to_string()),
         ("statistics", flags.statistics.unwrap_or(false).to_string()),
-        ("use_direct_reads", flags.use_direct_reads.unwrap_or(false).to_string()),
+        (
+            "use_direct_reads",
+            flags.use_direct_reads.unwrap_or(false).to_string(),
+        ),
         (
             "use_direct_io_for_flush_and_compaction",
-            flags.use_direct_io_for_flush_and_compaction.unwrap_or(false).to_string(),
+            flags
+                .use_direct_io_for_flush_and_compaction
+                .unwrap_or(false)
+                .to_string(),
         ),
         ("cache_type", "hyper_clock".to_string()),
         ("auto_readahead_size", "false".to_string()),
@@ -309,12 +335,26 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         ("max_open_files", flags.open_files.map(|v| v.to_string())),
         (
             "level_compaction_dynamic_level_bytes",
-            flags.level_compaction_dynamic_level_bytes.map(|v| v.to_string()),
+            flags
+                .level_compaction_dynamic_level_bytes
+                .map(|v| v.to_string()),
         ),
-        ("bytes_per_sync", flags.bytes_per_sync.map(|v| v.to_string())),
-        ("target_file_size_base", flags.target_file_size_base.map(|v| v.to_string())),
-        ("max_write_buffer_number", flags.max_write_buffer_number.map(|v| v.to_string())),
-        ("stats_dump_period_sec", flags.stats_interval_seconds.map(|v| v.to_string())),
+        (
+            "bytes_per_sync",
+            flags.bytes_per_sync.map(|v| v.to_string()),
+        ),
+        (
+            "target_file_size_base",
+            flags.target_file_size_base.map(|v| v.to_string()),
+        ),
+        (
+            "max_write_buffer_number",
+            flags.max_write_buffer_number.map(|v| v.to_string()),
+        ),
+        (
+            "stats_dump_period_sec",
+            flags.stats_interval_seconds.map(|v| v.to_string()),
+        ),
     ];
     for (name, value) in given {
         if let Some(value) = value {
@@ -383,17 +423,37 @@ const REPORTED: [(&str, &str, &str); 12] = [
     ("max_background_jobs", "DBOptions", "max_background_jobs"),
     ("max_open_files", "DBOptions", "max_open_files"),
     ("bytes_per_sync", "DBOptions", "bytes_per_sync"),
-    ("stats_dump_period_sec", "DBOptions", "stats_dump_period_sec"),
+    (
+        "stats_dump_period_sec",
+        "DBOptions",
+        "stats_dump_period_sec",
+    ),
     ("num_levels", "CFOptions \"default\"", "num_levels"),
     (
         "level_compaction_dynamic_level_bytes",
         "CFOptions \"default\"",
         "level_compaction_dynamic_level_bytes",
     ),
-    ("target_file_size_base", "CFOptions \"default\"", "target_file_size_base"),
-    ("write_buffer_size", "CFOptions \"default\"", "write_buffer_size"),
-    ("max_write_buffer_number", "CFOptions \"default\"", "max_write_buffer_number"),
-    ("block_size", "TableOptions/BlockBasedTable \"default\"", "block_size"),
+    (
+        "target_file_size_base",
+        "CFOptions \"default\"",
+        "target_file_size_base",
+    ),
+    (
+        "write_buffer_size",
+        "CFOptions \"default\"",
+        "write_buffer_size",
+    ),
+    (
+        "max_write_buffer_number",
+        "CFOptions \"default\"",
+        "max_write_buffer_number",
+    ),
+    (
+        "block_size",
+        "TableOptions/BlockBasedTable \"default\"",
+        "block_size",
+    ),
 ];
 
 /// The values RocksDB wrote into the newest OPTIONS file of `dir` after
@@ -424,7 +484,8 @@ fn parse_options_file(text: &str) -> BTreeMap<String, String> {
         if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             section = name;
         } else if let Some((key, value)) = line.split_once('=') {
-            if let Some((name, _, _)) = REPORTED.iter().find(|(_, s, k)| *s == section && *k == key) {
+            if let Some((name, _, _)) = REPORTED.iter().find(|(_, s, k)| *s == section && *k == key)
+            {
                 found.insert((*name).to_string(), value.to_string());
             }
         }
@@ -583,7 +644,13 @@ impl Engine for RocksEngine {
         };
 
         let mut a = Activity::idle();
-        let count = |n: u64| if n > 1 { format!("{n} running") } else { String::new() };
+        let count = |n: u64| {
+            if n > 1 {
+                format!("{n} running")
+            } else {
+                String::new()
+            }
+        };
         if flushes > 0 {
             a.running(EventKind::Flush, "", count(flushes));
         }
@@ -604,9 +671,19 @@ impl Engine for RocksEngine {
             a.running(EventKind::WriteSlowdown, "", rate);
         }
         // A flush is counted in the L0 row, a compaction in its output level's.
-        a.tally(EventKind::Flush, "", stats.finished("L0"), written.map(|w| w.flush));
+        a.tally(
+            EventKind::Flush,
+            "",
+            stats.finished("L0"),
+            written.map(|w| w.flush),
+        );
         for level in stats.levels.iter().filter(|l| l.name != "L0") {
-            a.tally(EventKind::Compaction, format!("into {}", level.name), level.finished, None);
+            a.tally(
+                EventKind::Compaction,
+                format!("into {}", level.name),
+                level.finished,
+                None,
+            );
         }
         a.tally(EventKind::Compaction, "", 0, written.map(|w| w.compaction));
         for (cause, stops, delays) in &stats.stalls {
@@ -647,7 +724,8 @@ fn cumulative_stall_micros(dbstats: &str) -> Option<u64> {
     let hms = line.split_whitespace().next()?;
     let mut parts = hms.split(':');
     let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
-    let seconds = h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
+    let seconds =
+        h.parse::<f64>().ok()? * 3600.0 + m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
     Some((seconds * 1e6).round() as u64)
 }
 
@@ -785,10 +863,17 @@ impl BackgroundThreads {
             return found;
         };
         for task in tasks.flatten() {
-            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else {
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|t| t.parse::<u32>().ok())
+            else {
                 continue;
             };
-            match std::fs::read_to_string(task.path().join("comm")).as_deref().map(str::trim) {
+            match std::fs::read_to_string(task.path().join("comm"))
+                .as_deref()
+                .map(str::trim)
+            {
                 Ok("rocksdb:high") => found.flush.push(tid),
                 Ok("rocksdb:low") | Ok("rocksdb:bottom") => found.compaction.push(tid),
                 _ => {}
@@ -802,9 +887,7 @@ impl BackgroundThreads {
         if self.flush.is_empty() && self.compaction.is_empty() {
             return None;
         }
-        let sum = |tids: &[u32]| -> Option<u64> {
-            tids.iter().map(|tid| thread_wchar(*tid)).sum()
-        };
+        let sum = |tids: &[u32]| -> Option<u64> { tids.iter().map(|tid| thread_wchar(*tid)).sum() };
         Some(BackgroundWrites {
             flush: sum(&self.flush)?,
             compaction: sum(&self.compaction)?,
@@ -981,7 +1064,10 @@ mod tests {
     fn an_options_string_shows_in_the_recorded_options() {
         let dir = tempfile::tempdir().unwrap();
         let mut props = Properties::new();
-        props.set("rocksdb.options", "use_direct_io_for_flush_and_compaction=true");
+        props.set(
+            "rocksdb.options",
+            "use_direct_io_for_flush_and_compaction=true",
+        );
         let engine = open(&OpenOptions {
             dir: Some(dir.path()),
             properties: &props,
@@ -991,7 +1077,10 @@ mod tests {
         .unwrap();
         let info = engine.info();
         // The named option's default says false; RocksDB runs with true.
-        assert_eq!(info.options["use_direct_io_for_flush_and_compaction"], "true");
+        assert_eq!(
+            info.options["use_direct_io_for_flush_and_compaction"],
+            "true"
+        );
         engine.close().unwrap();
     }
 
@@ -1036,7 +1125,10 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
                 ("pending compaction bytes".to_string(), 0, 0),
             ]
         );
-        assert_eq!(CompactionStats::parse("nothing here"), CompactionStats::default());
+        assert_eq!(
+            CompactionStats::parse("nothing here"),
+            CompactionStats::default()
+        );
     }
 
     #[test]
@@ -1058,7 +1150,8 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
                 .find(|t| t.kind == EventKind::Flush)
                 .map(|t| (t.count, t.bytes))
         };
-        let mut client = crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+        let mut client =
+            crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
         for i in 0..5000u32 {
             let key = format!("key{i:08}");
             crate::engine::wait(client.put(key.as_bytes(), &[7u8; 200])).unwrap();
@@ -1068,7 +1161,10 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
         let after = engine.activity().unwrap();
         let (n0, b0) = flushes(&before).expect("a flush tally");
         let (n1, b1) = flushes(&after).unwrap();
-        assert!(n1 > n0, "1 MB through 64 KiB memtables flushes: {n0} -> {n1}");
+        assert!(
+            n1 > n0,
+            "1 MB through 64 KiB memtables flushes: {n0} -> {n1}"
+        );
         if let (Some(b0), Some(b1)) = (b0, b1) {
             assert!(b1 > b0, "the flush thread wrote: {b0} -> {b1}");
         }
@@ -1077,10 +1173,25 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
 
     #[test]
     fn rocksdbs_own_files_are_told_apart() {
-        for own in ["CURRENT", "IDENTITY", "LOCK", "LOG", "LOG.old.1700000000", "MANIFEST-000005", "OPTIONS-000007", "000012.sst", "000011.log"] {
+        for own in [
+            "CURRENT",
+            "IDENTITY",
+            "LOCK",
+            "LOG",
+            "LOG.old.1700000000",
+            "MANIFEST-000005",
+            "OPTIONS-000007",
+            "000012.sst",
+            "000011.log",
+        ] {
             assert!(owns(own), "{own}");
         }
-        for foreign in [".kvperf-data", "kvperf-precondition.fill", "notes.txt", "photos"] {
+        for foreign in [
+            ".kvperf-data",
+            "kvperf-precondition.fill",
+            "notes.txt",
+            "photos",
+        ] {
             assert!(!owns(foreign), "{foreign}");
         }
     }

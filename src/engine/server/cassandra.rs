@@ -78,9 +78,9 @@ use scylla::statement::{Consistency, Statement};
 use super::driver_runtime::DriverRuntime;
 use super::options::OptionValues;
 use super::{
-    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec,
-    EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, Runs, ScanResults, SetupFuture, StoreKind,
+    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
+    EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{scrubbed, Properties};
@@ -282,7 +282,10 @@ impl Settings {
                 "sizes the engine's own runtime, which clients=tasks does not start (the driver runs on the runner's runtime: set runtimethreads)",
             ));
         }
-        let shared_session = match v.choice("sessions", &["auto", "per_thread", "shared"])?.as_str() {
+        let shared_session = match v
+            .choice("sessions", &["auto", "per_thread", "shared"])?
+            .as_str()
+        {
             "shared" => true,
             "per_thread" => false,
             _ => tasks,
@@ -306,7 +309,11 @@ impl Settings {
 
         let mut effective = v.effective();
         effective.insert("keyspace".into(), keyspace.clone());
-        let sessions = if shared_session { "shared" } else { "per_thread" };
+        let sessions = if shared_session {
+            "shared"
+        } else {
+            "per_thread"
+        };
         effective.insert("sessions".into(), sessions.into());
         if tasks {
             // Not used: the runner's runtime (its size is in the result).
@@ -874,9 +881,16 @@ impl CassandraEngine {
                 statement.set_load_balancing_policy(Some(policy.clone()));
                 statement
             };
-            let at = |e: &dyn std::fmt::Display| anyhow::anyhow!("Cassandra: system_views of {}: {e}", node.address);
+            let at = |e: &dyn std::fmt::Display| {
+                anyhow::anyhow!("Cassandra: system_views of {}: {e}", node.address)
+            };
             let pools = session
-                .query_unpaged(read("SELECT name, active_tasks, completed_tasks FROM system_views.thread_pools"), ())
+                .query_unpaged(
+                    read(
+                        "SELECT name, active_tasks, completed_tasks FROM system_views.thread_pools",
+                    ),
+                    (),
+                )
                 .await
                 .map_err(|e| at(&e))?
                 .into_rows_result()?;
@@ -894,8 +908,15 @@ impl CassandraEngine {
                 .into_rows_result()?;
             for row in tasks.rows::<(String, String, String, i64, String)>()? {
                 let (keyspace, table, kind, total, unit) = row?;
-                let node = if many { format!("{}: ", node.address.ip()) } else { String::new() };
-                seen.tasks.push((kind, format!("{node}{keyspace}.{table} ({})", task_size(total, &unit))));
+                let node = if many {
+                    format!("{}: ", node.address.ip())
+                } else {
+                    String::new()
+                };
+                seen.tasks.push((
+                    kind,
+                    format!("{node}{keyspace}.{table} ({})", task_size(total, &unit)),
+                ));
             }
         }
         Ok(seen.activity())
@@ -1042,22 +1063,19 @@ impl Engine for CassandraEngine {
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
         match (slot.access, slot.runs) {
             (Access::Raw, _) => ready(self.raw()),
-            (Access::Records, Runs::Thread) => ready(
-                self.rt
-                    .block_on(CqlClient::open(self))
-                    .map(|client| {
-                        Box::new(CassandraWorker {
-                            rt: &self.rt,
-                            client,
-                        }) as Box<dyn Operations>
-                    }),
-            ),
+            (Access::Records, Runs::Thread) => {
+                ready(self.rt.block_on(CqlClient::open(self)).map(|client| {
+                    Box::new(CassandraWorker {
+                        rt: &self.rt,
+                        client,
+                    }) as Box<dyn Operations>
+                }))
+            }
             (Access::Records, Runs::Task) => Box::pin(async move {
                 Ok(Box::new(CqlClient::open(self).await?) as Box<dyn Operations>)
             }),
         }
     }
-
 
     /// Sessions opened for runner threads and how long opening them took.
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -1135,14 +1153,20 @@ impl Engine for CassandraEngine {
         let session = match sampler.as_ref() {
             Some(session) => session.clone(),
             None => {
-                let session = Arc::new(self.rt.block_on(connect(&self.settings)).map_err(|e| format!("{e:#}"))?);
+                let session = Arc::new(
+                    self.rt
+                        .block_on(connect(&self.settings))
+                        .map_err(|e| format!("{e:#}"))?,
+                );
                 sampler.insert(session).clone()
             }
         };
-        self.rt.block_on(Self::node_activity(&session)).map_err(|e| {
-            *sampler = None;
-            format!("{e:#}")
-        })
+        self.rt
+            .block_on(Self::node_activity(&session))
+            .map_err(|e| {
+                *sampler = None;
+                format!("{e:#}")
+            })
     }
 
     fn data_location(&self) -> Option<PathBuf> {
@@ -1314,10 +1338,7 @@ impl CqlClient {
         Ok(Some(self.read_some.len() - 1))
     }
 
-    async fn scan_statements(
-        &mut self,
-        fields: Option<&[&str]>,
-    ) -> Result<Option<usize>, OpError> {
+    async fn scan_statements(&mut self, fields: Option<&[&str]>) -> Result<Option<usize>, OpError> {
         let Some(fields) = fields else {
             return Ok(None);
         };
@@ -1392,7 +1413,6 @@ impl CqlClient {
         }
         self.run(stmt, &bound[..]).await.map(|_| ())
     }
-
 }
 
 super::async_records!(impl[] CqlClient, true);
@@ -1581,7 +1601,10 @@ mod tests {
         assert!(yaml_list(yaml, "seeds").is_empty());
         // Flow style and comments, as an edited cassandra.yaml may hold.
         let flow = "data_file_directories: [/a/data, '/b/data'] # two disks\nseeds: x\n";
-        assert_eq!(yaml_list(flow, "data_file_directories"), ["/a/data", "/b/data"]);
+        assert_eq!(
+            yaml_list(flow, "data_file_directories"),
+            ["/a/data", "/b/data"]
+        );
         assert!(yaml_list("data_file_directories: [unclosed", "data_file_directories").is_empty());
         let args = vec![
             "java".to_string(),
@@ -1603,18 +1626,21 @@ mod tests {
         assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.fields.len(), 10);
         // A driver that repeats what it was given does not show it either.
-        let err = s
-            .connect_error(&"auth as alice/s3cret refused")
-            .to_string();
+        let err = s.connect_error(&"auth as alice/s3cret refused").to_string();
         assert!(err.contains("alice/(redacted) refused"), "{err}");
-        assert!(err.starts_with("cannot connect to Cassandra at 127.0.0.1:9042"), "{err}");
+        assert!(
+            err.starts_with("cannot connect to Cassandra at 127.0.0.1:9042"),
+            "{err}"
+        );
 
         let mut p = Properties::new();
         p.set("cassandra.keyspace", "bad-name");
         assert!(Settings::from_properties(&p, false).is_err());
         let mut p = Properties::new();
         p.set("cassandra.write_consistency", "quorm");
-        let err = Settings::from_properties(&p, false).unwrap_err().to_string();
+        let err = Settings::from_properties(&p, false)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("did you mean 'quorum'"), "{err}");
     }
 
@@ -1624,22 +1650,42 @@ mod tests {
             flushing: 1,
             flushed: 12,
             tasks: vec![
-                ("compaction".into(), format!("ycsb.usertable ({})", task_size(12_000_000, "bytes"))),
-                ("cleanup".into(), format!("ycsb.kv ({})", task_size(2, "keys"))),
+                (
+                    "compaction".into(),
+                    format!("ycsb.usertable ({})", task_size(12_000_000, "bytes")),
+                ),
+                (
+                    "cleanup".into(),
+                    format!("ycsb.kv ({})", task_size(2, "keys")),
+                ),
             ],
         };
         let a = work.activity();
-        let running: Vec<(EventKind, &str)> = a.running.iter().map(|w| (w.kind, w.detail.as_str())).collect();
+        let running: Vec<(EventKind, &str)> = a
+            .running
+            .iter()
+            .map(|w| (w.kind, w.detail.as_str()))
+            .collect();
         assert_eq!(
             running,
             vec![
                 (EventKind::Flush, ""),
-                (EventKind::Compaction, "cleanup of ycsb.kv (2 keys), ycsb.usertable (12.0 MB)"),
+                (
+                    EventKind::Compaction,
+                    "cleanup of ycsb.kv (2 keys), ycsb.usertable (12.0 MB)"
+                ),
             ]
         );
         assert_eq!(a.tallies.len(), 1);
-        assert_eq!((a.tallies[0].kind, a.tallies[0].count), (EventKind::Flush, 12));
-        let idle = NodeWork { flushed: 12, ..NodeWork::default() }.activity();
+        assert_eq!(
+            (a.tallies[0].kind, a.tallies[0].count),
+            (EventKind::Flush, 12)
+        );
+        let idle = NodeWork {
+            flushed: 12,
+            ..NodeWork::default()
+        }
+        .activity();
         assert!(idle.running.is_empty());
     }
 

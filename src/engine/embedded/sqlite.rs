@@ -178,7 +178,12 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         honoured.push("cache_size");
     }
     if let Some(sync) = flags.sync {
-        set_unless_given(props, &SPEC, "synchronous", if sync { "full" } else { "normal" });
+        set_unless_given(
+            props,
+            &SPEC,
+            "synchronous",
+            if sync { "full" } else { "normal" },
+        );
         honoured.push("sync");
     }
     flags.not_honoured(&honoured)
@@ -560,7 +565,11 @@ impl SqliteKvWorker {
     }
 
     fn next(&mut self) -> Result<bool, OpError> {
-        kv::next_entry(self, |w| &mut w.cursor, |w, after| w.fill(Start::After(after)))
+        kv::next_entry(
+            self,
+            |w| &mut w.cursor,
+            |w, after| w.fill(Start::After(after)),
+        )
     }
 
     fn current(&self) -> Option<(&[u8], &[u8])> {

@@ -229,7 +229,12 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         honoured.push("cache_size");
     }
     if let Some(sync) = flags.sync {
-        set_unless_given(props, &SPEC, "persist", if sync { "sync_all" } else { "buffer" });
+        set_unless_given(
+            props,
+            &SPEC,
+            "persist",
+            if sync { "sync_all" } else { "buffer" },
+        );
         honoured.push("sync");
     }
     if let Some(bytes) = flags.write_buffer_size {
@@ -459,7 +464,12 @@ impl Engine for FjallEngine {
             1 => a.running(EventKind::Compaction, "", ""),
             n => a.running(EventKind::Compaction, "", format!("{n} running")),
         }
-        a.tally(EventKind::Compaction, "", db.compactions_completed() as u64, None);
+        a.tally(
+            EventKind::Compaction,
+            "",
+            db.compactions_completed() as u64,
+            None,
+        );
         Ok(a)
     }
 

@@ -1,0 +1,31 @@
+//! The embedded engines: libraries that run in kvperf's process and keep
+//! their data in a data directory (`--db`), and the null engine, which
+//! keeps none. Each engine is one file, compiled in with the Cargo feature
+//! of its name and listed in the registry ([`super::registry()`]).
+
+// The engines name the seam as `super::…` (`super::Engine`,
+// `super::options`): the seam's names, seen from this folder.
+#[allow(unused_imports)]
+use super::*;
+
+#[cfg(feature = "rocksdb")]
+pub mod elf_symbols;
+#[cfg(feature = "fjall")]
+pub mod fjall;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
+pub mod null;
+#[cfg(feature = "redb")]
+pub mod redb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_library;
+#[cfg(feature = "rocksdb")]
+mod rocksdb_options_string;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_release;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
