@@ -16,7 +16,10 @@
 #   KVPERF_SOURCE=~/.cache/kvperf/target-source/release/kvperf    KVPERF_ROCKSDB=source's build
 #   REPEATS=5 THREADS="1 2" RECORDS=200000 (1 KB records) OPS=500000
 #   NUM=200000 (db_bench keys, 1 KB values) DURATION=10 (s per bench row)
-#   PROFILE=1: for each row whose verdict is not "~", one `perf record -g`
+#   BENCH_ARGS: more flags for every `kvperf bench` row, e.g.
+#     "--compression_type=none" to take snappy out of the comparison
+#   PROFILE=1: for each row whose verdict is not "~" (PROFILE=all: every
+#     row), one `perf record -g`
 #     of each build on that row (repeat 1's settings) and the top symbols by
 #     library, so a difference is named (compiler flags, a different
 #     allocator, ...). Needs perf (apt-get install linux-perf).
@@ -59,7 +62,8 @@ DATA=$BENCH_CACHE/release-vs-source
 SAMPLES=$LOG_DIR/samples.tsv
 : >"$SAMPLES"
 YCSB_SHAPE=(-p "recordcount=$RECORDS" -p "operationcount=$OPS" -p fieldcount=1 -p fieldlength=1024)
-BENCH_SHAPE=(--num="$NUM" --value_size=1024 --no-progress)
+# shellcheck disable=SC2206 # BENCH_ARGS is split on purpose: extra flags
+BENCH_SHAPE=(--num="$NUM" --value_size=1024 --no-progress ${BENCH_ARGS:-})
 
 binary() { # SIDE
   case $1 in release) echo "$KVPERF_RELEASE" ;; source) echo "$KVPERF_SOURCE" ;; esac
@@ -131,7 +135,7 @@ for t in $THREADS; do
   done
 done
 
-echo "RocksDB's release library vs RocksDB built from source: $REPEATS alternating repeats per row; YCSB $RECORDS records of 1 x 1 KB, $OPS operations per run; bench $NUM keys of 1 KB, ${DURATION} s per row ($(date -u +%F\ %H:%M) UTC, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo "RocksDB's release library vs RocksDB built from source: $REPEATS alternating repeats per row; YCSB $RECORDS records of 1 x 1 KB, $OPS operations per run; bench $NUM keys of 1 KB, ${DURATION} s per row${BENCH_ARGS:+, $BENCH_ARGS} ($(date -u +%F\ %H:%M) UTC, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo
 echo "- release: $KVPERF_RELEASE ($RELEASE_VERSION)"
 echo "- source: $KVPERF_SOURCE ($SOURCE_VERSION)"
@@ -155,12 +159,12 @@ for t in $THREADS; do
   done
 done
 
-if [ "$PROFILE" = 1 ]; then
+if [ "$PROFILE" = 1 ] || [ "$PROFILE" = all ]; then
   require_tool perf "install it with 'apt-get install linux-perf'"
   echo
   echo "## Profiles of the rows that differ"
   while IFS=$'\t' read -r row t verdict; do
-    case $verdict in *faster* | *slower*) ;; *) continue ;; esac
+    case $PROFILE:$verdict in all:* | *faster* | *slower*) ;; *) continue ;; esac
     for side in release source; do
       data=$LOG_DIR/$side-$row-t$t.perf.data
       echo
@@ -168,7 +172,9 @@ if [ "$PROFILE" = 1 ]; then
       echo
       echo '```'
       perf record -g -o "$data" -- bash -c "$(declare -f phase run_bench run_phase binary bench_ops_per_sec throughput ycsb_value positive_throughput non_ok_returns); $(declare -p YCSB_SHAPE BENCH_SHAPE LOG_DIR DATA SAMPLES KVPERF_RELEASE KVPERF_SOURCE WORKLOADS_DIR DURATION FAILED); SAMPLES=/dev/null; phase $side $row $t 99" >/dev/null 2>&1 || true
-      perf report -i "$data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 20
+      # A flat profile: the top symbols with the library each is in.
+      { perf report -i "$data" --no-children --sort dso,sym --stdio -g none 2>/dev/null || true; } |
+        grep -v '^#' | grep -v '^$' | head -n 20 || true
       echo '```'
     done
   done <"$VERDICTS"
