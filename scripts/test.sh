@@ -5,7 +5,5 @@
 # the build cache `scripts/quickstart.sh` uses, outside the clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/ensure-deps.sh --with-chromium
-. scripts/rocksdb-release.sh --export
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$KVPERF_DEFAULT_TARGET_DIR}"
+. scripts/test-env.sh
 cargo test --release --locked "$@"

@@ -233,6 +233,7 @@ fn a_server_that_stops_answering_ends_the_run_after_the_stall_timeout() {
     // SAFETY: signals to the Redis server this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     let status = child.wait();
+    // SAFETY: as above.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
     assert_eq!(status.unwrap().code(), Some(3));
     // Everything up to the end of its stderr (the reader ends at EOF).

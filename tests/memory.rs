@@ -15,6 +15,7 @@ use common::{metric, run_null};
 const MAX_RSS_MB: f64 = 100.0;
 
 fn children_max_rss_mb() -> f64 {
+    // SAFETY: an all-zero rusage is a valid one.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, writable rusage.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };

@@ -108,8 +108,9 @@ pub fn opened_input(file: &File, path: &Path, what: &str) -> Result<Metadata, In
         )));
     }
     use std::os::fd::AsRawFd;
-    // SAFETY: fstatfs fills the zeroed struct for an open descriptor.
+    // SAFETY: statfs is plain data, for which all zeroes is a value.
     let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatfs fills the zeroed struct for an open descriptor.
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut fs) } == 0 {
         #[allow(clippy::unnecessary_cast)]
         let magic = fs.f_type as i64;

@@ -118,8 +118,9 @@ pub fn loaded() -> &'static LoadedRocksDb {
 /// The file that holds `rocksdb_open`, by the dynamic linker's own account.
 fn build() -> Build {
     let address = librocksdb_sys::rocksdb_open as *const libc::c_void;
-    // SAFETY: dladdr only reads the loader's tables; `info` is written by it.
+    // SAFETY: Dl_info is plain data, for which all zeroes is a value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables; `info` is written by it.
     let found = unsafe { libc::dladdr(address, &mut info) };
     if found == 0 || info.dli_fname.is_null() {
         return Build::Unknown;

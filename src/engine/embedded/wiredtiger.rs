@@ -1168,8 +1168,8 @@ mod tests {
 
     #[test]
     fn the_shim_reads_as_many_statistics_as_activity_names() {
-        // SAFETY: a constant of the shim.
         assert_eq!(
+            // SAFETY: a constant of the shim.
             unsafe { ffi::kvperf_wt_event_stats_count() } as usize,
             EVENT_STATS
         );
