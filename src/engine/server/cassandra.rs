@@ -1590,6 +1590,29 @@ impl CassandraKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let p = props(&[
+            ("cassandra.username", "alice"),
+            ("cassandra.password", SECRET),
+            ("cassandra.port", "1"),
+            ("cassandra.connect_timeout_s", "1"),
+        ]);
+        let s = Settings::from_properties(&p, false).unwrap();
+        let given = s.credentials.as_ref().map(|c| c.password.as_str());
+        assert_eq!(given, Some(SECRET));
+        let err = open(&OpenOptions {
+            dir: None,
+            properties: &p,
+            mode: OpenMode::Any,
+            runtime: None,
+        })
+        .err()
+        .expect("no server on port 1");
+        assert_secret_hidden("cassandra", &s, &s.effective, err);
+    }
 
     #[test]
     fn yaml_lists_and_storage_dirs_are_read() {
@@ -1621,9 +1644,6 @@ mod tests {
         p.set("cassandra.keyspace", "MyKs");
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.keyspace, "myks");
-        assert!(!format!("{s:?}").contains("s3cret"));
-        assert!(!format!("{:?}", s.effective).contains("s3cret"));
-        assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.fields.len(), 10);
         // A driver that repeats what it was given does not show it either.
         let err = s.connect_error(&"auth as alice/s3cret refused").to_string();

@@ -1437,8 +1437,8 @@ impl PgKvWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake_listener;
-    use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::fake_listener;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::io::{Read, Write};
 
     #[test]

@@ -1388,8 +1388,8 @@ impl RedisKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake_listener;
-    use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::fake_listener;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
 
     #[test]
     fn info_persistence_gives_saves_in_progress_and_made() {
