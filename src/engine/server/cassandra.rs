@@ -76,6 +76,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
 use super::driver_runtime::DriverRuntime;
+use super::endpoint::{is_this_machine, tcp_port};
 use super::options::OptionValues;
 use super::{
     ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
@@ -247,10 +248,7 @@ impl Settings {
         if hosts.is_empty() {
             return Err(InputError::property("cassandra.hosts", "names no host"));
         }
-        let port = v.u64("port")?;
-        let port = u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| {
-            InputError::property("cassandra.port", format!("{port} is not a TCP port"))
-        })?;
+        let port = tcp_port("cassandra.port", v.u64("port")?)?;
         let keyspace = v.text("keyspace").to_ascii_lowercase();
         plain_identifier("cassandra.keyspace", &keyspace)?;
         let replication_factor = v.u64_at_most("replication_factor", 100)?;
@@ -675,22 +673,9 @@ struct LocalNode {
     data_dirs: Vec<PathBuf>,
 }
 
-/// Whether `host` is an address of this machine (a bind succeeds only on
-/// local addresses; all of 127.0.0.0/8 is local).
-fn is_local(host: &str) -> bool {
-    if host == "localhost" {
-        return true;
-    }
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok(),
-        Err(_) => false,
-    }
-}
-
 /// The local nodes listening on the CQL port, when the hosts are local.
 fn local_nodes(settings: &Settings) -> Vec<LocalNode> {
-    if !settings.hosts.iter().all(|h| is_local(h)) {
+    if !settings.hosts.iter().all(|h| is_this_machine(h)) {
         return Vec::new();
     }
     let mut pids = crate::host::processes::listeners_on(settings.port);
@@ -1707,14 +1692,5 @@ mod tests {
         }
         .activity();
         assert!(idle.running.is_empty());
-    }
-
-    #[test]
-    fn loopback_and_local_addresses_are_local() {
-        assert!(is_local("127.0.0.1"));
-        assert!(is_local("127.0.0.3"));
-        assert!(is_local("localhost"));
-        assert!(!is_local("192.0.2.1"));
-        assert!(!is_local("db.example.com"));
     }
 }

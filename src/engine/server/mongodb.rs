@@ -53,6 +53,7 @@ use mongodb::options::{
 use mongodb::{Client, Collection, Database};
 
 use super::driver_runtime::DriverRuntime;
+use super::endpoint::{is_this_machine, tcp_port};
 use super::options::OptionValues;
 use super::{
     async_records, blocking_raw, blocking_records, ready, Access, AsyncOps, Capabilities,
@@ -221,10 +222,7 @@ impl Settings {
                 )
             })?
         } else {
-            let port = v.u64("port")?;
-            let port = u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| {
-                InputError::property("mongodb.port", format!("{port} is not a TCP port"))
-            })?;
+            let port = tcp_port("mongodb.port", v.u64("port")?)?;
             let host = v.text("host");
             if host.is_empty() {
                 return Err(InputError::property("mongodb.host", "is empty"));
@@ -712,25 +710,12 @@ async fn mark(db: &Database, name: &str) -> mongodb::error::Result<()> {
     Ok(())
 }
 
-/// Whether `host` is an address of this machine (a bind succeeds only on
-/// local addresses; all of 127.0.0.0/8 is local).
-fn is_local(host: &str) -> bool {
-    if host == "localhost" {
-        return true;
-    }
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok(),
-        Err(_) => false,
-    }
-}
-
 /// The processes listening on the servers' ports, when every server is local.
 fn local_pids(hosts: &[ServerAddress]) -> Vec<u32> {
     let mut pids = Vec::new();
     for h in hosts {
         match h {
-            ServerAddress::Tcp { host, port } if is_local(host) => {
+            ServerAddress::Tcp { host, port } if is_this_machine(host) => {
                 pids.extend(crate::host::processes::listeners_on(port.unwrap_or(27017)));
             }
             _ => return Vec::new(),
