@@ -1477,43 +1477,7 @@ pub struct CassandraWorker<'e> {
     client: CqlClient,
 }
 
-super::blocking_records!(CassandraWorker<'_>);
-
-impl CassandraWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
-        self.rt.block_on(self.client.read(key, fields, out))
-    }
-
-    fn scan(
-        &mut self,
-        _table: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        self.rt
-            .block_on(self.client.scan(start_key, count, fields, out))
-    }
-
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.update(key, values))
-    }
-
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.insert(key, values))
-    }
-
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
-        self.rt.block_on(self.client.delete(key))
-    }
-}
+super::driver_runtime::blocking_on_driver!(CassandraWorker<'_>);
 
 /// Raw keys and values in the `kv` table: point access only.
 pub struct CassandraKvWorker<'e> {

@@ -56,9 +56,9 @@ use super::driver_runtime::DriverRuntime;
 use super::endpoint::{is_this_machine, tcp_port};
 use super::options::OptionValues;
 use super::{
-    async_records, blocking_raw, blocking_records, ready, Access, AsyncOps, Capabilities,
-    ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec, EventSupport, KvSupport, OpError,
-    OpResult, OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    async_records, blocking_raw, ready, Access, AsyncOps, Capabilities, ClientSlot, Engine,
+    EngineInfo, EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -1047,43 +1047,7 @@ pub struct MongoWorker<'e> {
     client: MongoClient<'e>,
 }
 
-impl MongoWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
-        self.rt.block_on(self.client.read(key, fields, out))
-    }
-
-    fn scan(
-        &mut self,
-        _table: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        self.rt
-            .block_on(self.client.scan(start_key, count, fields, out))
-    }
-
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.update(key, values))
-    }
-
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.insert(key, values))
-    }
-
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
-        self.rt.block_on(self.client.delete(key))
-    }
-}
-
-blocking_records!(MongoWorker<'_>);
+super::driver_runtime::blocking_on_driver!(MongoWorker<'_>);
 
 /// Entries copied out of one query: the db_bench cursor.
 #[derive(Default)]
