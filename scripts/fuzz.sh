@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes each reader of user input with cargo-fuzz (libFuzzer) for a
-# bounded time, starting from the seed inputs tests/fuzz_corpus.rs replays.
+# bounded time, starting from the seed inputs src/fuzzing/corpus_replay.rs replays.
 # Needs a nightly toolchain and cargo-fuzz:
 #   rustup toolchain install nightly && cargo install cargo-fuzz
 #

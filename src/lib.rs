@@ -32,6 +32,8 @@ pub mod engine;
 pub mod error;
 pub mod files;
 pub mod fingerprint;
+// Only in the unit tests and in cargo-fuzz's builds (which set `--cfg fuzzing`).
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
@@ -47,5 +49,7 @@ pub mod runner;
 pub mod server;
 pub mod shard;
 pub mod shipped;
+#[cfg(test)]
+mod testing;
 pub mod units;
 pub mod workload;

@@ -14,7 +14,9 @@ use crate::measure::power::{self, IdleBaseline, PowerMeter, PowerSetup, PowerUse
 use crate::measure::spikes;
 use crate::measure::verdict::{self, Verdict};
 use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
-use crate::results::step::{op_stats, Clients, ErrorKind, Measurement, StepError, StepOutput};
+use crate::results::step::{
+    op_stats, Clients, ErrorKind, Measurement, StepError, StepOutput, WindowBounds,
+};
 use crate::runner::{AfterWindow, RunOutcome, RunSpec};
 
 /// A measured window and what it cost.
@@ -253,27 +255,22 @@ impl Shape {
     /// and histograms; the costs, verdict and events are the caller's to
     /// add (a stall keeps none of them).
     pub fn measurement(&self, outcome: &RunOutcome) -> Measurement {
-        let runtime_s = outcome.runtime.as_secs_f64();
+        let window = WindowBounds {
+            start_unix_ms: outcome.start_unix_ms,
+            end_unix_ms: outcome.end_unix_ms,
+            runtime_s: outcome.runtime.as_secs_f64(),
+            operations: outcome.operations,
+        };
         Measurement {
-            name: self.name.clone(),
             threads: self.threads,
             clients: self.clients,
             target_ops_per_sec: self.target_ops_per_sec,
             warmup_s: self.warmup_s,
-            start_unix_ms: outcome.start_unix_ms,
-            end_unix_ms: outcome.end_unix_ms,
-            runtime_s,
-            operations: outcome.operations,
-            ops_per_sec: if runtime_s > 0.0 {
-                outcome.operations as f64 / runtime_s
-            } else {
-                0.0
-            },
             hit_time_limit: outcome.hit_time_limit,
             ops: op_stats(&outcome.histograms),
             intervals: outcome.intervals.clone(),
             timeline: Some(outcome.timeline.clone()),
-            ..Measurement::default()
+            ..Measurement::of_window(self.name.clone(), window)
         }
     }
 }

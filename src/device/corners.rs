@@ -12,7 +12,7 @@ use super::buffers::BufferPages;
 use super::target::Target;
 use super::uring::{self, Pattern, Until};
 use crate::measure::OpKind;
-use crate::results::step::{DeviceFigures, Latency, Measurement, OpStats};
+use crate::results::step::{DeviceFigures, Latency, Measurement, OpStats, WindowBounds};
 
 #[derive(Debug, Clone, Copy)]
 pub struct CornersConfig {
@@ -118,7 +118,12 @@ pub fn measure(
     )?;
     let p = corner.pattern;
     let kind = if p.write { OpKind::Write } else { OpKind::Read };
-    let iops = done.ios as f64 / done.seconds;
+    let window = WindowBounds {
+        start_unix_ms: started + cfg.ramp.as_millis() as u64,
+        end_unix_ms: crate::clock::unix_ms(),
+        runtime_s: done.seconds,
+        operations: done.ios,
+    };
     let ops = [(
         kind,
         OpStats {
@@ -132,16 +137,10 @@ pub fn measure(
     )]
     .into();
     Ok(Measurement {
-        name: corner.name.to_string(),
         threads: 1,
         clients: Default::default(),
         target_ops_per_sec: 0.0,
         warmup_s: cfg.ramp.as_secs_f64(),
-        start_unix_ms: started + cfg.ramp.as_millis() as u64,
-        end_unix_ms: crate::clock::unix_ms(),
-        runtime_s: done.seconds,
-        operations: done.ios,
-        ops_per_sec: iops,
         hit_time_limit: true,
         ops,
         intervals: Vec::new(),
@@ -161,6 +160,7 @@ pub fn measure(
             buffers: Some(done.buffers),
         }),
         events: None,
+        ..Measurement::of_window(corner.name, window)
     })
 }
 

@@ -11,7 +11,7 @@ use super::corners::Corner;
 use super::target::Target;
 use super::uring::{self, Pattern, Until};
 use crate::measure::steady::{Steadiness, SteadyCriterion};
-use crate::results::step::{DeviceFigures, Measurement};
+use crate::results::step::{DeviceFigures, Measurement, WindowBounds};
 
 #[derive(Debug, Clone, Copy)]
 pub struct PreconditionConfig {
@@ -89,12 +89,13 @@ pub fn run(
 
 fn figures(name: String, corner: &Corner, done: &uring::Done) -> Measurement {
     let p = corner.pattern;
-    Measurement {
-        name,
-        threads: 1,
+    let window = WindowBounds {
         runtime_s: done.seconds,
         operations: done.ios,
-        ops_per_sec: done.ios as f64 / done.seconds.max(1e-9),
+        ..WindowBounds::default()
+    };
+    Measurement {
+        threads: 1,
         device: Some(DeviceFigures {
             block_bytes: p.block as u64,
             queue_depth: p.depth as u64,
@@ -104,6 +105,6 @@ fn figures(name: String, corner: &Corner, done: &uring::Done) -> Measurement {
             fio: None,
             buffers: Some(done.buffers.clone()),
         }),
-        ..Measurement::default()
+        ..Measurement::of_window(name, window)
     }
 }

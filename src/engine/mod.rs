@@ -38,16 +38,12 @@
 pub mod capabilities;
 pub mod db_bench_flags;
 pub mod embedded;
-#[cfg(test)]
-pub(crate) mod fake_listener;
 pub mod kv;
 pub mod loaded_keys;
 pub mod operations;
 pub mod options;
 pub mod record;
 mod registry;
-#[cfg(all(test, any(feature = "redis", feature = "postgres")))]
-pub(crate) mod secret_checks;
 pub mod server;
 pub mod spec;
 pub mod store;

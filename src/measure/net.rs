@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_known_exchange_is_counted_on_this_side() {
-        let _alone = crate::engine::fake_listener::sockets_alone();
+        let _alone = crate::testing::fake_listener::sockets_alone();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let mut client = std::net::TcpStream::connect(addr).unwrap();

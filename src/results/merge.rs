@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::step::{Clients, Integrity, Latency, Measurement, OpStats, StepError, StepOutput};
+use super::step::{
+    Clients, Integrity, Latency, Measurement, OpStats, StepError, StepOutput, WindowBounds,
+};
 use crate::error::InputError;
 use crate::measure::accounting::Accounting;
 use crate::measure::events::EngineEvents;
@@ -383,21 +385,17 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
     let one_host = windows
         .iter()
         .all(|(o, _)| o.host.hostname == windows[0].0.host.hostname);
-    Measurement {
-        name: ms[0].name.clone(),
-        threads: ms.iter().map(|m| m.threads).sum(),
-        clients: merge_clients(&ms),
-        target_ops_per_sec: ms.iter().map(|m| m.target_ops_per_sec).sum(),
-        warmup_s: ms.iter().map(|m| m.warmup_s).fold(0.0, f64::max),
+    let bounds = WindowBounds {
         start_unix_ms: ms.iter().map(|m| m.start_unix_ms).min().unwrap_or(0),
         end_unix_ms: ms.iter().map(|m| m.end_unix_ms).max().unwrap_or(0),
         runtime_s,
         operations,
-        ops_per_sec: if runtime_s > 0.0 {
-            operations as f64 / runtime_s
-        } else {
-            0.0
-        },
+    };
+    Measurement {
+        threads: ms.iter().map(|m| m.threads).sum(),
+        clients: merge_clients(&ms),
+        target_ops_per_sec: ms.iter().map(|m| m.target_ops_per_sec).sum(),
+        warmup_s: ms.iter().map(|m| m.warmup_s).fold(0.0, f64::max),
         hit_time_limit: ms.iter().any(|m| m.hit_time_limit),
         ops: merge_ops(&ms),
         intervals: match &timeline {
@@ -430,6 +428,7 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
         db_bench: None,
         device: None,
         events: merge_events(windows),
+        ..Measurement::of_window(ms[0].name.clone(), bounds)
     }
 }
 

@@ -152,7 +152,44 @@ pub struct Measurement {
     pub events: Option<EngineEvents>,
 }
 
+/// When a measured window ran, for how long, and the operations it
+/// completed: what a [`Measurement`]'s throughput is made of.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WindowBounds {
+    pub start_unix_ms: u64,
+    pub end_unix_ms: u64,
+    pub runtime_s: f64,
+    pub operations: u64,
+}
+
+/// Throughput, the one definition (docs/semantics.md, "Throughput
+/// (ops/s)"): operations over the window's seconds; 0 for a window of no
+/// length.
+pub fn ops_per_sec(operations: u64, runtime_s: f64) -> f64 {
+    if runtime_s > 0.0 {
+        operations as f64 / runtime_s
+    } else {
+        0.0
+    }
+}
+
 impl Measurement {
+    /// The measurement named `name` of the window `w`: its bounds, its
+    /// operations and their throughput ([`ops_per_sec`]); the rest empty,
+    /// for the caller to add. Every measurement is made here, so no figure
+    /// is without a window.
+    pub fn of_window(name: impl Into<String>, w: WindowBounds) -> Measurement {
+        Measurement {
+            name: name.into(),
+            start_unix_ms: w.start_unix_ms,
+            end_unix_ms: w.end_unix_ms,
+            runtime_s: w.runtime_s,
+            operations: w.operations,
+            ops_per_sec: ops_per_sec(w.operations, w.runtime_s),
+            ..Measurement::default()
+        }
+    }
+
     /// The window's failed operations: every return but `OK` (`NOT_FOUND`
     /// too) of the groups a client's operation is one of, that is every
     /// group but VERIFY (a read's check) and READ-MODIFY-WRITE (its READ
@@ -183,11 +220,7 @@ impl Measurement {
     /// seconds as `ops_per_sec` (which counts every completed operation,
     /// as YCSB does).
     pub fn ok_ops_per_sec(&self) -> f64 {
-        if self.runtime_s > 0.0 {
-            self.ok_operations() as f64 / self.runtime_s
-        } else {
-            0.0
-        }
+        ops_per_sec(self.ok_operations(), self.runtime_s)
     }
 }
 
@@ -481,6 +514,30 @@ mod seed_text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_measurement_of_a_window_has_its_throughput_and_none_without_length() {
+        let w = WindowBounds {
+            start_unix_ms: 1_000,
+            end_unix_ms: 3_000,
+            runtime_s: 2.0,
+            operations: 10,
+        };
+        let m = Measurement::of_window("run", w);
+        assert_eq!(
+            (m.name.as_str(), m.operations, m.ops_per_sec),
+            ("run", 10, 5.0)
+        );
+        assert_eq!(
+            (m.start_unix_ms, m.end_unix_ms, m.runtime_s),
+            (1_000, 3_000, 2.0)
+        );
+        let empty = WindowBounds {
+            runtime_s: 0.0,
+            ..w
+        };
+        assert_eq!(Measurement::of_window("run", empty).ops_per_sec, 0.0);
+    }
     use crate::measure::OpError;
 
     #[test]

@@ -22,7 +22,7 @@ use crate::measure::{window_warnings, OpHistograms, OpKind, Outcome};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self};
 use crate::properties::Properties;
-use crate::results::step::{op_stats, DbBenchFigures, Measurement, StepOutput};
+use crate::results::step::{op_stats, DbBenchFigures, Measurement, StepOutput, WindowBounds};
 use crate::runner::{self, OpsLog, RunSpec, StatusOptions};
 use crate::workload::dbbench::{BenchConfig, BenchWorkload, Benchmark};
 
@@ -347,6 +347,12 @@ fn run_one(
     )?;
     let seconds = outcome.runtime.as_secs_f64().max(1e-9);
     let operations = outcome.operations.max(1); // db_bench: "at least one op"
+    let window = WindowBounds {
+        start_unix_ms: outcome.start_unix_ms,
+        end_unix_ms: outcome.end_unix_ms,
+        runtime_s: seconds,
+        operations,
+    };
     let tally = &workload.tally;
     let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
     let bytes = load(&tally.bytes);
@@ -358,16 +364,10 @@ fn run_one(
     ]);
     Ok(Measured {
         measurement: Measurement {
-            name: bench.name().to_string(),
             threads,
             clients: Default::default(),
             target_ops_per_sec: 0.0,
             warmup_s: 0.0,
-            start_unix_ms: outcome.start_unix_ms,
-            end_unix_ms: outcome.end_unix_ms,
-            runtime_s: seconds,
-            operations,
-            ops_per_sec: operations as f64 / seconds,
             hit_time_limit: outcome.hit_time_limit,
             ops: op_stats(&outcome.histograms),
             intervals: outcome.intervals,
@@ -384,6 +384,7 @@ fn run_one(
                 message: workload.message(),
                 totals,
             }),
+            ..Measurement::of_window(bench.name(), window)
         },
         histograms: outcome.histograms,
         interrupted: outcome.interrupted,

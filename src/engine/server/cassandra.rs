@@ -76,6 +76,7 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
 use super::driver_runtime::DriverRuntime;
+use super::endpoint::{is_this_machine, tcp_port};
 use super::options::OptionValues;
 use super::{
     ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
@@ -247,10 +248,7 @@ impl Settings {
         if hosts.is_empty() {
             return Err(InputError::property("cassandra.hosts", "names no host"));
         }
-        let port = v.u64("port")?;
-        let port = u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| {
-            InputError::property("cassandra.port", format!("{port} is not a TCP port"))
-        })?;
+        let port = tcp_port("cassandra.port", v.u64("port")?)?;
         let keyspace = v.text("keyspace").to_ascii_lowercase();
         plain_identifier("cassandra.keyspace", &keyspace)?;
         let replication_factor = v.u64_at_most("replication_factor", 100)?;
@@ -675,22 +673,9 @@ struct LocalNode {
     data_dirs: Vec<PathBuf>,
 }
 
-/// Whether `host` is an address of this machine (a bind succeeds only on
-/// local addresses; all of 127.0.0.0/8 is local).
-fn is_local(host: &str) -> bool {
-    if host == "localhost" {
-        return true;
-    }
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok(),
-        Err(_) => false,
-    }
-}
-
 /// The local nodes listening on the CQL port, when the hosts are local.
 fn local_nodes(settings: &Settings) -> Vec<LocalNode> {
-    if !settings.hosts.iter().all(|h| is_local(h)) {
+    if !settings.hosts.iter().all(|h| is_this_machine(h)) {
         return Vec::new();
     }
     let mut pids = crate::host::processes::listeners_on(settings.port);
@@ -1492,43 +1477,7 @@ pub struct CassandraWorker<'e> {
     client: CqlClient,
 }
 
-super::blocking_records!(CassandraWorker<'_>);
-
-impl CassandraWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
-        self.rt.block_on(self.client.read(key, fields, out))
-    }
-
-    fn scan(
-        &mut self,
-        _table: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        self.rt
-            .block_on(self.client.scan(start_key, count, fields, out))
-    }
-
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.update(key, values))
-    }
-
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.insert(key, values))
-    }
-
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
-        self.rt.block_on(self.client.delete(key))
-    }
-}
+super::driver_runtime::blocking_on_driver!(CassandraWorker<'_>);
 
 /// Raw keys and values in the `kv` table: point access only.
 pub struct CassandraKvWorker<'e> {
@@ -1590,6 +1539,29 @@ impl CassandraKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let p = props(&[
+            ("cassandra.username", "alice"),
+            ("cassandra.password", SECRET),
+            ("cassandra.port", "1"),
+            ("cassandra.connect_timeout_s", "1"),
+        ]);
+        let s = Settings::from_properties(&p, false).unwrap();
+        let given = s.credentials.as_ref().map(|c| c.password.as_str());
+        assert_eq!(given, Some(SECRET));
+        let err = open(&OpenOptions {
+            dir: None,
+            properties: &p,
+            mode: OpenMode::Any,
+            runtime: None,
+        })
+        .err()
+        .expect("no server on port 1");
+        assert_secret_hidden("cassandra", &s, &s.effective, err);
+    }
 
     #[test]
     fn yaml_lists_and_storage_dirs_are_read() {
@@ -1621,9 +1593,6 @@ mod tests {
         p.set("cassandra.keyspace", "MyKs");
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.keyspace, "myks");
-        assert!(!format!("{s:?}").contains("s3cret"));
-        assert!(!format!("{:?}", s.effective).contains("s3cret"));
-        assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.fields.len(), 10);
         // A driver that repeats what it was given does not show it either.
         let err = s.connect_error(&"auth as alice/s3cret refused").to_string();
@@ -1687,14 +1656,5 @@ mod tests {
         }
         .activity();
         assert!(idle.running.is_empty());
-    }
-
-    #[test]
-    fn loopback_and_local_addresses_are_local() {
-        assert!(is_local("127.0.0.1"));
-        assert!(is_local("127.0.0.3"));
-        assert!(is_local("localhost"));
-        assert!(!is_local("192.0.2.1"));
-        assert!(!is_local("db.example.com"));
     }
 }

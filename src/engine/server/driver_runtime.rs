@@ -43,3 +43,61 @@ impl DriverRuntime {
         }
     }
 }
+
+/// The record operations of a client thread on an async driver: `$worker`
+/// holds the driver's runtime (`rt: &DriverRuntime`) and an async client
+/// (`client`) whose `read`, `scan`, `update`, `insert` and `delete` are
+/// async; each runs to its end on the runtime, blocking the thread
+/// (`clients=threads`), and becomes a done call (`blocking_records!`).
+macro_rules! blocking_on_driver {
+    ($worker:ty) => {
+        impl $worker {
+            fn read(
+                &mut self,
+                _table: &str,
+                key: &[u8],
+                fields: Option<&[&str]>,
+                out: &mut $crate::engine::Record,
+            ) -> $crate::engine::OpResult {
+                self.rt.block_on(self.client.read(key, fields, out))
+            }
+
+            fn scan(
+                &mut self,
+                _table: &str,
+                start_key: &[u8],
+                count: usize,
+                fields: Option<&[&str]>,
+                out: &mut $crate::engine::ScanResults,
+            ) -> $crate::engine::OpResult {
+                self.rt
+                    .block_on(self.client.scan(start_key, count, fields, out))
+            }
+
+            fn update(
+                &mut self,
+                _table: &str,
+                key: &[u8],
+                values: &$crate::engine::Record,
+            ) -> $crate::engine::OpResult {
+                self.rt.block_on(self.client.update(key, values))
+            }
+
+            fn insert(
+                &mut self,
+                _table: &str,
+                key: &[u8],
+                values: &$crate::engine::Record,
+            ) -> $crate::engine::OpResult {
+                self.rt.block_on(self.client.insert(key, values))
+            }
+
+            fn delete(&mut self, _table: &str, key: &[u8]) -> $crate::engine::OpResult {
+                self.rt.block_on(self.client.delete(key))
+            }
+        }
+
+        $crate::engine::blocking_records!($worker);
+    };
+}
+pub(crate) use blocking_on_driver;

@@ -13,6 +13,8 @@ use super::*;
 pub mod cassandra;
 #[cfg(any(feature = "cassandra", feature = "mongodb"))]
 pub(crate) mod driver_runtime;
+#[allow(dead_code)] // each function serves some of the server engines
+pub(crate) mod endpoint;
 #[cfg(feature = "mongodb")]
 pub mod mongodb;
 #[cfg(feature = "postgres")]

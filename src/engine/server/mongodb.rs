@@ -53,11 +53,12 @@ use mongodb::options::{
 use mongodb::{Client, Collection, Database};
 
 use super::driver_runtime::DriverRuntime;
+use super::endpoint::{is_this_machine, tcp_port};
 use super::options::OptionValues;
 use super::{
-    async_records, blocking_raw, blocking_records, ready, Access, AsyncOps, Capabilities,
-    ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec, EventSupport, KvSupport, OpError,
-    OpResult, OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    async_records, blocking_raw, ready, Access, AsyncOps, Capabilities, ClientSlot, Engine,
+    EngineInfo, EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode,
+    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -221,10 +222,7 @@ impl Settings {
                 )
             })?
         } else {
-            let port = v.u64("port")?;
-            let port = u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| {
-                InputError::property("mongodb.port", format!("{port} is not a TCP port"))
-            })?;
+            let port = tcp_port("mongodb.port", v.u64("port")?)?;
             let host = v.text("host");
             if host.is_empty() {
                 return Err(InputError::property("mongodb.host", "is empty"));
@@ -712,25 +710,12 @@ async fn mark(db: &Database, name: &str) -> mongodb::error::Result<()> {
     Ok(())
 }
 
-/// Whether `host` is an address of this machine (a bind succeeds only on
-/// local addresses; all of 127.0.0.0/8 is local).
-fn is_local(host: &str) -> bool {
-    if host == "localhost" {
-        return true;
-    }
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok(),
-        Err(_) => false,
-    }
-}
-
 /// The processes listening on the servers' ports, when every server is local.
 fn local_pids(hosts: &[ServerAddress]) -> Vec<u32> {
     let mut pids = Vec::new();
     for h in hosts {
         match h {
-            ServerAddress::Tcp { host, port } if is_local(host) => {
+            ServerAddress::Tcp { host, port } if is_this_machine(host) => {
                 pids.extend(crate::host::processes::listeners_on(port.unwrap_or(27017)));
             }
             _ => return Vec::new(),
@@ -1062,43 +1047,7 @@ pub struct MongoWorker<'e> {
     client: MongoClient<'e>,
 }
 
-impl MongoWorker<'_> {
-    fn read(
-        &mut self,
-        _table: &str,
-        key: &[u8],
-        fields: Option<&[&str]>,
-        out: &mut Record,
-    ) -> OpResult {
-        self.rt.block_on(self.client.read(key, fields, out))
-    }
-
-    fn scan(
-        &mut self,
-        _table: &str,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        self.rt
-            .block_on(self.client.scan(start_key, count, fields, out))
-    }
-
-    fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.update(key, values))
-    }
-
-    fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        self.rt.block_on(self.client.insert(key, values))
-    }
-
-    fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
-        self.rt.block_on(self.client.delete(key))
-    }
-}
-
-blocking_records!(MongoWorker<'_>);
+super::driver_runtime::blocking_on_driver!(MongoWorker<'_>);
 
 /// Entries copied out of one query: the db_bench cursor.
 #[derive(Default)]
@@ -1296,8 +1245,30 @@ blocking_raw!(MongoKvWorker<'_>);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake_listener;
+    use crate::testing::fake_listener;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::time::Instant;
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let p = props(&[
+            ("mongodb.username", "alice"),
+            ("mongodb.password", SECRET),
+            ("mongodb.port", "1"),
+            ("mongodb.connect_timeout_s", "1"),
+        ]);
+        let s = Settings::from_properties(&p, false).unwrap();
+        assert_eq!(s.secrets, [SECRET]);
+        let err = open(&OpenOptions {
+            dir: None,
+            properties: &p,
+            mode: OpenMode::Any,
+            runtime: None,
+        })
+        .err()
+        .expect("no server on port 1");
+        assert_secret_hidden("ferretdb", &s, &s.effective, err);
+    }
 
     #[test]
     fn the_shared_pool_is_not_capped_below_the_clients_unless_asked() {
@@ -1411,8 +1382,6 @@ mod tests {
         p.set("mongodb.username", "alice");
         p.set("mongodb.password", "s3cret");
         let s = Settings::from_properties(&p, false).unwrap();
-        assert!(!format!("{s:?} {:?}", s.effective).contains("s3cret"));
-        assert_eq!(s.effective["password"], "(redacted)");
         assert_eq!(s.database, "ycsb");
         assert_eq!(s.address, "127.0.0.1:27017");
     }

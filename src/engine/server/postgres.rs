@@ -81,6 +81,7 @@ use wire::{
     ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement,
 };
 
+use super::endpoint;
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
 use super::reconnect::{wait_limit, within, Backoff};
@@ -240,14 +241,7 @@ impl PgOptions {
     fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let port_text = v.text("port");
-        let port = port_text
-            .trim()
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p > 0)
-            .ok_or_else(|| {
-                InputError::property("postgres.port", format!("'{port_text}' is not a TCP port"))
-            })?;
+        let port = endpoint::tcp_port_text("postgres.port", &port_text)?;
         let password = if props.contains("postgres.password") {
             v.text("password")
         } else {
@@ -295,10 +289,6 @@ impl PgOptions {
         } else {
             format!("{}:{}", self.host, self.port)
         }
-    }
-
-    fn is_local(&self) -> bool {
-        matches!(self.host.as_str(), "localhost" | "::1") || self.host.starts_with("127.")
     }
 
     fn config(&self) -> postgres::Config {
@@ -966,11 +956,7 @@ impl Engine for PgEngine {
     /// The postmaster (its backends are its children, which the accounting
     /// finds as descendants).
     fn server_pids(&self) -> Vec<u32> {
-        if self.options.is_local() {
-            crate::host::processes::listeners_on(self.options.port)
-        } else {
-            Vec::new()
-        }
+        endpoint::loopback_listeners(&self.options.host, self.options.port)
     }
 }
 
@@ -1437,8 +1423,8 @@ impl PgKvWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake_listener;
-    use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::fake_listener;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::io::{Read, Write};
 
     #[test]

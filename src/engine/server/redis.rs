@@ -79,6 +79,7 @@ use redis::{
     Script, ScriptInvocation, Value,
 };
 
+use super::endpoint;
 use super::options::OptionValues;
 use super::reconnect::{wait_limit, within, Backoff};
 use super::{
@@ -183,14 +184,7 @@ impl RedisOptions {
         let v = OptionValues::new(&SPEC, props);
         let host = given_or_env(&v, props, "host", "KVPERF_REDIS_HOST");
         let port_text = given_or_env(&v, props, "port", "KVPERF_REDIS_PORT");
-        let port = port_text
-            .trim()
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p > 0)
-            .ok_or_else(|| {
-                InputError::property("redis.port", format!("'{port_text}' is not a TCP port"))
-            })?;
+        let port = endpoint::tcp_port_text("redis.port", &port_text)?;
         let password = Some(given_or_env(&v, props, "password", "KVPERF_REDIS_PASSWORD"))
             .filter(|p| !p.is_empty());
         let database = v.u64_at_most("database", i32::MAX as u64)? as i64;
@@ -388,10 +382,6 @@ impl RedisOptions {
         }
         pattern.extend_from_slice(b"kv:*");
         pattern
-    }
-
-    fn is_local(&self) -> bool {
-        matches!(self.host.as_str(), "localhost" | "::1") || self.host.starts_with("127.")
     }
 
     fn shown_prefix(&self) -> String {
@@ -847,11 +837,7 @@ impl Engine for RedisEngine {
     }
 
     fn server_pids(&self) -> Vec<u32> {
-        if self.options.is_local() {
-            crate::host::processes::listeners_on(self.options.port)
-        } else {
-            Vec::new()
-        }
+        endpoint::loopback_listeners(&self.options.host, self.options.port)
     }
 }
 
@@ -1388,8 +1374,8 @@ impl RedisKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::fake_listener;
-    use crate::engine::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::fake_listener;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
 
     #[test]
     fn info_persistence_gives_saves_in_progress_and_made() {
@@ -1519,7 +1505,7 @@ mod tests {
     fn options_win_over_the_environment_and_ports_are_checked() {
         let o = RedisOptions::from_properties(&props(&[("redis.host", "10.1.2.3")])).unwrap();
         assert_eq!(o.host, "10.1.2.3");
-        assert!(!o.is_local());
+        assert!(!endpoint::is_loopback_name(&o.host));
         let err = RedisOptions::from_properties(&props(&[("redis.port", "70000")]))
             .unwrap_err()
             .to_string();

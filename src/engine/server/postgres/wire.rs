@@ -650,7 +650,8 @@ impl<T: Transport> Drop for WireSession<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{fake_listener, run_now};
+    use crate::engine::run_now;
+    use crate::testing::fake_listener;
     use std::net::TcpStream;
 
     /// A server that lets anyone in (AuthenticationOk, ReadyForQuery),

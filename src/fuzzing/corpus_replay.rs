@@ -146,7 +146,7 @@ fn replay(name: &str, target: fn(&[u8]), dirs: &[&str]) -> usize {
 
 #[test]
 fn every_reader_survives_its_seeds_and_their_mutants() {
-    for (name, target) in kvperf::fuzzing::TARGETS {
+    for (name, target) in super::TARGETS {
         let dirs = SEEDS
             .iter()
             .find(|(n, _)| *n == name)

@@ -1,8 +1,10 @@
 //! The readers of user input, each behind one function taking arbitrary
 //! bytes: what the fuzz targets in `fuzz/` call, and what the corpus test
-//! (tests/fuzz_corpus.rs) replays on stable Rust. A reader may refuse its
-//! input (most inputs are refused); it must not panic, hang, or allocate
-//! what a hostile header asks for.
+//! (`corpus_replay.rs`, a unit test) replays on stable Rust. Compiled only
+//! into the unit tests and cargo-fuzz's builds (`--cfg fuzzing`), never
+//! into the product. A reader may refuse its input (most inputs are
+//! refused); it must not panic, hang, or allocate what a hostile header
+//! asks for.
 
 use std::path::PathBuf;
 
@@ -12,6 +14,9 @@ use crate::cli::{Cli, Command};
 use crate::properties::Properties;
 use crate::results::Record;
 use crate::workload::ycsb::config::{unknown_property_warnings, CoreConfig};
+
+#[cfg(test)]
+mod corpus_replay;
 
 /// A YCSB workload file (`-P`): Java properties, then the core workload's
 /// checks for both phases.
