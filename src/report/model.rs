@@ -40,6 +40,10 @@ pub struct Point {
     /// Every repeat ran paced (a target rate) and recorded latency from
     /// the intended start too, whichever kind `latency` shows.
     pub paced: bool,
+    /// When `latency` is from the intended start: the same operations'
+    /// latency from their actual start (their service time), shown beside
+    /// it; empty otherwise.
+    pub latency_actual: BTreeMap<OpKind, Latency>,
     /// Latency of the workload's primary operation (read where it has one).
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
@@ -534,6 +538,10 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>, start: LatencyStart
     };
     let intended = start == LatencyStart::Intended;
     let latency = merged_latency(&measured, intended);
+    let latency_actual = match intended {
+        true => merged_latency(&measured, false),
+        false => BTreeMap::new(),
+    };
     let primary = op.and_then(|op| latency.get(&op));
     let accountings: Vec<Accounting> = rs
         .iter()
@@ -594,6 +602,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>, start: LatencyStart
             .collect(),
         ops_each,
         latency,
+        latency_actual,
         attempts: attempts(&measured),
         ok_ops_per_sec: ok_each.iter().sum::<f64>() / ok_each.len().max(1) as f64,
         step_errors,

@@ -443,6 +443,34 @@ pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> 
     Table { header, rows }
 }
 
+/// A paced workload's `op` latency from each operation's actual start,
+/// beside its table from the intended start: avg, p99 and p99.9 per
+/// series (no comparison: those are made on the intended start).
+pub fn latency_from_actual(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> Table {
+    let mut header = vec!["#Threads".to_string()];
+    for s in &study.series {
+        header.extend([format!("{s} avg"), format!("{s} p99"), format!("{s} p99.9")]);
+    }
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let mut row = vec![t.to_string()];
+            for points in &w.points {
+                match points.get(t).and_then(|p| p.latency_actual.get(&op)) {
+                    Some(l) => row.extend([
+                        micros(l.avg_us),
+                        format::percentile(l.p99_us, l.count, 0.99),
+                        format::percentile(l.p999_us, l.count, 0.999),
+                    ]),
+                    None => row.extend(["-".into(), "-".into(), "-".into()]),
+                }
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
 /// What bound each step, by thread count and series.
 pub fn verdicts(study: &Study, w: &WorkloadView, threads: &[u64]) -> Table {
     super::grid::per_series(study, w, threads, |p| {
