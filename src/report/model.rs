@@ -308,7 +308,50 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
             tagged.push((name, r));
         }
     }
-    Ok(from_records(&current(tagged)))
+    Ok(from_records(&current(with_corners_measured_apart(tagged))))
+}
+
+/// `kvperf device corners` run on its own (docs/your-ssd.md, step 3) and
+/// given beside a study's results: its corners are those of every
+/// configuration whose data was on the same device, shown with that
+/// configuration's figures rather than as a configuration of their own.
+/// Corners of a device no configuration used stay apart.
+fn with_corners_measured_apart(tagged: Vec<(String, Record)>) -> Vec<(String, Record)> {
+    let apart = |r: &Record| r.step.kind == "corners" && r.plan.name == "kvperf corners";
+    let device = |r: &Record| {
+        r.output
+            .host
+            .data_dir
+            .as_ref()
+            .map(|d| match d.device_number.as_str() {
+                "" => d.mount_point.clone(),
+                number => number.to_string(),
+            })
+    };
+    let mut out = Vec::with_capacity(tagged.len());
+    for (name, r) in &tagged {
+        if !apart(r) {
+            out.push((name.clone(), r.clone()));
+            continue;
+        }
+        let mut on_same_device: Vec<&String> = Vec::new();
+        for (other, o) in &tagged {
+            if !apart(o)
+                && device(o).is_some()
+                && device(o) == device(r)
+                && !on_same_device.contains(&other)
+            {
+                on_same_device.push(other);
+            }
+        }
+        if on_same_device.is_empty() {
+            out.push((name.clone(), r.clone()));
+        }
+        for config in on_same_device {
+            out.push((config.clone(), r.clone()));
+        }
+    }
+    out
 }
 
 /// The records a report shows: a step's failed records give way to a
