@@ -241,7 +241,10 @@ fn uneven_intervals_are_drawn_as_count_over_length_at_their_midpoints() {
         "uneven, 4 threads, repeat 1 of 1: READ latency (actual start), us",
     );
     assert!(latency.contains(">us, actual start"), "{latency}");
-    assert!(latency.contains("percentile, from the actual start"), "{latency}");
+    assert!(
+        latency.contains("percentile, from the actual start"),
+        "{latency}"
+    );
     let (_, p99) = line_of(latency);
     let xs: Vec<f64> = p99.iter().map(|p| p.0).collect();
     assert_close(
