@@ -342,14 +342,14 @@ fn the_one_drive_study_at_scale_0_0001_has_windows_of_10_s_a_method_and_its_corn
     assert_eq!(out.code, 0, "{}", out.stderr);
     let md = std::fs::read_to_string(tmp.path().join("with-corners/report.md")).unwrap();
     for section in [
-        "\n# Summary\n",
-        "\n# How we tested\n",
-        "\n# Device: 4 corners\n",
+        "\n## Summary\n",
+        "\n## How we tested\n",
+        "\n## Device: 4 corners\n",
     ] {
         assert!(md.contains(section), "no {section:?}: {md}");
     }
     // The corners are `mine`'s (its drive), not a configuration of their own.
-    let corners = &md[md.find("\n# Device: 4 corners\n").unwrap()..];
+    let corners = &md[md.find("\n## Device: 4 corners\n").unwrap()..];
     assert!(corners.contains("| corner | mine |"), "{corners}");
     for kind in [
         "sequential read",
