@@ -179,3 +179,76 @@ fn on_tmpfs_amplification_is_unavailable_not_zero() {
         assert_eq!(cell(&row, column), "unavailable", "{column}: {row:?}");
     }
 }
+
+/// The `[AMPLIFICATION]` lines of a load's YCSB-style text output, by
+/// name (as in the JSON) to value.
+fn text_amplifications(dir: &Path, db: &Path) -> Vec<(String, String)> {
+    let db = db.display().to_string();
+    let out = common::kvperf(
+        dir,
+        &[
+            "load",
+            "--engine",
+            "redb",
+            "--db",
+            &db,
+            "-p",
+            "recordcount=3000",
+            "-p",
+            "fieldcount=10",
+            "-p",
+            "fieldlength=100",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("[AMPLIFICATION], "))
+        .map(|l| {
+            let (name, value) = l.split_once(", ").unwrap();
+            (name.to_string(), value.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_text_output_prints_each_amplification_by_its_json_name() {
+    let names = [
+        "read_amplification_process",
+        "write_amplification_process",
+        "read_amplification_device",
+        "write_amplification_device",
+        "space_amplification",
+    ];
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let got = text_amplifications(disk.path(), &disk.path().join("db"));
+    let listed: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(listed, names, "{got:?}");
+    // 3,000 records of 1,000 B written: the engine's bytes are a figure.
+    let write_process = &got[1].1;
+    assert!(
+        write_process.parse::<f64>().is_ok_and(|x| x > 0.0),
+        "{got:?}"
+    );
+    // Nothing was read: nothing to divide by, said so.
+    assert!(got[0].1.starts_with("nothing to divide"), "{got:?}");
+
+    let shm = Path::new("/dev/shm");
+    if !std::fs::read_to_string("/proc/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some("/dev/shm") && l.contains(" tmpfs "))
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "/dev/shm is not tmpfs here"
+        );
+        eprintln!("SKIPPED the tmpfs half: /dev/shm is not a tmpfs mount here");
+        return;
+    }
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    let got = text_amplifications(tmp.path(), &tmp.path().join("db"));
+    for (name, value) in &got[..4] {
+        assert_eq!(value, "unavailable", "{name} on tmpfs: {got:?}");
+    }
+}

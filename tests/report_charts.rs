@@ -234,7 +234,17 @@ fn uneven_intervals_are_drawn_as_count_over_length_at_their_midpoints() {
     assert_close(&values, &want);
     assert_drawn_linearly(&drawn, &values);
     // The latency chart is on the same clock: midpoints too.
-    let latency = svg_titled(&html, "uneven, 4 threads, repeat 1 of 1: READ latency, us");
+    // It names its latency kind (timelines are from the actual start), in
+    // the title, the y axis and the caption.
+    let latency = svg_titled(
+        &html,
+        "uneven, 4 threads, repeat 1 of 1: READ latency (actual start), us",
+    );
+    assert!(latency.contains(">us, actual start"), "{latency}");
+    assert!(
+        latency.contains("percentile, from the actual start"),
+        "{latency}"
+    );
     let (_, p99) = line_of(latency);
     let xs: Vec<f64> = p99.iter().map(|p| p.0).collect();
     assert_close(

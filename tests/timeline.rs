@@ -216,7 +216,7 @@ fn the_report_draws_each_step_over_time_and_writes_the_timeline_as_csv() {
     let html = std::fs::read_to_string(dir.path().join("report/report.html")).unwrap();
     assert!(html.contains("<details><summary>"), "no collapsed step");
     assert!(
-        html.contains("READ latency, us"),
+        html.contains("READ latency (actual start), us"),
         "no latency-over-time chart"
     );
     // A second report may replace the CSV kvperf wrote, never a user's file.

@@ -257,3 +257,111 @@ fn corners_with_fio_refuses_before_any_io_when_fio_is_absent() {
     assert_input_error(&out, "--with-fio: cannot run fio");
     assert!(out.stderr.contains("apt-get install fio"), "{}", out.stderr);
 }
+
+/// docs/your-ssd.md's three commands at `--scale 0.0001`, and the report
+/// of the study with the corners beside it: every window lasts at least
+/// 10 s (the load paced over `min_duration`, each run timed by it), and
+/// the report has a summary, a "How we tested" section and the corners
+/// measured apart, each corner's figure named by its kind, on the
+/// configuration whose drive they measured. One thread count of the
+/// plan's ten (`--set threads=[4]`): a window's length is set by time,
+/// not by threads, and the whole sweep takes ten minutes. Slow: about 2
+/// minutes.
+#[test]
+fn the_one_drive_study_at_scale_0_0001_has_windows_of_10_s_a_method_and_its_corners() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ssd = tmp.path().join("mnt/nvme/kvperf");
+    let mine = format!("mine={}", ssd.display());
+    let ssd_arg = ssd.display().to_string();
+    let study = ["--scale", "0.0001", "--db", &mine, "--set", "threads=[4]"];
+    let mut show = vec!["plan", "show", "seed-000"];
+    show.extend_from_slice(&study);
+    let out = kvperf(tmp.path(), &show);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("-p target=2496 "),
+        "the load is paced: {}",
+        out.stdout
+    );
+    let mut run = vec!["plan", "run", "seed-000"];
+    run.extend_from_slice(&study);
+    run.extend(["--results", "my-ssd.jsonl"]);
+    let out = kvperf(tmp.path(), &run);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "device",
+            "corners",
+            &ssd_arg,
+            "--size",
+            "8MiB",
+            "--runtime",
+            "1",
+            "--ramp",
+            "0",
+            "--format",
+            "json",
+            "--output",
+            "corners.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    let records = std::fs::read_to_string(tmp.path().join("my-ssd.jsonl")).unwrap();
+    let mut kinds = Vec::new();
+    for line in records.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let window = r["output"]["measurements"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap();
+        let seconds = window["runtime_s"].as_f64().unwrap();
+        let id = r["step"]["id"].as_str().unwrap();
+        assert!(seconds >= 10.0, "{id}: a window of {seconds} s");
+        kinds.push(r["step"]["kind"].as_str().unwrap().to_string());
+    }
+    assert_eq!(
+        kinds.len(),
+        6,
+        "the load and A, B, C, D, F at 4 threads: {kinds:?}"
+    );
+    assert_eq!(kinds[0], "load");
+
+    let out = kvperf(
+        tmp.path(),
+        &[
+            "report",
+            "my-ssd.jsonl",
+            "corners.json",
+            "--out",
+            "with-corners",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let md = std::fs::read_to_string(tmp.path().join("with-corners/report.md")).unwrap();
+    for section in [
+        "\n## Summary\n",
+        "\n## How we tested\n",
+        "\n## Device: 4 corners\n",
+    ] {
+        assert!(md.contains(section), "no {section:?}: {md}");
+    }
+    // The corners are `mine`'s (its drive), not a configuration of their own.
+    let corners = &md[md.find("\n## Device: 4 corners\n").unwrap()..];
+    assert!(corners.contains("| corner | mine |"), "{corners}");
+    for kind in [
+        "sequential read",
+        "sequential write",
+        "random read",
+        "random write",
+    ] {
+        let row = corners
+            .lines()
+            .find(|l| l.to_lowercase().contains(kind))
+            .unwrap_or_else(|| panic!("no {kind} corner: {corners}"));
+        assert!(row.contains("MB/s") || row.contains("IOPS"), "{row}");
+    }
+    assert!(!md.contains("| corners |"), "{md}");
+}

@@ -6,6 +6,7 @@
 //! by adding histograms, never by averaging percentiles.
 
 pub mod accounting;
+pub mod amplification;
 mod compact;
 pub mod drive;
 pub mod events;

@@ -9,6 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{OpHistograms, OpKind, Outcome};
 
+/// Where an interval's percentiles are timed from: [`Interval::of`]
+/// reads the actual-start histograms (`ok`), paced or not, so a chart of
+/// them names that kind.
+pub const LATENCY_START: super::latency_start::LatencyStart =
+    super::latency_start::LatencyStart::Actual;
+
 /// Length of a timeline interval.
 pub const INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 

@@ -121,9 +121,46 @@ pub fn render(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> String
         }
     }
     if let Some(a) = &m.accounting {
+        amplification_lines(&mut out, a);
         power_lines(&mut out, a);
     }
     out
+}
+
+/// `[AMPLIFICATION]` lines (kvperf's own group): each read and write
+/// amplification the window has, under its name in the JSON, as a
+/// number or the word the report prints for it ("unavailable" on a
+/// memory file system or where a counter could not be read).
+fn amplification_lines(out: &mut String, a: &Accounting) {
+    use crate::measure::amplification::{
+        amplification, json_name, Amplification, Bytes, Direction,
+    };
+    let d = &a.derived;
+    for bytes in Bytes::BOTH {
+        for direction in Direction::BOTH {
+            let value = match amplification(a, bytes, direction) {
+                Amplification::Ratio(x) => java_double(x),
+                Amplification::NothingToDivide => "nothing to divide (no logical bytes)".into(),
+                other => other.word().into(),
+            };
+            let _ = writeln!(
+                out,
+                "[AMPLIFICATION], {}, {value}",
+                json_name(bytes, direction)
+            );
+        }
+    }
+    let space = d
+        .space_amplification
+        .map_or_else(|| "unavailable".into(), java_double);
+    let _ = writeln!(out, "[AMPLIFICATION], space_amplification, {space}");
+    if let Some(x) = d.record_rewrite_factor {
+        let _ = writeln!(
+            out,
+            "[AMPLIFICATION], record_rewrite_factor, {}",
+            java_double(x)
+        );
+    }
 }
 
 /// `[POWER]` and `[DRIVE]` lines, when a power meter was asked for or the

@@ -226,6 +226,21 @@ fn workload_blocks(
             ),
         ));
         blocks.push(Block::Table(tables::latency(study, w, &threads, op)));
+        if w.latency_start == model::LatencyStart::Intended {
+            // Paced: the service time beside the queueing-corrected figure.
+            blocks.push(Block::Heading(
+                3,
+                format!(
+                    "{}: {} latency (us, {}) vs #Threads",
+                    w.name,
+                    op.name(),
+                    model::LatencyStart::Actual.words()
+                ),
+            ));
+            blocks.push(Block::Table(tables::latency_from_actual(
+                study, w, &threads, op,
+            )));
+        }
     }
     if w.points
         .iter()
@@ -567,11 +582,19 @@ fn latency_over_time(name: &str, p: &Point, repeat: RepeatDrawn) -> Option<Strin
     if p99.len() < 2 {
         return None;
     }
-    let title = repeat.title(name, p.threads, &format!("{} latency, us", op.ycsb_name()));
+    // The kind is named: beside a paced cell's intended-start tables, an
+    // unnamed actual-start chart would read as the same figure.
+    let kind = crate::measure::timeline::LATENCY_START;
+    let title = repeat.title(
+        name,
+        p.threads,
+        &format!("{} latency ({} start), us", op.ycsb_name(), kind.name()),
+    );
+    let y_axis = format!("us, {} start", kind.name());
     let mut chart = Chart::new(
         &title,
         "seconds",
-        "microseconds",
+        &y_axis,
         XAxis::Linear,
         vec![
             Series {
@@ -588,7 +611,10 @@ fn latency_over_time(name: &str, p: &Point, repeat: RepeatDrawn) -> Option<Strin
     );
     chart.size = (360.0, 180.0);
     chart.bands = event_bands(p, repeat.index);
-    chart.caption = vec!["Each point: an interval's percentile, at its midpoint.".into()];
+    chart.caption = vec![format!(
+        "Each point: an interval's percentile, {}, at its midpoint.",
+        kind.words()
+    )];
     Some(chart.render())
 }
 
@@ -613,8 +639,8 @@ fn event_bands(p: &Point, repeat: usize) -> Vec<Band> {
 /// Under a table of paced cells' latency: which start it is timed from.
 const PACED_LATENCY_NOTE: &str =
     "Latency of a paced step (a target rate) is from each operation's \
-     intended start (coordinated-omission corrected; each step's result also keeps it from the \
-     actual start).";
+     intended start (coordinated-omission corrected), its comparisons too; the table after \
+     each shows the same operations from their actual start (their service time).";
 
 /// Under a workload some of whose cells ran paced and some not.
 const MIXED_PACING_NOTE: &str =
@@ -790,14 +816,34 @@ mod tests {
         let (name, mut r) = record("x", 4, 1000.0, 100.0);
         let m = &mut r.output.measurements[0];
         m.target_ops_per_sec = 1000.0;
+        // Queued behind a stall: 5 ms from the intended start, 100 us served.
+        let (_, queued) = record("x", 4, 1000.0, 5000.0);
         let read = m.ops.get_mut(&OpKind::Read).unwrap();
-        read.intended = Some(read.latency.clone());
+        read.intended = Some(
+            queued.output.measurements[0].ops[&OpKind::Read]
+                .latency
+                .clone(),
+        );
         let md = build(&model::from_records(&[(name.clone(), r.clone())]), false).to_markdown();
         assert!(md.contains(PACED_LATENCY_NOTE), "{md}");
+        // Both kinds, each under its own heading, each with its own figure.
+        let table_after = |heading: &str| -> String {
+            let at = md
+                .find(heading)
+                .unwrap_or_else(|| panic!("no `{heading}`: {md}"));
+            md[at..]
+                .lines()
+                .find(|l| l.starts_with("| 4 |"))
+                .unwrap()
+                .to_string()
+        };
+        let intended = table_after("read latency (us, from the intended start) vs #Threads");
+        let actual = table_after("read latency (us, from the actual start) vs #Threads");
         assert!(
-            md.contains("read latency (us, from the intended start) vs #Threads"),
-            "{md}"
+            intended.starts_with("| 4 | 4,99") || intended.starts_with("| 4 | 5,0"),
+            "{intended}"
         );
+        assert!(actual.starts_with("| 4 | 100 |"), "{actual}");
         // Beside an unpaced configuration: both from the actual start.
         let (other, unpaced) = record("y", 4, 1000.0, 100.0);
         let md = build(&model::from_records(&[(name, r), (other, unpaced)]), false).to_markdown();

@@ -40,6 +40,10 @@ pub struct Point {
     /// Every repeat ran paced (a target rate) and recorded latency from
     /// the intended start too, whichever kind `latency` shows.
     pub paced: bool,
+    /// When `latency` is from the intended start: the same operations'
+    /// latency from their actual start (their service time), shown beside
+    /// it; empty otherwise.
+    pub latency_actual: BTreeMap<OpKind, Latency>,
     /// Latency of the workload's primary operation (read where it has one).
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
@@ -304,7 +308,50 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
             tagged.push((name, r));
         }
     }
-    Ok(from_records(&current(tagged)))
+    Ok(from_records(&current(with_corners_measured_apart(tagged))))
+}
+
+/// `kvperf device corners` run on its own (docs/your-ssd.md, step 3) and
+/// given beside a study's results: its corners are those of every
+/// configuration whose data was on the same device, shown with that
+/// configuration's figures rather than as a configuration of their own.
+/// Corners of a device no configuration used stay apart.
+fn with_corners_measured_apart(tagged: Vec<(String, Record)>) -> Vec<(String, Record)> {
+    let apart = |r: &Record| r.step.kind == "corners" && r.plan.name == "kvperf corners";
+    let device = |r: &Record| {
+        r.output
+            .host
+            .data_dir
+            .as_ref()
+            .map(|d| match d.device_number.as_str() {
+                "" => d.mount_point.clone(),
+                number => number.to_string(),
+            })
+    };
+    let mut out = Vec::with_capacity(tagged.len());
+    for (name, r) in &tagged {
+        if !apart(r) {
+            out.push((name.clone(), r.clone()));
+            continue;
+        }
+        let mut on_same_device: Vec<&String> = Vec::new();
+        for (other, o) in &tagged {
+            if !apart(o)
+                && device(o).is_some()
+                && device(o) == device(r)
+                && !on_same_device.contains(&other)
+            {
+                on_same_device.push(other);
+            }
+        }
+        if on_same_device.is_empty() {
+            out.push((name.clone(), r.clone()));
+        }
+        for config in on_same_device {
+            out.push((config.clone(), r.clone()));
+        }
+    }
+    out
 }
 
 /// The records a report shows: a step's failed records give way to a
@@ -534,6 +581,10 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>, start: LatencyStart
     };
     let intended = start == LatencyStart::Intended;
     let latency = merged_latency(&measured, intended);
+    let latency_actual = match intended {
+        true => merged_latency(&measured, false),
+        false => BTreeMap::new(),
+    };
     let primary = op.and_then(|op| latency.get(&op));
     let accountings: Vec<Accounting> = rs
         .iter()
@@ -594,6 +645,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>, start: LatencyStart
             .collect(),
         ops_each,
         latency,
+        latency_actual,
         attempts: attempts(&measured),
         ok_ops_per_sec: ok_each.iter().sum::<f64>() / ok_each.len().max(1) as f64,
         step_errors,

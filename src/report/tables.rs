@@ -9,97 +9,9 @@ use crate::measure::steady::Steadiness;
 use crate::measure::OpKind;
 use crate::results::step::{DeviceFigures, Measurement};
 
-/// A ratio kvperf measured but that cannot mean anything (docs/semantics.md).
-pub const UNRELIABLE: &str = "unreliable";
-
-/// Whose bytes an amplification divides by the logical bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bytes {
-    /// The engine's processes' block-layer bytes (`/proc/PID/io`).
-    Process,
-    /// The data directory's device's sectors (`/proc/diskstats`).
-    Device,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Read,
-    Write,
-}
-
-/// One read or write amplification as a report shows it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Amplification {
-    Ratio(f64),
-    /// The device's bytes were not the engine's alone.
-    Shared,
-    /// Too few logical bytes to divide by.
-    Unreliable,
-    /// Not measured: a memory file system (tmpfs) has no device and no
-    /// block-layer bytes; or the counter could not be read.
-    Unavailable,
-    /// Measured, but the window moved no logical bytes that way.
-    NothingToDivide,
-}
-
-impl Amplification {
-    pub fn word(self) -> &'static str {
-        match self {
-            Self::Ratio(_) => "",
-            Self::Shared => "shared",
-            Self::Unreliable => UNRELIABLE,
-            Self::Unavailable => "unavailable",
-            Self::NothingToDivide => "-",
-        }
-    }
-
-    /// The ratio to two decimals, or the word that stands for it.
-    pub fn cell(self) -> String {
-        match self {
-            Self::Ratio(x) => format!("{x:.2}"),
-            other => other.word().into(),
-        }
-    }
-}
-
-/// The amplification of `a`'s window by `bytes` in `direction`
-/// (docs/semantics.md, "Costs").
-pub fn amplification(
-    a: &crate::measure::accounting::Accounting,
-    bytes: Bytes,
-    direction: Direction,
-) -> Amplification {
-    let d = &a.derived;
-    let (ratio, unreliable, measured) = match (bytes, direction) {
-        (Bytes::Process, Direction::Read) => (
-            d.read_amplification_process,
-            d.read_amplification_process_unreliable,
-            a.process_io.is_some() || a.server.is_some(),
-        ),
-        (Bytes::Process, Direction::Write) => (
-            d.write_amplification_process,
-            d.write_amplification_process_unreliable,
-            a.process_io.is_some() || a.server.is_some(),
-        ),
-        (Bytes::Device, Direction::Read) => (
-            d.read_amplification_device,
-            d.read_amplification_device_unreliable,
-            a.device_io.is_some(),
-        ),
-        (Bytes::Device, Direction::Write) => (
-            d.write_amplification_device,
-            d.write_amplification_device_unreliable,
-            a.device_io.is_some(),
-        ),
-    };
-    match ratio {
-        _ if a.memory_filesystem || !measured => Amplification::Unavailable,
-        _ if unreliable => Amplification::Unreliable,
-        Some(_) if bytes == Bytes::Device && d.device_amplification_shared => Amplification::Shared,
-        Some(x) => Amplification::Ratio(x),
-        None => Amplification::NothingToDivide,
-    }
-}
+pub use crate::measure::amplification::{
+    amplification, Amplification, Bytes, Direction, UNRELIABLE,
+};
 
 /// Per workload: each series' peak, and the first series' improvement
 /// over each other one (peak, average, range), its latency averaged over
@@ -523,6 +435,34 @@ pub fn latency(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> 
                         _ => None,
                     };
                     row.push(format::confidence(repeats.as_ref(), Better::Lower));
+                }
+            }
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// A paced workload's `op` latency from each operation's actual start,
+/// beside its table from the intended start: avg, p99 and p99.9 per
+/// series (no comparison: those are made on the intended start).
+pub fn latency_from_actual(study: &Study, w: &WorkloadView, threads: &[u64], op: OpKind) -> Table {
+    let mut header = vec!["#Threads".to_string()];
+    for s in &study.series {
+        header.extend([format!("{s} avg"), format!("{s} p99"), format!("{s} p99.9")]);
+    }
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let mut row = vec![t.to_string()];
+            for points in &w.points {
+                match points.get(t).and_then(|p| p.latency_actual.get(&op)) {
+                    Some(l) => row.extend([
+                        micros(l.avg_us),
+                        format::percentile(l.p99_us, l.count, 0.99),
+                        format::percentile(l.p999_us, l.count, 0.999),
+                    ]),
+                    None => row.extend(["-".into(), "-".into(), "-".into()]),
                 }
             }
             row
