@@ -9,13 +9,25 @@
 # With --with-chromium (the test suite's deps), also Debian's Chromium, which
 # the test suite uses to check that HTML reports render, and Debian's
 # prometheus package for promtool, with which it lints the `--metrics-addr`
-# endpoint (tests/metrics.rs); its server is not started.
+# endpoint (tests/metrics.rs); its server is not started. And what the
+# suite's other tests need so that none skips: shellcheck (tests/deploy.rs),
+# OpenIPMI's BMC simulator ipmi_sim and ipmitool (tests/bmc.rs; openipmi's
+# init script is not started), openssl and Python's venv for sushy-tools'
+# Redfish service (scripts/sushy-tools.sh installs it from PyPI into the
+# cache), and util-linux's losetup (tests/device.rs).
 set -euo pipefail
 
 missing=()
 if [ "${1:-}" = "--with-chromium" ]; then
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+  command -v ipmi_sim >/dev/null 2>&1 || missing+=(openipmi)
+  command -v ipmitool >/dev/null 2>&1 || missing+=(ipmitool)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v losetup >/dev/null 2>&1 || missing+=(util-linux)
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 fi
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)

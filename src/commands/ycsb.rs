@@ -519,6 +519,9 @@ fn check(
         .into());
     }
     let workload = CoreWorkload::new(cfg, phase, shard.seed(client.seed), shard)?;
+    if let Some(power) = &client.power {
+        power.check_remote()?;
+    }
     Ok(Checked {
         client,
         hdr_logs,

@@ -91,8 +91,26 @@ pub fn can_drop_caches() -> bool {
 /// fails, since a skip there would pass a test that never ran.
 pub fn skip_unless_ci(test: &str, why: &str) {
     match server::cannot_start(test, why, std::env::var("CI").ok().as_deref()) {
-        Ok(_) => eprintln!("SKIPPED {test}: {why}"),
+        Ok(skipped) => note_skip(&skipped),
         Err(_) => panic!("FAILED {test}: CI=true and {why}"),
+    }
+}
+
+/// Prints a `SKIPPED test: why` line and appends it to the file
+/// `KVPERF_SKIP_LOG` names, where scripts/test.sh counts the skips (cargo
+/// test shows no output of a test that passed).
+pub fn note_skip(line: &str) {
+    use std::io::Write;
+    eprintln!("{line}");
+    if let Some(path) = std::env::var_os("KVPERF_SKIP_LOG") {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        // One write per line: appends from parallel tests do not interleave.
+        if let Ok(mut file) = file {
+            let _ = file.write_all(format!("{}\n", line.replace('\n', " ")).as_bytes());
+        }
     }
 }
 

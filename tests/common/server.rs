@@ -41,7 +41,7 @@ impl Server {
                 out.stderr.trim()
             );
             match cannot_start(test, &why, std::env::var("CI").ok().as_deref()) {
-                Ok(skipped) => eprintln!("{skipped}"),
+                Ok(skipped) => super::note_skip(&skipped),
                 Err(failed) => panic!("{failed}"),
             }
             return None;

@@ -461,6 +461,9 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
     }
     let props = engine_properties(spec, args, out)?;
     let power = PowerSetup::from_properties(&props)?;
+    if let Some(power) = &power {
+        power.check_remote()?;
+    }
     Ok(Checked {
         benches,
         cfg,

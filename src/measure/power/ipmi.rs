@@ -1,9 +1,11 @@
-//! The BMC's system power through IPMI DCMI: `ipmitool dcmi power
-//! reading`, locally (the kernel's IPMI driver) or over the BMC's LAN
-//! (`-I lanplus -H host`), the user and password from the environment
-//! (`KVPERF_IPMI_USER`, `KVPERF_IPMI_PASSWORD`), handed to ipmitool
-//! through its own environment (`-E` reads `IPMI_PASSWORD`), never on a
-//! command line, in a result or in a log.
+//! The BMC's system power through IPMI: `ipmitool dcmi power reading`,
+//! or, on a BMC without DCMI's power reading, a sensor in watts that
+//! `power.ipmi.sensor` names (`ipmitool sensor get NAME`), locally (the
+//! kernel's IPMI driver) or over the BMC's LAN (`-I lanplus -H host`, with
+//! `-p port` and `-C suite` when given), the user and password from the
+//! environment (`KVPERF_IPMI_USER`, `KVPERF_IPMI_PASSWORD`), handed to
+//! ipmitool through its own environment (`-E` reads `IPMI_PASSWORD`),
+//! never on a command line, in a result or in a log.
 
 use std::process::Command;
 use std::time::Duration;
@@ -11,45 +13,113 @@ use std::time::Duration;
 use super::command::output_within;
 use super::{PowerMeter, Reading};
 
+/// Where and how the BMC is asked (`power.ipmi.*`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IpmiTarget {
+    /// `host` or `host:port` over RMCP+; None: the local BMC.
+    pub host: Option<String>,
+    /// A sensor in watts to read instead of DCMI's power reading.
+    pub sensor: Option<String>,
+    /// RMCP+ cipher suite (`-C`), when ipmitool's default is not wanted.
+    pub cipher_suite: Option<u8>,
+}
+
 pub struct IpmiMeter {
-    host: Option<String>,
+    target: IpmiTarget,
     deadline: Duration,
 }
 
 impl IpmiMeter {
-    pub fn new(host: Option<String>, deadline: Duration) -> Self {
-        Self { host, deadline }
+    pub fn new(target: IpmiTarget, deadline: Duration) -> Self {
+        Self { target, deadline }
     }
 
     fn command(&self) -> Result<Command, String> {
         let mut cmd = Command::new("ipmitool");
-        if let Some(host) = &self.host {
+        if let Some(host) = &self.target.host {
             let user = std::env::var("KVPERF_IPMI_USER").map_err(|_| {
                 "KVPERF_IPMI_USER is not set (the BMC user for power.ipmi.host)".to_string()
             })?;
             let password = std::env::var("KVPERF_IPMI_PASSWORD").map_err(|_| {
                 "KVPERF_IPMI_PASSWORD is not set (the BMC password for power.ipmi.host)".to_string()
             })?;
-            cmd.args(["-I", "lanplus", "-H", host, "-U", &user, "-E"])
-                .env("IPMI_PASSWORD", password);
+            let (name, port) = split_port(host);
+            cmd.args(["-I", "lanplus", "-H", name]);
+            if let Some(port) = port {
+                cmd.args(["-p", port]);
+            }
+            if let Some(suite) = self.target.cipher_suite {
+                cmd.args(["-C", &suite.to_string()]);
+            }
+            cmd.args(["-U", &user, "-E"]).env("IPMI_PASSWORD", password);
         }
-        cmd.args(["dcmi", "power", "reading"]);
+        match &self.target.sensor {
+            Some(sensor) => cmd.args(["sensor", "get", sensor]),
+            None => cmd.args(["dcmi", "power", "reading"]),
+        };
         Ok(cmd)
+    }
+}
+
+/// `host:port` as ipmitool takes them (`-H host -p port`); a bare host
+/// or an IPv6 address without brackets keeps ipmitool's port (623).
+pub fn split_port(host: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = host.strip_prefix('[') {
+        if let Some((name, port)) = rest.split_once("]:") {
+            return (name, Some(port));
+        }
+        return (rest.trim_end_matches(']'), None);
+    }
+    match host.split_once(':') {
+        Some((name, port)) if !port.contains(':') => (name, Some(port)),
+        _ => (host, None),
     }
 }
 
 impl PowerMeter for IpmiMeter {
     fn name(&self) -> String {
-        match &self.host {
-            Some(host) => format!("ipmi dcmi (lanplus {host})"),
-            None => "ipmi dcmi (local)".into(),
+        let what = match &self.target.sensor {
+            Some(sensor) => format!("ipmi sensor '{sensor}'"),
+            None => "ipmi dcmi".to_string(),
+        };
+        match &self.target.host {
+            Some(host) => format!("{what} (lanplus {host})"),
+            None => format!("{what} (local)"),
         }
     }
 
     fn read(&mut self) -> Result<Reading, String> {
-        let out = output_within(self.command()?, None, self.deadline)?;
-        parse_dcmi_power_reading(&out).map(Reading::Watts)
+        let out = output_within(self.command()?, None, self.deadline).map_err(|why| {
+            if self.target.sensor.is_none() && why.contains("Invalid command") {
+                format!("{why}: this BMC has no DCMI power reading; name its power sensor in watts with power.ipmi.sensor (`ipmitool sensor` lists them)")
+            } else {
+                why
+            }
+        })?;
+        match self.target.sensor {
+            Some(_) => parse_sensor_watts(&out),
+            None => parse_dcmi_power_reading(&out),
+        }
+        .map(Reading::Watts)
     }
+}
+
+/// The reading of `ipmitool sensor get NAME` ("Sensor Reading : 150 (+/-
+/// 0) Watts"); an error unless the sensor reads in watts.
+pub fn parse_sensor_watts(output: &str) -> Result<f64, String> {
+    let reading = output
+        .lines()
+        .find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            (key.trim() == "Sensor Reading").then(|| value.trim().to_string())
+        })
+        .ok_or("no 'Sensor Reading' in ipmitool's output (is it a threshold sensor?)")?;
+    let watts = reading
+        .strip_suffix("Watts")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .filter(|w| w.is_finite() && *w >= 0.0);
+    watts.ok_or_else(|| format!("the sensor reads '{reading}', not watts"))
 }
 
 /// The instantaneous power in `ipmitool dcmi power reading`'s output;
@@ -117,21 +187,55 @@ mod tests {
         assert!(err.contains("no 'Instantaneous power reading'"), "{err}");
     }
 
+    /// `ipmitool sensor get "Pwr Consumption"` as ipmitool 1.8.19 prints
+    /// it for OpenIPMI's ipmi_sim serving a threshold sensor in watts.
+    const SENSOR: &str = "Locating sensor record...
+Sensor ID              : Pwr Consumption (0x1)
+ Entity ID             : 7.1
+ Sensor Type (Threshold)  : Current
+ Sensor Reading        : 150 (+/- 0) Watts
+ Status                : ok
+";
+
     #[test]
-    fn without_ipmitool_the_meter_says_so() {
-        let on_path = std::env::var("PATH")
-            .unwrap_or_default()
-            .split(':')
-            .any(|d| std::path::Path::new(d).join("ipmitool").exists());
-        if on_path {
-            eprintln!("skipped the local case: ipmitool is installed here");
-        } else {
-            let why = IpmiMeter::new(None, Duration::from_secs(5))
+    fn reads_a_sensor_in_watts_and_refuses_other_units() {
+        assert_eq!(parse_sensor_watts(SENSOR), Ok(150.0));
+        let amps = SENSOR.replace("Watts", "Amps");
+        let err = parse_sensor_watts(&amps).unwrap_err();
+        assert!(err.contains("not watts"), "{err}");
+        let absent = SENSOR.replace(
+            "150 (+/- 0) Watts",
+            " Unable to read sensor: Device Not Present",
+        );
+        assert!(parse_sensor_watts(&absent).is_err());
+    }
+
+    #[test]
+    fn a_host_may_carry_its_port() {
+        assert_eq!(split_port("bmc"), ("bmc", None));
+        assert_eq!(split_port("127.0.0.1:7501"), ("127.0.0.1", Some("7501")));
+        assert_eq!(split_port("[fe80::1]:623"), ("fe80::1", Some("623")));
+        assert_eq!(split_port("fe80::1"), ("fe80::1", None));
+    }
+
+    /// Without a local BMC (no /dev/ipmi0) the local meter fails with
+    /// ipmitool's reason, and one over LAN needs its user first.
+    #[test]
+    fn without_a_local_bmc_or_a_user_the_meter_says_why() {
+        if !std::path::Path::new("/dev/ipmi0").exists() {
+            let why = IpmiMeter::new(IpmiTarget::default(), Duration::from_secs(5))
                 .read()
                 .unwrap_err();
-            assert!(why.starts_with("cannot run ipmitool"), "{why}");
+            assert!(
+                why.starts_with("cannot run ipmitool") || why.starts_with("ipmitool failed"),
+                "{why}"
+            );
         }
-        let mut lan = IpmiMeter::new(Some("bmc.example".into()), Duration::from_secs(5));
+        let target = IpmiTarget {
+            host: Some("bmc.example".into()),
+            ..IpmiTarget::default()
+        };
+        let mut lan = IpmiMeter::new(target, Duration::from_secs(5));
         if std::env::var("KVPERF_IPMI_USER").is_err() {
             let why = lan.read().unwrap_err();
             assert!(why.contains("KVPERF_IPMI_USER is not set"), "{why}");

@@ -27,6 +27,7 @@ use super::periodic::{self, Periodic};
 use crate::error::InputError;
 use crate::properties::Properties;
 
+pub use ipmi::IpmiTarget;
 pub use rapl::wrapped_delta_uj;
 
 /// `power.interval` unless set: one reading a second.
@@ -63,10 +64,16 @@ pub trait PowerMeter: Send {
 pub enum MeterChoice {
     /// RAPL package and DRAM domains (`/sys/class/powercap`).
     Rapl,
-    /// `ipmitool dcmi power reading`, locally or over LAN to `host`.
-    Ipmi { host: Option<String> },
-    /// A Redfish resource with a power reading, over HTTPS.
-    Redfish { url: String, insecure: bool },
+    /// `ipmitool dcmi power reading` or a sensor in watts, locally or
+    /// over LAN.
+    Ipmi(IpmiTarget),
+    /// A Redfish resource with a power reading (or the service root to
+    /// find one from), over HTTPS; `cacert` is a CA to trust.
+    Redfish {
+        url: String,
+        insecure: bool,
+        cacert: Option<String>,
+    },
     /// A command that prints watts (`sh -c`).
     Command(String),
 }
@@ -82,14 +89,17 @@ pub struct PowerSetup {
 }
 
 /// Every `power.*` property kvperf reads.
-pub const PROPERTIES: [&str; 7] = [
+pub const PROPERTIES: [&str; 10] = [
     "power.meter",
     "power.command",
     "power.interval",
     "power.idle",
     "power.ipmi.host",
+    "power.ipmi.sensor",
+    "power.ipmi.ciphersuite",
     "power.redfish.url",
     "power.redfish.insecure",
+    "power.redfish.cacert",
 ];
 
 impl PowerSetup {
@@ -118,9 +128,19 @@ impl PowerSetup {
                 ))
             }
             (Some("rapl"), None) => MeterChoice::Rapl,
-            (Some("ipmi"), None) => MeterChoice::Ipmi {
+            (Some("ipmi"), None) => MeterChoice::Ipmi(IpmiTarget {
                 host: p.get("power.ipmi.host").map(str::to_string),
-            },
+                sensor: p.get("power.ipmi.sensor").map(str::to_string),
+                cipher_suite: match p.get("power.ipmi.ciphersuite") {
+                    None => None,
+                    Some(text) => Some(text.trim().parse::<u8>().ok().filter(|c| *c <= 17).ok_or_else(|| {
+                        InputError::property(
+                            "power.ipmi.ciphersuite",
+                            format!("'{text}' is not an RMCP+ cipher suite (0 to 17)"),
+                        )
+                    })?),
+                },
+            }),
             (Some("redfish"), None) => MeterChoice::Redfish {
                 url: p
                     .get("power.redfish.url")
@@ -141,6 +161,15 @@ impl PowerSetup {
                             format!("'{other}' is not true or false"),
                         ))
                     }
+                },
+                cacert: match p.get("power.redfish.cacert") {
+                    Some(path) if !std::path::Path::new(path).is_file() => {
+                        return Err(InputError::property(
+                            "power.redfish.cacert",
+                            format!("'{path}' is not a file (a CA certificate in PEM)"),
+                        ))
+                    }
+                    path => path.map(str::to_string),
                 },
             },
             (Some(m @ ("rapl" | "ipmi" | "redfish")), Some(_)) => {
@@ -188,10 +217,15 @@ impl PowerSetup {
         let deadline = self.deadline();
         let mut meter: Box<dyn PowerMeter> = match &self.meter {
             MeterChoice::Rapl => Box::new(rapl::RaplMeter::open()?),
-            MeterChoice::Ipmi { host } => Box::new(ipmi::IpmiMeter::new(host.clone(), deadline)),
-            MeterChoice::Redfish { url, insecure } => Box::new(redfish::RedfishMeter::new(
+            MeterChoice::Ipmi(target) => Box::new(ipmi::IpmiMeter::new(target.clone(), deadline)),
+            MeterChoice::Redfish {
+                url,
+                insecure,
+                cacert,
+            } => Box::new(redfish::RedfishMeter::new(
                 url.clone(),
                 *insecure,
+                cacert.clone(),
                 self.interval,
             )?),
             MeterChoice::Command(cmd) => {
@@ -206,6 +240,21 @@ impl PowerSetup {
 }
 
 impl PowerSetup {
+    /// A BMC named by address (IPMI over LAN, Redfish) answers one
+    /// reading before anything is measured; one that does not (no answer,
+    /// refused credentials, an untrusted certificate) is an input error
+    /// naming the property, as the step would measure nothing it asked for.
+    pub fn check_remote(&self) -> Result<(), InputError> {
+        let property = match &self.meter {
+            MeterChoice::Ipmi(IpmiTarget { host: Some(_), .. }) => "power.ipmi.host",
+            MeterChoice::Redfish { .. } => "power.redfish.url",
+            _ => return Ok(()),
+        };
+        self.open()
+            .map(drop)
+            .map_err(|why| InputError::property(property, format!("no reading: {why}")))
+    }
+
     /// The longest one reading may take before it counts as failed (and
     /// a command is killed): the interval, at least a second.
     pub fn deadline(&self) -> Duration {

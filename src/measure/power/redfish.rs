@@ -1,5 +1,10 @@
 //! System power from a Redfish service (a BMC) over HTTP(S): one GET of a
-//! resource with a power reading, by `curl` (the user and password from
+//! resource with a power reading, by `curl`. Given the service root
+//! (`https://bmc` or `https://bmc/redfish/v1`), the meter first walks as a
+//! client of a real BMC must: the root's `Chassis` collection, its members
+//! in order, the first chassis that links a power resource. A certificate
+//! is checked against the system's CAs, or `power.redfish.cacert`, unless
+//! `power.redfish.insecure`. The user and password come from
 //! `KVPERF_REDFISH_USER` and `KVPERF_REDFISH_PASSWORD`, handed to curl as
 //! a config on its standard input, so they are on no command line and in
 //! no result or log). Three resources carry a reading: the deprecated
@@ -17,11 +22,15 @@ use super::command::output_within;
 use super::{PowerMeter, Reading};
 
 pub struct RedfishMeter {
-    /// The URL curl is given: without its user and password.
+    /// The URL as given, without its user and password.
     url: String,
-    /// The URL as every output shows it ([`crate::properties::redacted`]).
-    shown: String,
+    /// The URL as given, shown ([`crate::properties::redacted`]).
+    given: String,
+    /// The power resource's URL (curl's) and as shown, once found.
+    resource: Option<(String, String)>,
     insecure: bool,
+    /// A CA certificate (PEM) to trust for the service's certificate.
+    cacert: Option<String>,
     deadline: Duration,
     /// `user = "…"` for curl's config, from the environment or the URL.
     credentials: Option<String>,
@@ -35,7 +44,12 @@ impl RedfishMeter {
     /// URL's `user:password@`, reach curl only in the config it reads on
     /// its standard input: never its command line (`ps`), and no output
     /// shows the password.
-    pub fn new(url: String, insecure: bool, deadline: Duration) -> Result<Self, String> {
+    pub fn new(
+        url: String,
+        insecure: bool,
+        cacert: Option<String>,
+        deadline: Duration,
+    ) -> Result<Self, String> {
         let shown = crate::properties::redacted("", &url);
         let (bare, in_url) = split_userinfo(&url);
         let user = std::env::var("KVPERF_REDFISH_USER").ok();
@@ -60,25 +74,29 @@ impl RedfishMeter {
         });
         Ok(Self {
             url: bare,
-            shown,
+            given: shown,
+            resource: None,
             insecure,
+            cacert,
             deadline,
             credentials,
             password: password.filter(|p| !p.is_empty()),
         })
     }
 
-    /// curl's command (its arguments, never a credential) and the config
-    /// it reads on its standard input.
-    fn curl(&self) -> (Command, String) {
+    /// curl's command for `url` (its arguments, never a credential) and
+    /// the config it reads on its standard input.
+    fn curl(&self, url: &str) -> (Command, String) {
         let mut curl = Command::new("curl");
         curl.args(["--silent", "--show-error", "--fail", "--config", "-"])
             .args(["--header", "Accept: application/json"])
             .args(["--max-time", &format!("{:.3}", self.deadline.as_secs_f64())]);
         if self.insecure {
             curl.arg("--insecure");
+        } else if let Some(ca) = &self.cacert {
+            curl.arg("--cacert").arg(ca);
         }
-        curl.arg("--").arg(&self.url);
+        curl.arg("--").arg(url);
         (curl, self.credentials.clone().unwrap_or_default())
     }
 }
@@ -137,24 +155,104 @@ fn quote(text: &str) -> String {
         .replace('\r', "\\r")
 }
 
-impl PowerMeter for RedfishMeter {
-    fn name(&self) -> String {
-        format!("redfish {}", self.shown)
-    }
-
-    fn read(&mut self) -> Result<Reading, String> {
-        let (curl, config) = self.curl();
+impl RedfishMeter {
+    /// The JSON at `url`, or why not (the password cut out).
+    fn get(&self, url: &str) -> Result<Value, String> {
+        let (curl, config) = self.curl(url);
         let scrub = |why: String| crate::properties::scrubbed(&why, self.password.as_deref());
         let body = output_within(curl, Some(config), self.deadline + Duration::from_secs(1))
             .map_err(scrub)?;
-        parse_power_watts(&body).map(Reading::Watts).map_err(scrub)
+        serde_json::from_str(&body).map_err(|e| format!("{url}: the resource is not JSON ({e})"))
+    }
+
+    /// The power resource: the URL given, or the one found from the
+    /// service root (with the URL's form as shown).
+    fn resource(&mut self) -> Result<(String, String), String> {
+        if let Some(found) = &self.resource {
+            return Ok(found.clone());
+        }
+        let (origin, path) = split_path(&self.url);
+        let found = if matches!(path.trim_end_matches('/'), "" | "/redfish/v1") {
+            let path = walk_to_power(&mut |p| self.get(&format!("{origin}{p}")))?;
+            let shown_origin = &self.given[..self.given.len() - split_path(&self.given).1.len()];
+            (format!("{origin}{path}"), format!("{shown_origin}{path}"))
+        } else {
+            (self.url.clone(), self.given.clone())
+        };
+        self.resource = Some(found.clone());
+        Ok(found)
     }
 }
 
-/// The power reading in a Redfish resource's JSON.
-pub fn parse_power_watts(body: &str) -> Result<f64, String> {
+/// `scheme://authority` and the path (with query) of `url`.
+fn split_path(url: &str) -> (&str, &str) {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    // A password may hold `/`: the authority ends after the last `@`.
+    let host_at = url[after..].rfind('@').map_or(after, |i| after + i + 1);
+    match url[host_at..].find('/') {
+        Some(i) => url.split_at(host_at + i),
+        None => (url, ""),
+    }
+}
+
+/// From the service root to a chassis's power resource, GETting each
+/// path with `get`: `/redfish/v1/` → `Chassis` → each member in turn →
+/// its `EnvironmentMetrics`, else its `Power`. The path found, or why none.
+fn walk_to_power(get: &mut dyn FnMut(&str) -> Result<Value, String>) -> Result<String, String> {
+    let link = |v: &Value, field: &str| {
+        v.get(field)
+            .and_then(|l| l.get("@odata.id"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let root = get("/redfish/v1/")?;
+    let chassis = link(&root, "Chassis").ok_or("the service root links no Chassis collection")?;
+    let members = get(&chassis)?;
+    let members: Vec<String> = members
+        .get("Members")
+        .and_then(Value::as_array)
+        .map(|m| {
+            m.iter()
+                .filter_map(|c| c.get("@odata.id").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    for member in &members {
+        let c = get(member)?;
+        if let Some(power) = link(&c, "EnvironmentMetrics").or_else(|| link(&c, "Power")) {
+            return Ok(power);
+        }
+    }
+    Err(format!(
+        "none of the {} chassis in {chassis} links EnvironmentMetrics or Power",
+        members.len()
+    ))
+}
+
+impl PowerMeter for RedfishMeter {
+    fn name(&self) -> String {
+        let shown = self.resource.as_ref().map_or(&self.given, |(_, s)| s);
+        format!("redfish {shown}")
+    }
+
+    fn read(&mut self) -> Result<Reading, String> {
+        let (url, _) = self.resource()?;
+        let body = self.get(&url)?;
+        parse_power(&body).map(Reading::Watts)
+    }
+}
+
+/// The power reading in a Redfish resource's JSON text.
+#[cfg(test)]
+fn parse_power_watts(body: &str) -> Result<f64, String> {
     let v: Value =
         serde_json::from_str(body).map_err(|e| format!("the resource is not JSON ({e})"))?;
+    parse_power(&v)
+}
+
+/// The power reading in a Redfish resource.
+fn parse_power(v: &Value) -> Result<f64, String> {
     let number = |v: &Value| v.as_f64().filter(|w| w.is_finite() && *w >= 0.0);
     if let Some(controls) = v.get("PowerControl").and_then(Value::as_array) {
         return controls
@@ -240,6 +338,7 @@ mod tests {
         let m = RedfishMeter::new(
             "https://root:secret@bmc/redfish/v1/Chassis/1/Power".into(),
             false,
+            None,
             Duration::from_secs(1),
         )
         .unwrap();
@@ -257,10 +356,11 @@ mod tests {
         let m = RedfishMeter::new(
             "https://admin:p%40ss:w0rd/x@bmc:8443/redfish/v1/Chassis/1/Power".into(),
             true,
+            None,
             Duration::from_secs(2),
         )
         .unwrap();
-        let (curl, config) = m.curl();
+        let (curl, config) = m.curl(&m.url);
         let args: Vec<String> = curl
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
