@@ -153,6 +153,9 @@ pub enum Command {
     /// Measure the device under a data directory: `kvperf device corners`.
     #[command(subcommand)]
     Device(crate::commands::device::DeviceCommand),
+    /// Show a trace captured with `-p trace.output=FILE`, or import one.
+    #[command(subcommand)]
+    Trace(crate::commands::trace::TraceCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -215,6 +218,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Engines => commands::engines::list(),
         Command::Device(command) => commands::device::run(command),
         Command::Server(command) => commands::server::run(command),
+        Command::Trace(command) => commands::trace::run(command),
     };
     // A listing or a report's paths that stdout did not take is a failure
     // too (commands that print results keep them and say where).

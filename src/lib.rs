@@ -47,5 +47,6 @@ pub mod runner;
 pub mod server;
 pub mod shard;
 pub mod shipped;
+pub mod trace;
 pub mod units;
 pub mod workload;

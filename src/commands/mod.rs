@@ -12,6 +12,7 @@ pub mod report;
 pub mod server;
 pub mod settle;
 mod step;
+pub mod trace;
 pub mod verdict;
 pub mod ycsb;
 
