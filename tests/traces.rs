@@ -234,3 +234,125 @@ fn bad_traces_are_one_line_each() {
     }
     assert_input_error(&kvperf(dir, &["trace", "show", "."]), "is a directory");
 }
+
+/// Both CSV layouts import; bad lines are one line naming the line.
+#[test]
+fn csv_traces_import_and_bad_ones_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("plain.csv"),
+        "time,op,key,value_size\n0.5,update,k1,100\n0.75,read,k2,50\n\n# note\n1.0,insert,k3,10\n2,scan,k1,5\n",
+    )
+    .unwrap();
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "plain.csv",
+            "--from",
+            "csv",
+            "--output",
+            "p",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = csv_rows(dir, "p");
+    let ops: Vec<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| (r["op"].as_str(), r["key"].as_str(), num(r, "intended_ns")))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            ("UPDATE", "k1", 0),
+            ("READ", "k2", 250_000_000),
+            ("INSERT", "k3", 500_000_000),
+            ("SCAN", "k1", 1_500_000_000)
+        ]
+    );
+    assert_eq!(rows[0]["value_sizes"], "100");
+    assert_eq!(
+        (num(&rows[1], "bytes_read"), num(&rows[3], "scan_length")),
+        (50, 5)
+    );
+
+    std::fs::write(
+        dir.join("twitter.csv"),
+        "0,q:a,21,2450,6,get,0\n1,q:b,21,10,7,set,0\n1,q:a,21,10,6,delete,0\n2,q:c,21,33,7,add,600\n",
+    )
+    .unwrap();
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "twitter.csv",
+            "--from",
+            "twitter",
+            "--output",
+            "t",
+        ],
+    );
+    assert!(
+        out.stderr.contains("4 operations of 2 clients"),
+        "{}",
+        out.stderr
+    );
+    let rows = csv_rows(dir, "t");
+    let mut by_client: Vec<(u64, &str)> = rows
+        .iter()
+        .map(|r| (num(r, "client"), r["op"].as_str()))
+        .collect();
+    by_client.sort();
+    assert_eq!(
+        by_client,
+        [(0, "READ"), (0, "DELETE"), (1, "UPDATE"), (1, "INSERT")]
+    );
+
+    let long = format!("1,read,{},1\n", "k".repeat(2 << 20));
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("empty.csv", String::new(), "is empty"),
+        (
+            "header.csv",
+            "time,op,key,value_size\n".into(),
+            "holds no operations",
+        ),
+        ("cells.csv", "1,read,k\n".into(), "line 1: 3 cells"),
+        (
+            "size.csv",
+            "1,update,k,99999999999\n".into(),
+            "line 1: size 99999999999 is more",
+        ),
+        (
+            "time.csv",
+            "0,read,k,1\nNaN,read,k,1\n".into(),
+            "line 2: time 'NaN'",
+        ),
+        ("long.csv", long, "line 1: longer than"),
+        ("binary.csv", "\u{0}\u{1},\u{2}".into(), "line 1: 2 cells"),
+    ];
+    for (name, text, says) in cases {
+        std::fs::write(dir.join(name), text).unwrap();
+        let out = kvperf(
+            dir,
+            &["trace", "import", name, "--from", "csv", "--output", "out"],
+        );
+        assert_input_error(&out, says);
+        assert!(!dir.join("out").exists(), "{name}: nothing written");
+    }
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "plain.csv",
+            "--from",
+            "csv",
+            "--output",
+            "plain.csv",
+        ],
+    );
+    assert_input_error(&out, "is also an input");
+}

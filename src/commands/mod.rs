@@ -4,10 +4,12 @@
 pub mod bench;
 pub mod device;
 pub mod engines;
+pub mod fit;
 mod hdr_logs;
 mod live;
 pub mod merge;
 pub mod plan;
+pub mod replay;
 pub mod report;
 pub mod server;
 pub mod settle;

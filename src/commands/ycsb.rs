@@ -894,7 +894,14 @@ fn trace_header(out: &StepOutput, table: String, threads: usize, target: f64) ->
         clients: threads as u32,
         paced: target > 0.0,
         target_ops_per_sec: target,
-        settings: out.settings.clone().into_iter().collect(),
+        // What was given, and the defaults it ran with (a fit reads
+        // recordcount and fieldcount from them).
+        settings: out
+            .defaults
+            .iter()
+            .chain(&out.settings)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     }
 }
 

@@ -545,6 +545,12 @@ impl Meter {
         }
     }
 
+    /// Operations have intended starts of their own (a replay at a
+    /// trace's times): latency from them is measured with a clock.
+    pub fn set_paced(&mut self, paced: bool) {
+        self.paced = paced;
+    }
+
     /// `at` as a deadline this meter can check cheaply.
     pub fn deadline(&self, at: Instant) -> Deadline {
         let counter_then = self.clock.raw();

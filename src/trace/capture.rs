@@ -4,16 +4,14 @@
 //! KiB) to one writer thread through a bounded channel; the file is
 //! written beside its destination and renamed over it when the step ends.
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::format::{Header, FLUSH_AT};
+use super::output::{FileWriter, TraceFile};
 use super::record::{OpType, OpView};
-use super::writer::{Block, BlockBuilder, TraceWriter};
+use super::writer::{Block, BlockBuilder};
 use crate::engine::{OpResult, Record};
 use crate::files::Destination;
 use crate::measure::{Meter, Outcome};
@@ -25,46 +23,39 @@ const IN_FLIGHT: usize = 64;
 /// The property that asks for a trace.
 pub const PROPERTY: &str = "trace.output";
 
-type Written = std::io::Result<TraceWriter<BufWriter<File>>>;
+type Written = std::io::Result<FileWriter>;
 
 /// A trace being captured.
 pub struct Capture {
     epoch: Instant,
     sender: Option<SyncSender<Block>>,
     writer: Option<JoinHandle<Written>>,
-    tmp: PathBuf,
-    destination: Destination,
+    /// Taken by `finish`.
+    file: Option<TraceFile>,
 }
 
 impl Capture {
     /// Starts the writer; `header.epoch_unix_ns` is set to now, the
     /// trace's time 0.
     pub fn start(destination: Destination, mut header: Header) -> anyhow::Result<Self> {
-        let (tmp, file) = destination.temporary().map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write {PROPERTY} '{}': {e}",
-                destination.path().display()
-            )
-        })?;
         let epoch = Instant::now();
         header.epoch_unix_ns = crate::clock::unix_nanos();
+        let (file, out) = TraceFile::create(destination, PROPERTY, &header)?;
         let (sender, blocks) = sync_channel(IN_FLIGHT);
-        let out = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), &header);
         let writer = std::thread::Builder::new()
             .name("kvperf-trace".into())
-            .spawn(move || write_blocks(out?, blocks))?;
+            .spawn(move || write_blocks(out, blocks))?;
         Ok(Self {
             epoch,
             sender: Some(sender),
             writer: Some(writer),
-            tmp,
-            destination,
+            file: Some(file),
         })
     }
 
     /// Where the trace goes.
     pub fn path(&self) -> &std::path::Path {
-        self.destination.path()
+        self.file.as_ref().expect("until finish").path()
     }
 
     /// The recorder of client `index`.
@@ -81,46 +72,33 @@ impl Capture {
     /// blocks and the end record written, synced, put in place. The
     /// operations written.
     pub fn finish(mut self) -> anyhow::Result<u64> {
+        let written = self.join()?;
+        let file = self.file.take().expect("finished once");
+        let out = written.map_err(|e| file.cannot(e))?;
+        file.finish(out)
+    }
+
+    fn join(&mut self) -> anyhow::Result<Written> {
         drop(self.sender.take());
-        let written = self
-            .writer
+        self.writer
             .take()
             .expect("joined once")
             .join()
-            .map_err(|_| anyhow::anyhow!("the trace writer panicked"))?;
-        let done = written.and_then(|w| {
-            let operations = w.operations();
-            let file = w.finish()?.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            Ok(operations)
-        });
-        let operations = done.map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write {PROPERTY} '{}': {e}",
-                self.destination.path().display()
-            )
-        })?;
-        self.destination.put_in_place(&self.tmp)?;
-        self.tmp = PathBuf::new();
-        Ok(operations)
+            .map_err(|_| anyhow::anyhow!("the trace writer panicked"))
     }
 }
 
 impl Drop for Capture {
     /// A capture that did not finish (the step failed before) leaves no
-    /// temporary file.
+    /// temporary file (the [`TraceFile`]'s drop).
     fn drop(&mut self) {
-        drop(self.sender.take());
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
-        }
-        if !self.tmp.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.tmp);
+        if self.writer.is_some() {
+            let _ = self.join();
         }
     }
 }
 
-fn write_blocks(mut out: TraceWriter<BufWriter<File>>, blocks: Receiver<Block>) -> Written {
+fn write_blocks(mut out: FileWriter, blocks: Receiver<Block>) -> Written {
     for block in blocks {
         out.block(&block)?;
     }

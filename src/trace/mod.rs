@@ -9,9 +9,13 @@
 //! - [`show`]: `kvperf trace show`.
 
 pub mod capture;
+pub mod fit;
 pub mod format;
+pub mod import;
+pub mod output;
 pub mod reader;
 pub mod record;
+pub mod replay;
 pub mod show;
 pub mod varint;
 pub mod writer;

@@ -20,16 +20,19 @@ pub const CSV_COLUMNS: &str = "client,op,key,outcome,intended_ns,start_ns,end_ns
 pub fn header_text(h: &Header, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "# trace of {} ({}), engine {}, table {}, {} clients, {}",
+        "# trace of {} ({}), engine {}, table {}, {}{}",
         h.source,
         h.kvperf,
         h.engine.as_deref().unwrap_or("none"),
         h.table,
-        h.clients,
-        if h.paced {
-            format!("paced at {} ops/s", h.target_ops_per_sec)
-        } else {
-            "unpaced (intended start = start)".into()
+        match h.clients {
+            0 => String::new(),
+            n => format!("{n} clients, "),
+        },
+        match (h.paced, h.target_ops_per_sec > 0.0) {
+            (true, true) => format!("paced at {} ops/s", h.target_ops_per_sec),
+            (true, false) => "times as the trace gives them (intended starts)".into(),
+            _ => "unpaced (intended start = start)".into(),
         }
     )?;
     writeln!(

@@ -83,7 +83,7 @@ impl BlockBuilder {
         Self {
             client,
             state: BlockState::new(),
-            bytes: Vec::with_capacity(flush_at + 1024),
+            bytes: Vec::new(),
             count: 0,
             flush_at,
         }
@@ -97,10 +97,26 @@ impl BlockBuilder {
         (self.bytes.len() >= self.flush_at || self.count == u32::MAX).then(|| self.take())
     }
 
+    /// Bytes encoded since the last block was taken.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// The operations so far as a block (maybe empty), starting afresh.
     pub fn take(&mut self) -> Block {
         self.state = BlockState::new();
-        let bytes = std::mem::replace(&mut self.bytes, Vec::with_capacity(self.flush_at + 1024));
+        // The next block grows as this one did (no reallocation in a
+        // capture's hot path), or starts empty for a client that wrote little.
+        let grown = if self.bytes.len() >= self.flush_at {
+            self.flush_at + 1024
+        } else {
+            0
+        };
+        let bytes = std::mem::replace(&mut self.bytes, Vec::with_capacity(grown));
         Block {
             client: self.client,
             count: std::mem::take(&mut self.count),
