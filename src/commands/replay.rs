@@ -15,6 +15,7 @@ use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
 use crate::runner::{self, RunSpec, StatusOptions};
+use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
 
 #[derive(Debug, Args)]
@@ -111,6 +112,23 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         out.settings
             .insert("measurement.interval".into(), "both".into());
     }
+    let trace_output = props
+        .get(capture::PROPERTY)
+        .map(|path| {
+            let path = std::path::Path::new(path);
+            let mut outputs = crate::files::Outputs::new();
+            if let Some(output) = &args.output {
+                outputs.file("--output", output)?;
+            }
+            outputs.file(capture::PROPERTY, path)?;
+            crate::files::Destination::check(
+                path,
+                capture::PROPERTY,
+                crate::trace::format::WRITTEN,
+                &[&args.trace],
+            )
+        })
+        .transpose()?;
     let spec = engine::find(&args.engine)?;
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
@@ -125,13 +143,25 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     )?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
+    let capture = trace_output
+        .map(|destination| {
+            let mut own = header.clone();
+            own.source = "kvperf replay".into();
+            own.engine = Some(spec.name.to_string());
+            own.clients = threads as u32;
+            own.paced = schedule.is_some();
+            own.settings = out.settings.clone().into_iter().collect();
+            Capture::start(destination, own)
+        })
+        .transpose()?;
     let replay = Replay::new(
         &ops,
         &header.table,
         engine.as_ref(),
         schedule,
         crate::clock::unix_nanos(),
-    );
+    )
+    .capturing(capture.as_ref());
     let loads = preload::records_to_load(&ops);
     let dataset = replay.load(&loads)?;
     eprintln!(
@@ -186,6 +216,13 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         |_| replay.logical_bytes(dataset),
         true,
     )?;
+    let late = replay.lateness();
+    drop(replay);
+    if let Some(capture) = capture {
+        let path = capture.path().display().to_string();
+        let operations = capture.finish()?;
+        eprintln!("kvperf: trace of {operations} operations written to '{path}'");
+    }
     out.measurements.push(Measurement {
         accounting: Some(window.accounting),
         engine_stats: window.engine_stats,
@@ -194,7 +231,6 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         ..shape.measurement(&window.outcome)
     });
     if let Some(s) = schedule {
-        let late = replay.lateness();
         if late.late > 0 {
             step::warn(
                 out,

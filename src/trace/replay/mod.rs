@@ -15,6 +15,7 @@ use crate::engine::{ScanResults, ThreadSlot};
 use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpKind};
 use crate::runner::{Step, Workload, WorkloadThread};
+use crate::trace::capture::{Capture, ClientTrace, Facts};
 use crate::trace::{OpType, TraceOp};
 use crate::workload::generator::{rng_from_seed, Rng};
 use crate::workload::ycsb::values::RandomValuePool;
@@ -53,9 +54,16 @@ pub struct Replay<'a> {
     late: AtomicU64,
     read_bytes: AtomicU64,
     written_bytes: AtomicU64,
+    /// `-p trace.output`: the replay's own operations, captured.
+    capture: Option<&'a Capture>,
 }
 
 impl<'a> Replay<'a> {
+    /// The same, each client recording what it replays into `capture`.
+    pub fn capturing(self, capture: Option<&'a Capture>) -> Self {
+        Self { capture, ..self }
+    }
+
     /// `ops` in time order ([`crate::trace::in_time_order`]).
     pub fn new(
         ops: &'a [TraceOp],
@@ -84,6 +92,7 @@ impl<'a> Replay<'a> {
             late: AtomicU64::new(0),
             read_bytes: AtomicU64::new(0),
             written_bytes: AtomicU64::new(0),
+            capture: None,
         }
     }
 
@@ -149,6 +158,7 @@ impl<'a> Replay<'a> {
             late: 0,
             read_bytes: 0,
             written_bytes: 0,
+            trace: self.capture.map(|c| c.client(slot.index)),
         })
     }
 }
@@ -180,6 +190,7 @@ struct ReplayClient<'a> {
     late: u64,
     read_bytes: u64,
     written_bytes: u64,
+    trace: Option<ClientTrace>,
 }
 
 impl Drop for ReplayClient<'_> {
@@ -203,7 +214,27 @@ impl WorkloadThread for ReplayClient<'_> {
             Some(schedule) => self.wait_for(op, schedule, meter),
             None => intended,
         };
-        self.issue(op, meter, intended);
+        meter.keep_times |= self.trace.is_some();
+        let result = self.issue(op, meter, intended);
+        if let Some(trace) = self.trace.as_mut() {
+            let bytes_read = match op.op {
+                OpType::Scan => self.scan.rows().iter().map(Record::logical_bytes).sum(),
+                _ if op.op.reads() => self.read.logical_bytes(),
+                _ => 0,
+            };
+            trace.record(
+                meter,
+                Facts {
+                    op: op.op,
+                    result: &result,
+                    key: &op.key,
+                    read_fields: op.read_fields,
+                    scan_length: op.scan_length,
+                    written: op.op.writes().then_some(&self.record),
+                    bytes_read: bytes_read as u64,
+                },
+            );
+        }
         Step::Continue
     }
 }
@@ -241,7 +272,8 @@ impl ReplayClient<'_> {
         }
     }
 
-    fn issue(&mut self, op: &TraceOp, meter: &mut Meter, intended: Instant) {
+    /// Issues `op`, timed; its result.
+    fn issue(&mut self, op: &TraceOp, meter: &mut Meter, intended: Instant) -> OpResult {
         let table = self.replay.table;
         let names: Vec<&str> = self.replay.field_names[..op.read_fields as usize]
             .iter()
@@ -264,6 +296,7 @@ impl ReplayClient<'_> {
                     wait(self.db.read(table, key, fields, &mut self.read))
                 });
                 self.read_bytes += ok(&r, self.read.logical_bytes());
+                r
             }
             OpType::Scan => {
                 self.scan.clear();
@@ -273,6 +306,7 @@ impl ReplayClient<'_> {
                 });
                 let rows = self.scan.rows().iter().map(Record::logical_bytes).sum();
                 self.read_bytes += ok(&r, rows);
+                r
             }
             OpType::Update | OpType::Insert => {
                 self.fill(&op.value_sizes);
@@ -285,12 +319,11 @@ impl ReplayClient<'_> {
                     wait(call)
                 });
                 self.written_bytes += ok(&r, self.record.logical_bytes());
+                r
             }
-            OpType::Delete => {
-                let _ = meter.time(OpKind::Delete, intended, || {
-                    wait(self.db.delete(table, key))
-                });
-            }
+            OpType::Delete => meter.time(OpKind::Delete, intended, || {
+                wait(self.db.delete(table, key))
+            }),
             OpType::ReadModifyWrite => {
                 self.fill(&op.value_sizes);
                 self.read.clear();
@@ -305,6 +338,7 @@ impl ReplayClient<'_> {
                 self.written_bytes += ok(&update, self.record.logical_bytes());
                 let both = read.and(update);
                 meter.finish(OpKind::ReadModifyWrite, intended, started, &both);
+                both
             }
         }
     }
