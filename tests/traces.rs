@@ -308,7 +308,7 @@ fn csv_traces_import_and_bad_ones_are_refused() {
     by_client.sort();
     assert_eq!(
         by_client,
-        [(0, "READ"), (0, "DELETE"), (1, "UPDATE"), (1, "INSERT")]
+        [(0, "DELETE"), (0, "READ"), (1, "INSERT"), (1, "UPDATE")]
     );
 
     let long = format!("1,read,{},1\n", "k".repeat(2 << 20));
@@ -355,4 +355,216 @@ fn csv_traces_import_and_bad_ones_are_refused() {
         ],
     );
     assert_input_error(&out, "is also an input");
+}
+
+/// What a trace's operations were, in time order: kind, key, sizes and
+/// outcome (what a replay must reproduce; times differ).
+fn sequence(dir: &Path, trace: &str) -> Vec<String> {
+    let mut rows = csv_rows(dir, trace);
+    rows.sort_by_key(|r| (num(r, "intended_ns"), num(r, "start_ns")));
+    rows.iter()
+        .map(|r| {
+            let fields = [
+                "op",
+                "key",
+                "outcome",
+                "read_fields",
+                "scan_length",
+                "value_sizes",
+            ];
+            fields.map(|f| r[f].as_str()).join(" ")
+        })
+        .collect()
+}
+
+/// A run captured on RocksDB (reads, updates, inserts, scans,
+/// read-modify-writes; one client, so its order is the trace's), replayed
+/// on RocksDB and LMDB: each replay, captured too, issues the same
+/// operations in the same order with the same outcomes, and its YCSB
+/// counts are the run's.
+#[test]
+fn a_replay_reproduces_the_captured_sequence_and_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let e = workload("e");
+    let shape = [
+        "-P",
+        &e,
+        "-p",
+        "recordcount=300",
+        "-p",
+        "fieldcount=2",
+        "-p",
+        "fieldlength=20",
+        "--db",
+        "db",
+    ];
+    let load = kvperf(dir, &[&["load"][..], &shape].concat());
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let mix = [
+        "-p",
+        "operationcount=1500",
+        "-p",
+        "readproportion=0.3",
+        "-p",
+        "updateproportion=0.2",
+        "-p",
+        "insertproportion=0.1",
+        "-p",
+        "scanproportion=0.2",
+        "-p",
+        "readmodifywriteproportion=0.2",
+        "-p",
+        "maxscanlength=5",
+        "-p",
+        "trace.output=run.kvtrace",
+    ];
+    let run = kvperf(dir, &[&["run"][..], &shape, &mix].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let captured = sequence(dir, "run.kvtrace");
+    assert_eq!(captured.len(), 1500);
+    for kind in ["READ ", "UPDATE ", "INSERT ", "SCAN ", "READ-MODIFY-WRITE "] {
+        assert!(captured.iter().any(|s| s.starts_with(kind)), "{kind}");
+    }
+    for engine in ["rocksdb", "lmdb"] {
+        let replayed = format!("{engine}.kvtrace");
+        let property = format!("trace.output={replayed}");
+        let out = kvperf(
+            dir,
+            &[
+                "replay",
+                "run.kvtrace",
+                "--engine",
+                engine,
+                "--db",
+                engine,
+                "-p",
+                &property,
+            ],
+        );
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        assert_eq!(sequence(dir, &replayed), captured, "{engine}");
+        for group in ["READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"] {
+            assert_eq!(
+                metric(&out.stdout, group, "Operations"),
+                metric(&run.stdout, group, "Operations"),
+                "{engine} {group}"
+            );
+        }
+    }
+}
+
+/// An open-loop replay spans the trace's times; a bad speed is refused.
+#[test]
+fn an_open_loop_replay_counts_from_the_traces_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("slow.csv"),
+        "0,insert,k1,10\n0.05,read,k1,10\n0.1,update,k1,10\n0.15,read,k2,30\n",
+    )
+    .unwrap();
+    let out = kvperf(
+        dir,
+        &[
+            "trace", "import", "slow.csv", "--from", "csv", "--output", "t",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = kvperf(
+        dir,
+        &[
+            "replay", "t", "--engine", "lmdb", "--db", "db", "--speed", "1", "--format", "json",
+            "--output", "r.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 records loaded first"),
+        "{}",
+        out.stderr
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let m = &json["measurements"][0];
+    let runtime = m["runtime_s"].as_f64().unwrap();
+    assert!(runtime >= 0.149, "{runtime}");
+    assert_eq!(m["operations"].as_u64(), Some(4));
+    for speed in ["0", "-1", "NaN"] {
+        let out = kvperf(
+            dir,
+            &[
+                "replay", "t", "--engine", "lmdb", "--db", "db2", "--speed", speed,
+            ],
+        );
+        assert_input_error(&out, "--speed");
+    }
+}
+
+/// The fit of a capture of workload A (zipfian 0.99) recovers the
+/// constant within 0.03 and the mix within a percentage point; a uniform
+/// run's fit picks uniform.
+#[test]
+fn a_fit_recovers_the_distribution_and_mix_it_was_captured_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (name, distribution) in [("zipf", "zipfian"), ("uniform", "uniform")] {
+        let property = format!("trace.output={name}.kvtrace");
+        let chosen = format!("requestdistribution={distribution}");
+        let out = common::run_null(
+            dir,
+            "a",
+            &[
+                "-p",
+                "recordcount=1000",
+                "-p",
+                "operationcount=60000",
+                "-p",
+                &chosen,
+                "-p",
+                "readproportion=0.7",
+                "-p",
+                "updateproportion=0.3",
+                "-p",
+                &property,
+                "-threads",
+                "2",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let trace = format!("{name}.kvtrace");
+        let fitted = format!("{name}.workload");
+        let out = kvperf(dir, &["fit", &trace, "--output", &fitted]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("KS distance"), "{}", out.stdout);
+        let file = std::fs::read_to_string(dir.join(&fitted)).unwrap();
+        let value = |key: &str| -> String {
+            file.lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}=")))
+                .unwrap_or_else(|| panic!("{key} in {file}"))
+                .to_string()
+        };
+        assert_eq!(value("requestdistribution"), distribution, "{file}");
+        let read: f64 = value("readproportion").parse().unwrap();
+        assert!((read - 0.7).abs() <= 0.01, "{file}");
+        assert_eq!(value("recordcount"), "1000");
+        assert_eq!(value("fieldcount"), "10");
+        if distribution == "zipfian" {
+            let theta: f64 = value("zipfianconstant").parse().unwrap();
+            assert!((theta - 0.99).abs() <= 0.03, "{file}");
+        }
+        let out = kvperf(
+            dir,
+            &[
+                "run",
+                "--engine",
+                "null",
+                "-P",
+                &fitted,
+                "-p",
+                "operationcount=100",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
 }
