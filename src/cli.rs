@@ -153,6 +153,31 @@ pub enum Command {
     /// Measure the device under a data directory: `kvperf device corners`.
     #[command(subcommand)]
     Device(crate::commands::device::DeviceCommand),
+    /// Replay a trace on an engine: closed loop, or open loop at its times.
+    #[command(
+        long_about = "Replay a trace (`-p trace.output=FILE` or `kvperf trace import`) on an\n\
+        engine: first the keys the trace reads before it writes them are loaded (value\n\
+        sizes from the trace) into a fresh store, then the operations are issued in the\n\
+        trace's order, closed loop by --threads clients, or open loop at the trace's own\n\
+        times divided by --speed, latency from those times (a replay that falls behind\n\
+        says by how much). The output is a run's: YCSB's text, or JSON with histograms.\n\n\
+        Examples:\n  kvperf replay run.kvtrace --engine lmdb --db /tmp/kv --threads 4\n  \
+        kvperf replay run.kvtrace --engine rocksdb --db /tmp/kv --speed 2 --format json --output r.json"
+    )]
+    Replay(crate::commands::replay::ReplayArgs),
+    /// Write a YCSB workload file fitted to a trace.
+    #[command(
+        long_about = "Write a YCSB workload file that describes a trace: the operation mix,\n\
+        the key popularity (uniform, zipfian with its constant by maximum likelihood,\n\
+        hotspot, exponential: the one whose key-rank CDF is nearest the trace's by\n\
+        Kolmogorov-Smirnov distance, printed for each), field count and value sizes,\n\
+        scan lengths and the offered rate. docs/traces.md says what a fit cannot capture.\n\n\
+        Example:\n  kvperf fit run.kvtrace --output workloads/mine"
+    )]
+    Fit(crate::commands::fit::FitArgs),
+    /// Show a trace captured with `-p trace.output=FILE`, or import one.
+    #[command(subcommand)]
+    Trace(crate::commands::trace::TraceCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -215,6 +240,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Engines => commands::engines::list(),
         Command::Device(command) => commands::device::run(command),
         Command::Server(command) => commands::server::run(command),
+        Command::Trace(command) => commands::trace::run(command),
+        Command::Replay(args) => commands::replay::run(args),
+        Command::Fit(args) => commands::fit::run(args),
     };
     // A listing or a report's paths that stdout did not take is a failure
     // too (commands that print results keep them and say where).

@@ -51,5 +51,6 @@ pub mod shard;
 pub mod shipped;
 #[cfg(test)]
 mod testing;
+pub mod trace;
 pub mod units;
 pub mod workload;

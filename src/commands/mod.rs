@@ -4,14 +4,17 @@
 pub mod bench;
 pub mod device;
 pub mod engines;
+pub mod fit;
 mod hdr_logs;
 mod live;
 pub mod merge;
 pub mod plan;
+pub mod replay;
 pub mod report;
 pub mod server;
 pub mod settle;
 mod step;
+pub mod trace;
 pub mod verdict;
 pub mod ycsb;
 

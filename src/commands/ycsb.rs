@@ -26,6 +26,7 @@ use crate::properties::Properties;
 use crate::results::step::{Clients, Integrity, Measurement, StepOutput};
 use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions, TaskScheduling};
 use crate::shard::{self, Shard, ShardInfo};
+use crate::trace::{self, capture, capture::Capture};
 use crate::workload::ycsb::config::unknown_property_warnings;
 use crate::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
 
@@ -469,6 +470,8 @@ fn render_text(out: &StepOutput) -> String {
 struct Checked {
     client: ClientSettings,
     hdr_logs: Option<HdrLogs>,
+    /// `trace.output`, checked.
+    trace: Option<Destination>,
     workload: CoreWorkload,
     /// The shard to run ([`Shard::WHOLE`] unless sharded) and what said so.
     shard: (Shard, String),
@@ -501,6 +504,14 @@ fn check(
     for path in hdr_logs.iter().flat_map(HdrLogs::paths) {
         outputs.file("hdrhistogram.output.path", path)?;
     }
+    let trace = props
+        .get(capture::PROPERTY)
+        .map(|path| {
+            let path = Path::new(path);
+            outputs.file(capture::PROPERTY, path)?;
+            Destination::check(path, capture::PROPERTY, trace::format::WRITTEN, &inputs)
+        })
+        .transpose()?;
     let (shard, shard_source) = shard
         .filter(|(s, _)| s.count > 1)
         .unwrap_or((Shard::WHOLE, String::new()));
@@ -525,6 +536,7 @@ fn check(
     Ok(Checked {
         client,
         hdr_logs,
+        trace,
         workload,
         shard: (shard, shard_source),
     })
@@ -576,6 +588,7 @@ fn measure(
     let Checked {
         client,
         hdr_logs,
+        trace,
         workload,
         shard: (shard, shard_source),
     } = check(args, phase, &props, shard)?;
@@ -718,7 +731,13 @@ fn measure(
             live: live.clone(),
         },
     };
-    let bound = workload.bind(engine.as_ref());
+    let capture = trace
+        .map(|destination| {
+            let header = trace_header(out, workload.config().table.clone(), threads, target);
+            Capture::start(destination, header)
+        })
+        .transpose()?;
+    let bound = workload.bind(engine.as_ref()).capturing(capture.as_ref());
     // Closing (a flush of buffered writes) comes after the measured window and is
     // outside every figure, its time (YCSB counts it in RunTime, which
     // makes short runs look slow) and its costs alike. A failed close is
@@ -748,6 +767,12 @@ fn measure(
         },
         true,
     )?;
+    drop(bound);
+    if let Some(capture) = capture {
+        let path = capture.path().display().to_string();
+        let operations = capture.finish()?;
+        eprintln!("kvperf: trace of {operations} operations written to '{path}'");
+    }
 
     let integrity = workload.config().data_integrity.then(|| {
         let verify = outcome.histograms.get(OpKind::Verify);
@@ -855,6 +880,32 @@ fn measure(
         }
     }
     Ok(())
+}
+
+/// What a trace captured by this step says of it.
+fn trace_header(out: &StepOutput, table: String, threads: usize, target: f64) -> trace::Header {
+    trace::Header {
+        source: format!("kvperf {}", out.command),
+        kvperf: format!(
+            "{} ({})",
+            env!("CARGO_PKG_VERSION"),
+            env!("KVPERF_GIT_COMMIT")
+        ),
+        engine: Some(out.engine.name.clone()),
+        table,
+        epoch_unix_ns: 0,
+        clients: threads as u32,
+        paced: target > 0.0,
+        target_ops_per_sec: target,
+        // What was given, and the defaults it ran with (a fit reads
+        // recordcount and fieldcount from them).
+        settings: out
+            .defaults
+            .iter()
+            .chain(&out.settings)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
 }
 
 /// States on stderr what is about to run (see [`run_header`]).

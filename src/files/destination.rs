@@ -154,6 +154,45 @@ impl Destination {
         })
     }
 
+    /// A new file beside the destination, for an output written as it
+    /// grows (a trace) and then put in place with
+    /// [`Destination::put_in_place`]: created exclusively, through no link.
+    pub fn temporary(&self) -> std::io::Result<(PathBuf, File)> {
+        let base = self
+            .path
+            .file_name()
+            .map_or("out".into(), |n| n.to_string_lossy());
+        let tmp = private_name(parent_of(&self.path), &base);
+        let file = super::owned::create_new(&tmp)?;
+        Ok((tmp, file))
+    }
+
+    /// Renames `tmp` (from [`Destination::temporary`], written and synced)
+    /// over the path, which is checked again first, keeping a replaced
+    /// file's mode; then syncs the directory. When it fails, `tmp` stays
+    /// and the error names it.
+    pub fn put_in_place(&self, tmp: &Path) -> anyhow::Result<()> {
+        let placed = self
+            .replaceable()
+            .map_err(anyhow::Error::from)
+            .and_then(|mode| {
+                if let Some(mode) = mode {
+                    std::fs::set_permissions(tmp, mode)?;
+                }
+                std::fs::rename(tmp, &self.path)?;
+                File::open(parent_of(&self.path))?.sync_all()?;
+                Ok(())
+            });
+        placed.map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write {} '{}': {e:#}; it is kept in '{}'",
+                self.flag,
+                self.path.display(),
+                tmp.display()
+            )
+        })
+    }
+
     fn refuse(&self, why: &str) -> InputError {
         InputError::Invalid(format!("{} '{}' {why}", self.flag, self.path.display()))
     }

@@ -496,6 +496,19 @@ pub struct Meter {
     /// takes it: a time limit is checked against it instead of another
     /// clock read.
     last_end: Option<Started>,
+    /// Time operations on the system clock and keep the last one's times
+    /// in `last_times` (a trace's capture wants them as instants).
+    pub keep_times: bool,
+    pub last_times: Option<OpTimes>,
+}
+
+/// When an operation was due, began and ended (see [`Meter::keep_times`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OpTimes {
+    /// Its start when the run is not paced.
+    pub intended: Instant,
+    pub start: Instant,
+    pub end: Instant,
 }
 
 /// A moment to stop at, checked against the meter's own readings. A run's
@@ -528,7 +541,15 @@ impl Meter {
             clock: quanta::Clock::new(),
             errors: 0,
             last_end: None,
+            keep_times: false,
+            last_times: None,
         }
+    }
+
+    /// Operations have intended starts of their own (a replay at a
+    /// trace's times): latency from them is measured with a clock.
+    pub fn set_paced(&mut self, paced: bool) {
+        self.paced = paced;
     }
 
     /// `at` as a deadline this meter can check cheaply.
@@ -586,7 +607,7 @@ impl Meter {
 
     #[inline]
     pub fn start(&self) -> Started {
-        if self.track_intended {
+        if self.track_intended || self.keep_times {
             Started::Clock(Instant::now())
         } else {
             Started::Counter(self.clock.raw())
@@ -609,6 +630,14 @@ impl Meter {
             Started::Clock(start) => {
                 let end = Instant::now();
                 self.last_end = Some(Started::Clock(end));
+                if self.keep_times {
+                    let intended = if self.paced { intended } else { start };
+                    self.last_times = Some(OpTimes {
+                        intended,
+                        start,
+                        end,
+                    });
+                }
                 let latency = end.saturating_duration_since(start).as_nanos() as u64;
                 let from_intended = self.track_intended.then(|| {
                     if self.paced {

@@ -17,7 +17,7 @@ pub use exponential::Exponential;
 pub use histogram::HistogramGen;
 pub use hotspot::Hotspot;
 pub use uniform::UniformLong;
-pub use zipfian::{ScrambledZipfian, SkewedLatest, Zipfian};
+pub use zipfian::{zeta, ScrambledZipfian, SkewedLatest, Zipfian};
 
 use rand::{Rng as _, SeedableRng};
 

@@ -95,7 +95,7 @@ fn eta(items: u64, theta: f64, zeta2theta: f64, zetan: f64) -> f64 {
 const EXACT_TERMS: u64 = 1 << 22;
 
 /// zeta(n, θ) = Σ_{i=1..n} 1/i^θ.
-fn zeta(n: u64, theta: f64) -> f64 {
+pub fn zeta(n: u64, theta: f64) -> f64 {
     if n <= EXACT_TERMS {
         return zeta_terms(0, n, theta);
     }

@@ -170,6 +170,7 @@ pub const KNOWN_PROPERTIES: &[&str] = &[
     "runtimethreads",
     "stalltimeout",
     "events.interval",
+    "trace.output",
 ];
 
 const CORE_WORKLOAD: &str = "site.ycsb.workloads.CoreWorkload";

@@ -29,6 +29,8 @@ use crate::measure::accounting::LogicalBytes;
 use crate::measure::{Meter, OpHistograms, OpKind, Outcome};
 use crate::runner::{Step, StepFuture, Workload, WorkloadTask, WorkloadThread};
 use crate::shard::{Shard, Slice};
+use crate::trace::capture::{Capture, ClientTrace, Facts};
+use crate::trace::OpType;
 use crate::workload::generator::{
     rng_from_seed, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot, Rng,
     ScrambledZipfian, Sequential, SkewedLatest, UniformLong, Zipfian,
@@ -334,6 +336,7 @@ impl CoreWorkload {
         BoundWorkload {
             workload: self,
             engine,
+            capture: None,
         }
     }
 }
@@ -342,9 +345,16 @@ impl CoreWorkload {
 pub struct BoundWorkload<'a> {
     workload: &'a CoreWorkload,
     engine: &'a dyn Engine,
+    /// `trace.output`: each client records its operations into it.
+    capture: Option<&'a Capture>,
 }
 
 impl<'a> BoundWorkload<'a> {
+    /// The same, with every client recording into `capture`.
+    pub fn capturing(self, capture: Option<&'a Capture>) -> Self {
+        Self { capture, ..self }
+    }
+
     /// A client's state around its engine client `db`, driven as `runs` says.
     fn client(&self, db: Box<dyn Operations + 'a>, runs: Runs, slot: ThreadSlot) -> CoreThread<'a> {
         let wl = self.workload;
@@ -375,6 +385,7 @@ impl<'a> BoundWorkload<'a> {
             read_bytes: 0,
             written_bytes: 0,
             updated_bytes: 0,
+            trace: self.capture.map(|c| c.client(slot.index)),
         }
     }
 }
@@ -456,6 +467,8 @@ pub struct CoreThread<'a> {
     read_bytes: u64,
     written_bytes: u64,
     updated_bytes: u64,
+    /// This client's part of the trace being captured, if one is.
+    trace: Option<ClientTrace>,
 }
 
 impl Drop for CoreThread<'_> {
@@ -493,6 +506,8 @@ impl<'a> CoreThread<'a> {
     /// One operation of the phase (YCSB `doInsert` or `doTransaction`).
     #[inline]
     async fn operation(&mut self, meter: &mut Meter, intended: Instant) -> Step {
+        // A capture needs each operation's times as instants.
+        meter.keep_times |= self.trace.is_some();
         match self.wl.phase {
             Phase::Load => self.do_insert(meter, intended).await,
             Phase::Run => {
@@ -609,6 +624,8 @@ impl<'a> CoreThread<'a> {
                 .await;
             if result.is_ok() || retries >= self.wl.cfg.insertion_retry_limit {
                 self.written_bytes += counted(meter, &result, self.record.logical_bytes());
+                // Its last try: a retried insert is one operation.
+                self.trace(meter, OpType::Insert, &result, false, 0, true);
                 return result;
             }
             retries += 1;
@@ -653,6 +670,7 @@ impl<'a> CoreThread<'a> {
             })
             .await;
         self.read_bytes += counted(meter, &read, self.read.logical_bytes());
+        self.trace(meter, OpType::Read, &read, one.is_some(), 0, false);
         if integrity {
             self.verify(meter);
         }
@@ -671,6 +689,7 @@ impl<'a> CoreThread<'a> {
         let bytes = counted(meter, &update, self.record.logical_bytes());
         self.written_bytes += bytes;
         self.updated_bytes += bytes;
+        self.trace(meter, OpType::Update, &update, false, 0, true);
     }
 
     async fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
@@ -699,8 +718,9 @@ impl<'a> CoreThread<'a> {
                 self.db.scan(table, &self.key, len, fields, &mut self.scan)
             })
             .await;
-        let rows = self.scan.rows().iter().map(Record::logical_bytes).sum();
+        let rows: usize = self.scan.rows().iter().map(Record::logical_bytes).sum();
         self.read_bytes += counted(meter, &scan, rows);
+        self.trace(meter, OpType::Scan, &scan, one.is_some(), len, false);
     }
 
     async fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
@@ -729,9 +749,52 @@ impl<'a> CoreThread<'a> {
         // YCSB's extra group around both calls; it fails if either failed.
         let both: OpResult = read.and(update);
         meter.finish(OpKind::ReadModifyWrite, intended, started, &both);
+        self.trace(
+            meter,
+            OpType::ReadModifyWrite,
+            &both,
+            one.is_some(),
+            0,
+            true,
+        );
         if self.wl.cfg.data_integrity {
             self.verify(meter);
         }
+    }
+
+    /// Adds the operation just timed to the trace, if one is captured:
+    /// `one_field` whether it read one field (else all), `scan_length`
+    /// for a scan, `wrote` whether it wrote `self.record`.
+    #[inline]
+    fn trace(
+        &mut self,
+        meter: &Meter,
+        op: OpType,
+        result: &OpResult,
+        one_field: bool,
+        scan_length: usize,
+        wrote: bool,
+    ) {
+        let Some(trace) = self.trace.as_mut() else {
+            return;
+        };
+        let bytes_read = match op {
+            OpType::Scan => self.scan.rows().iter().map(Record::logical_bytes).sum(),
+            _ if op.reads() => self.read.logical_bytes(),
+            _ => 0,
+        };
+        trace.record(
+            meter,
+            Facts {
+                op,
+                result,
+                key: &self.key,
+                read_fields: u32::from(one_field),
+                scan_length: scan_length as u32,
+                written: wrote.then_some(&self.record),
+                bytes_read: bytes_read as u64,
+            },
+        );
     }
 
     /// YCSB `verifyRow`: every returned field must equal its deterministic

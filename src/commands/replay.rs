@@ -1,0 +1,258 @@
+//! `kvperf replay TRACE --engine NAME`: load what the trace reads before
+//! it writes it, then replay the trace through the runner, with the
+//! outputs a run has (YCSB text, JSON with histograms).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::step::{self, Finished};
+use crate::engine::{self, OpenMode, OpenOptions};
+use crate::error::InputError;
+use crate::host::HostInfo;
+use crate::output::Format;
+use crate::properties::Properties;
+use crate::results::step::{Clients, Measurement, StepOutput};
+use crate::runner::{self, RunSpec, StatusOptions};
+use crate::trace::capture::{self, Capture};
+use crate::trace::replay::{preload, Replay, Schedule};
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace (`-p trace.output=FILE`, or `kvperf trace import`).
+    pub trace: PathBuf,
+
+    /// Engine to replay on (see `kvperf engines`).
+    #[arg(long, value_name = "NAME", default_value = crate::engine::DEFAULT_ENGINE)]
+    pub engine: String,
+
+    /// Data directory of a directory engine (default `kvperf-data`): the
+    /// replay starts from an empty store there (as `kvperf load --fresh`).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+
+    /// Closed loop: clients that each take the trace's next operation as
+    /// soon as they are free. Default 1; open loop: enough to keep up.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Open loop: issue each operation at its time in the trace divided
+    /// by SPEED (2: twice as fast), latency from that time.
+    #[arg(long, value_name = "SPEED")]
+    pub speed: Option<f64>,
+
+    /// An engine option (`-p rocksdb.cache_size=1g`); repeatable.
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write the result to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Clients of an open-loop replay unless told: each waits for its
+/// operation's time, so more than one keeps a slow operation from
+/// delaying the next.
+const OPEN_LOOP_CLIENTS: usize = 16;
+
+pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    let mut out = StepOutput::begin("replay");
+    let destination =
+        super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
+    let measured = measure(&args, &mut out);
+    let finished = step::finish(&mut out, measured);
+    super::ycsb::emit(&out, args.format, destination.as_ref())?;
+    finished.map(|Finished| ())
+}
+
+fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+    let schedule = match args.speed {
+        None => None,
+        Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
+        Some(speed) => {
+            return Err(InputError::Invalid(format!(
+                "--speed {speed} is not a speed between 0 and 1000000 (1: the trace's own times)"
+            ))
+            .into())
+        }
+    };
+    let threads = match (args.threads, schedule) {
+        (Some(0), _) => {
+            return Err(
+                InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
+            )
+        }
+        (Some(n), _) => n,
+        (None, Some(_)) => OPEN_LOOP_CLIENTS,
+        (None, None) => 1,
+    };
+    let mut props = Properties::new();
+    for assignment in &args.properties {
+        props.set_override(assignment)?;
+    }
+    let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
+    if ops.is_empty() {
+        return Err(InputError::Invalid(format!(
+            "trace '{}' holds no operations",
+            args.trace.display()
+        ))
+        .into());
+    }
+    crate::trace::in_time_order(&mut ops);
+    out.settings = props.redacted_map();
+    out.settings
+        .insert("trace".into(), args.trace.display().to_string());
+    if let Some(s) = schedule {
+        out.settings.insert("speed".into(), s.speed.to_string());
+        out.settings
+            .insert("measurement.interval".into(), "both".into());
+    }
+    let trace_output = props
+        .get(capture::PROPERTY)
+        .map(|path| {
+            let path = std::path::Path::new(path);
+            let mut outputs = crate::files::Outputs::new();
+            if let Some(output) = &args.output {
+                outputs.file("--output", output)?;
+            }
+            outputs.file(capture::PROPERTY, path)?;
+            crate::files::Destination::check(
+                path,
+                capture::PROPERTY,
+                crate::trace::format::WRITTEN,
+                &[&args.trace],
+            )
+        })
+        .transpose()?;
+    let spec = engine::find(&args.engine)?;
+    engine::run_on_asked_library(spec.name, &props)?;
+    let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
+    let engine = engine::open(
+        spec,
+        &OpenOptions {
+            dir: db.as_deref(),
+            properties: &props,
+            runtime: None,
+            mode: OpenMode::Fresh,
+        },
+    )?;
+    out.engine = engine.info();
+    out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
+    let capture = trace_output
+        .map(|destination| {
+            let mut own = header.clone();
+            own.source = "kvperf replay".into();
+            own.engine = Some(spec.name.to_string());
+            own.clients = threads as u32;
+            own.paced = schedule.is_some();
+            own.settings = out.settings.clone().into_iter().collect();
+            Capture::start(destination, own)
+        })
+        .transpose()?;
+    let replay = Replay::new(
+        &ops,
+        &header.table,
+        engine.as_ref(),
+        schedule,
+        crate::clock::unix_nanos(),
+    )
+    .capturing(capture.as_ref());
+    let loads = preload::records_to_load(&ops);
+    let dataset = replay.load(&loads)?;
+    eprintln!(
+        "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
+        ops.len(),
+        args.trace.display(),
+        header.source,
+        spec.name,
+        loads.len(),
+        match schedule {
+            Some(s) => format!("open loop at speed {} with {threads} clients", s.speed),
+            None => format!("closed loop with {threads} clients"),
+        }
+    );
+    let shape = step::Shape {
+        name: "replay".into(),
+        threads,
+        clients: Clients::Threads,
+        target_ops_per_sec: 0.0,
+        warmup_s: 0.0,
+    };
+    let run_spec = RunSpec {
+        threads,
+        operations: None,
+        target_ops_per_sec: 0.0,
+        warmup: Duration::ZERO,
+        max_execution: None,
+        track_intended: schedule.is_some(),
+        costs: None,
+        stop_on_error: false,
+        stall_timeout: Some(Duration::from_secs(300)),
+        status: StatusOptions {
+            interval: None,
+            progress: false,
+            label: String::new(),
+            ops_log: None,
+            intended_groups: schedule.is_some(),
+            interval_logs: false,
+            live: None,
+        },
+    };
+    let window = step::measure_window(
+        out,
+        step::MeasuredEngine {
+            spec,
+            engine: engine.as_ref(),
+            events_every: Some(crate::measure::events::DEFAULT_INTERVAL),
+            power: None,
+        },
+        run_spec,
+        |run_spec| runner::execute(&replay, run_spec),
+        |_| replay.logical_bytes(dataset),
+        true,
+    )?;
+    let late = replay.lateness();
+    drop(replay);
+    if let Some(capture) = capture {
+        let path = capture.path().display().to_string();
+        let operations = capture.finish()?;
+        eprintln!("kvperf: trace of {operations} operations written to '{path}'");
+    }
+    out.measurements.push(Measurement {
+        accounting: Some(window.accounting),
+        engine_stats: window.engine_stats,
+        verdict: Some(window.verdict),
+        events: Some(window.events),
+        ..shape.measurement(&window.outcome)
+    });
+    if let Some(s) = schedule {
+        if late.late > 0 {
+            step::warn(
+                out,
+                format!(
+                    "the replay fell behind the trace's times (speed {}): {} of {} operations started over {} ms late, the latest {:.1} ms late; their latency counts from their time in the trace",
+                    s.speed,
+                    late.late,
+                    late.operations,
+                    crate::trace::replay::LATE.as_millis(),
+                    late.max.as_secs_f64() * 1e3
+                ),
+            );
+        } else {
+            eprintln!(
+                "kvperf: the replay kept to the trace's times (speed {}): no operation started over {} ms late",
+                s.speed,
+                crate::trace::replay::LATE.as_millis()
+            );
+        }
+    }
+    if let Some(closed) = window.closed {
+        closed?;
+    }
+    Ok(())
+}

@@ -1,0 +1,570 @@
+//! Traces (issue 49): capture with `-p trace.output=FILE`, `kvperf trace
+//! show`, and bad traces refused in one line.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{assert_input_error, kvperf, metric, workload};
+
+/// `kvperf trace show FILE --format csv`, parsed: one map per row.
+fn csv_rows(dir: &Path, trace: &str) -> Vec<BTreeMap<String, String>> {
+    let out = kvperf(dir, &["trace", "show", trace, "--format", "csv"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines = out.stdout.lines();
+    let columns: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            assert_eq!(cells.len(), columns.len(), "{l}");
+            columns
+                .iter()
+                .zip(cells)
+                .map(|(c, v)| (c.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn count(rows: &[BTreeMap<String, String>], op: &str) -> u64 {
+    rows.iter().filter(|r| r["op"] == op).count() as u64
+}
+
+fn num(row: &BTreeMap<String, String>, column: &str) -> u64 {
+    row[column].parse().unwrap()
+}
+
+/// A load and a run on RocksDB, each captured: every operation the YCSB
+/// output counts is in the trace, with its kind, key, sizes and times.
+#[test]
+fn a_capture_holds_every_operation_the_run_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let a = workload("a");
+    let common = [
+        "-P",
+        &a,
+        "-p",
+        "recordcount=500",
+        "-p",
+        "fieldcount=3",
+        "--db",
+        "db",
+    ];
+    let load = kvperf(
+        dir,
+        &[&["load"][..], &common, &["-p", "trace.output=load.kvtrace"]].concat(),
+    );
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let rows = csv_rows(dir, "load.kvtrace");
+    assert_eq!(count(&rows, "INSERT"), 500);
+    for row in &rows {
+        assert_eq!(row["value_sizes"], "100;100;100", "{row:?}");
+        assert!(row["key"].starts_with("user"), "{row:?}");
+    }
+    let mut keys: Vec<&str> = rows.iter().map(|r| r["key"].as_str()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 500, "every loaded key once");
+
+    let run = kvperf(
+        dir,
+        &[
+            &["run"][..],
+            &common,
+            &[
+                "-p",
+                "operationcount=4000",
+                "-threads",
+                "3",
+                "-p",
+                "trace.output=run.kvtrace",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("trace of 4000 operations written to 'run.kvtrace'"),
+        "{}",
+        run.stderr
+    );
+    let rows = csv_rows(dir, "run.kvtrace");
+    assert_eq!(rows.len(), 4000);
+    for group in ["READ", "UPDATE"] {
+        let counted = metric(&run.stdout, group, "Operations").unwrap() as u64;
+        assert_eq!(count(&rows, group), counted, "{group}");
+    }
+    let mut clients = std::collections::BTreeSet::new();
+    for row in &rows {
+        clients.insert(num(row, "client"));
+        // Unpaced: the intended start is the start.
+        assert_eq!(num(row, "intended_ns"), num(row, "start_ns"), "{row:?}");
+        assert!(num(row, "end_ns") > num(row, "start_ns"), "{row:?}");
+        assert_eq!(row["outcome"], "OK", "{row:?}");
+        match row["op"].as_str() {
+            "READ" => assert_eq!(num(row, "bytes_read"), 3 * (6 + 100), "{row:?}"),
+            "UPDATE" => assert_eq!(row["value_sizes"], "100", "{row:?}"),
+            other => panic!("{other}"),
+        }
+    }
+    assert_eq!(clients.len(), 3, "{clients:?}");
+}
+
+/// Under a target rate, each operation's intended start is on the
+/// schedule and its start is not before it.
+#[test]
+fn a_paced_capture_keeps_intended_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = common::run_null(
+        dir,
+        "c",
+        &[
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=300",
+            "-target",
+            "1000",
+            "-p",
+            "trace.output=t.kvtrace",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut rows = csv_rows(dir, "t.kvtrace");
+    assert_eq!(rows.len(), 300);
+    rows.sort_by_key(|r| num(r, "intended_ns"));
+    for row in &rows {
+        assert!(num(row, "start_ns") >= num(row, "intended_ns"), "{row:?}");
+    }
+    // 1 ms apart on one client's fixed schedule.
+    let gaps: Vec<u64> = rows
+        .windows(2)
+        .map(|w| num(&w[1], "intended_ns") - num(&w[0], "intended_ns"))
+        .collect();
+    assert!(
+        gaps.iter().all(|g| (999_000..=1_001_000).contains(g)),
+        "{gaps:?}"
+    );
+    let text = kvperf(dir, &["trace", "show", "t.kvtrace"]);
+    assert!(
+        text.stdout.contains("paced at 1000 ops/s"),
+        "{}",
+        text.stdout
+    );
+}
+
+/// trace.output obeys the ownership rules of every output.
+#[test]
+fn trace_output_writes_only_what_kvperf_may() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("notes"), "mine").unwrap();
+    std::os::unix::fs::symlink("notes", dir.join("link")).unwrap();
+    let run = |trace: &str, extra: &[&str]| {
+        let mut args = vec!["-p", "recordcount=10", "-p", "operationcount=10"];
+        let property = format!("trace.output={trace}");
+        args.extend(["-p", property.as_str()]);
+        args.extend_from_slice(extra);
+        common::run_null(dir, "c", &args)
+    };
+    assert_input_error(&run("notes", &[]), "is not a kvperf trace");
+    assert_input_error(&run("link", &[]), "is a symbolic link");
+    assert_input_error(&run("missing/t", &[]), "does not exist");
+    assert_input_error(
+        &run("same", &["--output", "same"]),
+        "is given as both --output and trace.output",
+    );
+    assert_eq!(std::fs::read(dir.join("notes")).unwrap(), b"mine");
+    // Its own trace is replaced, and no temporary file stays behind.
+    assert_eq!(run("t", &[]).code, 0);
+    assert_eq!(run("t", &[]).code, 0);
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+/// Empty, foreign, truncated and absurd traces: one line, exit 2.
+#[test]
+fn bad_traces_are_one_line_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = common::run_null(
+        dir,
+        "a",
+        &[
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=2000",
+            "-p",
+            "trace.output=good",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let good = std::fs::read(dir.join("good")).unwrap();
+    let magic = b"kvperf-file/1 trace\n";
+    let mut absurd_block = magic.to_vec();
+    absurd_block.extend([1, 0, 2, b'{', b'}']);
+    let mut wrong_version = good.clone();
+    wrong_version[magic.len()] = 9;
+    // A block that claims 2^60 bytes.
+    let mut huge = good[..good.iter().position(|&b| b == b'B').unwrap()].to_vec();
+    huge.extend([
+        b'B', 0, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10,
+    ]);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", vec![], "is empty"),
+        ("csv", b"time,op,key\n".to_vec(), "is not a kvperf trace"),
+        ("half", good[..good.len() / 2].to_vec(), "truncated"),
+        ("no-end", good[..good.len() - 20].to_vec(), "truncated"),
+        ("version", wrong_version, "format version 9"),
+        ("header", absurd_block, "header that is not valid"),
+        ("huge", huge, "has a block of"),
+    ];
+    for (name, bytes, says) in cases {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        let out = kvperf(dir, &["trace", "show", name]);
+        assert_input_error(&out, says);
+    }
+    assert_input_error(&kvperf(dir, &["trace", "show", "."]), "is a directory");
+}
+
+/// Both CSV layouts import; bad lines are one line naming the line.
+#[test]
+fn csv_traces_import_and_bad_ones_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("plain.csv"),
+        "time,op,key,value_size\n0.5,update,k1,100\n0.75,read,k2,50\n\n# note\n1.0,insert,k3,10\n2,scan,k1,5\n",
+    )
+    .unwrap();
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "plain.csv",
+            "--from",
+            "csv",
+            "--output",
+            "p",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = csv_rows(dir, "p");
+    let ops: Vec<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| (r["op"].as_str(), r["key"].as_str(), num(r, "intended_ns")))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            ("UPDATE", "k1", 0),
+            ("READ", "k2", 250_000_000),
+            ("INSERT", "k3", 500_000_000),
+            ("SCAN", "k1", 1_500_000_000)
+        ]
+    );
+    assert_eq!(rows[0]["value_sizes"], "100");
+    assert_eq!(
+        (num(&rows[1], "bytes_read"), num(&rows[3], "scan_length")),
+        (50, 5)
+    );
+
+    std::fs::write(
+        dir.join("twitter.csv"),
+        "0,q:a,21,2450,6,get,0\n1,q:b,21,10,7,set,0\n1,q:a,21,10,6,delete,0\n2,q:c,21,33,7,add,600\n",
+    )
+    .unwrap();
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "twitter.csv",
+            "--from",
+            "twitter",
+            "--output",
+            "t",
+        ],
+    );
+    assert!(
+        out.stderr.contains("4 operations of 2 clients"),
+        "{}",
+        out.stderr
+    );
+    let rows = csv_rows(dir, "t");
+    let mut by_client: Vec<(u64, &str)> = rows
+        .iter()
+        .map(|r| (num(r, "client"), r["op"].as_str()))
+        .collect();
+    by_client.sort();
+    assert_eq!(
+        by_client,
+        [(0, "DELETE"), (0, "READ"), (1, "INSERT"), (1, "UPDATE")]
+    );
+
+    let long = format!("1,read,{},1\n", "k".repeat(2 << 20));
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("empty.csv", String::new(), "is empty"),
+        (
+            "header.csv",
+            "time,op,key,value_size\n".into(),
+            "holds no operations",
+        ),
+        ("cells.csv", "1,read,k\n".into(), "line 1: 3 cells"),
+        (
+            "size.csv",
+            "1,update,k,99999999999\n".into(),
+            "line 1: size 99999999999 is more",
+        ),
+        (
+            "time.csv",
+            "0,read,k,1\nNaN,read,k,1\n".into(),
+            "line 2: time 'NaN'",
+        ),
+        ("long.csv", long, "line 1: longer than"),
+        ("binary.csv", "\u{0}\u{1},\u{2}".into(), "line 1: 2 cells"),
+    ];
+    for (name, text, says) in cases {
+        std::fs::write(dir.join(name), text).unwrap();
+        let out = kvperf(
+            dir,
+            &["trace", "import", name, "--from", "csv", "--output", "out"],
+        );
+        assert_input_error(&out, says);
+        assert!(!dir.join("out").exists(), "{name}: nothing written");
+    }
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "plain.csv",
+            "--from",
+            "csv",
+            "--output",
+            "plain.csv",
+        ],
+    );
+    assert_input_error(&out, "is also an input");
+}
+
+/// What a trace's operations were, in time order: kind, key, sizes and
+/// outcome (what a replay must reproduce; times differ).
+fn sequence(dir: &Path, trace: &str) -> Vec<String> {
+    let mut rows = csv_rows(dir, trace);
+    rows.sort_by_key(|r| (num(r, "intended_ns"), num(r, "start_ns")));
+    rows.iter()
+        .map(|r| {
+            let fields = [
+                "op",
+                "key",
+                "outcome",
+                "read_fields",
+                "scan_length",
+                "value_sizes",
+            ];
+            fields.map(|f| r[f].as_str()).join(" ")
+        })
+        .collect()
+}
+
+/// A run captured on RocksDB (reads, updates, inserts, scans,
+/// read-modify-writes; one client, so its order is the trace's), replayed
+/// on RocksDB and LMDB: each replay, captured too, issues the same
+/// operations in the same order with the same outcomes, and its YCSB
+/// counts are the run's.
+#[test]
+fn a_replay_reproduces_the_captured_sequence_and_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let e = workload("e");
+    let shape = [
+        "-P",
+        &e,
+        "-p",
+        "recordcount=300",
+        "-p",
+        "fieldcount=2",
+        "-p",
+        "fieldlength=20",
+        "--db",
+        "db",
+    ];
+    let load = kvperf(dir, &[&["load"][..], &shape].concat());
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let mix = [
+        "-p",
+        "operationcount=1500",
+        "-p",
+        "readproportion=0.3",
+        "-p",
+        "updateproportion=0.2",
+        "-p",
+        "insertproportion=0.1",
+        "-p",
+        "scanproportion=0.2",
+        "-p",
+        "readmodifywriteproportion=0.2",
+        "-p",
+        "maxscanlength=5",
+        "-p",
+        "trace.output=run.kvtrace",
+    ];
+    let run = kvperf(dir, &[&["run"][..], &shape, &mix].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let captured = sequence(dir, "run.kvtrace");
+    assert_eq!(captured.len(), 1500);
+    for kind in ["READ ", "UPDATE ", "INSERT ", "SCAN ", "READ-MODIFY-WRITE "] {
+        assert!(captured.iter().any(|s| s.starts_with(kind)), "{kind}");
+    }
+    for engine in ["rocksdb", "lmdb"] {
+        let replayed = format!("{engine}.kvtrace");
+        let property = format!("trace.output={replayed}");
+        let out = kvperf(
+            dir,
+            &[
+                "replay",
+                "run.kvtrace",
+                "--engine",
+                engine,
+                "--db",
+                engine,
+                "-p",
+                &property,
+            ],
+        );
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        assert_eq!(sequence(dir, &replayed), captured, "{engine}");
+        for group in ["READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"] {
+            assert_eq!(
+                metric(&out.stdout, group, "Operations"),
+                metric(&run.stdout, group, "Operations"),
+                "{engine} {group}"
+            );
+        }
+    }
+}
+
+/// An open-loop replay spans the trace's times; a bad speed is refused.
+#[test]
+fn an_open_loop_replay_counts_from_the_traces_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("slow.csv"),
+        "0,insert,k1,10\n0.05,read,k1,10\n0.1,update,k1,10\n0.15,read,k2,30\n",
+    )
+    .unwrap();
+    let out = kvperf(
+        dir,
+        &[
+            "trace", "import", "slow.csv", "--from", "csv", "--output", "t",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = kvperf(
+        dir,
+        &[
+            "replay", "t", "--engine", "lmdb", "--db", "db", "--speed", "1", "--format", "json",
+            "--output", "r.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 records loaded first"),
+        "{}",
+        out.stderr
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let m = &json["measurements"][0];
+    let runtime = m["runtime_s"].as_f64().unwrap();
+    assert!(runtime >= 0.149, "{runtime}");
+    assert_eq!(m["operations"].as_u64(), Some(4));
+    for speed in ["0", "-1", "NaN"] {
+        let out = kvperf(
+            dir,
+            &[
+                "replay", "t", "--engine", "lmdb", "--db", "db2", "--speed", speed,
+            ],
+        );
+        assert_input_error(&out, "--speed");
+    }
+}
+
+/// The fit of a capture of workload A (zipfian 0.99) recovers the
+/// constant within 0.03 and the mix within a percentage point; a uniform
+/// run's fit picks uniform.
+#[test]
+fn a_fit_recovers_the_distribution_and_mix_it_was_captured_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (name, distribution) in [("zipf", "zipfian"), ("uniform", "uniform")] {
+        let property = format!("trace.output={name}.kvtrace");
+        let chosen = format!("requestdistribution={distribution}");
+        let out = common::run_null(
+            dir,
+            "a",
+            &[
+                "-p",
+                "recordcount=1000",
+                "-p",
+                "operationcount=60000",
+                "-p",
+                &chosen,
+                "-p",
+                "readproportion=0.7",
+                "-p",
+                "updateproportion=0.3",
+                "-p",
+                &property,
+                "-threads",
+                "2",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let trace = format!("{name}.kvtrace");
+        let fitted = format!("{name}.workload");
+        let out = kvperf(dir, &["fit", &trace, "--output", &fitted]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("KS distance"), "{}", out.stdout);
+        let file = std::fs::read_to_string(dir.join(&fitted)).unwrap();
+        let value = |key: &str| -> String {
+            file.lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}=")))
+                .unwrap_or_else(|| panic!("{key} in {file}"))
+                .to_string()
+        };
+        assert_eq!(value("requestdistribution"), distribution, "{file}");
+        let read: f64 = value("readproportion").parse().unwrap();
+        assert!((read - 0.7).abs() <= 0.01, "{file}");
+        assert_eq!(value("recordcount"), "1000");
+        assert_eq!(value("fieldcount"), "10");
+        if distribution == "zipfian" {
+            let theta: f64 = value("zipfianconstant").parse().unwrap();
+            assert!((theta - 0.99).abs() <= 0.03, "{file}");
+        }
+        let out = kvperf(
+            dir,
+            &[
+                "run",
+                "--engine",
+                "null",
+                "-P",
+                &fitted,
+                "-p",
+                "operationcount=100",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+}
