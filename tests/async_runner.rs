@@ -238,6 +238,7 @@ fn spec(clients: usize, operations: Option<u64>) -> RunSpec {
         track_intended: false,
         costs: None,
         stop_on_error: false,
+        before_window: None,
         stall_timeout: None,
         status: StatusOptions::default(),
     }

@@ -113,6 +113,7 @@ fn stalled_run(clients: usize, tasks: Option<&ClientRuntime>) -> RunOutcome {
         track_intended: true,
         costs: None,
         stop_on_error: false,
+        before_window: None,
         stall_timeout: None,
         status: StatusOptions::default(),
     };

@@ -63,6 +63,14 @@ pub fn measure_window(
         events_every,
         power,
     } = measured;
+    if let Some(before) = &spec.before_window {
+        // A server's counters and the events sampler's first poll.
+        let server = matches!(engine_spec.store, StoreKind::Server { .. });
+        before.now(
+            "the engine's counters and its events sampler's first poll",
+            spec.stall_timeout.filter(|_| server),
+        );
+    }
     spec.costs = Some(Probe {
         device: out.host.block_device().map(str::to_string),
         server_pids: engine.server_pids(),

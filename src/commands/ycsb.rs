@@ -24,7 +24,7 @@ use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
 use crate::results::step::{Clients, Integrity, Measurement, StepOutput};
-use crate::runner::{self, ClientRuntime, RunSpec, StatusOptions, TaskScheduling};
+use crate::runner::{self, BeforeWindow, ClientRuntime, RunSpec, StatusOptions, TaskScheduling};
 use crate::shard::{self, Shard, ShardInfo};
 use crate::trace::{self, capture, capture::Capture};
 use crate::workload::ycsb::config::unknown_property_warnings;
@@ -403,6 +403,9 @@ fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
 }
 
 pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
+    // From the step's first moment SIGINT/SIGTERM end it with its output
+    // written (exit 3), before the window as in it.
+    runner::stop_on_interrupt();
     let mut out = StepOutput::begin(match phase {
         Phase::Load => "load",
         Phase::Run => "run",
@@ -410,7 +413,12 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     // Where the result goes is checked before anything is measured.
     let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
     let destination = destination(args.output.as_deref(), args.format, &inputs)?;
-    let measured = measure(&args, phase, destination.as_ref(), &mut out);
+    if args.format == Format::Json {
+        step::keep_on_stall(&out, destination.as_ref(), None);
+    }
+    let watching = runner::before_window::Watching(BeforeWindow::watch("the step's checks"));
+    let measured = measure(&args, phase, destination.as_ref(), &mut out, &watching.0);
+    drop(watching);
     let finished = step::finish(&mut out, measured);
     emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
@@ -567,6 +575,7 @@ fn measure(
     phase: Phase,
     destination: Option<&Destination>,
     out: &mut StepOutput,
+    before: &BeforeWindow,
 ) -> anyhow::Result<()> {
     let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
     if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
@@ -592,6 +601,10 @@ fn measure(
         workload,
         shard: (shard, shard_source),
     } = check(args, phase, &props, shard)?;
+    // An interrupt from here keeps the settings and warnings.
+    if args.format == Format::Json {
+        step::keep_on_stall(out, destination, None);
+    }
     let mut labels = std::collections::BTreeMap::from([
         ("command".to_string(), out.command.clone()),
         ("engine".to_string(), spec.name.to_string()),
@@ -655,6 +668,17 @@ fn measure(
         // Its ledger is read before the engine opens (and `--fresh` would
         // write it): a FIFO or a device there is refused, not waited on.
         engine::loaded_keys::loaded(dir)?;
+    }
+    // A server engine connects, checks its schema (and empties it with
+    // --fresh): bounded by stalltimeout; an embedded store's opening (a
+    // long recovery) only by an interrupt.
+    let server = matches!(spec.store, engine::StoreKind::Server { .. });
+    match server {
+        true => before.now(
+            "the engine to open (its server's connection and schema checks)",
+            client.stall_timeout,
+        ),
+        false => before.now("the engine to open its store", None),
     }
     let engine = engine::open(
         spec,
@@ -730,6 +754,7 @@ fn measure(
             interval_logs: hdr_logs.is_some(),
             live: live.clone(),
         },
+        before_window: Some(before.clone()),
     };
     let capture = trace
         .map(|destination| {

@@ -11,6 +11,7 @@
 //! status line asks for them (the client hands them over after its next
 //! operation) and at the end, so there is no shared lock per operation.
 
+pub mod before_window;
 mod client;
 mod cpu;
 mod gate;
@@ -28,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+pub use before_window::BeforeWindow;
 pub use pacing::Pacer;
 pub use runtime::{ClientRuntime, TaskScheduling};
 pub use status::{format_java_decimal, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
@@ -135,6 +137,9 @@ pub struct RunSpec {
     /// run goes on, as YCSB does.
     pub stop_on_error: bool,
     pub status: StatusOptions,
+    /// The step's watching before its window, which the runner names the
+    /// clients' set-up to and ends as the window opens; None: not watched.
+    pub before_window: Option<BeforeWindow>,
 }
 
 #[derive(Debug)]
@@ -376,7 +381,17 @@ fn keep_and_exit(why: &str, measured: Option<&RunOutcome>) -> ! {
         keep(why, measured);
     }
     eprintln!("kvperf: {why}");
-    std::process::exit(i32::from(crate::error::EXIT_RUN));
+    // The one place the runner ends the process, around calls it cannot
+    // cancel (a blocked read of a stopped server, an engine opening). Not
+    // `process::exit`: C++ static destructors (RocksDB's) would run while
+    // the engine's own threads still use them, and crash (exit 139 seen
+    // when an interrupt came during RocksDB's opening). Stderr is
+    // unbuffered and the output is already written (fsync'd); stdout is
+    // flushed first.
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: _exit(2) ends the process without running any destructor.
+    unsafe { libc::_exit(i32::from(crate::error::EXIT_RUN)) }
 }
 
 /// What the window had measured when a stall was found: the histograms
@@ -594,6 +609,9 @@ pub fn execute_tasks(
 }
 
 fn prepare(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<(usize, Shared)> {
+    if let Some(before) = &spec.before_window {
+        before.now("the clients to open their sessions", spec.stall_timeout);
+    }
     let clients = spec.threads.max(1);
     if spec.warmup + spec.max_execution.unwrap_or_default() > LONGEST_WINDOW {
         return Err(InputError::Invalid(format!(

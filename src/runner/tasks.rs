@@ -27,6 +27,10 @@ pub(super) fn run(
     rt: &ClientRuntime,
 ) -> anyhow::Result<Ended> {
     let mut clients = make_clients(workload, count, rt)?;
+    // The window opens: an interrupt from here is the window's to answer.
+    if let Some(before) = &spec.before_window {
+        before.opens();
+    }
     let clock = Clock::start(shared, spec);
     // The runtime's CPU when the measured window opens: now, or when the
     // first client leaves its warmup.

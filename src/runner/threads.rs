@@ -153,6 +153,10 @@ pub(super) fn run(
                 .next()
                 .unwrap_or_else(|| anyhow::anyhow!("a client thread could not start")));
         }
+        // The window opens: an interrupt from here is the window's to answer.
+        if let Some(before) = &spec.before_window {
+            before.opens();
+        }
         let clock = Clock::start(shared, spec);
         clock.watch_for_window(scope);
         gate.open();

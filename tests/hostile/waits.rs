@@ -27,6 +27,18 @@ pub struct StopAt {
 }
 
 pub fn stop_at(upstream: u16, pid: i32, needle: &'static [u8], count: usize) -> StopAt {
+    stop_family_at(upstream, move || vec![pid], needle, count)
+}
+
+/// [`stop_at`], stopping every process `pids` names then (a PostgreSQL
+/// postmaster and its backends, see [`family`]).
+pub fn stop_family_at(
+    upstream: u16,
+    pids: impl Fn() -> Vec<i32> + Send + Sync + 'static,
+    needle: &'static [u8],
+    count: usize,
+) -> StopAt {
+    let pids = Arc::new(pids);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, stopped) = mpsc::channel();
@@ -47,7 +59,7 @@ pub fn stop_at(upstream: u16, pid: i32, needle: &'static [u8], count: usize) -> 
                 let _ = std::io::copy(&mut from_server, &mut to_client);
                 let _ = to_client.shutdown(std::net::Shutdown::Write);
             });
-            let (seen, done, tx) = (seen.clone(), done.clone(), tx.clone());
+            let (seen, done, tx, pids) = (seen.clone(), done.clone(), tx.clone(), pids.clone());
             std::thread::spawn(move || {
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
@@ -63,8 +75,10 @@ pub fn stop_at(upstream: u16, pid: i32, needle: &'static [u8], count: usize) -> 
                         && seen.fetch_add(hits, Ordering::SeqCst) + hits >= count
                         && !done.swap(true, Ordering::SeqCst)
                     {
-                        // SAFETY: a signal to the server this test started.
-                        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+                        for pid in pids() {
+                            // SAFETY: a signal to the server this test started.
+                            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+                        }
                         let _ = tx.send(());
                     }
                     if to_server.write_all(&buf[..n]).is_err() {
@@ -86,6 +100,37 @@ impl Drop for Continue {
     fn drop(&mut self) {
         // SAFETY: a signal to the server this test started.
         unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+/// `pid` and its children (a PostgreSQL postmaster and its backends).
+pub fn family(pid: i32) -> Vec<i32> {
+    let mut pids = vec![pid];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid ...: comm may hold spaces, so after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<i32>().ok());
+        if ppid == Some(pid) {
+            pids.push(child);
+        }
+    }
+    pids
+}
+
+/// Sends SIGCONT to a stopped PostgreSQL's postmaster and backends when dropped.
+pub struct ContinueFamily(pub i32);
+
+impl Drop for ContinueFamily {
+    fn drop(&mut self) {
+        for pid in family(self.0) {
+            // SAFETY: a signal to the server this test started.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
     }
 }
 
@@ -421,4 +466,264 @@ fn a_table_lock_held_by_another_session_is_said_and_bounded() {
     let run: Vec<&str> = run.iter().map(String::as_str).collect();
     let ran = common::kvperf(dir, &run);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
+}
+
+/// Whether process `pid` catches SIGINT and SIGTERM (SigCgt in its status):
+/// the moment kvperf's step answers them, after the process's start-up
+/// (before it, a signal ends any program by its default disposition).
+fn catches_interrupts(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let caught = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .unwrap_or(0);
+    let bit = |signal: i32| 1u64 << (signal - 1);
+    caught & bit(libc::SIGINT) != 0 && caught & bit(libc::SIGTERM) != 0
+}
+
+/// Spawns `args`, waits until it catches SIGINT/SIGTERM, then `after`
+/// later sends `signal`; its exit status and stderr.
+fn interrupt(dir: &Path, args: &[String], signal: i32, after: Duration) -> (ExitStatus, String) {
+    let (mut child, lines) = spawn(dir, args);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !catches_interrupts(child.id()) {
+        assert!(child.try_wait().unwrap().is_none(), "{:?}", rest(&lines));
+        assert!(
+            Instant::now() < deadline,
+            "kvperf never took SIGINT/SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(after);
+    // SAFETY: a signal to the kvperf this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let status = wait_within(&mut child, Duration::from_secs(30), "interrupted step");
+    (status, rest(&lines).join("\n"))
+}
+
+/// The embedded engines of this build (and the null engine).
+fn embedded_engines() -> Vec<&'static str> {
+    [
+        ("null", true),
+        ("rocksdb", cfg!(feature = "rocksdb")),
+        ("wiredtiger", cfg!(feature = "wiredtiger")),
+        ("lmdb", cfg!(feature = "lmdb")),
+        ("sqlite", cfg!(feature = "sqlite")),
+        ("fjall", cfg!(feature = "fjall")),
+        ("redb", cfg!(feature = "redb")),
+    ]
+    .into_iter()
+    .filter_map(|(name, built)| built.then_some(name))
+    .collect()
+}
+
+/// Checks an interrupted step's exit and JSON: exit 3, the interrupt as
+/// the error; before the window nothing measured, in the window what
+/// was. `strict`: the signal came as the step began, so before the window.
+fn assert_interrupted(what: &str, status: ExitStatus, stderr: &str, json: &Path, strict: bool) {
+    assert_eq!(status.code(), Some(3), "{what}: {stderr}");
+    let out = output(json);
+    let error = out
+        .error
+        .unwrap_or_else(|| panic!("{what}: no error in the JSON"));
+    let before = error
+        .message
+        .contains("interrupted before the measured window, waiting for");
+    assert!(
+        before || (!strict && error.message.contains("interrupted after")),
+        "{what}: {}",
+        error.message
+    );
+    if before {
+        assert!(out.measurements.is_empty(), "{what}: nothing measured");
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("interrupted before the measured window"))
+            .collect();
+        assert_eq!(said, [format!("kvperf: {}", error.message)], "{what}");
+    }
+}
+
+/// SIGINT or SIGTERM as a step begins (the moment it catches them) and
+/// 10-60 ms later, before its window, for `run` and `load --fresh` on
+/// every embedded engine: its JSON written with the interrupt as the
+/// error, exit 3 (issue 44: no JSON, exit 130/143; and exit 139 when
+/// RocksDB was opening: the process's exit ran C++ destructors under
+/// RocksDB's threads).
+#[test]
+fn an_interrupt_before_the_window_writes_the_json_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let moments = [0u64, 10, 30, 60];
+    for engine in embedded_engines() {
+        let db = dir.path().join(format!("{engine}-db"));
+        let mut props = vec![
+            "recordcount=20000".to_string(),
+            "operationcount=2000000".into(),
+        ];
+        if engine == "null" {
+            props.truncate(1);
+        }
+        // `load --fresh` on a store of its own: one interrupted while an
+        // engine opens may leave it unopenable (fjall: "File exists").
+        let args = |phase: &str, json: &Path| {
+            let mut a = step_args(phase, engine, "a", &props, json);
+            let db = match phase {
+                "run" => db.clone(),
+                _ => json.with_extension("db"),
+            };
+            if engine != "null" {
+                a.extend(["--db".into(), db.display().to_string()]);
+            }
+            a
+        };
+        let loaded = dir.path().join(format!("{engine}-load.json"));
+        let mut load: Vec<String> = args("load", &loaded);
+        if engine != "null" {
+            let at = load.len() - 1;
+            load[at] = db.display().to_string();
+        }
+        let load: Vec<&str> = load.iter().map(String::as_str).collect();
+        let out = common::kvperf(dir.path(), &load);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        for (i, after) in moments.iter().enumerate() {
+            let signal = [libc::SIGINT, libc::SIGTERM][i % 2];
+            for phase in ["run", "load"] {
+                let json = dir.path().join(format!("{engine}-{phase}-{after}.json"));
+                let mut a = args(phase, &json);
+                if phase == "load" {
+                    a.push("--fresh".into());
+                }
+                let what = format!("{engine} {phase} signal {signal} {after} ms");
+                let (status, stderr) =
+                    interrupt(dir.path(), &a, signal, Duration::from_millis(*after));
+                assert_interrupted(&what, status, &stderr, &json, *after == 0);
+            }
+        }
+    }
+}
+
+/// The postmaster's pid (the first line of postmaster.pid).
+#[cfg(feature = "postgres")]
+fn postmaster(pg: &common::server::Server) -> i32 {
+    let pidfile = walk(&pg.server_dir(), "postmaster.pid").expect("postmaster.pid");
+    std::fs::read_to_string(pidfile)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[cfg(feature = "postgres")]
+fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+        if entry.file_type().ok()?.is_dir() {
+            if let Some(found) = walk(&path, name) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// PostgreSQL stopped (SIGSTOP of the postmaster and every backend) before
+/// the window, at the connection's start-up, the engine's schema checks,
+/// the events sampler's first poll and the clients' sessions: the step
+/// ends within stalltimeout plus its grace naming what it waited for, or
+/// at SIGTERM at once, exit 3, its JSON written (issue 44: hung over 40 s,
+/// ignoring SIGTERM).
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_stopped_before_the_window_ends_the_step_naming_the_wait() {
+    let Some(pg) = common::server::Server::start("postgres", "waits_pg_before") else {
+        return;
+    };
+    let dir = pg.dir();
+    let props = |port: u16| {
+        vec![
+            format!("postgres.port={port}"),
+            "recordcount=100".to_string(),
+            "operationcount=100000".to_string(),
+            "threadcount=4".to_string(),
+            "stalltimeout=2".to_string(),
+        ]
+    };
+    let json = dir.join("load.json");
+    let load = step_args("load", "postgres", "a", &props(pg.port), &json);
+    let load: Vec<&str> = load.iter().map(String::as_str).collect();
+    let loaded = common::kvperf(dir, &load);
+    assert_eq!(loaded.code, 0, "{}", loaded.stderr);
+    let pid = postmaster(&pg);
+    // (what the relay sees kvperf send, its n-th time; by SIGTERM?)
+    let moments: [(&'static [u8], usize, bool); 6] = [
+        (b"database", 1, false),
+        (b"database", 1, true),
+        (b"usertable", 1, false),
+        (b"pg_stat", 1, true),
+        (b"database", 3, false),
+        (b"database", 4, true),
+    ];
+    for (i, (needle, count, by_signal)) in moments.into_iter().enumerate() {
+        let what = format!(
+            "{} #{count}, sigterm {by_signal}",
+            String::from_utf8_lossy(needle)
+        );
+        let relay = stop_family_at(pg.port, move || family(pid), needle, count);
+        let cont = ContinueFamily(pid);
+        let json = dir.join(format!("run-{i}.json"));
+        let (mut child, lines) = spawn(
+            dir,
+            &step_args("run", "postgres", "a", &props(relay.port), &json),
+        );
+        if relay.stopped.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = child.kill();
+            panic!("{what}: never sent: {:?}", rest(&lines));
+        }
+        let stopped = Instant::now();
+        if by_signal {
+            std::thread::sleep(Duration::from_millis(300));
+            // SAFETY: a signal to the kvperf this test started.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        }
+        let status = wait_within(&mut child, Duration::from_secs(30), &what);
+        let waited = stopped.elapsed();
+        drop(cont);
+        let stderr = rest(&lines).join("\n");
+        assert_eq!(status.code(), Some(3), "{what}: {stderr}");
+        let error = output(&json)
+            .error
+            .unwrap_or_else(|| panic!("{what}: {stderr}"));
+        let last = stderr.lines().last().unwrap_or_default();
+        assert_eq!(last, format!("kvperf: {}", error.message), "{what}");
+        if by_signal {
+            assert!(waited < Duration::from_secs(5), "{what}: {waited:?}");
+            assert!(
+                error
+                    .message
+                    .contains("interrupted before the measured window, waiting for"),
+                "{what}: {}",
+                error.message
+            );
+        } else {
+            assert!(waited < Duration::from_secs(15), "{what}: {waited:?}");
+            assert!(
+                error.message.contains("stopped answering")
+                    && error.message.contains("stalltimeout=2"),
+                "{what}: {}",
+                error.message
+            );
+        }
+        assert!(
+            error.message.contains("waited for") || error.message.contains("waiting for"),
+            "{what}: {}",
+            error.message
+        );
+    }
 }

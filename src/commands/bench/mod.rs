@@ -316,6 +316,7 @@ fn run_one(
         track_intended: false,
         costs: None,
         stop_on_error: false,
+        before_window: None,
         stall_timeout: Some(Duration::from_secs(300)),
         status: StatusOptions {
             interval: None,

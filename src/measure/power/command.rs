@@ -93,23 +93,29 @@ pub fn output_within(
     }
     let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
     let (tx, rx) = mpsc::channel();
+    let group = child.id() as libc::pid_t;
     std::thread::spawn(move || {
-        let mut stdout = String::new();
-        let mut stderr = String::new();
-        if let Some(o) = out.as_mut() {
-            let _ = o.read_to_string(&mut stdout);
+        let (stdout, over) = out.as_mut().map_or_else(Default::default, read_bounded);
+        if over {
+            // It would go on writing into a pipe nobody reads until the
+            // deadline: its answer is refused now.
+            // SAFETY: kill(2) on the process group the child leads.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
         }
-        if let Some(e) = err.as_mut() {
-            let _ = e.read_to_string(&mut stderr);
-        }
-        let _ = tx.send((stdout, stderr));
+        let (stderr, _) = err.as_mut().map_or_else(Default::default, read_bounded);
+        let _ = tx.send((stdout, stderr, over));
     });
     match rx.recv_timeout(deadline) {
-        Ok((stdout, stderr)) => {
+        Ok((stdout, stderr, over)) => {
             let status = child
                 .wait()
                 .map_err(|e| format!("{program}: cannot wait for it ({e})"))?;
-            if status.success() {
+            if over {
+                Err(format!(
+                    "{program} printed more than {} bytes; a power reading is a number (or a Redfish Power resource)",
+                    OUTPUT_LIMIT
+                ))
+            } else if status.success() {
                 Ok(stdout)
             } else {
                 let said = stderr.lines().map(str::trim).find(|l| !l.is_empty());
@@ -131,9 +137,32 @@ pub fn output_within(
     }
 }
 
+/// The most a power command (or curl, for Redfish) may print: a reading
+/// is a number, a Redfish Power resource a few kilobytes; an endpoint that
+/// sends without end is refused, not held in memory.
+const OUTPUT_LIMIT: u64 = 1 << 20;
+
+/// What `from` gives up to [`OUTPUT_LIMIT`], and whether it had more.
+fn read_bounded(from: &mut impl Read) -> (String, bool) {
+    let mut bytes = Vec::new();
+    let _ = from.take(OUTPUT_LIMIT + 1).read_to_end(&mut bytes);
+    let over = bytes.len() as u64 > OUTPUT_LIMIT;
+    bytes.truncate(OUTPUT_LIMIT as usize);
+    (String::from_utf8_lossy(&bytes).into_owned(), over)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_without_end_is_refused_at_its_bound_not_its_deadline() {
+        let started = std::time::Instant::now();
+        let read = output_within(Command::new("yes"), None, Duration::from_secs(120));
+        let why = read.expect_err("refused");
+        assert!(why.contains("printed more than 1048576 bytes"), "{why}");
+        assert!(started.elapsed() < Duration::from_secs(60), "not the deadline");
+    }
 
     #[test]
     fn watts_are_the_last_line_with_or_without_a_unit() {
