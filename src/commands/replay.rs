@@ -193,6 +193,7 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         costs: None,
         stop_on_error: false,
         stall_timeout: Some(Duration::from_secs(300)),
+        before_window: None,
         status: StatusOptions {
             interval: None,
             progress: false,

@@ -792,7 +792,6 @@ fn measure(
         },
         true,
     )?;
-    drop(bound);
     if let Some(capture) = capture {
         let path = capture.path().display().to_string();
         let operations = capture.finish()?;

@@ -388,7 +388,10 @@ threads = [1]
 #[test]
 fn an_unreadable_redfish_url_is_named_redacted() {
     if !have_curl() {
-        common::skip_unless_ci("an_unreadable_redfish_url_is_named_redacted", "no curl here");
+        common::skip_unless_ci(
+            "an_unreadable_redfish_url_is_named_redacted",
+            "no curl here",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

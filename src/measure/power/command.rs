@@ -161,7 +161,10 @@ mod tests {
         let read = output_within(Command::new("yes"), None, Duration::from_secs(120));
         let why = read.expect_err("refused");
         assert!(why.contains("printed more than 1048576 bytes"), "{why}");
-        assert!(started.elapsed() < Duration::from_secs(60), "not the deadline");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not the deadline"
+        );
     }
 
     #[test]

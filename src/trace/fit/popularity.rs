@@ -238,7 +238,7 @@ mod tests {
             assert!((got - theta).abs() < 0.03, "theta {theta}: fitted {got}");
             assert!(fit.ks.unwrap() < uniform(&counts).ks.unwrap());
         }
-        let mut g = UniformLong::new(0, 999);
+        let g = UniformLong::new(0, 999);
         let counts = counts_of(1000, (0..50_000).map(|_| g.next(&mut rng)));
         let (u, z) = (uniform(&counts), zipfian(&counts));
         assert!(u.ks.unwrap() < 0.05, "{u:?}");
