@@ -41,6 +41,7 @@ pub mod db_bench_flags;
 pub(crate) mod driver_runtime;
 #[cfg(feature = "rocksdb")]
 pub mod elf_symbols;
+pub mod emptying;
 #[cfg(test)]
 pub(crate) mod fake_listener;
 pub mod kv;

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::{loaded_keys, registry, EngineSpec, OpenMode, StoreKind};
+use super::{emptying, loaded_keys, registry, EngineSpec, OpenMode, StoreKind};
 use crate::error::InputError;
 use crate::files::owned::{self, Place};
 
@@ -83,11 +83,21 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
             return claim(spec, dir, Place::New);
         }
     }
-    let holds = holds_owned(dir, owns);
+    if mode == OpenMode::Fresh {
+        // Emptied here for every engine, crash-safe; the ledger emptied
+        // while the store is flagged incomplete.
+        let keep = [MARKER, PRECONDITION_FILE, loaded_keys::LEDGER];
+        return emptying::empty(dir, owns, &keep, || loaded_keys::begin(dir));
+    }
+    if emptying::interrupted(dir)? {
+        return Err(InputError::Invalid(format!(
+            "--db '{shown}' holds a {} store that a `load --fresh` was emptying when it was stopped, so it is incomplete; load it again with `kvperf load --fresh`",
+            spec.name
+        ))
+        .into());
+    }
     match mode {
-        OpenMode::Existing if !holds => Err(no_store(spec, dir).into()),
-        // The engine empties the store next: no key loaded any more.
-        OpenMode::Fresh => loaded_keys::begin(dir),
+        OpenMode::Existing if !holds_owned(dir, owns) => Err(no_store(spec, dir).into()),
         _ => Ok(()),
     }
 }
@@ -339,30 +349,6 @@ pub fn holds_owned(dir: &Path, owns: fn(&str) -> bool) -> bool {
     })
 }
 
-/// Removes the entries of `dir` that `owns` claims (folders with their
-/// contents) and nothing else: an engine's fresh store.
-pub fn remove_owned(dir: &Path, owns: fn(&str) -> bool) -> anyhow::Result<()> {
-    for entry in fs::read_dir(dir).with_context(|| format!("cannot list '{}'", dir.display()))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == MARKER
-            || name == PRECONDITION_FILE
-            || name == loaded_keys::LEDGER
-            || !owns(&name)
-        {
-            continue;
-        }
-        let path = entry.path();
-        let removed = if entry.file_type()?.is_dir() {
-            fs::remove_dir_all(&path)
-        } else {
-            fs::remove_file(&path)
-        };
-        removed.with_context(|| format!("cannot remove '{}'", path.display()))?;
-    }
-    Ok(())
-}
-
 /// Allocated bytes of the entries of `dir` that `owns` claims: the size of
 /// an engine's store, without the marker, a precondition fill or a user's files.
 pub fn owned_size(dir: &Path, owns: fn(&str) -> bool) -> Result<u64, String> {
@@ -575,7 +561,7 @@ mod tests {
         let size = owned_size(&db, owns_sst).unwrap();
         assert!((64 * 1024..100 * 1024).contains(&size), "{size}");
         assert!(holds_owned(&db, owns_sst));
-        remove_owned(&db, owns_sst).unwrap();
+        prepare(&SPEC, &db, OpenMode::Fresh).unwrap();
         assert!(!holds_owned(&db, owns_sst));
         for kept in ["notes.txt", "mine", MARKER, PRECONDITION_FILE] {
             assert!(db.join(kept).exists(), "{kept} was removed");
