@@ -46,6 +46,7 @@ pub mod emptying;
 pub(crate) mod fake_listener;
 pub mod kv;
 pub mod loaded_keys;
+mod locked;
 pub mod null;
 pub mod operations;
 pub mod options;
@@ -60,6 +61,7 @@ pub mod rocksdb_release;
 #[cfg(all(test, any(feature = "redis", feature = "postgres")))]
 pub(crate) mod secret_checks;
 pub mod store;
+pub mod store_lock;
 pub mod ycsb_bindings;
 
 use std::collections::BTreeMap;
@@ -522,7 +524,7 @@ pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
 /// are removed.
 pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     options::check_names(spec, opts.properties)?;
-    match (spec.store, opts.dir) {
+    let lock = match (spec.store, opts.dir) {
         (StoreKind::Directory { .. }, None) => {
             return Err(InputError::Invalid(format!(
                 "engine '{}' keeps its data in a directory: give --db DIR",
@@ -547,9 +549,13 @@ pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Eng
             ))
             .into())
         }
-        (_, None) => {}
-    }
-    (spec.open)(opts)
+        (_, None) => None,
+    };
+    let engine = (spec.open)(opts)?;
+    Ok(match lock {
+        Some(lock) => Box::new(locked::Locked { engine, lock }),
+        None => engine,
+    })
 }
 
 /// The error of a raw-access client asked of an engine without it.

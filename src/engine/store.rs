@@ -15,7 +15,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::{emptying, loaded_keys, registry, EngineSpec, OpenMode, StoreKind};
+use super::{emptying, loaded_keys, registry, store_lock, EngineSpec, OpenMode, StoreKind};
 use crate::error::InputError;
 use crate::files::owned::{self, Place};
 
@@ -29,8 +29,44 @@ const ADOPTED: &str = "adopted";
 /// A marker is a few dozen bytes; more is not one.
 const MARKER_LIMIT: u64 = 4096;
 
-/// Creates or checks `dir` for `spec` before it is opened in `mode`.
-pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<()> {
+/// Creates or checks `dir` for `spec` before it is opened in `mode`,
+/// under kvperf's lock on it ([`store_lock`]), which the caller holds
+/// while the engine is open: exclusive to empty or claim the store,
+/// shared to use it. None for an engine without a directory.
+pub fn prepare(
+    spec: &EngineSpec,
+    dir: &Path,
+    mode: OpenMode,
+) -> anyhow::Result<Option<store_lock::StoreLock>> {
+    let StoreKind::Directory { .. } = spec.store else {
+        return Ok(None);
+    };
+    // Refusals that need no write come first: not even the lock file is
+    // written into a directory kvperf will not use.
+    let claimed = if dir.exists() {
+        check_usable(dir)?;
+        matches!(read_marker(dir)?, Marker::Complete { .. })
+    } else {
+        false
+    };
+    if mode == OpenMode::Existing && !claimed {
+        return Err(no_store(spec, dir).into());
+    }
+    if !dir.exists() {
+        fs::create_dir_all(dir).map_err(|e| {
+            InputError::Invalid(format!("cannot create --db '{}': {e}", dir.display()))
+        })?;
+    }
+    let exclusive = mode == OpenMode::Fresh || !claimed;
+    let lock = store_lock::acquire(dir, exclusive)?;
+    prepare_locked(spec, dir, mode)?;
+    if exclusive && mode != OpenMode::Fresh {
+        lock.share(dir)?;
+    }
+    Ok(Some(lock))
+}
+
+fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<()> {
     let shown = dir.display();
     let StoreKind::Directory { owns } = spec.store else {
         return Ok(());
@@ -86,7 +122,12 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
     if mode == OpenMode::Fresh {
         // Emptied here for every engine, crash-safe; the ledger emptied
         // while the store is flagged incomplete.
-        let keep = [MARKER, PRECONDITION_FILE, loaded_keys::LEDGER];
+        let keep = [
+            MARKER,
+            PRECONDITION_FILE,
+            loaded_keys::LEDGER,
+            store_lock::LOCK_FILE,
+        ];
         return emptying::empty(dir, owns, &keep, || loaded_keys::begin(dir));
     }
     if emptying::interrupted(dir)? {
@@ -168,7 +209,10 @@ fn claim(spec: &EngineSpec, dir: &Path, place: Place) -> anyhow::Result<()> {
 /// Anything else is a user's, an engine's store included.
 fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
     let mut entries = entry_names(dir)?;
-    entries.retain(|name| name != MARKER && !is_temporary(name));
+    let own_lock = store_lock::is_own(dir);
+    entries.retain(|name| {
+        name != MARKER && !is_temporary(name) && !(own_lock && name == store_lock::LOCK_FILE)
+    });
     if entries.is_empty() {
         return Ok(None);
     }
@@ -213,7 +257,9 @@ fn adopted(dir: &Path) -> InputError {
 /// kvperf's own temporary files of its marker and ledger (a crash between
 /// writing one and renaming it leaves one).
 fn is_temporary(name: &str) -> bool {
-    owned::is_temporary_of(name, MARKER) || owned::is_temporary_of(name, loaded_keys::LEDGER)
+    owned::is_temporary_of(name, MARKER)
+        || owned::is_temporary_of(name, loaded_keys::LEDGER)
+        || owned::is_temporary_of(name, store_lock::LOCK_FILE)
 }
 
 fn remove_stale_temporaries(dir: &Path) {

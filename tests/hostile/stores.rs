@@ -1,8 +1,12 @@
 //! Hostile cases: stores (docs/reliability.md, "Stores: interrupted and
 //! shared"). A `load --fresh` killed at any moment while it empties a
 //! store leaves one the next `load --fresh` empties and a `run` names as
-//! incomplete in one line.
+//! incomplete in one line; a `--db` in use by another kvperf is locked:
+//! a `--fresh` (or a db_bench fill) there is refused in one line naming
+//! the holder, before anything in the directory (ledger, marker, the
+//! engine's files) is touched.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -148,5 +152,121 @@ fn a_fresh_load_killed_while_emptying_leaves_a_store_the_next_one_empties() {
             let when = format!("by signal {sig} after {:?}", started.elapsed());
             assert_recovers(tmp.path(), engine, &db, records, &when);
         }
+    }
+}
+
+/// A long `run` on `db`, with its stderr read until it states the store
+/// it runs on (after the engine opened); the rest of its stderr comes
+/// from the thread returned.
+fn long_run(
+    dir: &Path,
+    engine: &str,
+    db: &str,
+    records: &str,
+) -> (Child, std::thread::JoinHandle<String>) {
+    let wc = workload("c");
+    let mut child = spawn(
+        dir,
+        &[
+            "run",
+            "--engine",
+            engine,
+            "-P",
+            &wc,
+            "-p",
+            &format!("recordcount={records}"),
+            "-p",
+            "operationcount=1000000000",
+            "-p",
+            "maxexecutiontime=60",
+            "--db",
+            db,
+        ],
+        Stdio::piped(),
+    );
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line.starts_with("Study: ") => break,
+            Some(Ok(_)) => {}
+            _ => panic!("the long run on {db} ended before it started"),
+        }
+    }
+    // The rest is drained, so the run never blocks on a full pipe.
+    let rest =
+        std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    (child, rest)
+}
+
+/// The issue's case: a `load --fresh` beside a running `run` deleted an
+/// LMDB store in use; on RocksDB, whose own lock refused it, it had
+/// already emptied kvperf's ledger. Now the second kvperf is refused by
+/// kvperf's lock before it touches anything, naming the holder.
+#[test]
+fn a_store_in_use_by_another_kvperf_is_never_emptied_nor_its_ledger_reset() {
+    let tmp = tempfile::tempdir().unwrap();
+    for engine in ["rocksdb", "lmdb", "wiredtiger"] {
+        let db = format!("{engine}-db");
+        let d = tmp.path().join(&db);
+        let load = kvperf(tmp.path(), &strs(&load_args(engine, &db, "2000", false)));
+        assert_eq!(load.code, 0, "{engine}: {}", load.stderr);
+        let ledger = std::fs::read(d.join(".kvperf-loaded-keys")).unwrap();
+        let marker = std::fs::read(d.join(".kvperf-data")).unwrap();
+        let (mut run, run_stderr) = long_run(tmp.path(), engine, &db, "2000");
+        let pid = run.id().to_string();
+        let before = names(&d);
+        let refused = [
+            load_args(engine, &db, "2000", true),
+            vec![
+                "bench".to_string(),
+                format!("--engine={engine}"),
+                "--benchmarks=fillrandom".into(),
+                "--num=100".into(),
+                format!("--db={db}"),
+            ],
+        ];
+        for args in refused {
+            let out = kvperf(tmp.path(), &strs(&args));
+            assert_input_error(&out, "in use by another kvperf");
+            assert!(
+                out.stderr.contains(&pid),
+                "{engine}: names the holder (pid {pid}): {}",
+                out.stderr
+            );
+            assert_eq!(
+                std::fs::read(d.join(".kvperf-loaded-keys")).unwrap(),
+                ledger,
+                "{engine} {args:?}: the ledger is untouched"
+            );
+            assert_eq!(std::fs::read(d.join(".kvperf-data")).unwrap(), marker);
+            for name in &before {
+                assert!(
+                    d.join(name).exists(),
+                    "{engine} {args:?}: '{name}' is still there"
+                );
+            }
+        }
+        if engine == "lmdb" {
+            // Using a store is shared: a second run beside the first.
+            let out = short_run(tmp.path(), engine, &db, "2000");
+            assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        }
+        signal(&run, libc::SIGINT);
+        let status = run.wait().unwrap();
+        let said = run_stderr.join().unwrap();
+        // An interrupted run exits 3 with what it measured kept.
+        assert_eq!(status.code(), Some(3), "{engine}: {said}");
+        assert!(
+            said.contains("interrupted after") && !said.contains("cannot"),
+            "{engine}: the long run ran to its interrupt: {said}"
+        );
+        let out = short_run(tmp.path(), engine, &db, "2000");
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("holds 0 of"),
+            "{engine}: the ledger still lists the records: {}",
+            out.stderr
+        );
     }
 }
