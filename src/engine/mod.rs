@@ -38,8 +38,10 @@
 pub mod capabilities;
 pub mod db_bench_flags;
 pub mod embedded;
+pub mod emptying;
 pub mod kv;
 pub mod loaded_keys;
+mod locked;
 pub mod operations;
 pub mod options;
 pub mod record;
@@ -47,6 +49,7 @@ mod registry;
 pub mod server;
 pub mod spec;
 pub mod store;
+pub mod store_lock;
 pub mod ycsb_bindings;
 
 use std::collections::BTreeMap;

@@ -120,7 +120,7 @@ pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
 /// are removed.
 pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     options::check_names(spec, opts.properties)?;
-    match (spec.store, opts.dir) {
+    let lock = match (spec.store, opts.dir) {
         (StoreKind::Directory { .. }, None) => {
             return Err(InputError::Invalid(format!(
                 "engine '{}' keeps its data in a directory: give --db DIR",
@@ -145,9 +145,13 @@ pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Eng
             ))
             .into())
         }
-        (_, None) => {}
-    }
-    (spec.open)(opts)
+        (_, None) => None,
+    };
+    let engine = (spec.open)(opts)?;
+    Ok(match lock {
+        Some(lock) => Box::new(super::locked::Locked { engine, lock }),
+        None => engine,
+    })
 }
 
 #[cfg(test)]

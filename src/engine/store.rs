@@ -15,7 +15,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::{loaded_keys, registry, EngineSpec, OpenMode, StoreKind};
+use super::{emptying, loaded_keys, registry, store_lock, EngineSpec, OpenMode, StoreKind};
 use crate::error::InputError;
 use crate::files::owned::{self, Place};
 
@@ -29,8 +29,44 @@ const ADOPTED: &str = "adopted";
 /// A marker is a few dozen bytes; more is not one.
 const MARKER_LIMIT: u64 = 4096;
 
-/// Creates or checks `dir` for `spec` before it is opened in `mode`.
-pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<()> {
+/// Creates or checks `dir` for `spec` before it is opened in `mode`,
+/// under kvperf's lock on it ([`store_lock`]), which the caller holds
+/// while the engine is open: exclusive to empty or claim the store,
+/// shared to use it. None for an engine without a directory.
+pub fn prepare(
+    spec: &EngineSpec,
+    dir: &Path,
+    mode: OpenMode,
+) -> anyhow::Result<Option<store_lock::StoreLock>> {
+    let StoreKind::Directory { .. } = spec.store else {
+        return Ok(None);
+    };
+    // Refusals that need no write come first: not even the lock file is
+    // written into a directory kvperf will not use.
+    let claimed = if dir.exists() {
+        check_usable(dir)?;
+        matches!(read_marker(dir)?, Marker::Complete { .. })
+    } else {
+        false
+    };
+    if mode == OpenMode::Existing && !claimed {
+        return Err(no_store(spec, dir).into());
+    }
+    if !dir.exists() {
+        fs::create_dir_all(dir).map_err(|e| {
+            InputError::Invalid(format!("cannot create --db '{}': {e}", dir.display()))
+        })?;
+    }
+    let exclusive = mode == OpenMode::Fresh || !claimed;
+    let lock = store_lock::acquire(dir, exclusive)?;
+    prepare_locked(spec, dir, mode)?;
+    if exclusive && mode != OpenMode::Fresh {
+        lock.share(dir)?;
+    }
+    Ok(Some(lock))
+}
+
+fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<()> {
     let shown = dir.display();
     let StoreKind::Directory { owns } = spec.store else {
         return Ok(());
@@ -83,11 +119,26 @@ pub fn prepare(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<
             return claim(spec, dir, Place::New);
         }
     }
-    let holds = holds_owned(dir, owns);
+    if mode == OpenMode::Fresh {
+        // Emptied here for every engine, crash-safe; the ledger emptied
+        // while the store is flagged incomplete.
+        let keep = [
+            MARKER,
+            PRECONDITION_FILE,
+            loaded_keys::LEDGER,
+            store_lock::LOCK_FILE,
+        ];
+        return emptying::empty(dir, owns, &keep, || loaded_keys::begin(dir));
+    }
+    if emptying::interrupted(dir)? {
+        return Err(InputError::Invalid(format!(
+            "--db '{shown}' holds a {} store that a `load --fresh` was emptying when it was stopped, so it is incomplete; load it again with `kvperf load --fresh`",
+            spec.name
+        ))
+        .into());
+    }
     match mode {
-        OpenMode::Existing if !holds => Err(no_store(spec, dir).into()),
-        // The engine empties the store next: no key loaded any more.
-        OpenMode::Fresh => loaded_keys::begin(dir),
+        OpenMode::Existing if !holds_owned(dir, owns) => Err(no_store(spec, dir).into()),
         _ => Ok(()),
     }
 }
@@ -158,7 +209,10 @@ fn claim(spec: &EngineSpec, dir: &Path, place: Place) -> anyhow::Result<()> {
 /// Anything else is a user's, an engine's store included.
 fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
     let mut entries = entry_names(dir)?;
-    entries.retain(|name| name != MARKER && !is_temporary(name));
+    let own_lock = store_lock::is_own(dir);
+    entries.retain(|name| {
+        name != MARKER && !is_temporary(name) && !(own_lock && name == store_lock::LOCK_FILE)
+    });
     if entries.is_empty() {
         return Ok(None);
     }
@@ -203,7 +257,9 @@ fn adopted(dir: &Path) -> InputError {
 /// kvperf's own temporary files of its marker and ledger (a crash between
 /// writing one and renaming it leaves one).
 fn is_temporary(name: &str) -> bool {
-    owned::is_temporary_of(name, MARKER) || owned::is_temporary_of(name, loaded_keys::LEDGER)
+    owned::is_temporary_of(name, MARKER)
+        || owned::is_temporary_of(name, loaded_keys::LEDGER)
+        || owned::is_temporary_of(name, store_lock::LOCK_FILE)
 }
 
 fn remove_stale_temporaries(dir: &Path) {
@@ -337,30 +393,6 @@ pub fn holds_owned(dir: &Path, owns: fn(&str) -> bool) -> bool {
             .filter_map(|e| e.ok())
             .any(|e| owns(&e.file_name().to_string_lossy()))
     })
-}
-
-/// Removes the entries of `dir` that `owns` claims (folders with their
-/// contents) and nothing else: an engine's fresh store.
-pub fn remove_owned(dir: &Path, owns: fn(&str) -> bool) -> anyhow::Result<()> {
-    for entry in fs::read_dir(dir).with_context(|| format!("cannot list '{}'", dir.display()))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == MARKER
-            || name == PRECONDITION_FILE
-            || name == loaded_keys::LEDGER
-            || !owns(&name)
-        {
-            continue;
-        }
-        let path = entry.path();
-        let removed = if entry.file_type()?.is_dir() {
-            fs::remove_dir_all(&path)
-        } else {
-            fs::remove_file(&path)
-        };
-        removed.with_context(|| format!("cannot remove '{}'", path.display()))?;
-    }
-    Ok(())
 }
 
 /// Allocated bytes of the entries of `dir` that `owns` claims: the size of
@@ -575,7 +607,7 @@ mod tests {
         let size = owned_size(&db, owns_sst).unwrap();
         assert!((64 * 1024..100 * 1024).contains(&size), "{size}");
         assert!(holds_owned(&db, owns_sst));
-        remove_owned(&db, owns_sst).unwrap();
+        prepare(&SPEC, &db, OpenMode::Fresh).unwrap();
         assert!(!holds_owned(&db, owns_sst));
         for kept in ["notes.txt", "mine", MARKER, PRECONDITION_FILE] {
             assert!(db.join(kept).exists(), "{kept} was removed");

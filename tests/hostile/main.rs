@@ -15,4 +15,5 @@ mod plans;
 mod resources;
 mod secrets;
 mod servers;
+mod stores;
 mod waits;

@@ -50,8 +50,8 @@ use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
     ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
-    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
+    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenOptions,
+    Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -267,9 +267,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 pub fn open_store(opts: &OpenOptions) -> anyhow::Result<FjallEngine> {
     let dir = opts.dir()?;
     let options = FjallOptions::from_properties(opts.properties)?;
-    if opts.mode == OpenMode::Fresh {
-        super::store::remove_owned(dir, owns)?;
-    }
+    // A fresh store was emptied by store::prepare.
     let path = dir.join(SUBDIR);
     let mut builder = SingleWriterTxDatabase::builder(&path)
         .cache_size(options.cache_size)

@@ -40,8 +40,8 @@ use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
     ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
-    Operations, Record, ScanResults, SetupFuture, StoreKind,
+    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -173,9 +173,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 pub fn open_store(opts: &OpenOptions) -> anyhow::Result<LmdbEngine> {
     let dir = opts.dir()?;
     let options = LmdbOptions::from_properties(opts.properties)?;
-    if opts.mode == OpenMode::Fresh {
-        super::store::remove_owned(dir, owns)?;
-    }
+    // A fresh store was emptied by store::prepare.
     let mut env_options = EnvOpenOptions::new();
     env_options
         .map_size(options.map_size)

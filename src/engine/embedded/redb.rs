@@ -156,9 +156,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 pub fn open_store(opts: &OpenOptions) -> anyhow::Result<RedbEngine> {
     let dir = opts.dir()?;
     let options = RedbOptions::from_properties(opts.properties)?;
-    if opts.mode == OpenMode::Fresh {
-        super::store::remove_owned(dir, owns)?;
-    }
+    // A fresh store was emptied by store::prepare.
     let path = dir.join(FILE);
     let mut builder = Database::builder();
     builder.set_cache_size(options.cache_size as usize);

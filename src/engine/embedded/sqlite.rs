@@ -208,9 +208,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 pub fn open_store(opts: &OpenOptions) -> anyhow::Result<SqliteEngine> {
     let dir = opts.dir()?;
     let options = SqliteOptions::from_properties(opts.properties)?;
-    if opts.mode == OpenMode::Fresh {
-        super::store::remove_owned(dir, owns)?;
-    }
+    // A fresh store was emptied by store::prepare.
     let path = dir.join(FILE);
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if opts.mode != OpenMode::Existing {

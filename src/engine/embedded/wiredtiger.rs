@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
-use anyhow::Context;
-
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
@@ -382,11 +380,7 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
     let dir = opts.dir()?;
     let options = WtOptions::from_properties(opts.properties)?;
-    if opts.mode == OpenMode::Fresh {
-        super::store::remove_owned(dir, owns).with_context(|| {
-            format!("cannot remove the WiredTiger store in '{}'", dir.display())
-        })?;
-    }
+    // A fresh store was emptied by store::prepare.
     let open_config = options.open_config(opts.mode != OpenMode::Existing);
     let home = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| {
         InputError::Invalid(format!("--db '{}' contains a NUL byte", dir.display()))

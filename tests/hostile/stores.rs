@@ -1,0 +1,272 @@
+//! Hostile cases: stores (docs/reliability.md, "Stores: interrupted and
+//! shared"). A `load --fresh` killed at any moment while it empties a
+//! store leaves one the next `load --fresh` empties and a `run` names as
+//! incomplete in one line; a `--db` in use by another kvperf is locked:
+//! a `--fresh` (or a db_bench fill) there is refused in one line naming
+//! the holder, before anything in the directory (ledger, marker, the
+//! engine's files) is touched.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{assert_input_error, kvperf, workload, Output};
+
+const DIRECTORY_ENGINES: [&str; 6] = ["rocksdb", "lmdb", "wiredtiger", "fjall", "redb", "sqlite"];
+
+/// `kvperf` with `args` in `dir`, not waited for.
+fn spawn(dir: &Path, args: &[&str], stderr: Stdio) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("kvperf starts")
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// The names in `dir`.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A `load` of `records` records of workload a into `db` (fresh or not)
+/// with `engine`; RocksDB with a small write buffer, so its store has
+/// many files and emptying it takes a while.
+fn load_args(engine: &str, db: &str, records: &str, fresh: bool) -> Vec<String> {
+    let mut args: Vec<String> = ["load", "--engine", engine, "-P", &workload("a")]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(["-p".into(), format!("recordcount={records}")]);
+    if engine == "rocksdb" {
+        args.extend(["-p".into(), "rocksdb.write_buffer_size=65536".into()]);
+    }
+    args.extend(["--db".into(), db.into()]);
+    if fresh {
+        args.push("--fresh".into());
+    }
+    args
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// A short `run` of workload c on `db`.
+fn short_run(dir: &Path, engine: &str, db: &str, records: &str) -> Output {
+    let wc = workload("c");
+    kvperf(
+        dir,
+        &[
+            "run",
+            "--engine",
+            engine,
+            "-P",
+            &wc,
+            "-p",
+            &format!("recordcount={records}"),
+            "-p",
+            "operationcount=20",
+            "--db",
+            db,
+        ],
+    )
+}
+
+/// After a `load --fresh` was killed: a `run` works or says in one line
+/// that the store is incomplete (never an engine's own error), and the
+/// next `load --fresh` works and leaves a store a run reads whole.
+fn assert_recovers(dir: &Path, engine: &str, db: &str, records: &str, when: &str) {
+    let out = short_run(dir, engine, db, records);
+    if out.code != 0 {
+        assert_input_error(&out, "was emptying");
+    }
+    let load = kvperf(dir, &strs(&load_args(engine, db, records, true)));
+    assert_eq!(load.code, 0, "{engine}, killed {when}: {}", load.stderr);
+    let out = short_run(dir, engine, db, records);
+    assert_eq!(out.code, 0, "{engine}, killed {when}: {}", out.stderr);
+    assert!(
+        !out.stderr.contains(" of the "),
+        "{engine}, killed {when}: the ledger matches the store: {}",
+        out.stderr
+    );
+}
+
+/// The issue's case: a kill while the store is being emptied, at the
+/// moment the first of its files goes, and at a few times after start.
+#[test]
+fn a_fresh_load_killed_while_emptying_leaves_a_store_the_next_one_empties() {
+    let tmp = tempfile::tempdir().unwrap();
+    for engine in DIRECTORY_ENGINES {
+        let records = if engine == "rocksdb" { "20000" } else { "500" };
+        let db = format!("{engine}-db");
+        let d = tmp.path().join(&db);
+        let load = kvperf(tmp.path(), &strs(&load_args(engine, &db, records, false)));
+        assert_eq!(load.code, 0, "{engine}: {}", load.stderr);
+        let rounds: Vec<(i32, Option<u64>)> = vec![
+            (libc::SIGKILL, None),
+            (libc::SIGKILL, None),
+            (libc::SIGTERM, None),
+            (libc::SIGTERM, Some(30)),
+            (libc::SIGKILL, Some(60)),
+        ];
+        for (sig, after_ms) in rounds {
+            let before = names(&d);
+            let mut child = spawn(
+                tmp.path(),
+                &strs(&load_args(engine, &db, records, true)),
+                Stdio::null(),
+            );
+            let started = Instant::now();
+            match after_ms {
+                // At the first of the store's files to go (or to move).
+                None => {
+                    while child.try_wait().unwrap().is_none()
+                        && started.elapsed() < Duration::from_secs(60)
+                    {
+                        let now = names(&d);
+                        if before.iter().any(|n| !now.contains(n)) {
+                            break;
+                        }
+                    }
+                }
+                Some(ms) => std::thread::sleep(Duration::from_millis(ms)),
+            }
+            signal(&child, sig);
+            child.wait().unwrap();
+            let when = format!("by signal {sig} after {:?}", started.elapsed());
+            assert_recovers(tmp.path(), engine, &db, records, &when);
+        }
+    }
+}
+
+/// A long `run` on `db`, with its stderr read until it states the store
+/// it runs on (after the engine opened); the rest of its stderr comes
+/// from the thread returned.
+fn long_run(
+    dir: &Path,
+    engine: &str,
+    db: &str,
+    records: &str,
+) -> (Child, std::thread::JoinHandle<String>) {
+    let wc = workload("c");
+    let mut child = spawn(
+        dir,
+        &[
+            "run",
+            "--engine",
+            engine,
+            "-P",
+            &wc,
+            "-p",
+            &format!("recordcount={records}"),
+            "-p",
+            "operationcount=1000000000",
+            "-p",
+            "maxexecutiontime=60",
+            "--db",
+            db,
+        ],
+        Stdio::piped(),
+    );
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line.starts_with("Study: ") => break,
+            Some(Ok(_)) => {}
+            _ => panic!("the long run on {db} ended before it started"),
+        }
+    }
+    // The rest is drained, so the run never blocks on a full pipe.
+    let rest =
+        std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+    (child, rest)
+}
+
+/// The issue's case: a `load --fresh` beside a running `run` deleted an
+/// LMDB store in use; on RocksDB, whose own lock refused it, it had
+/// already emptied kvperf's ledger. Now the second kvperf is refused by
+/// kvperf's lock before it touches anything, naming the holder.
+#[test]
+fn a_store_in_use_by_another_kvperf_is_never_emptied_nor_its_ledger_reset() {
+    let tmp = tempfile::tempdir().unwrap();
+    for engine in ["rocksdb", "lmdb", "wiredtiger"] {
+        let db = format!("{engine}-db");
+        let d = tmp.path().join(&db);
+        let load = kvperf(tmp.path(), &strs(&load_args(engine, &db, "2000", false)));
+        assert_eq!(load.code, 0, "{engine}: {}", load.stderr);
+        let ledger = std::fs::read(d.join(".kvperf-loaded-keys")).unwrap();
+        let marker = std::fs::read(d.join(".kvperf-data")).unwrap();
+        let (mut run, run_stderr) = long_run(tmp.path(), engine, &db, "2000");
+        let pid = run.id().to_string();
+        let before = names(&d);
+        let refused = [
+            load_args(engine, &db, "2000", true),
+            vec![
+                "bench".to_string(),
+                format!("--engine={engine}"),
+                "--benchmarks=fillrandom".into(),
+                "--num=100".into(),
+                format!("--db={db}"),
+            ],
+        ];
+        for args in refused {
+            let out = kvperf(tmp.path(), &strs(&args));
+            assert_input_error(&out, "in use by another kvperf");
+            assert!(
+                out.stderr.contains(&pid),
+                "{engine}: names the holder (pid {pid}): {}",
+                out.stderr
+            );
+            assert_eq!(
+                std::fs::read(d.join(".kvperf-loaded-keys")).unwrap(),
+                ledger,
+                "{engine} {args:?}: the ledger is untouched"
+            );
+            assert_eq!(std::fs::read(d.join(".kvperf-data")).unwrap(), marker);
+            for name in &before {
+                assert!(
+                    d.join(name).exists(),
+                    "{engine} {args:?}: '{name}' is still there"
+                );
+            }
+        }
+        if engine == "lmdb" {
+            // Using a store is shared: a second run beside the first.
+            let out = short_run(tmp.path(), engine, &db, "2000");
+            assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        }
+        signal(&run, libc::SIGINT);
+        let status = run.wait().unwrap();
+        let said = run_stderr.join().unwrap();
+        // An interrupted run exits 3 with what it measured kept.
+        assert_eq!(status.code(), Some(3), "{engine}: {said}");
+        assert!(
+            said.contains("interrupted after") && !said.contains("cannot"),
+            "{engine}: the long run ran to its interrupt: {said}"
+        );
+        let out = short_run(tmp.path(), engine, &db, "2000");
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("holds 0 of"),
+            "{engine}: the ledger still lists the records: {}",
+            out.stderr
+        );
+    }
+}
