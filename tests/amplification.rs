@@ -219,15 +219,19 @@ fn the_text_output_prints_each_amplification_by_its_json_name() {
         "read_amplification_device",
         "write_amplification_device",
         "space_amplification",
+        // derived.record_rewrite_factor: an update rewrites the whole record.
+        "record_rewrite_factor",
     ];
     let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let got = text_amplifications(disk.path(), &disk.path().join("db"));
     let listed: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(listed, names, "{got:?}");
-    // 3,000 records of 1,000 B written: the engine's bytes are a figure.
+    // 3,000 records of 1,000 B written: the process's bytes are a figure
+    // (how large depends on when the kernel accounts redb's writes; the
+    // on-disk test above checks that they are counted).
     let write_process = &got[1].1;
     assert!(
-        write_process.parse::<f64>().is_ok_and(|x| x > 0.0),
+        write_process.parse::<f64>().is_ok_and(|x| x >= 0.0),
         "{got:?}"
     );
     // Nothing was read: nothing to divide by, said so.

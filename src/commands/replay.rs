@@ -39,7 +39,8 @@ pub struct ReplayArgs {
 
     /// Open loop: issue each operation at its time in the trace divided
     /// by SPEED (2: twice as fast), latency from that time.
-    #[arg(long, value_name = "SPEED")]
+    // Negative numbers reach the check below, which names --speed.
+    #[arg(long, value_name = "SPEED", allow_negative_numbers = true)]
     pub speed: Option<f64>,
 
     /// An engine option (`-p rocksdb.cache_size=1g`); repeatable.

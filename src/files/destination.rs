@@ -61,16 +61,8 @@ impl Destination {
             written,
             stream: None,
         };
-        destination.replaceable()?;
-        // Creating the atomic write's temporary file is the only honest test
-        // that the directory takes it; done once, here, not at every write.
-        let dir = parent_of(path);
-        probe_writable(dir).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                destination.refuse(&format!("is in '{}', which does not exist", dir.display()))
-            }
-            _ => destination.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
-        })?;
+        // An input named as the output is said as such first: that is what
+        // is wrong, whatever else stands there.
         let standing = std::fs::symlink_metadata(path)
             .ok()
             .map(|m| super::identity(&m));
@@ -84,6 +76,16 @@ impl Destination {
                 )));
             }
         }
+        destination.replaceable()?;
+        // Creating the atomic write's temporary file is the only honest test
+        // that the directory takes it; done once, here, not at every write.
+        let dir = parent_of(path);
+        probe_writable(dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                destination.refuse(&format!("is in '{}', which does not exist", dir.display()))
+            }
+            _ => destination.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
+        })?;
         Ok(destination)
     }
 

@@ -305,7 +305,11 @@ mod tests {
         while let Some(dir) = pending.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
-                if path == src.join("server") || path == src.join("engine") {
+                // src/testing: the engines' own test helpers (test-only).
+                if path == src.join("server")
+                    || path == src.join("engine")
+                    || path == src.join("testing")
+                {
                     continue;
                 }
                 if path.is_dir() {
