@@ -65,11 +65,6 @@ run_tool() {
   fi
 }
 
-# Both tools print "<name> : <x> micros/op <ops> ops/sec ..."; the last
-# such line of a benchmark is the measured one.
-ops_per_sec() { # LOG NAME
-  awk -v n="$2" '$1 == n && $2 == ":" && $6 == "ops/sec" { v = $5 } END { print v }' "$1" 2>/dev/null || true
-}
 # P99 of the last "Microseconds per <op>:" block of the log.
 p99() { # LOG OP
   awk -v h="Microseconds per $2:" '$0 == h { want = 1; next }
@@ -96,7 +91,7 @@ positive_throughput() { # run_phase's check, db_bench style
 # sample ROW THREADS TOOL REPEAT LOG NAME OP: one line of $SAMPLES.
 sample() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" \
-    "$(ops_per_sec "$5" "$6")" "$(p99 "$5" "$7")" "$(writer_rate "$5")" >>"$SAMPLES"
+    "$(bench_ops_per_sec "$5" "$6")" "$(p99 "$5" "$7")" "$(writer_rate "$5")" >>"$SAMPLES"
 }
 
 # One repeat of every row for TOOL at THREADS.

@@ -181,6 +181,13 @@ AWK_STATS='
     line = "-"; cmd | getline line; close(cmd); sub(/^new\/base /, "", line); return line }
 '
 
+# bench_ops_per_sec LOG NAME: db_bench's (and `kvperf bench`'s) ops/s of
+# benchmark NAME, from "<name> : <x> micros/op <ops> ops/sec ..."; the last
+# such line of a benchmark is the measured one.
+bench_ops_per_sec() {
+  awk -v n="$2" '$1 == n && $2 == ":" && $6 == "ops/sec" { v = $5 } END { print v }' "$1" 2>/dev/null || true
+}
+
 # md_row CELL...: one markdown table row.
 md_row() {
   local row="|" cell

@@ -69,10 +69,6 @@ binary() { # SIDE
   case $1 in release) echo "$KVPERF_RELEASE" ;; source) echo "$KVPERF_SOURCE" ;; esac
 }
 
-# db_bench-style "<name> : <x> micros/op <ops> ops/sec"; the last one counts.
-bench_ops_per_sec() { # LOG NAME
-  awk -v n="$2" '$1 == n && $2 == ":" && $6 == "ops/sec" { v = $5 } END { print v }' "$1" 2>/dev/null || true
-}
 
 # phase SIDE ROW THREADS REPEAT: runs one row once for SIDE; one line of $SAMPLES.
 phase() {
