@@ -779,3 +779,103 @@ fn postgres_stopped_before_the_window_ends_the_step_naming_the_wait() {
         );
     }
 }
+
+/// A trace of `operations` YCSB C operations over 20 000 records, made
+/// with the null engine, in `dir`.
+fn a_trace(dir: &Path, operations: u32) -> std::path::PathBuf {
+    let trace = dir.join("c.kvtrace");
+    let capture = format!("trace.output={}", trace.display());
+    let ops = format!("operationcount={operations}");
+    let args = step_args(
+        "run",
+        "null",
+        "c",
+        &["recordcount=20000".into(), ops, capture],
+        &dir.join("capture.json"),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::kvperf(dir, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    trace
+}
+
+/// `kvperf replay TRACE --format json --output JSON` with `extra`.
+fn replay_args(trace: &Path, engine: &str, json: &Path, extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = ["replay", &trace.display().to_string(), "--engine", engine]
+        .map(String::from)
+        .to_vec();
+    args.extend(extra.iter().cloned());
+    args.extend(["--format", "json", "--output"].map(String::from));
+    args.push(json.display().to_string());
+    args
+}
+
+/// SIGINT or SIGTERM as `kvperf replay` begins and while it opens its
+/// engine and loads what the trace reads: its JSON written with the
+/// interrupt before the window as the error, exit 3, as `load` and `run`
+/// (issue 44 follow-up: replay had no before-window watch, so a signal
+/// then ended it by the default disposition, exit 130/143, no JSON).
+#[test]
+fn an_interrupt_before_a_replays_window_writes_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = a_trace(dir.path(), 200_000);
+    let engine = if cfg!(feature = "rocksdb") { "rocksdb" } else { "null" };
+    for (i, after) in [0u64, 0, 20, 50].into_iter().enumerate() {
+        let signal = [libc::SIGINT, libc::SIGTERM][i % 2];
+        let json = dir.path().join(format!("replay-{i}.json"));
+        let mut extra = Vec::new();
+        if engine != "null" {
+            let db = dir.path().join(format!("db-{i}"));
+            extra.extend(["--db".to_string(), db.display().to_string()]);
+        }
+        let args = replay_args(&trace, engine, &json, &extra);
+        let what = format!("replay on {engine}, signal {signal} {after} ms");
+        let (status, stderr) = interrupt(dir.path(), &args, signal, Duration::from_millis(after));
+        assert_interrupted(&what, status, &stderr, &json, after == 0);
+    }
+}
+
+/// Redis stopped while `kvperf replay` opens its clients' connections
+/// (its second `PING`), before the window: the step ends within
+/// stalltimeout and its grace naming the wait, exit 3, JSON written.
+#[cfg(feature = "redis")]
+#[test]
+fn redis_stopped_before_a_replays_window_ends_it_naming_the_wait() {
+    let Some(redis) = common::server::Server::start("redis", "waits_replay_before") else {
+        return;
+    };
+    let trace = a_trace(redis.dir(), 2_000);
+    let pid = redis_pid(&redis);
+    let relay = stop_at(redis.port, pid, b"PING", 2);
+    let _cont = Continue(pid);
+    let json = redis.dir().join("replay.json");
+    let extra = [
+        "-p".to_string(),
+        format!("redis.port={}", relay.port),
+        "-p".into(),
+        "stalltimeout=2".into(),
+    ];
+    let (mut child, lines) = spawn(redis.dir(), &replay_args(&trace, "redis", &json, &extra));
+    if relay.stopped.recv_timeout(Duration::from_secs(60)).is_err() {
+        let _ = child.kill();
+        panic!("never sent: {:?}", rest(&lines));
+    }
+    let stopped = Instant::now();
+    let status = wait_within(&mut child, Duration::from_secs(30), "replay");
+    let waited = stopped.elapsed();
+    let stderr = rest(&lines).join("\n");
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(waited < Duration::from_secs(15), "{waited:?}");
+    let out = output(&json);
+    assert!(out.measurements.is_empty(), "{:?}", out.measurements);
+    let error = out.error.unwrap_or_else(|| panic!("{stderr}"));
+    let last = stderr.lines().last().unwrap_or_default();
+    assert_eq!(last, format!("kvperf: {}", error.message));
+    assert!(
+        error.message.contains("stopped answering")
+            && error.message.contains("stalltimeout=2")
+            && (error.message.contains("waited for") || error.message.contains("waiting for")),
+        "{}",
+        error.message
+    );
+}
