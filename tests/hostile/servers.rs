@@ -571,3 +571,104 @@ fn fresh_drops_no_cassandra_table_kvperf_did_not_mark() {
         assert_eq!(cql("SELECT y_id FROM k.usertable"), 20);
     }
 }
+
+/// A process of the user's own listening on a free port (python3), killed
+/// when dropped.
+struct UsersListener {
+    child: Child,
+    port: u16,
+}
+
+impl UsersListener {
+    fn start() -> Option<Self> {
+        let port = free_port();
+        let script = format!(
+            "import socket, time\ns = socket.socket()\ns.bind(('127.0.0.1', {port}))\ns.listen()\nprint('listening', flush=True)\ntime.sleep(3600)\n"
+        );
+        let Ok(mut child) = Command::new("python3")
+            .args(["-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            eprintln!("SKIPPED: no python3 here to play a user's listener");
+            return None;
+        };
+        // Listening once it says so (its first line), not after a sleep.
+        let mut line = String::new();
+        let out = child.stdout.take().unwrap();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).unwrap();
+        assert_eq!(line.trim(), "listening");
+        Some(Self { child, port })
+    }
+
+    fn assert_alive(&mut self, what: &str) {
+        assert_eq!(
+            self.child.try_wait().unwrap(),
+            None,
+            "{what}: the user's process ended"
+        );
+        assert!(
+            listening(self.port),
+            "{what}: the user's process stopped listening"
+        );
+    }
+}
+
+impl Drop for UsersListener {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn listening(port: u16) -> bool {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
+}
+
+/// `kvperf server stop` of a Cassandra and a FerretDB (the MongoDB wire
+/// server) that kvperf started, naming another port or the port of a
+/// user's own listening process: nothing stopped, one line, exit 2, and
+/// both kvperf's server and the user's process still run; named by its
+/// own port, kvperf's server stops and the user's process still runs (as
+/// the Redis cases above).
+#[test]
+fn stop_of_cassandra_and_ferretdb_touches_only_what_kvperf_started() {
+    for name in ["cassandra", "ferretdb"] {
+        let test = format!("servers::stop_only_own_{name}");
+        let Some(server) = Server::start(name, &test) else {
+            continue;
+        };
+        let Some(mut users) = UsersListener::start() else {
+            return;
+        };
+        let dir = server.server_dir().display().to_string();
+        for port in [free_port(), users.port] {
+            let what = format!("{name}: stop --port {port}");
+            let port = port.to_string();
+            let out = common::kvperf(
+                server.dir(),
+                &["server", "stop", name, "--dir", &dir, "--port", &port],
+            );
+            common::assert_input_error(&out, &format!("runs on port {}", server.port));
+            assert!(
+                out.stderr.contains("nothing stopped"),
+                "{what}: {}",
+                out.stderr
+            );
+            assert!(
+                listening(server.port),
+                "{what}: kvperf's {name} was stopped"
+            );
+            users.assert_alive(&what);
+        }
+        let out = server.action("stop");
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        assert!(
+            !listening(server.port),
+            "{name}: still listening after its stop"
+        );
+        users.assert_alive(&format!("{name}: its own stop"));
+    }
+}
