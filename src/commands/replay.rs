@@ -54,6 +54,11 @@ pub struct ReplayArgs {
     /// Write the result to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Settle the store (flush, wait out compactions) after loading it,
+    /// as a store reopened after `kvperf load` is: `kvperf fit --check`.
+    #[arg(skip)]
+    pub settle_after_load: bool,
 }
 
 /// Clients of an open-loop replay unless told: each waits for its
@@ -71,7 +76,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     finished.map(|Finished| ())
 }
 
-fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
         Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
@@ -165,6 +170,9 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     .capturing(capture.as_ref());
     let loads = preload::records_to_load(&ops);
     let dataset = replay.load(&loads)?;
+    if args.settle_after_load {
+        engine.settle(true)?;
+    }
     eprintln!(
         "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
         ops.len(),
