@@ -56,6 +56,11 @@ pub struct ReplayArgs {
     /// Write the result to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Settle the store (flush, wait out compactions) after loading it,
+    /// as a store reopened after `kvperf load` is: `kvperf fit --check`.
+    #[arg(skip)]
+    pub settle_after_load: bool,
 }
 
 /// Clients of an open-loop replay unless told: each waits for its
@@ -83,7 +88,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     finished.map(|Finished| ())
 }
 
-fn measure(
+pub(super) fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
     json_to: Option<&Destination>,
@@ -195,6 +200,9 @@ fn measure(
     // as long as the trace makes it, only by an interrupt.
     before.now("the trace's records to be loaded before it replays", None);
     let dataset = replay.load(&loads)?;
+    if args.settle_after_load {
+        engine.settle(true)?;
+    }
     eprintln!(
         "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
         ops.len(),

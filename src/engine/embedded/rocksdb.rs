@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use rocksdb::statistics::Ticker;
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions,
     WaitForCompactOptions, WriteOptions, DB,
@@ -580,6 +581,15 @@ impl Engine for RocksEngine {
             .and_then(|text| cumulative_stall_micros(&text))
         {
             stats.insert("stall-micros".into(), micros);
+        }
+        // Since the store opened; only with `rocksdb.statistics=true`.
+        if self.options.statistics {
+            for (name, ticker) in [
+                ("block-cache-hit", Ticker::BlockCacheHit),
+                ("block-cache-miss", Ticker::BlockCacheMiss),
+            ] {
+                stats.insert(name.into(), self.db_options.get_ticker_count(ticker));
+            }
         }
         stats
     }
