@@ -10,6 +10,7 @@ use clap::Args;
 use super::step::{self, Finished};
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::output::Format;
 use crate::properties::Properties;
@@ -60,24 +61,37 @@ pub struct ReplayArgs {
 /// operation's time, so more than one keeps a slow operation from
 /// delaying the next.
 const OPEN_LOOP_CLIENTS: usize = 16;
+/// No operation completing for this long (past the trace's own longest
+/// pause) is a stall.
+const STALL: Duration = Duration::from_secs(300);
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let mut out = StepOutput::begin("replay");
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
-    let measured = measure(&args, &mut out);
+    let measured = measure(&args, &mut out, destination.as_ref());
     let finished = step::finish(&mut out, measured);
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
 }
 
-fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+/// The slowest and fastest `--speed`: a million times slower or faster
+/// than the trace (a second of it then lasts 11.6 days, or 1 us).
+const SPEEDS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+/// The most clients a replay starts, as `threadcount` of a run.
+const MOST_THREADS: usize = 1_000_000;
+
+fn measure(
+    args: &ReplayArgs,
+    out: &mut StepOutput,
+    destination: Option<&Destination>,
+) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
-        Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
+        Some(speed) if speed.is_finite() && SPEEDS.contains(&speed) => Some(Schedule { speed }),
         Some(speed) => {
             return Err(InputError::Invalid(format!(
-                "--speed {speed} is not a speed between 0 and 1000000 (1: the trace's own times)"
+                "--speed {speed:e} is not a speed between 0.000001 and 1000000 (1: the trace's own times)"
             ))
             .into())
         }
@@ -87,6 +101,12 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
             return Err(
                 InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
             )
+        }
+        (Some(n), _) if n > MOST_THREADS => {
+            return Err(InputError::Invalid(format!(
+                "--threads {n} is more than kvperf starts ({MOST_THREADS})"
+            ))
+            .into())
         }
         (Some(n), _) => n,
         (None, Some(_)) => OPEN_LOOP_CLIENTS,
@@ -184,6 +204,10 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         target_ops_per_sec: 0.0,
         warmup_s: 0.0,
     };
+    if args.format == Format::Json {
+        // A stall keeps what the window measured in the JSON.
+        step::keep_on_stall(out, destination, Some(shape.clone()));
+    }
     let run_spec = RunSpec {
         threads,
         operations: None,
@@ -193,7 +217,8 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         track_intended: schedule.is_some(),
         costs: None,
         stop_on_error: false,
-        stall_timeout: Some(Duration::from_secs(300)),
+        // Waiting for an operation's time in the trace is no stall.
+        stall_timeout: Some(STALL + replay.longest_pause()),
         before_window: None,
         status: StatusOptions {
             interval: None,
@@ -255,6 +280,12 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     }
     if let Some(closed) = window.closed {
         closed?;
+    }
+    if window.outcome.interrupted {
+        anyhow::bail!(
+            "interrupted after {} operations; what was measured is kept",
+            window.outcome.operations
+        );
     }
     Ok(())
 }
