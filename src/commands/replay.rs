@@ -15,6 +15,7 @@ use crate::host::HostInfo;
 use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
+use crate::runner::before_window::{BeforeWindow, Watching};
 use crate::runner::{self, RunSpec, StatusOptions};
 use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
@@ -61,15 +62,20 @@ pub struct ReplayArgs {
 /// operation's time, so more than one keeps a slow operation from
 /// delaying the next.
 const OPEN_LOOP_CLIENTS: usize = 16;
-/// No operation completing for this long (past the trace's own longest
-/// pause) is a stall.
-const STALL: Duration = Duration::from_secs(300);
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    // As `load` and `run`: from the step's first moment SIGINT/SIGTERM end
+    // it with its output written (exit 3), and a server that stops
+    // answering before the window ends it at stalltimeout plus a grace.
+    runner::stop_on_interrupt();
     let mut out = StepOutput::begin("replay");
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
-    let measured = measure(&args, &mut out, destination.as_ref());
+    let json_to = destination.as_ref().filter(|_| args.format == Format::Json);
+    step::keep_on_stall(&out, json_to, None);
+    let watching = Watching(BeforeWindow::watch("the step's checks"));
+    let measured = measure(&args, &mut out, json_to, &watching.0);
+    drop(watching);
     let finished = step::finish(&mut out, measured);
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
@@ -84,7 +90,8 @@ const MOST_THREADS: usize = 1_000_000;
 fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
-    destination: Option<&Destination>,
+    json_to: Option<&Destination>,
+    before: &BeforeWindow,
 ) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
@@ -116,6 +123,7 @@ fn measure(
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
+    let stall_timeout = super::ycsb::stall_timeout(&props)?;
     let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
         return Err(InputError::Invalid(format!(
@@ -153,6 +161,15 @@ fn measure(
     let spec = engine::find(&args.engine)?;
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
+    // An interrupt from here keeps the settings.
+    step::keep_on_stall(out, json_to, None);
+    match spec.store {
+        engine::StoreKind::Server { .. } => before.now(
+            "the engine to open (its server's connection and schema checks)",
+            stall_timeout,
+        ),
+        _ => before.now("the engine to open its store", None),
+    }
     let engine = engine::open(
         spec,
         &OpenOptions {
@@ -184,6 +201,9 @@ fn measure(
     )
     .capturing(capture.as_ref());
     let loads = preload::records_to_load(&ops);
+    // Each insert is bounded by the engine's own calls; the whole load,
+    // as long as the trace makes it, only by an interrupt.
+    before.now("the trace's records to be loaded before it replays", None);
     let dataset = replay.load(&loads)?;
     eprintln!(
         "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
@@ -204,10 +224,8 @@ fn measure(
         target_ops_per_sec: 0.0,
         warmup_s: 0.0,
     };
-    if args.format == Format::Json {
-        // A stall keeps what the window measured in the JSON.
-        step::keep_on_stall(out, destination, Some(shape.clone()));
-    }
+    // A stall or an interrupt in the window keeps what it measured.
+    step::keep_on_stall(out, json_to, Some(shape.clone()));
     let run_spec = RunSpec {
         threads,
         operations: None,
@@ -218,8 +236,8 @@ fn measure(
         costs: None,
         stop_on_error: false,
         // Waiting for an operation's time in the trace is no stall.
-        stall_timeout: Some(STALL + replay.longest_pause()),
-        before_window: None,
+        stall_timeout: stall_timeout.map(|limit| limit + replay.longest_pause()),
+        before_window: Some(before.clone()),
         status: StatusOptions {
             interval: None,
             progress: false,

@@ -299,3 +299,30 @@ fn a_bad_engine_option_is_refused_before_a_fresh_load_empties_the_store() {
         );
     }
 }
+
+/// A pause in the trace longer than `stalltimeout` (a quiet night in a
+/// cache trace) is the trace's time, not a stall: the open-loop replay
+/// waits through it and completes. It ended as "it stopped answering",
+/// exit 3, after the stall timeout (300 s when this pass found it).
+#[test]
+fn a_pause_in_the_trace_longer_than_the_stall_timeout_is_no_stall() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = trace(tmp.path(), "pause", "0,insert,k1,100\n4,read,k1,100\n");
+    let child = spawn(
+        tmp.path(),
+        &[
+            "replay",
+            &trace,
+            "--engine",
+            "null",
+            "--speed",
+            "1",
+            "-p",
+            "stalltimeout=1",
+        ],
+    );
+    let out = ended_within(child, Duration::from_secs(120)).expect("the replay ends");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("stopped answering"), "{}", out.stderr);
+    assert_eq!(common::metric(&out.stdout, "READ", "Operations"), Some(1.0));
+}
