@@ -86,6 +86,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     finished.map(|Finished| ())
 }
 
+/// The slowest and fastest `--speed`: a million times slower or faster
+/// than the trace (a second of it then lasts 11.6 days, or 1 us).
+const SPEEDS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+/// The most clients a replay starts, as `threadcount` of a run.
+const MOST_THREADS: usize = 1_000_000;
+
 pub(super) fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
@@ -94,10 +100,10 @@ pub(super) fn measure(
 ) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
-        Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
+        Some(speed) if speed.is_finite() && SPEEDS.contains(&speed) => Some(Schedule { speed }),
         Some(speed) => {
             return Err(InputError::Invalid(format!(
-                "--speed {speed} is not a speed between 0 and 1000000 (1: the trace's own times)"
+                "--speed {speed:e} is not a speed between 0.000001 and 1000000 (1: the trace's own times)"
             ))
             .into())
         }
@@ -107,6 +113,12 @@ pub(super) fn measure(
             return Err(
                 InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
             )
+        }
+        (Some(n), _) if n > MOST_THREADS => {
+            return Err(InputError::Invalid(format!(
+                "--threads {n} is more than kvperf starts ({MOST_THREADS})"
+            ))
+            .into())
         }
         (Some(n), _) => n,
         (None, Some(_)) => OPEN_LOOP_CLIENTS,
@@ -231,7 +243,8 @@ pub(super) fn measure(
         track_intended: schedule.is_some(),
         costs: None,
         stop_on_error: false,
-        stall_timeout,
+        // Waiting for an operation's time in the trace is no stall.
+        stall_timeout: stall_timeout.map(|limit| limit + replay.longest_pause()),
         before_window: Some(before.clone()),
         status: StatusOptions {
             interval: None,
@@ -293,6 +306,12 @@ pub(super) fn measure(
     }
     if let Some(closed) = window.closed {
         closed?;
+    }
+    if window.outcome.interrupted {
+        anyhow::bail!(
+            "interrupted after {} operations; what was measured is kept",
+            window.outcome.operations
+        );
     }
     Ok(())
 }
