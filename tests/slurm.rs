@@ -129,38 +129,6 @@ clients = 2
     )
 }
 
-/// The merged figures are the sum of the shards': operations, and each
-/// operation type's returns; and each shard says where it ran.
-fn check_merged_is_the_sum(what: &str, out: &StepOutput) {
-    let m = out.measured().expect("a measured window");
-    let info = out.merged.as_ref().expect("a merged result");
-    assert_eq!(info.count, 2, "{what}");
-    assert_eq!(info.shards.len(), 2, "{what}");
-    let sum: u64 = info.shards.iter().map(|s| s.operations).sum();
-    assert_eq!(sum, m.operations, "{what}: operations");
-    for (op, stats) in &m.ops {
-        for (outcome, &n) in &stats.returns {
-            let parts: u64 = info
-                .shards
-                .iter()
-                .map(|s| {
-                    s.returns
-                        .get(op)
-                        .and_then(|r| r.get(outcome))
-                        .copied()
-                        .unwrap_or(0)
-                })
-                .sum();
-            assert_eq!(parts, n, "{what}: {} {outcome}", op.name());
-        }
-    }
-    assert!(
-        info.shards.iter().all(|s| s.operations > 0),
-        "{what}: every shard worked: {:?}",
-        info.shards
-    );
-}
-
 #[test]
 fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     let test = "a_plan_step_with_two_clients_runs_as_one_srun_step";
@@ -184,7 +152,7 @@ fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     assert_eq!(lines.len(), 2);
     let (load, run) = (&lines[0], &lines[1]);
     for (what, r) in [("load", load), ("run", run)] {
-        check_merged_is_the_sum(what, &r.output);
+        common::assert_merged_is_the_sum(what, &r.output);
         assert_eq!(
             r.command.first().map(String::as_str),
             Some("srun"),
@@ -438,7 +406,7 @@ fn the_shipped_sbatch_recipe_runs_as_a_job_array_and_merges_exactly() {
     let results = dir.path().join("results");
     for phase in ["load", "run"] {
         let (job, merged) = recipe(dir.path(), &results, phase, server.port);
-        check_merged_is_the_sum(phase, &merged);
+        common::assert_merged_is_the_sum(phase, &merged);
         // The merge is the shards' own files added up.
         for i in 0..2 {
             let part = results.join(format!("{phase}-{job}-{i}.json"));

@@ -404,6 +404,8 @@ struct Metadata {
     name: String,
     annotations: BTreeMap<String, String>,
     creation_timestamp: String,
+    /// Set once someone deleted the object (it may linger while it ends).
+    deletion_timestamp: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -537,6 +539,7 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
     let limit = Duration::from_secs(start_timeout);
     let selector = format!("{INSTANCE_LABEL}={name}");
     let mut started = false;
+    let mut seen = BTreeMap::new();
     loop {
         if crate::runner::interrupted() {
             anyhow::bail!("interrupted while job/{name} ran");
@@ -550,6 +553,10 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
         let Some(job) = job else {
             anyhow::bail!("job/{name} is gone: someone else deleted it");
         };
+        let deleted = deleted_pods(&mut seen, &list.items);
+        if !deleted.is_empty() {
+            anyhow::bail!("{}", were_deleted(&deleted, n));
+        }
         if job.condition("Complete").is_some() || job.condition("Failed").is_some() {
             return Ok(list.items);
         }
@@ -584,6 +591,48 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
             }
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// The step's pods that someone deleted while it ran (the launcher deletes
+/// them only once the step has ended): marked for deletion, or seen at an
+/// earlier poll (`seen`, by index, updated here) and gone now.
+fn deleted_pods(seen: &mut BTreeMap<u32, String>, objects: &[Object]) -> Vec<(u32, String)> {
+    let pods: Vec<(u32, &Object)> = objects
+        .iter()
+        .filter(|o| o.kind == "Pod")
+        .filter_map(|p| Some((p.index()?, p)))
+        .collect();
+    let listed = |name: &str| pods.iter().any(|(_, p)| p.metadata.name == name);
+    let mut deleted: Vec<(u32, String)> = seen
+        .iter()
+        .filter(|(_, name)| !listed(name))
+        .map(|(i, name)| (*i, name.clone()))
+        .collect();
+    for (i, pod) in &pods {
+        if !pod.metadata.deletion_timestamp.is_empty() {
+            deleted.push((*i, pod.metadata.name.clone()));
+        }
+        seen.insert(*i, pod.metadata.name.clone());
+    }
+    deleted.sort();
+    deleted.dedup();
+    deleted
+}
+
+/// `pod P (shard 1/2) was deleted while the step ran`, for one or more.
+fn were_deleted(pods: &[(u32, String)], n: u32) -> String {
+    let each: Vec<String> = pods
+        .iter()
+        .map(|(i, name)| format!("pod {name} (shard {i}/{n})"))
+        .collect();
+    match each.as_slice() {
+        [one] => format!("{one} was deleted while the step ran (not by kvperf)"),
+        [init @ .., last] => format!(
+            "{} and {last} were deleted while the step ran (not by kvperf)",
+            init.join(", ")
+        ),
+        [] => String::new(),
     }
 }
 
@@ -816,6 +865,37 @@ mod tests {
             line,
             "shards 0/2 and 1/2 never started within 5 s: pod p-0-a (shard 0/2) not scheduled: no scheduler has placed it on a node; pod p-1-b (shard 1/2) ImagePullBackOff: no such image"
         );
+    }
+
+    #[test]
+    fn a_pod_deleted_or_gone_while_the_step_runs_is_named() {
+        let mut seen = BTreeMap::new();
+        let running = |name: &str, i: u32| {
+            pod(
+                name,
+                i,
+                "2026-01-01T00:00:00Z",
+                "Running",
+                serde_json::json!({}),
+            )
+        };
+        let both = [running("p-0", 0), running("p-1", 1)];
+        assert!(deleted_pods(&mut seen, &both).is_empty());
+        let mut marked = running("p-1", 1);
+        marked.metadata.deletion_timestamp = "2026-01-01T00:00:09Z".into();
+        let deleted = deleted_pods(&mut seen, &[running("p-0", 0), marked]);
+        assert_eq!(deleted, [(1, "p-1".to_string())]);
+        assert_eq!(
+            were_deleted(&deleted, 2),
+            "pod p-1 (shard 1/2) was deleted while the step ran (not by kvperf)"
+        );
+        // Gone at the next poll, p-0 marked too.
+        let mut marked = running("p-0", 0);
+        marked.metadata.deletion_timestamp = "2026-01-01T00:00:10Z".into();
+        let deleted = deleted_pods(&mut seen, &[marked]);
+        assert_eq!(deleted, [(0, "p-0".to_string()), (1, "p-1".to_string())]);
+        assert!(were_deleted(&deleted, 2)
+            .starts_with("pod p-0 (shard 0/2) and pod p-1 (shard 1/2) were deleted"));
     }
 
     #[test]
