@@ -168,11 +168,19 @@ if [ ! -s "$pki/apiserver.crt" ] || [ ! -s "$pki/apiserver.key" ]; then
   say "made a self-signed certificate for 127.0.0.1 in $pki"
 fi
 # The API server's client certificate for the kubelet (logs, exec), signed
-# by the self-signed certificate above, whose key the kubelet trusts.
+# by a CA of its own (the serving certificate above is for servers only),
+# which the kubelet trusts (scripts/k8s-node.sh).
+if [ ! -s "$pki/client-ca.crt" ] || [ ! -s "$pki/client-ca.key" ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kvperf-k8s-client-ca" \
+    -keyout "$pki/client-ca.key" -out "$pki/client-ca.crt" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" >/dev/null 2>&1 \
+    || die "openssl could not make the client CA"
+  rm -f "$pki/kubelet-client.crt"
+fi
 if [ ! -s "$pki/kubelet-client.crt" ] || [ ! -s "$pki/kubelet-client.key" ]; then
   openssl req -new -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
     -keyout "$pki/kubelet-client.key" -out "$pki/kubelet-client.csr" >/dev/null 2>&1 \
-    && openssl x509 -req -in "$pki/kubelet-client.csr" -CA "$pki/apiserver.crt" -CAkey "$pki/apiserver.key" \
+    && openssl x509 -req -in "$pki/kubelet-client.csr" -CA "$pki/client-ca.crt" -CAkey "$pki/client-ca.key" \
       -CAcreateserial -days 3650 -out "$pki/kubelet-client.crt" \
       -extfile <(printf 'extendedKeyUsage=clientAuth\n') >/dev/null 2>&1 \
     || die "openssl could not make the API server's client certificate for the kubelet"
@@ -230,7 +238,8 @@ start_daemon kube-apiserver "$BIN/kube-apiserver" \
   --service-account-issuer=https://kubernetes.default.svc \
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
   --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true \
-  --kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key"
+  --kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key" \
+  --kubelet-preferred-address-types=Hostname
 wait_until kube-apiserver "the API server was not ready" \
   curl -fsS --cacert "$pki/apiserver.crt" -H "Authorization: Bearer $token" "https://127.0.0.1:$API_PORT/readyz"
 

@@ -24,8 +24,9 @@
 #   from a 20-line static C program (cc -static) as a one-layer image and
 #   imported; the CNI configuration is a loopback network in STATE/cni, so
 #   that the runtime reports its network ready;
-# - kube-scheduler (127.0.0.1:26259) and a kubelet: node kvperf-node at
-#   127.0.0.1 (port 26250, healthz 26248), cgroupfs on cgroup v1 (which
+# - kube-scheduler (127.0.0.1:26259) and a kubelet: node `localhost` (the
+#   name the API server reaches it at), listening on 127.0.0.1 (port 26250,
+#   healthz 26248), cgroupfs on cgroup v1 (which
 #   kubelet 1.34 still accepts, with a warning), its pods' cgroups under
 #   /kvperf-k8s in each v1 hierarchy (made here and removed on stop), its
 #   root directory and the pods' logs in STATE, no swap check, eviction
@@ -39,7 +40,10 @@ TAG=k8s-node
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/k8s-common.sh"
 
-NODE=kvperf-node
+# The node's name is also the address the API server reaches the kubelet at
+# (logs, exec): "localhost", since the kubelet listens on 127.0.0.1 only
+# and refuses a loopback --node-ip.
+NODE=localhost
 KUBELET_PORT=26250
 KUBELET_HEALTHZ_PORT=26248
 SCHEDULER_PORT=26259
@@ -141,7 +145,16 @@ write_file() {
   mv "$file.tmp.$$" "$file"
 }
 
+# Whether this process lacks CAP_SYS_RESOURCE (bit 24 of its capabilities).
+without_sys_resource() {
+  local eff
+  eff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+  [ $(( 0x$eff >> 24 & 1 )) -eq 0 ]
+}
+
 write_configs() {
+  local restrict_oom=false
+  without_sys_resource && restrict_oom=true
   install -d -m 700 "$CTRD" "$STATE/cni" "$STATE/kubelet" "$STATE/pod-logs"
   write_file "$CTRD/config.toml" <<EOF
 # Written by kvperf's scripts/k8s-node.sh: a containerd of its own.
@@ -154,6 +167,10 @@ state = "$CTRD/state"
   address = "$SOCK.ttrpc"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
+  # Without CAP_SYS_RESOURCE (a container or VM may withhold it, as this
+  # test machine does), runc cannot lower a process's oom_score_adj, which
+  # the kubelet asks for the sandbox (-998): keep it at containerd's own.
+  restrict_oom_score_adj = $restrict_oom
   stream_server_address = "127.0.0.1"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
@@ -184,7 +201,7 @@ podLogsDir: $STATE/pod-logs
 authentication:
   anonymous: { enabled: false }
   webhook: { enabled: true }
-  x509: { clientCAFile: $STATE/pki/apiserver.crt }
+  x509: { clientCAFile: $STATE/pki/client-ca.crt }
 authorization: { mode: Webhook }
 evictionHard: { memory.available: "10Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%" }
 imageGCHighThresholdPercent: 100
@@ -253,7 +270,7 @@ start() {
     --bind-address=127.0.0.1 --secure-port="$SCHEDULER_PORT" --leader-elect=false
   start_daemon kubelet "$BIN/kubelet" --config="$STATE/kubelet/config.yaml" \
     --kubeconfig="$STATE/kubeconfig" --root-dir="$STATE/kubelet/root" --cert-dir="$STATE/kubelet/pki" \
-    --hostname-override="$NODE" --node-ip=127.0.0.1
+    --hostname-override="$NODE"
   wait_until kubelet "node $NODE was not Ready" node_ready
   local elapsed
   elapsed=$(awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')

@@ -92,7 +92,7 @@ fn state_dir() -> String {
 }
 
 /// The node's name (scripts/k8s-node.sh).
-const NODE: &str = "kvperf-node";
+const NODE: &str = "localhost";
 /// The image the pods run: this test binary's kvperf (scripts/k8s-node.sh image).
 const IMAGE: &str = "kvperf.local/kvperf:suite";
 

@@ -553,8 +553,11 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
         let Some(job) = job else {
             anyhow::bail!("job/{name} is gone: someone else deleted it");
         };
-        let deleted = deleted_pods(&mut seen, &list.items);
+        let mut deleted = deleted_pods(&mut seen, &list.items);
         if !deleted.is_empty() {
+            if deleted.len() > 1 {
+                deleted = not_by_the_job_controller(kubectl, name, deleted);
+            }
             anyhow::bail!("{}", were_deleted(&deleted, n));
         }
         if job.condition("Complete").is_some() || job.condition("Failed").is_some() {
@@ -617,6 +620,48 @@ fn deleted_pods(seen: &mut BTreeMap<u32, String>, objects: &[Object]) -> Vec<(u3
     }
     deleted.sort();
     deleted.dedup();
+    deleted
+}
+
+/// Of several deleted pods, those the Job controller did not delete: once
+/// one pod is gone, a Job of `backoffLimit: 0` fails and its controller
+/// deletes the others, recording `Deleted pod: NAME` on the Job. All of
+/// them when its events say nothing (a second look after a poll's wait:
+/// events are recorded after the deletion).
+fn not_by_the_job_controller(
+    kubectl: &Kubectl,
+    name: &str,
+    deleted: Vec<(u32, String)>,
+) -> Vec<(u32, String)> {
+    let selector =
+        format!("involvedObject.kind=Job,involvedObject.name={name},reason=SuccessfulDelete");
+    for attempt in 0..2 {
+        if attempt > 0 {
+            std::thread::sleep(POLL);
+        }
+        let Ok(text) = kubectl.run(
+            &["get", "events", "--field-selector", &selector, "-o", "json"],
+            None,
+        ) else {
+            break;
+        };
+        let said: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let by_controller = |pod: &str| {
+            said["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|e| e["message"].as_str() == Some(&format!("Deleted pod: {pod}")))
+        };
+        let others: Vec<(u32, String)> = deleted
+            .iter()
+            .filter(|(_, pod)| !by_controller(pod))
+            .cloned()
+            .collect();
+        if !others.is_empty() && others.len() < deleted.len() {
+            return others;
+        }
+    }
     deleted
 }
 
