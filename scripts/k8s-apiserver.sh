@@ -1,42 +1,46 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane on this Debian machine, in parts: etcd,
-# kube-apiserver and kube-controller-manager (no scheduler, no kubelet),
-# for trying the kubernetes launcher's Jobs and for the test suite
-# (tests/kubernetes.rs). Run it as root:
+# kube-apiserver and kube-controller-manager; scripts/k8s-node.sh adds a
+# scheduler, a kubelet and a container runtime to it. For trying the
+# kubernetes launcher's Jobs and for the test suite (tests/kubernetes.rs).
+# Run it as root:
 #
 #   scripts/k8s-apiserver.sh            # build (first time only), start; waits until Jobs get pods
-#   scripts/k8s-apiserver.sh build      # only build (and cache) the two binaries
-#   scripts/k8s-apiserver.sh built      # exit 0 when both binaries are cached (prints where)
+#   scripts/k8s-apiserver.sh build      # only build (and cache) the four binaries (the node's too)
+#   scripts/k8s-apiserver.sh built      # exit 0 when all four are cached (prints where)
 #   scripts/k8s-apiserver.sh stop       # stops the daemons this script started
 #   scripts/k8s-apiserver.sh status     # one line: running or not, and the kubeconfig
 #
 # Then: export KUBECONFIG=/var/lib/kvperf-k8s/kubeconfig; kubectl get ns
 #
 # What it does, each part only when needed (a second run is a no-op):
-# - builds kube-apiserver and kube-controller-manager v1.34.0 with Go
+# - builds kube-apiserver, kube-controller-manager, kube-scheduler and
+#   kubelet v1.34.0, in one `go build`, with Go
 #   (GO, default /usr/local/go/bin/go, at least 1.24) from the Go module
 #   proxy, in a wrapper module under KVPERF_K8S_CACHE (default
 #   ~/.cache/kvperf/k8s, outside any clone) that requires k8s.io/kubernetes
 #   v1.34.0 and pins its staging modules (k8s.io/api, k8s.io/apiserver,
 #   k8s.io/client-go...) at v0.34.0: kubernetes' own go.mod points them at
 #   ./staging with replace directives, which do not apply to a module that
-#   depends on it. About 10-20 minutes per binary on 2 cores (nice 15);
-#   the binaries are cached in KVPERF_K8S_CACHE/bin-v1.34.0;
+#   depends on it. 24 minutes for all four on 2 cores shared with other
+#   builds (nice 15, load average 8-12, 2026-11-28, modules downloaded
+#   included); the binaries are cached in KVPERF_K8S_CACHE/bin-v1.34.0;
 # - apt-get installs Debian's etcd-server when there is no etcd (the
 #   package's service is not started: policy-rc.d);
 # - in STATE (KVPERF_K8S_STATE, default /var/lib/kvperf-k8s; a directory
 #   this script made, with its marker file, or none: any other is refused):
 #   a self-signed certificate for 127.0.0.1 (openssl), a service-account
 #   key, a static token file (one admin token, group system:masters), and
-#   a kubeconfig (context kvperf-local) with that token;
+#   a kubeconfig (context kvperf-local) with that token, and a client CA
+#   with the API server's client certificate for kubelets;
 # - starts etcd (127.0.0.1:12379, data in STATE/etcd), kube-apiserver
 #   (https://127.0.0.1:16443, etcd as its store, token authentication,
 #   RBAC) and kube-controller-manager (127.0.0.1 only, no leader election),
 #   each a session leader with its log in STATE/logs, and waits (bounded)
 #   until the API server is ready and the controller-manager has made the
 #   default namespace's service account (so a Job's pods can be created).
-# Pods are created by the Job controller and stay Pending: nothing
-# schedules or runs them here.
+# Alone, pods are created by the Job controller and stay Pending: nothing
+# schedules or runs them (scripts/k8s-node.sh does).
 # Every failure is one line on stderr and a non-zero exit.
 set -euo pipefail
 
@@ -46,8 +50,10 @@ ETCD_PEER_PORT=12380
 API_PORT=16443
 CONTEXT=kvperf-local
 
+# shellcheck disable=SC2034 # read by k8s-common.sh
 TAG=k8s-apiserver
 . "$(dirname "$0")/k8s-common.sh"
+MARKER=$STATE/.written-by-kvperf-k8s-apiserver
 
 # The staging modules of k8s.io/kubernetes v1.34.0 (its go.mod's replace
 # directives to ./staging/src/k8s.io/...).
@@ -89,7 +95,7 @@ build() {
     missing="$missing $cmd"; pkgs="$pkgs k8s.io/kubernetes/cmd/$cmd"
   done
   [ -n "$missing" ] || return 0
-  say "building$missing $K8S_VERSION with $("$GO" version | awk '{print $3}') (about an hour on 2 cores at nice 15; log in $CACHE/build.log)"
+  say "building$missing $K8S_VERSION with $("$GO" version | awk '{print $3}') (about 25 min on 2 cores at nice 15; log in $CACHE/build.log)"
   t0=$(date +%s)
   rm -rf "$BIN/.tmp"; mkdir -p "$BIN/.tmp"
   # shellcheck disable=SC2086 # $pkgs is a list of package paths
@@ -113,8 +119,8 @@ case "${1:-start}" in
   start) ;;
   build) build; exit 0 ;;
   built)
-    if built; then echo "$BIN/kube-apiserver $BIN/kube-controller-manager"; exit 0; fi
-    echo "not built: no $BIN/kube-apiserver or kube-controller-manager (scripts/k8s-apiserver.sh build)"; exit 1 ;;
+    if built; then echo "$BIN: $NODE_BINARIES"; exit 0; fi
+    echo "not built: not all of $NODE_BINARIES in $BIN (scripts/k8s-apiserver.sh build)"; exit 1 ;;
   stop) stop; exit 0 ;;
   status)
     if running kube-apiserver >/dev/null && running kube-controller-manager >/dev/null && running etcd >/dev/null; then

@@ -9,7 +9,6 @@ GO=${GO:-/usr/local/go/bin/go}
 CACHE=${KVPERF_K8S_CACHE:-$HOME/.cache/kvperf/k8s}
 BIN=$CACHE/bin-$K8S_VERSION
 STATE=${KVPERF_K8S_STATE:-/var/lib/kvperf-k8s}
-MARKER=$STATE/.written-by-kvperf-k8s-apiserver
 WAIT=${K8S_SETUP_WAIT:-90}        # seconds for each wait
 # Everything a node needs, built by one `go build` (scripts/k8s-apiserver.sh build).
 NODE_BINARIES="kube-apiserver kube-controller-manager kube-scheduler kubelet"

@@ -36,6 +36,7 @@
 # Every failure is one line on stderr and a non-zero exit.
 set -euo pipefail
 
+# shellcheck disable=SC2034 # read by k8s-common.sh
 TAG=k8s-node
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/k8s-common.sh"

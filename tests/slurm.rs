@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::failed_line;
-use common::server::{cannot_start, free_port, Server};
+use common::server::{free_port, Server};
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::results::step::StepOutput;
 
@@ -60,10 +60,7 @@ fn cluster(test: &str) -> bool {
     match cluster_here() {
         Ok(()) => true,
         Err(why) => {
-            match cannot_start(test, &why, std::env::var("CI").ok().as_deref()) {
-                Ok(skipped) => eprintln!("{skipped}"),
-                Err(failed) => panic!("{failed}"),
-            }
+            common::skip_unless_ci(test, &why);
             false
         }
     }

@@ -10,11 +10,11 @@ use clap::Args;
 use super::step::{self, Finished};
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
-use crate::files::Destination;
 use crate::runner::before_window::{BeforeWindow, Watching};
 use crate::runner::{self, RunSpec, StatusOptions};
 use crate::trace::capture::{self, Capture};
@@ -71,9 +71,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let mut out = StepOutput::begin("replay");
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
-    let json_to = destination
-        .as_ref()
-        .filter(|_| args.format == Format::Json);
+    let json_to = destination.as_ref().filter(|_| args.format == Format::Json);
     step::keep_on_stall(&out, json_to, None);
     let watching = Watching(BeforeWindow::watch("the step's checks"));
     let measured = measure(&args, &mut out, json_to, &watching.0);

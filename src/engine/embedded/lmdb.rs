@@ -366,7 +366,9 @@ impl LmdbWorker<'_> {
     /// Writes the encoded record under `key` in a transaction of its own.
     fn write_encoded(&self, key: &[u8]) -> OpResult {
         let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
-        self.db.put(&mut wtxn, key, &self.encoded).map_err(|e| failed(self.env, e))?;
+        self.db
+            .put(&mut wtxn, key, &self.encoded)
+            .map_err(|e| failed(self.env, e))?;
         wtxn.commit().map_err(|e| failed(self.env, e))
     }
 }
@@ -399,7 +401,10 @@ impl LmdbWorker<'_> {
     ) -> OpResult {
         let rtxn = self.env.read_txn().map_err(|e| failed(self.env, e))?;
         let range = (Bound::Included(start_key), Bound::Unbounded);
-        let iter = self.db.range(&rtxn, &range).map_err(|e| failed(self.env, e))?;
+        let iter = self
+            .db
+            .range(&rtxn, &range)
+            .map_err(|e| failed(self.env, e))?;
         for entry in iter.take(count) {
             let (_, value) = entry.map_err(|e| failed(self.env, e))?;
             if !codec::decode(value, fields, out.next_slot()) {
@@ -418,7 +423,9 @@ impl LmdbWorker<'_> {
         if !merged {
             return Err(OpError::Failed(CORRUPT.into()));
         }
-        self.db.put(&mut wtxn, key, &self.encoded).map_err(|e| failed(self.env, e))?;
+        self.db
+            .put(&mut wtxn, key, &self.encoded)
+            .map_err(|e| failed(self.env, e))?;
         wtxn.commit().map_err(|e| failed(self.env, e))
     }
 
@@ -430,7 +437,9 @@ impl LmdbWorker<'_> {
     /// Deleting a missing key is Ok (RocksDB's behaviour).
     fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
         let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
-        self.db.delete(&mut wtxn, key).map_err(|e| failed(self.env, e))?;
+        self.db
+            .delete(&mut wtxn, key)
+            .map_err(|e| failed(self.env, e))?;
         wtxn.commit().map_err(|e| failed(self.env, e))
     }
 }
@@ -447,7 +456,10 @@ impl LmdbKvWorker<'_> {
         let asked = self.cursor.start_fill();
         let rtxn = self.env.read_txn().map_err(|e| failed(self.env, e))?;
         let range = (from, Bound::Unbounded);
-        let iter = self.db.range(&rtxn, &range).map_err(|e| failed(self.env, e))?;
+        let iter = self
+            .db
+            .range(&rtxn, &range)
+            .map_err(|e| failed(self.env, e))?;
         for entry in iter.take(asked) {
             let (key, value) = entry.map_err(|e| failed(self.env, e))?;
             self.cursor.push(key, value);
@@ -469,13 +481,17 @@ impl LmdbKvWorker<'_> {
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
         let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
-        self.db.put(&mut wtxn, key, value).map_err(|e| failed(self.env, e))?;
+        self.db
+            .put(&mut wtxn, key, value)
+            .map_err(|e| failed(self.env, e))?;
         wtxn.commit().map_err(|e| failed(self.env, e))
     }
 
     fn delete(&mut self, key: &[u8]) -> OpResult {
         let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
-        self.db.delete(&mut wtxn, key).map_err(|e| failed(self.env, e))?;
+        self.db
+            .delete(&mut wtxn, key)
+            .map_err(|e| failed(self.env, e))?;
         wtxn.commit().map_err(|e| failed(self.env, e))
     }
 

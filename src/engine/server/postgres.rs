@@ -84,7 +84,9 @@ use wire::{
 use super::endpoint;
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
-use super::reconnect::{handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff};
+use super::reconnect::{
+    handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
+};
 use super::{
     run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine,
     EngineInfo, EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult,
@@ -1560,11 +1562,9 @@ mod tests {
         let (_listener, port) = fake_listener::silent();
         let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 1 s while kvperf waited for a connection's start-up: it stopped answering, or what listens there is not PostgreSQL (stalltimeout=1)");
         let port = port.to_string();
-        let o = PgOptions::from_properties(&props(&[
-            ("postgres.port", &port),
-            ("stalltimeout", "1"),
-        ]))
-        .unwrap();
+        let o =
+            PgOptions::from_properties(&props(&[("postgres.port", &port), ("stalltimeout", "1")]))
+                .unwrap();
         for (way, err, took) in every_connect(&o) {
             assert!(
                 took < Duration::from_secs(4) && err == said,

@@ -81,7 +81,9 @@ use redis::{
 
 use super::endpoint;
 use super::options::OptionValues;
-use super::reconnect::{handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff};
+use super::reconnect::{
+    handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
+};
 use super::{
     Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
