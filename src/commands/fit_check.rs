@@ -8,12 +8,12 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::replay::{self, ReplayArgs};
-use crate::runner::before_window::{BeforeWindow, Watching};
 use super::step;
 use super::ycsb::{self, YcsbArgs};
 use crate::measure::OpKind;
 use crate::output::Format;
 use crate::results::step::{Measurement, OpStats, StepOutput};
+use crate::runner::before_window::{BeforeWindow, Watching};
 use crate::trace::fit::Fit;
 use crate::workload::ycsb::Phase;
 
