@@ -13,7 +13,6 @@ pub mod replay;
 pub mod report;
 pub mod server;
 pub mod settle;
-mod step;
 pub mod trace;
 pub mod verdict;
 pub mod ycsb;

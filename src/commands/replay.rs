@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::step::{self, Finished};
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::host::HostInfo;
@@ -15,6 +14,7 @@ use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
 use crate::runner::{self, RunSpec, StatusOptions};
+use crate::step::{self, Finished};
 use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
 
