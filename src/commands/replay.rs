@@ -195,6 +195,7 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         stop_on_error: false,
         stall_timeout: Some(Duration::from_secs(300)),
         before_window: None,
+        stall_keeper: Some(super::stall_keeper()),
         status: StatusOptions {
             interval: None,
             progress: false,

@@ -22,7 +22,9 @@ use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
 use crate::results::step::{Clients, Integrity, Measurement, StepOutput};
-use crate::runner::{self, BeforeWindow, ClientRuntime, StatusOptions, TaskScheduling};
+use crate::runner::{
+    self, BeforeWindow, ClientRuntime, StallKeeper, StatusOptions, TaskScheduling,
+};
 use crate::shard::{self, Shard, ShardInfo};
 use crate::step::client::{
     default_interval, parse_percentiles, ClientSettings, DEFAULT_PERCENTILES,
@@ -141,6 +143,7 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     // From the step's first moment SIGINT/SIGTERM end it with its output
     // written (exit 3), before the window as in it.
     runner::stop_on_interrupt();
+    let keeper = super::stall_keeper();
     let mut out = StepOutput::begin(match phase {
         Phase::Load => "load",
         Phase::Run => "run",
@@ -149,10 +152,17 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
     let destination = destination(args.output.as_deref(), args.format, &inputs)?;
     if args.format == Format::Json {
-        step::keep_on_stall(&out, destination.as_ref(), None);
+        step::keep_on_stall(&keeper, &out, destination.as_ref(), None);
     }
-    let watching = runner::before_window::Watching(BeforeWindow::watch("the step's checks"));
-    let measured = measure(&args, phase, destination.as_ref(), &mut out, &watching.0);
+    let watching =
+        runner::before_window::Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
+    let measured = measure(
+        &args,
+        phase,
+        destination.as_ref(),
+        &mut out,
+        (&watching.0, &keeper),
+    );
     drop(watching);
     let finished = step::finish(&mut out, measured);
     emit(&out, args.format, destination.as_ref())?;
@@ -310,7 +320,7 @@ fn measure(
     phase: Phase,
     destination: Option<&Destination>,
     out: &mut StepOutput,
-    before: &BeforeWindow,
+    (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
     let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
     if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
@@ -338,7 +348,7 @@ fn measure(
     } = check(args, phase, &props, shard)?;
     // An interrupt from here keeps the settings and warnings.
     if args.format == Format::Json {
-        step::keep_on_stall(out, destination, None);
+        step::keep_on_stall(keeper, out, destination, None);
     }
     let mut labels = std::collections::BTreeMap::from([
         ("command".to_string(), out.command.clone()),
@@ -468,7 +478,7 @@ fn measure(
     // Read by now: the workload's, the client's and the engine's opening.
     out.defaults = props.defaults_used();
     if args.format == Format::Json {
-        step::keep_on_stall(out, destination, Some(shape.clone()));
+        step::keep_on_stall(keeper, out, destination, Some(shape.clone()));
     }
     let status = StatusOptions {
         interval: args.status.then_some(client.status_interval),
@@ -479,7 +489,7 @@ fn measure(
         interval_logs: hdr_logs.is_some(),
         live: live.clone(),
     };
-    let run_spec = client.run_spec(threads, operations, target, status, before);
+    let run_spec = client.run_spec(threads, operations, target, status, (before, keeper));
     let capture = trace
         .map(|destination| {
             let header = trace_header(out, workload.config().table.clone(), threads, target);

@@ -9,7 +9,7 @@ use crate::error::InputError;
 use crate::measure::power::PowerSetup;
 use crate::output::ycsb_text::LatencyFrom;
 use crate::properties::Properties;
-use crate::runner::{BeforeWindow, RunSpec, StatusOptions, TaskScheduling};
+use crate::runner::{BeforeWindow, RunSpec, StallKeeper, StatusOptions, TaskScheduling};
 
 /// kvperf's default `hdrhistogram.percentiles` (YCSB's is `95,99`).
 pub const DEFAULT_PERCENTILES: &str = "50,95,99,99.9,99.99";
@@ -240,14 +240,15 @@ impl ClientSettings {
     /// `operations` (None: until the time limit) at `target` ops/s in all,
     /// with these settings' warmup, time limit, latency groups, failure
     /// rule and stall bound; `status` says what it shows while it runs,
-    /// `before` is the step's watching before its window.
+    /// `before` is the step's watching before its window and `stall_keeper`
+    /// what it keeps of a stall.
     pub fn run_spec(
         &self,
         threads: usize,
         operations: Option<u64>,
         target: f64,
         status: StatusOptions,
-        before: &BeforeWindow,
+        (before, stall_keeper): (&BeforeWindow, &StallKeeper),
     ) -> RunSpec {
         RunSpec {
             threads,
@@ -261,6 +262,7 @@ impl ClientSettings {
             stall_timeout: self.stall_timeout,
             status,
             before_window: Some(before.clone()),
+            stall_keeper: Some(stall_keeper.clone()),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::measure::OpHistograms;
 use crate::results::step::{op_stats, DbBenchFigures, Measurement, StepOutput, WindowBounds};
-use crate::runner::{self, OpsLog, RunSpec, StatusOptions};
+use crate::runner::{self, OpsLog, RunSpec, StallKeeper, StatusOptions};
 use crate::workload::dbbench::{BenchConfig, BenchWorkload, Benchmark};
 
 /// How `kvperf bench` runs each benchmark's clients.
@@ -19,6 +19,8 @@ pub struct BenchRun {
     pub progress: bool,
     /// `--report_file` every `--report_interval_seconds`, when asked for.
     pub ops_log: Option<OpsLog>,
+    /// What the step keeps of a stall.
+    pub stall_keeper: StallKeeper,
 }
 
 pub struct Measured {
@@ -63,6 +65,7 @@ pub fn run_benchmark(
         costs: None,
         stop_on_error: false,
         before_window: None,
+        stall_keeper: Some(run.stall_keeper.clone()),
         stall_timeout: Some(Duration::from_secs(300)),
         status: StatusOptions {
             interval: None,

@@ -120,7 +120,8 @@ fn measure(
         ("engine".to_string(), spec.name.to_string()),
     ]);
     let live = super::live::figures(args.metrics_addr.as_deref(), labels)?;
-    step::keep_on_stall(out, json, None);
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
     eprintln!("{}", output::run_header::this_command_line());
     print_header(args, &cfg, engine.as_ref(), db.as_deref());
@@ -132,6 +133,7 @@ fn measure(
             interval: args.report_interval_seconds,
             path: args.report_file.clone(),
         }),
+        stall_keeper: keeper,
     };
     // db_bench seeds thread i of the run with seed_base + (threads started so far).
     let mut threads_started = 0u64;
@@ -179,6 +181,7 @@ fn measure(
         }
         // A stall keeps this benchmark's figures so far beside the others'.
         step::keep_on_stall(
+            &run.stall_keeper,
             out,
             json,
             Some(step::Shape {
@@ -248,7 +251,7 @@ fn measure(
         if let Some(json) = json.filter(|j| j.stream().is_none()) {
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
-        step::keep_on_stall(out, json, None);
+        step::keep_on_stall(&run.stall_keeper, out, json, None);
         if let Some(failure) = first_failure(&measured.histograms) {
             // db_bench exits at a failed operation ("put error: ..."):
             // the sequence ends here, with the engine's own words (a full
