@@ -9,11 +9,13 @@ use clap::Args;
 
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
-use crate::runner::{self, RunSpec, StatusOptions};
+use crate::runner::before_window::{BeforeWindow, Watching};
+use crate::runner::{self, RunSpec, StallKeeper, StatusOptions};
 use crate::step::{self, Finished};
 use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
@@ -62,16 +64,30 @@ pub struct ReplayArgs {
 const OPEN_LOOP_CLIENTS: usize = 16;
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    // As `load` and `run`: from the step's first moment SIGINT/SIGTERM end
+    // it with its output written (exit 3), and a server that stops
+    // answering before the window ends it at stalltimeout plus a grace.
+    runner::stop_on_interrupt();
     let mut out = StepOutput::begin("replay");
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
-    let measured = measure(&args, &mut out);
+    let json_to = destination.as_ref().filter(|_| args.format == Format::Json);
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, &out, json_to, None);
+    let watching = Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
+    let measured = measure(&args, &mut out, json_to, (&watching.0, &keeper));
+    drop(watching);
     let finished = step::finish(&mut out, measured);
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
 }
 
-fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+fn measure(
+    args: &ReplayArgs,
+    out: &mut StepOutput,
+    json_to: Option<&Destination>,
+    (before, keeper): (&BeforeWindow, &StallKeeper),
+) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
         Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
@@ -96,6 +112,7 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
+    let stall_timeout = crate::step::client::stall_timeout(&props)?;
     let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
         return Err(InputError::Invalid(format!(
@@ -133,6 +150,15 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     let spec = engine::find(&args.engine)?;
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
+    // An interrupt from here keeps the settings.
+    step::keep_on_stall(keeper, out, json_to, None);
+    match spec.store {
+        engine::StoreKind::Server { .. } => before.now(
+            "the engine to open (its server's connection and schema checks)",
+            stall_timeout,
+        ),
+        _ => before.now("the engine to open its store", None),
+    }
     let engine = engine::open(
         spec,
         &OpenOptions {
@@ -164,6 +190,9 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     )
     .capturing(capture.as_ref());
     let loads = preload::records_to_load(&ops);
+    // Each insert is bounded by the engine's own calls; the whole load,
+    // as long as the trace makes it, only by an interrupt.
+    before.now("the trace's records to be loaded before it replays", None);
     let dataset = replay.load(&loads)?;
     eprintln!(
         "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
@@ -184,6 +213,8 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         target_ops_per_sec: 0.0,
         warmup_s: 0.0,
     };
+    // A stall or an interrupt in the window keeps what it measured.
+    step::keep_on_stall(keeper, out, json_to, Some(shape.clone()));
     let run_spec = RunSpec {
         threads,
         operations: None,
@@ -193,9 +224,9 @@ fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
         track_intended: schedule.is_some(),
         costs: None,
         stop_on_error: false,
-        stall_timeout: Some(Duration::from_secs(300)),
-        before_window: None,
-        stall_keeper: Some(super::stall_keeper()),
+        stall_timeout,
+        before_window: Some(before.clone()),
+        stall_keeper: Some(keeper.clone()),
         status: StatusOptions {
             interval: None,
             progress: false,
