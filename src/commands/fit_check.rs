@@ -8,12 +8,12 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::replay::{self, ReplayArgs};
-use super::step;
 use super::ycsb::{self, YcsbArgs};
 use crate::measure::OpKind;
 use crate::output::Format;
 use crate::results::step::{Measurement, OpStats, StepOutput};
 use crate::runner::before_window::{BeforeWindow, Watching};
+use crate::step;
 use crate::trace::fit::Fit;
 use crate::workload::ycsb::Phase;
 
@@ -52,8 +52,9 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
     };
     let mut replayed = StepOutput::begin("replay");
     // The replay side has load's and run's before-window watch too.
-    let watching = Watching(BeforeWindow::watch("the replay's checks"));
-    let measured = replay::measure(&replay_args, &mut replayed, None, &watching.0);
+    let keeper = super::stall_keeper();
+    let watching = Watching(BeforeWindow::watch("the replay's checks", keeper.clone()));
+    let measured = replay::measure(&replay_args, &mut replayed, None, (&watching.0, &keeper));
     drop(watching);
     step::finish(&mut replayed, measured)?;
     // The fitted file's properties first, so the user's -p win; the

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::step::{self, Finished};
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::Destination;
@@ -16,7 +15,8 @@ use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
 use crate::runner::before_window::{BeforeWindow, Watching};
-use crate::runner::{self, RunSpec, StatusOptions};
+use crate::runner::{self, RunSpec, StallKeeper, StatusOptions};
+use crate::step::{self, Finished};
 use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
 
@@ -77,9 +77,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
     let json_to = destination.as_ref().filter(|_| args.format == Format::Json);
-    step::keep_on_stall(&out, json_to, None);
-    let watching = Watching(BeforeWindow::watch("the step's checks"));
-    let measured = measure(&args, &mut out, json_to, &watching.0);
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, &out, json_to, None);
+    let watching = Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
+    let measured = measure(&args, &mut out, json_to, (&watching.0, &keeper));
     drop(watching);
     let finished = step::finish(&mut out, measured);
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
@@ -96,7 +97,7 @@ pub(super) fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
     json_to: Option<&Destination>,
-    before: &BeforeWindow,
+    (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
@@ -128,7 +129,7 @@ pub(super) fn measure(
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
-    let stall_timeout = super::ycsb::stall_timeout(&props)?;
+    let stall_timeout = crate::step::client::stall_timeout(&props)?;
     let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
         return Err(InputError::Invalid(format!(
@@ -167,7 +168,7 @@ pub(super) fn measure(
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     // An interrupt from here keeps the settings.
-    step::keep_on_stall(out, json_to, None);
+    step::keep_on_stall(keeper, out, json_to, None);
     match spec.store {
         engine::StoreKind::Server { .. } => before.now(
             "the engine to open (its server's connection and schema checks)",
@@ -233,7 +234,7 @@ pub(super) fn measure(
         warmup_s: 0.0,
     };
     // A stall or an interrupt in the window keeps what it measured.
-    step::keep_on_stall(out, json_to, Some(shape.clone()));
+    step::keep_on_stall(keeper, out, json_to, Some(shape.clone()));
     let run_spec = RunSpec {
         threads,
         operations: None,
@@ -246,6 +247,7 @@ pub(super) fn measure(
         // Waiting for an operation's time in the trace is no stall.
         stall_timeout: stall_timeout.map(|limit| limit + replay.longest_pause()),
         before_window: Some(before.clone()),
+        stall_keeper: Some(keeper.clone()),
         status: StatusOptions {
             interval: None,
             progress: false,

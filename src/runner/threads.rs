@@ -166,11 +166,11 @@ pub(super) fn run(
         clock.watch_for_window(scope);
         gate.open();
         let status = status::spawn(scope, &spec.status, shared, spec, clock.measure_start);
-        match spec.stall_timeout {
-            Some(limit) => watch_for_stalls(
+        match spec.stall_timeout.zip(spec.stall_keeper.as_ref()) {
+            Some(stall) => watch_for_stalls(
                 |wait| finish.all_arrived_within(wait),
                 shared,
-                limit,
+                stall,
                 clock.window_start(),
                 "threads",
             ),
