@@ -49,6 +49,7 @@ pub mod runner;
 pub mod server;
 pub mod shard;
 pub mod shipped;
+pub mod step;
 #[cfg(test)]
 mod testing;
 pub mod trace;

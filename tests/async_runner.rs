@@ -239,6 +239,7 @@ fn spec(clients: usize, operations: Option<u64>) -> RunSpec {
         costs: None,
         stop_on_error: false,
         before_window: None,
+        stall_keeper: None,
         stall_timeout: None,
         status: StatusOptions::default(),
     }

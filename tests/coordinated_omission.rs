@@ -114,6 +114,7 @@ fn stalled_run(clients: usize, tasks: Option<&ClientRuntime>) -> RunOutcome {
         costs: None,
         stop_on_error: false,
         before_window: None,
+        stall_keeper: None,
         stall_timeout: None,
         status: StatusOptions::default(),
     };

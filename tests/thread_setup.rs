@@ -117,6 +117,7 @@ fn a_thread_that_cannot_set_up_fails_the_run_before_anything_is_measured() {
         costs: None,
         stop_on_error: false,
         before_window: None,
+        stall_keeper: None,
         stall_timeout: None,
         status: StatusOptions::default(),
     };

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::step::{self, Finished};
 use crate::device::buffers::BufferPages;
 use crate::device::corners::{self, CornersConfig};
 use crate::device::precondition::{self, PreconditionConfig};
@@ -19,6 +18,7 @@ use crate::measure::steady::SteadyCriterion;
 use crate::output::{self, Format};
 use crate::plan::parse_size;
 use crate::results::step::{Measurement, StepOutput};
+use crate::step::{self, Finished};
 
 #[derive(Debug, Subcommand)]
 pub enum DeviceCommand {

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::step::{self, Finished};
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::Destination;
@@ -16,7 +15,8 @@ use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
 use crate::runner::before_window::{BeforeWindow, Watching};
-use crate::runner::{self, RunSpec, StatusOptions};
+use crate::runner::{self, RunSpec, StallKeeper, StatusOptions};
+use crate::step::{self, Finished};
 use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
 
@@ -56,6 +56,11 @@ pub struct ReplayArgs {
     /// Write the result to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Settle the store (flush, wait out compactions) after loading it,
+    /// as a store reopened after `kvperf load` is: `kvperf fit --check`.
+    #[arg(skip)]
+    pub settle_after_load: bool,
 }
 
 /// Clients of an open-loop replay unless told: each waits for its
@@ -72,27 +77,34 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
     let json_to = destination.as_ref().filter(|_| args.format == Format::Json);
-    step::keep_on_stall(&out, json_to, None);
-    let watching = Watching(BeforeWindow::watch("the step's checks"));
-    let measured = measure(&args, &mut out, json_to, &watching.0);
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, &out, json_to, None);
+    let watching = Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
+    let measured = measure(&args, &mut out, json_to, (&watching.0, &keeper));
     drop(watching);
     let finished = step::finish(&mut out, measured);
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
 }
 
-fn measure(
+/// The slowest and fastest `--speed`: a million times slower or faster
+/// than the trace (a second of it then lasts 11.6 days, or 1 us).
+const SPEEDS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+/// The most clients a replay starts, as `threadcount` of a run.
+const MOST_THREADS: usize = 1_000_000;
+
+pub(super) fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
     json_to: Option<&Destination>,
-    before: &BeforeWindow,
+    (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
-        Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
+        Some(speed) if speed.is_finite() && SPEEDS.contains(&speed) => Some(Schedule { speed }),
         Some(speed) => {
             return Err(InputError::Invalid(format!(
-                "--speed {speed} is not a speed between 0 and 1000000 (1: the trace's own times)"
+                "--speed {speed:e} is not a speed between 0.000001 and 1000000 (1: the trace's own times)"
             ))
             .into())
         }
@@ -103,6 +115,12 @@ fn measure(
                 InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
             )
         }
+        (Some(n), _) if n > MOST_THREADS => {
+            return Err(InputError::Invalid(format!(
+                "--threads {n} is more than kvperf starts ({MOST_THREADS})"
+            ))
+            .into())
+        }
         (Some(n), _) => n,
         (None, Some(_)) => OPEN_LOOP_CLIENTS,
         (None, None) => 1,
@@ -111,7 +129,7 @@ fn measure(
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
-    let stall_timeout = super::ycsb::stall_timeout(&props)?;
+    let stall_timeout = crate::step::client::stall_timeout(&props)?;
     let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
         return Err(InputError::Invalid(format!(
@@ -150,7 +168,7 @@ fn measure(
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     // An interrupt from here keeps the settings.
-    step::keep_on_stall(out, json_to, None);
+    step::keep_on_stall(keeper, out, json_to, None);
     match spec.store {
         engine::StoreKind::Server { .. } => before.now(
             "the engine to open (its server's connection and schema checks)",
@@ -193,6 +211,9 @@ fn measure(
     // as long as the trace makes it, only by an interrupt.
     before.now("the trace's records to be loaded before it replays", None);
     let dataset = replay.load(&loads)?;
+    if args.settle_after_load {
+        engine.settle(true)?;
+    }
     eprintln!(
         "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
         ops.len(),
@@ -213,7 +234,7 @@ fn measure(
         warmup_s: 0.0,
     };
     // A stall or an interrupt in the window keeps what it measured.
-    step::keep_on_stall(out, json_to, Some(shape.clone()));
+    step::keep_on_stall(keeper, out, json_to, Some(shape.clone()));
     let run_spec = RunSpec {
         threads,
         operations: None,
@@ -223,8 +244,10 @@ fn measure(
         track_intended: schedule.is_some(),
         costs: None,
         stop_on_error: false,
-        stall_timeout,
+        // Waiting for an operation's time in the trace is no stall.
+        stall_timeout: stall_timeout.map(|limit| limit + replay.longest_pause()),
         before_window: Some(before.clone()),
+        stall_keeper: Some(keeper.clone()),
         status: StatusOptions {
             interval: None,
             progress: false,
@@ -285,6 +308,12 @@ fn measure(
     }
     if let Some(closed) = window.closed {
         closed?;
+    }
+    if window.outcome.interrupted {
+        anyhow::bail!(
+            "interrupted after {} operations; what was measured is kept",
+            window.outcome.operations
+        );
     }
     Ok(())
 }

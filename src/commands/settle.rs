@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::step;
 use crate::engine::{self, Capability, OpenMode, OpenOptions};
 use crate::properties::Properties;
+use crate::step;
 
 #[derive(Debug, Args)]
 pub struct SettleArgs {

@@ -11,12 +11,10 @@ use clap::Args;
 
 use super::hdr_logs::HdrLogs;
 use super::live;
-use super::step::{self, Finished};
-use crate::engine::{self, Capability, EngineSpec, OpenMode, OpenOptions};
+use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
-use crate::measure::power::PowerSetup;
 use crate::measure::{few_samples, window_warnings};
 use crate::measure::{OpKind, Outcome};
 use crate::output::run_header;
@@ -24,8 +22,14 @@ use crate::output::ycsb_text::{self, LatencyFrom};
 use crate::output::{self, Format};
 use crate::properties::Properties;
 use crate::results::step::{Clients, Integrity, Measurement, StepOutput};
-use crate::runner::{self, BeforeWindow, ClientRuntime, RunSpec, StatusOptions, TaskScheduling};
+use crate::runner::{
+    self, BeforeWindow, ClientRuntime, StallKeeper, StatusOptions, TaskScheduling,
+};
 use crate::shard::{self, Shard, ShardInfo};
+use crate::step::client::{
+    default_interval, parse_percentiles, ClientSettings, DEFAULT_PERCENTILES,
+};
+use crate::step::{self, Finished};
 use crate::trace::{self, capture, capture::Capture};
 use crate::workload::ycsb::config::unknown_property_warnings;
 use crate::workload::ycsb::{CoreConfig, CoreWorkload, Phase};
@@ -117,276 +121,6 @@ pub struct YcsbArgs {
 /// The default data directory of a directory engine.
 pub const DEFAULT_DB: &str = "kvperf-data";
 
-/// kvperf's default `hdrhistogram.percentiles` (YCSB's is `95,99`).
-const DEFAULT_PERCENTILES: &str = "50,95,99,99.9,99.99";
-
-/// The longest duration a property may ask for: ten years.
-const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
-
-/// Everything the client (not the workload) reads from properties and flags.
-struct ClientSettings {
-    threads: usize,
-    target: u64,
-    max_execution: Option<Duration>,
-    warmup: Duration,
-    status_interval: Duration,
-    latency_from: LatencyFrom,
-    seed: u64,
-    /// `onerror=stop`: the first failed operation ends the run.
-    stop_on_error: bool,
-    /// `clients=tasks|threads`; None: tasks for an engine with async
-    /// operations, else threads.
-    tasks: Option<bool>,
-    /// `runtimethreads`: worker threads of the runtime of client tasks.
-    runtime_threads: Option<usize>,
-    /// `taskscheduling=pinned|stealing`: how client tasks share them.
-    task_scheduling: Option<TaskScheduling>,
-    /// `stalltimeout` seconds (default 300; 0 = never).
-    stall_timeout: Option<Duration>,
-    /// `events.interval` milliseconds between polls of the engine's
-    /// activity (default 250; 0 = no polling).
-    events_interval: Option<Duration>,
-    /// The power meter (`power.*`), when one is named.
-    power: Option<PowerSetup>,
-}
-
-/// The longest `events.interval`: an hour, in milliseconds.
-const MAX_EVENTS_INTERVAL_MS: u64 = 3_600_000;
-
-/// The most worker threads `runtimethreads` may ask for.
-const MAX_RUNTIME_THREADS: u64 = 1024;
-
-impl ClientSettings {
-    fn from(args: &YcsbArgs, p: &Properties) -> Result<Self, InputError> {
-        let threads = match args.threads {
-            Some(n) => n,
-            None => p.u64("threadcount", 1)?,
-        };
-        if threads == 0 {
-            return Err(InputError::property(
-                "threadcount",
-                "0 threads run nothing; give 1 or more",
-            ));
-        }
-        if threads > 1_000_000 {
-            return Err(InputError::property(
-                "threadcount",
-                format!("{threads} threads is more than kvperf starts (1000000)"),
-            ));
-        }
-        // YCSB: 0 (from -target or -p target) means no target.
-        let target = match args.target {
-            Some(t) => t,
-            None => p.u64("target", 0)?,
-        };
-        let max_execution = match seconds(p, "maxexecutiontime", 0.0)? {
-            d if d.is_zero() => None,
-            d => Some(d),
-        };
-        let warmup = seconds(p, "warmuptime", 0.0)?;
-        let status_interval = seconds(p, "status.interval", 10.0)?.max(Duration::from_secs(1));
-        // Checked now; the text output reads them from the settings.
-        parse_percentiles(&p.string("hdrhistogram.percentiles", DEFAULT_PERCENTILES))?;
-        // Under a target, latency from the actual start hides the queueing
-        // a stall causes (coordinated omission): both unless told otherwise.
-        let interval = p.string("measurement.interval", default_interval(target));
-        let latency_from = LatencyFrom::parse(&interval).ok_or_else(|| {
-            InputError::property(
-                "measurement.interval",
-                format!("'{interval}' is not op, intended or both"),
-            )
-        })?;
-        let stop_on_error = match p.string("onerror", "continue").as_str() {
-            "continue" => false,
-            "stop" => true,
-            other => {
-                return Err(InputError::property(
-                    "onerror",
-                    format!("'{other}' is not continue or stop"),
-                ))
-            }
-        };
-        let tasks = match p.get("clients") {
-            None => None,
-            Some("tasks") => Some(true),
-            Some("threads") => Some(false),
-            Some(other) => {
-                return Err(InputError::property(
-                    "clients",
-                    format!("'{other}' is not threads or tasks"),
-                ))
-            }
-        };
-        let runtime_threads = match p.get("runtimethreads") {
-            None => None,
-            Some(_) => match p.u64("runtimethreads", 0)? {
-                n @ 1..=MAX_RUNTIME_THREADS => Some(n as usize),
-                n => {
-                    return Err(InputError::property(
-                        "runtimethreads",
-                        format!("{n} is not between 1 and {MAX_RUNTIME_THREADS}"),
-                    ))
-                }
-            },
-        };
-        let task_scheduling = p
-            .get("taskscheduling")
-            .map(|name| {
-                TaskScheduling::from_name(name).ok_or_else(|| {
-                    InputError::property(
-                        "taskscheduling",
-                        format!("'{name}' is not pinned or stealing"),
-                    )
-                })
-            })
-            .transpose()?;
-        let stall_timeout = stall_timeout(p)?;
-        let default_ms = crate::measure::events::DEFAULT_INTERVAL.as_millis() as u64;
-        let events_interval = match p.u64("events.interval", default_ms)? {
-            0 => None,
-            ms @ 1..=MAX_EVENTS_INTERVAL_MS => Some(Duration::from_millis(ms)),
-            ms => {
-                return Err(InputError::property(
-                    "events.interval",
-                    format!("{ms} ms is longer than kvperf polls at (at most {MAX_EVENTS_INTERVAL_MS} ms; 0 = no polling)"),
-                ))
-            }
-        };
-        let seed = match p.get("seed") {
-            Some(_) => p.u64("seed", 0)?,
-            None => crate::clock::unix_nanos(),
-        };
-        Ok(Self {
-            threads: threads as usize,
-            target,
-            max_execution,
-            warmup,
-            status_interval,
-            latency_from,
-            seed,
-            stop_on_error,
-            tasks,
-            runtime_threads,
-            task_scheduling,
-            stall_timeout,
-            events_interval,
-            power: PowerSetup::from_properties(p)?,
-        })
-    }
-
-    /// How `clients` clients run against `spec`: as tasks on a runtime
-    /// with this many worker threads, shared as it says, or on threads
-    /// (None). An engine whose async operations are its default runs tasks
-    /// unless `clients=threads`, one that offers them on request only with
-    /// `clients=tasks`; tasks that do their own socket I/O
-    /// ([`crate::engine::Capabilities::tasks_own_sockets`]) are pinned to a
-    /// worker each unless `taskscheduling=stealing`. Asking a blocking
-    /// engine for tasks, or shaping a runtime that will not run, is an
-    /// error.
-    fn task_runtime_for(
-        &self,
-        spec: &EngineSpec,
-        clients: usize,
-    ) -> Result<Option<(usize, TaskScheduling)>, InputError> {
-        let tasks = match self.tasks {
-            Some(true) => {
-                spec.require(Capability::AsyncOps, "clients=tasks")?;
-                true
-            }
-            Some(false) => false,
-            None => spec.capabilities.async_ops.tasks_by_default(clients),
-        };
-        if tasks {
-            // The machine's cores by default: the clients' and the driver's work.
-            let workers = self
-                .runtime_threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let scheduling = self
-                .task_scheduling
-                .unwrap_or_else(|| TaskScheduling::default_for(&spec.capabilities));
-            return Ok(Some((workers, scheduling)));
-        }
-        let asked = [
-            ("runtimethreads", "sizes", self.runtime_threads.is_some()),
-            (
-                "taskscheduling",
-                "shares out",
-                self.task_scheduling.is_some(),
-            ),
-        ];
-        match asked.iter().find(|(_, _, given)| *given) {
-            None => Ok(None),
-            Some((name, does, _)) => Err(InputError::property(
-                name,
-                format!(
-                    "{does} the runtime of clients=tasks, but engine '{}' runs its clients on threads here{}",
-                    spec.name,
-                    match (self.tasks, spec.capabilities.async_ops.available()) {
-                        (Some(false), _) => " (clients=threads)",
-                        (None, true) => " by default; add -p clients=tasks",
-                        _ => "",
-                    }
-                ),
-            )),
-        }
-    }
-}
-
-/// `measurement.interval` when the user gives none: YCSB's `op`, or
-/// `both` under a target rate.
-fn default_interval(target: u64) -> &'static str {
-    if target > 0 {
-        "both"
-    } else {
-        "op"
-    }
-}
-
-/// A duration property in seconds (fractions allowed) or with a unit
-/// (`10s`, `1m`), at most ten years.
-/// `stalltimeout` (seconds or a duration, default 300 s; 0: none), as
-/// `load`, `run` and `replay` read it.
-pub(super) fn stall_timeout(p: &Properties) -> Result<Option<Duration>, InputError> {
-    Ok(Some(seconds(p, "stalltimeout", 300.0)?).filter(|d| !d.is_zero()))
-}
-
-fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, InputError> {
-    let s = match p.get(key) {
-        // Plain seconds, as YCSB reads them (an exponent too).
-        Some(t) if t.trim().parse::<f64>().is_ok() => p.f64(key, default)?,
-        _ => p
-            .duration(key, Duration::from_secs_f64(default))?
-            .as_secs_f64(),
-    };
-    if s < 0.0 {
-        return Err(InputError::property(key, format!("{s} is negative")));
-    }
-    if s > MAX_SECONDS {
-        return Err(InputError::property(
-            key,
-            format!(
-                "{} seconds is more than ten years",
-                p.get(key).unwrap_or_default()
-            ),
-        ));
-    }
-    Ok(Duration::from_secs_f64(s))
-}
-
-fn parse_percentiles(text: &str) -> Result<Vec<f64>, InputError> {
-    text.split(',')
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-        .map(|s| match s.parse::<f64>() {
-            Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
-            _ => Err(InputError::property(
-                "hdrhistogram.percentiles",
-                format!("'{s}' is not a percentile between 0 and 100"),
-            )),
-        })
-        .collect()
-}
-
 fn load_properties(args: &YcsbArgs) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
     for file in &args.workload_files {
@@ -409,22 +143,35 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     // From the step's first moment SIGINT/SIGTERM end it with its output
     // written (exit 3), before the window as in it.
     runner::stop_on_interrupt();
+    // Where the result goes is checked before anything is measured.
+    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
+    let destination = destination(args.output.as_deref(), args.format, &inputs)?;
+    let (out, finished) = measured_step(&args, phase, destination.as_ref());
+    emit(&out, args.format, destination.as_ref())?;
+    finished.map(|Finished| ())
+}
+
+/// Runs a load or run and returns what it measured, not yet printed
+/// (`kvperf fit --check` compares it with a replay).
+pub(super) fn measured_step(
+    args: &YcsbArgs,
+    phase: Phase,
+    destination: Option<&Destination>,
+) -> (StepOutput, anyhow::Result<Finished>) {
+    let keeper = super::stall_keeper();
     let mut out = StepOutput::begin(match phase {
         Phase::Load => "load",
         Phase::Run => "run",
     });
-    // Where the result goes is checked before anything is measured.
-    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
-    let destination = destination(args.output.as_deref(), args.format, &inputs)?;
     if args.format == Format::Json {
-        step::keep_on_stall(&out, destination.as_ref(), None);
+        step::keep_on_stall(&keeper, &out, destination, None);
     }
-    let watching = runner::before_window::Watching(BeforeWindow::watch("the step's checks"));
-    let measured = measure(&args, phase, destination.as_ref(), &mut out, &watching.0);
+    let watching =
+        runner::before_window::Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
+    let measured = measure(args, phase, destination, &mut out, (&watching.0, &keeper));
     drop(watching);
     let finished = step::finish(&mut out, measured);
-    emit(&out, args.format, destination.as_ref())?;
-    finished.map(|Finished| ())
+    (out, finished)
 }
 
 /// The checked `--output` of `load`, `run` and `merge`.
@@ -504,7 +251,7 @@ fn check(
         .into());
     }
     let cfg = CoreConfig::from_properties(props, phase == Phase::Load)?;
-    let client = ClientSettings::from(args, props)?;
+    let client = ClientSettings::from(args.threads, args.target, props)?;
     let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
     let hdr_logs = HdrLogs::from_properties(props, &inputs)?;
     // No file written twice: the result and the interval logs.
@@ -578,7 +325,7 @@ fn measure(
     phase: Phase,
     destination: Option<&Destination>,
     out: &mut StepOutput,
-    before: &BeforeWindow,
+    (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
     let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
     if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
@@ -606,7 +353,7 @@ fn measure(
     } = check(args, phase, &props, shard)?;
     // An interrupt from here keeps the settings and warnings.
     if args.format == Format::Json {
-        step::keep_on_stall(out, destination, None);
+        step::keep_on_stall(keeper, out, destination, None);
     }
     let mut labels = std::collections::BTreeMap::from([
         ("command".to_string(), out.command.clone()),
@@ -736,29 +483,18 @@ fn measure(
     // Read by now: the workload's, the client's and the engine's opening.
     out.defaults = props.defaults_used();
     if args.format == Format::Json {
-        step::keep_on_stall(out, destination, Some(shape.clone()));
+        step::keep_on_stall(keeper, out, destination, Some(shape.clone()));
     }
-    let run_spec = RunSpec {
-        threads,
-        operations,
-        target_ops_per_sec: target,
-        warmup: client.warmup,
-        max_execution: client.max_execution,
-        track_intended: client.latency_from.needs_intended(),
-        costs: None,
-        stop_on_error: client.stop_on_error,
-        stall_timeout: client.stall_timeout,
-        status: StatusOptions {
-            interval: args.status.then_some(client.status_interval),
-            progress: !args.no_progress && std::io::stderr().is_terminal(),
-            label: args.label.clone(),
-            ops_log: None,
-            intended_groups: client.latency_from == LatencyFrom::Both,
-            interval_logs: hdr_logs.is_some(),
-            live: live.clone(),
-        },
-        before_window: Some(before.clone()),
+    let status = StatusOptions {
+        interval: args.status.then_some(client.status_interval),
+        progress: !args.no_progress && std::io::stderr().is_terminal(),
+        label: args.label.clone(),
+        ops_log: None,
+        intended_groups: client.latency_from == LatencyFrom::Both,
+        interval_logs: hdr_logs.is_some(),
+        live: live.clone(),
     };
+    let run_spec = client.run_spec(threads, operations, target, status, (before, keeper));
     let capture = trace
         .map(|destination| {
             let header = trace_header(out, workload.config().table.clone(), threads, target);
@@ -994,43 +730,5 @@ fn record_loaded_keys(out: &mut StepOutput, db: Option<&Path>, workload: &CoreWo
             out,
             format!("{e:#}; a later run cannot tell how many records the store holds"),
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_list_parses_and_rejects() {
-        assert_eq!(
-            parse_percentiles("50, 99,99.9").unwrap(),
-            vec![50.0, 99.0, 99.9]
-        );
-        assert!(parse_percentiles("50,100").is_err());
-        assert!(parse_percentiles("x").is_err());
-    }
-
-    #[test]
-    fn durations_are_bounded_not_panicking() {
-        let mut p = Properties::new();
-        p.set("warmuptime", "1e300");
-        let err = seconds(&p, "warmuptime", 0.0).unwrap_err().to_string();
-        assert!(err.contains("more than ten years"), "{err}");
-        p.set("warmuptime", "-1");
-        assert!(seconds(&p, "warmuptime", 0.0).is_err());
-        p.set("warmuptime", "0.5");
-        assert_eq!(
-            seconds(&p, "warmuptime", 0.0).unwrap(),
-            Duration::from_millis(500)
-        );
-        p.set("warmuptime", "1.5m");
-        assert_eq!(
-            seconds(&p, "warmuptime", 0.0).unwrap(),
-            Duration::from_secs(90)
-        );
-        p.set("warmuptime", "20y");
-        let err = seconds(&p, "warmuptime", 0.0).unwrap_err().to_string();
-        assert!(err.contains("unknown unit 'y'"), "{err}");
     }
 }

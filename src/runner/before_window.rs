@@ -6,9 +6,8 @@
 //! at a deadline derived from `stalltimeout`, naming what it waited for.
 //!
 //! Those calls block in reads that nothing here can cancel (a stopped
-//! server's socket), so the watcher ends the process around them through
-//! the one exit the runner has for that ([`super::keep_and_exit`], as a
-//! stall and the waits after the window do). The watching travels in the
+//! server's socket), so the watcher has the step's [`StallKeeper`] end
+//! the process around them (as a stall and the waits after the window do). The watching travels in the
 //! run specification ([`super::RunSpec::before_window`]) and ends when the
 //! runner opens the window ([`BeforeWindow::opens`]).
 
@@ -16,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{keep_and_exit, lock, stop_on_interrupt, INTERRUPTED, WARMUP_POLL};
+use super::{lock, stop_on_interrupt, StallKeeper, INTERRUPTED, WARMUP_POLL};
 
 /// What a bounded wait gets past `stalltimeout`: a wait the engine bounds
 /// itself by `stalltimeout` in all (a PostgreSQL lock held by another
@@ -39,6 +38,7 @@ struct Watched {
     state: Mutex<State>,
     changed: Condvar,
     watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
+    keeper: StallKeeper,
 }
 
 struct State {
@@ -53,8 +53,8 @@ struct State {
 impl BeforeWindow {
     /// Starts watching, waiting for `what` (not bounded until [`Self::now`]
     /// gives a limit). SIGINT and SIGTERM no longer end the process by
-    /// default from here: the step answers them.
-    pub fn watch(what: &'static str) -> Self {
+    /// default from here: the step answers them, through `keeper`.
+    pub fn watch(what: &'static str, keeper: StallKeeper) -> Self {
         stop_on_interrupt();
         let watched = Arc::new(Watched {
             state: Mutex::new(State {
@@ -65,6 +65,7 @@ impl BeforeWindow {
             }),
             changed: Condvar::new(),
             watcher: Mutex::new(None),
+            keeper,
         });
         let this = Self(watched.clone());
         let watcher = std::thread::Builder::new()
@@ -115,7 +116,7 @@ fn watch_until_over(watched: &Watched) {
     let mut state = lock(&watched.state);
     loop {
         if INTERRUPTED.load(Relaxed) {
-            keep_and_exit(
+            watched.keeper.keep_and_end(
                 &format!(
                     "interrupted before the measured window, waiting for {}; nothing was measured",
                     state.waiting_for
@@ -127,7 +128,7 @@ fn watch_until_over(watched: &Watched) {
             return;
         }
         if let Some(limit) = state.limit.filter(|l| state.since.elapsed() >= *l + GRACE) {
-            keep_and_exit(
+            watched.keeper.keep_and_end(
                 &format!(
                     "the server did not answer within {} s while kvperf waited for {}, before the measured window: it stopped answering (stalltimeout={}); nothing was measured",
                     (limit + GRACE).as_secs_f64(),

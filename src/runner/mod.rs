@@ -18,6 +18,7 @@ mod gate;
 mod pacing;
 mod progress;
 mod runtime;
+mod stall;
 mod status;
 mod tasks;
 mod threads;
@@ -32,6 +33,7 @@ use std::time::{Duration, Instant};
 pub use before_window::BeforeWindow;
 pub use pacing::Pacer;
 pub use runtime::{ClientRuntime, TaskScheduling};
+pub use stall::StallKeeper;
 pub use status::{format_java_decimal, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
 
 use crate::measure::interval_log::IntervalLogs;
@@ -140,6 +142,9 @@ pub struct RunSpec {
     /// The step's watching before its window, which the runner names the
     /// clients' set-up to and ends as the window opens; None: not watched.
     pub before_window: Option<BeforeWindow>,
+    /// What the step keeps when a stall ends the process, and how it ends
+    /// it; None: a stall is never ended (`stall_timeout` is not watched).
+    pub stall_keeper: Option<StallKeeper>,
 }
 
 #[derive(Debug)]
@@ -354,46 +359,6 @@ struct Ended {
     runtime_cpu_s: Option<f64>,
 }
 
-/// What the command keeps when a stall ends the process (its output with
-/// the reason and what the window measured), since the stuck clients can
-/// never be joined.
-type StallKeeper = Box<dyn Fn(&str, Option<&RunOutcome>) + Send + Sync>;
-static STALL_KEEPER: Mutex<Option<StallKeeper>> = Mutex::new(None);
-
-/// Sets what to keep when a stall ends the process (`keep` gets the
-/// reason, and what the window had measured when a window was running),
-/// in place of what was set before: what a step has measured so far grows
-/// as its benchmarks finish.
-pub fn keep_on_stall(keep: impl Fn(&str, Option<&RunOutcome>) + Send + Sync + 'static) {
-    *STALL_KEEPER.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(keep));
-}
-
-/// Keeps what was measured (the keeper set by [`keep_on_stall`]), says
-/// `why` in one line and ends the process with a run failure (exit 3):
-/// what a stall, or a wait after the window that outlived its bound or
-/// was interrupted, ends with.
-fn keep_and_exit(why: &str, measured: Option<&RunOutcome>) -> ! {
-    if let Some(keep) = STALL_KEEPER
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-    {
-        keep(why, measured);
-    }
-    eprintln!("kvperf: {why}");
-    // The one place the runner ends the process, around calls it cannot
-    // cancel (a blocked read of a stopped server, an engine opening). Not
-    // `process::exit`: C++ static destructors (RocksDB's) would run while
-    // the engine's own threads still use them, and crash (exit 139 seen
-    // when an interrupt came during RocksDB's opening). Stderr is
-    // unbuffered and the output is already written (fsync'd); stdout is
-    // flushed first.
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    // SAFETY: _exit(2) ends the process without running any destructor.
-    unsafe { libc::_exit(i32::from(crate::error::EXIT_RUN)) }
-}
-
 /// What the window had measured when a stall was found: the histograms
 /// the clients had handed over (a stuck client's operations since its
 /// last hand-over, at most one status interval's, are not among them),
@@ -449,7 +414,13 @@ pub const AFTER_WINDOW_NOTICE: Duration = Duration::from_secs(2);
 impl AfterWindow {
     /// Starts watching; `measured` is kept if the wait ends the process,
     /// `limit` is `stalltimeout` (None: only an interrupt ends it).
-    pub fn watch(measured: &RunOutcome, limit: Option<Duration>) -> Self {
+    /// `keeper` keeps what was measured and ends the process (None: the
+    /// calls are not watched).
+    pub fn watch(
+        measured: &RunOutcome,
+        limit: Option<Duration>,
+        keeper: Option<StallKeeper>,
+    ) -> Self {
         let kept = RunOutcome {
             histograms: measured.histograms.clone(),
             intervals: measured.intervals.clone(),
@@ -461,7 +432,8 @@ impl AfterWindow {
         let (done, ended) = std::sync::mpsc::channel::<()>();
         let waiting_for = Arc::new(Mutex::new("the engine"));
         let what = waiting_for.clone();
-        let watcher = std::thread::Builder::new()
+        let watcher = keeper.and_then(|keeper| {
+            std::thread::Builder::new()
             .name("kvperf-after-window".into())
             .spawn(move || {
                 let started = Instant::now();
@@ -479,7 +451,7 @@ impl AfterWindow {
                     let waited = started.elapsed();
                     let now_waiting_for = *lock(&what);
                     if !interrupted_before && INTERRUPTED.load(Relaxed) {
-                        keep_and_exit(
+                        keeper.keep_and_end(
                             &format!(
                                 "interrupted after the measured window, waiting for {now_waiting_for}; what was measured is kept"
                             ),
@@ -490,7 +462,7 @@ impl AfterWindow {
                         return;
                     }
                     if let Some(limit) = limit.filter(|l| waited >= *l) {
-                        keep_and_exit(
+                        keeper.keep_and_end(
                             &format!(
                                 "{now_waiting_for} did not answer within {} s after the measured window: it stopped answering (stalltimeout={}); what was measured is kept",
                                 limit.as_secs_f64(),
@@ -512,7 +484,8 @@ impl AfterWindow {
                     }
                 }
             })
-            .ok();
+            .ok()
+        });
         Self {
             done,
             waiting_for,
@@ -543,7 +516,7 @@ impl AfterWindow {
 fn watch_for_stalls(
     mut ended_within: impl FnMut(Duration) -> bool,
     shared: &Shared,
-    limit: Duration,
+    (limit, keeper): (Duration, &StallKeeper),
     window: WindowStart,
     clients: &str,
 ) {
@@ -573,7 +546,7 @@ fn watch_for_stalls(
                     String::new()
                 }
             );
-            keep_and_exit(&why, Some(&measured));
+            keeper.keep_and_end(&why, Some(&measured));
         }
     }
 }
@@ -590,6 +563,7 @@ const LONGEST_WINDOW: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// Runs `workload` with one thread per client (every engine).
 pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOutcome> {
+    threads::check_room(spec.threads.max(1))?;
     let (clients, shared) = prepare(workload, spec)?;
     let ended = threads::run(workload, spec, &shared, clients)?;
     outcome(spec, &shared, ended)

@@ -73,7 +73,7 @@ pub(super) fn run(
             .collect();
         // The watchdog sees the clients end when `ended` is dropped.
         let (ended, watch) = std::sync::mpsc::channel::<()>();
-        if let Some(limit) = spec.stall_timeout {
+        if let Some(stall) = spec.stall_timeout.zip(spec.stall_keeper.as_ref()) {
             let window = clock.window_start();
             scope.spawn(move || {
                 let ended_within = |wait| {
@@ -82,7 +82,7 @@ pub(super) fn run(
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                     )
                 };
-                watch_for_stalls(ended_within, shared, limit, window, "client tasks");
+                watch_for_stalls(ended_within, shared, stall, window, "client tasks");
             });
         }
         rt.run_all(loops);

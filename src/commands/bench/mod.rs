@@ -12,7 +12,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use args::BenchArgs;
 
-use super::step::{self, Finished};
 use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::{Destination, Written};
@@ -22,9 +21,10 @@ use crate::measure::{window_warnings, OpHistograms, OpKind, Outcome};
 use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLine};
 use crate::output::{self};
 use crate::properties::Properties;
-use crate::results::step::{op_stats, DbBenchFigures, Measurement, StepOutput, WindowBounds};
-use crate::runner::{self, OpsLog, RunSpec, StatusOptions};
-use crate::workload::dbbench::{BenchConfig, BenchWorkload, Benchmark};
+use crate::results::step::StepOutput;
+use crate::runner::OpsLog;
+use crate::step::{self, Finished};
+use crate::workload::dbbench::{BenchConfig, Benchmark};
 
 /// db_bench's histogram order (its `OperationType` enum) and names.
 const HISTOGRAM_ORDER: [(OpKind, &str); 5] = [
@@ -120,11 +120,21 @@ fn measure(
         ("engine".to_string(), spec.name.to_string()),
     ]);
     let live = super::live::figures(args.metrics_addr.as_deref(), labels)?;
-    step::keep_on_stall(out, json, None);
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
     eprintln!("{}", output::run_header::this_command_line());
     print_header(args, &cfg, engine.as_ref(), db.as_deref());
 
+    let run = step::dbbench::BenchRun {
+        foreground_threads: args.threads as usize,
+        progress: !args.no_progress && std::io::stderr().is_terminal(),
+        ops_log: (!args.report_interval_seconds.is_zero()).then(|| OpsLog {
+            interval: args.report_interval_seconds,
+            path: args.report_file.clone(),
+        }),
+        stall_keeper: keeper,
+    };
     // db_bench seeds thread i of the run with seed_base + (threads started so far).
     let mut threads_started = 0u64;
     let shown_db = db
@@ -171,6 +181,7 @@ fn measure(
         }
         // A stall keeps this benchmark's figures so far beside the others'.
         step::keep_on_stall(
+            &run.stall_keeper,
             out,
             json,
             Some(step::Shape {
@@ -181,9 +192,9 @@ fn measure(
                 warmup_s: 0.0,
             }),
         );
-        let measured = run_one(
+        let measured = step::dbbench::run_benchmark(
             out,
-            args,
+            &run,
             &cfg,
             bench,
             step::MeasuredEngine {
@@ -240,7 +251,7 @@ fn measure(
         if let Some(json) = json.filter(|j| j.stream().is_none()) {
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
-        step::keep_on_stall(out, json, None);
+        step::keep_on_stall(&run.stall_keeper, out, json, None);
         if let Some(failure) = first_failure(&measured.histograms) {
             // db_bench exits at a failed operation ("put error: ..."):
             // the sequence ends here, with the engine's own words (a full
@@ -275,120 +286,6 @@ fn first_failure(histograms: &OpHistograms) -> Option<String> {
                 group.first_error.as_deref().unwrap_or("unknown error")
             )
         })
-    })
-}
-
-struct Measured {
-    measurement: Measurement,
-    /// Kept for the text block, which re-buckets them.
-    histograms: OpHistograms,
-    /// Ctrl-C or SIGTERM ended it; no further benchmark runs.
-    interrupted: bool,
-}
-
-fn run_one(
-    out: &mut StepOutput,
-    args: &BenchArgs,
-    cfg: &BenchConfig,
-    bench: Benchmark,
-    measured: step::MeasuredEngine<'_>,
-    seed: u64,
-    live: Option<&std::sync::Arc<crate::measure::live::LiveFigures>>,
-) -> anyhow::Result<Measured> {
-    // Each benchmark is a window of its own, named in the live figures.
-    if let Some(live) = live {
-        live.new_window(&[("benchmark", bench.name())]);
-    }
-    let workload = BenchWorkload::new(bench, cfg, measured.engine, seed);
-    let foreground = args.threads as usize;
-    let threads = bench.total_threads(foreground);
-    let per_thread = cfg.ops_per_thread(bench);
-    let spec = RunSpec {
-        threads,
-        operations: per_thread.map(|n| n * foreground as u64),
-        target_ops_per_sec: 0.0,
-        warmup: Duration::ZERO,
-        max_execution: if per_thread.is_none() {
-            cfg.duration
-        } else {
-            None
-        },
-        track_intended: false,
-        costs: None,
-        stop_on_error: false,
-        before_window: None,
-        stall_timeout: Some(Duration::from_secs(300)),
-        status: StatusOptions {
-            interval: None,
-            progress: !args.no_progress && std::io::stderr().is_terminal(),
-            label: String::new(),
-            ops_log: (!args.report_interval_seconds.is_zero()).then(|| OpsLog {
-                interval: args.report_interval_seconds,
-                path: args.report_file.clone(),
-            }),
-            intended_groups: false,
-            interval_logs: false,
-            live: live.cloned(),
-        },
-    };
-    let step::Window {
-        outcome,
-        accounting,
-        verdict,
-        engine_stats,
-        events,
-        ..
-    } = step::measure_window(
-        out,
-        measured,
-        spec,
-        |spec| runner::execute(&workload, spec),
-        |_| workload.logical_bytes(),
-        false,
-    )?;
-    let seconds = outcome.runtime.as_secs_f64().max(1e-9);
-    let operations = outcome.operations.max(1); // db_bench: "at least one op"
-    let window = WindowBounds {
-        start_unix_ms: outcome.start_unix_ms,
-        end_unix_ms: outcome.end_unix_ms,
-        runtime_s: seconds,
-        operations,
-    };
-    let tally = &workload.tally;
-    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-    let bytes = load(&tally.bytes);
-    let totals = BTreeMap::from([
-        ("reads".to_string(), load(&tally.reads)),
-        ("found".to_string(), load(&tally.found)),
-        ("writes".to_string(), load(&tally.writes)),
-        ("bytes".to_string(), bytes),
-    ]);
-    Ok(Measured {
-        measurement: Measurement {
-            threads,
-            clients: Default::default(),
-            target_ops_per_sec: 0.0,
-            warmup_s: 0.0,
-            hit_time_limit: outcome.hit_time_limit,
-            ops: op_stats(&outcome.histograms),
-            intervals: outcome.intervals,
-            timeline: Some(outcome.timeline),
-            accounting: Some(accounting),
-            engine_stats,
-            integrity: None,
-            verdict: Some(verdict),
-            device: None,
-            events: Some(events),
-            db_bench: Some(DbBenchFigures {
-                micros_per_op: outcome.thread_seconds * 1e6 / operations as f64,
-                mb_per_sec: (bytes > 0).then(|| bytes as f64 / 1_048_576.0 / seconds),
-                message: workload.message(),
-                totals,
-            }),
-            ..Measurement::of_window(bench.name(), window)
-        },
-        histograms: outcome.histograms,
-        interrupted: outcome.interrupted,
     })
 }
 

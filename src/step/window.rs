@@ -17,7 +17,7 @@ use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
 use crate::results::step::{
     op_stats, Clients, ErrorKind, Measurement, StepError, StepOutput, WindowBounds,
 };
-use crate::runner::{AfterWindow, RunOutcome, RunSpec};
+use crate::runner::{AfterWindow, RunOutcome, RunSpec, StallKeeper};
 
 /// A measured window and what it cost.
 pub struct Window {
@@ -100,7 +100,7 @@ pub fn measure_window(
         let after = outcome
             .as_ref()
             .ok()
-            .map(|o| AfterWindow::watch(o, spec.stall_timeout));
+            .map(|o| AfterWindow::watch(o, spec.stall_timeout, spec.stall_keeper.clone()));
         if let Some(after) = &after {
             after.now("the engine's events sampler (its last poll)");
         }
@@ -288,13 +288,18 @@ impl Shape {
 /// step's output as it stands (`out` now: settings, engine, host, earlier
 /// benchmarks), with what the window had measured when `shape` says how
 /// to label it, and the stall as its error: a plan records the step as
-/// failed with its figures, not mute.
-pub fn keep_on_stall(out: &StepOutput, destination: Option<&Destination>, shape: Option<Shape>) {
+/// failed with its figures, not mute. `keeper` is the step's.
+pub fn keep_on_stall(
+    keeper: &StallKeeper,
+    out: &StepOutput,
+    destination: Option<&Destination>,
+    shape: Option<Shape>,
+) {
     let Some(destination) = destination.cloned() else {
         return;
     };
     let partial = out.clone();
-    crate::runner::keep_on_stall(move |why, measured| {
+    keeper.keep(move |why, measured| {
         let mut output = partial.clone();
         output.finished_at_unix_ms = crate::clock::unix_ms();
         if let (Some(shape), Some(measured)) = (&shape, measured) {
