@@ -16,8 +16,9 @@
 # Redfish service (scripts/sushy-tools.sh installs it from PyPI into the
 # cache), util-linux's losetup (tests/device.rs), and kubectl
 # (tests/kubernetes.rs; the `kubectl` package of the apt source that has
-# one: Kubernetes' pkgs.k8s.io or Google's cloud SDK; Debian 12 itself has
-# only kubernetes-client 1.20, too old for the v1.34 node).
+# one: Kubernetes' pkgs.k8s.io or Google's cloud SDK; else Debian 12's
+# kubernetes-client 1.20, enough for the client-side tests but too old
+# for the v1.34 node).
 set -euo pipefail
 
 missing=()
@@ -30,7 +31,16 @@ if [ "${1:-}" = "--with-chromium" ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v losetup >/dev/null 2>&1 || missing+=(util-linux)
-  command -v kubectl >/dev/null 2>&1 || missing+=(kubectl)
+  # kubectl from an apt source that has a current one (Google's), else
+  # Debian's kubernetes-client (1.20: enough for the client-side tests; the
+  # v1.34 node's tests run only where its binaries are cached).
+  if ! command -v kubectl >/dev/null 2>&1; then
+    if apt-cache policy kubectl 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+      missing+=(kubectl)
+    else
+      missing+=(kubernetes-client)
+    fi
+  fi
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 fi
 command -v clang >/dev/null 2>&1 || missing+=(clang)
