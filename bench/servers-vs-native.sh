@@ -23,22 +23,29 @@
 # all three engines' inserts are upserts, so the store grows once by one
 # D run's inserts (5% of its operations) and later runs overwrite those keys.
 #
+# Same work on both sides (issue 48, item 4): the same records, the same
+# key distribution, the same command, the same connection and thread counts.
+# Keys: uniform over the loaded records on both sides (redis-benchmark's
+# __rand_int__ and pgbench's random() are uniform; pgbench's random_zipfian
+# needs s > 1 and YCSB's zipfian is 0.99), so kvperf's runs against Redis and
+# PostgreSQL get requestdistribution=uniform (KEYS=zipfian keeps the
+# workload files' own distribution, and the table then says the work differs).
+#
 # Pairs compared (kvperf workload vs native op, same client concurrency):
-#   redis     C vs redis-benchmark GET (-t get: its own 1024 B strings key:N,
-#               RECORDS of them, written beforehand with redis-cli --pipe);
-#             C vs redis-benchmark HGETALL user__rand_int__ (kvperf's records,
+#   redis     C vs redis-benchmark HGETALL user__rand_int__ (kvperf's records,
 #               kvperf's read command);
-#             A (50% reads, 50% updates) vs redis-benchmark SET (-t set -d 1024)
-#               and HSET user__rand_int__ field0 <1024 B>, each reported
-#               separately (redis-benchmark cannot mix); kvperf's update is a
-#               Lua script (EXISTS then HSET), YCSB's is a bare HMSET.
 #             U (updates only: workload A with readproportion=0,
 #               updateproportion=1) vs redis-benchmark EVALSHA of the very
 #               script kvperf runs (loaded with SCRIPT LOAD, same text, so
 #               the same SHA1) on kvperf's records: the same work, semantics
 #               equal (issue 27, item 3).
-#             redis-benchmark: -c N connections on its one event-loop thread,
-#             -P 1 (no pipelining: kvperf has one request in flight per
+#             Not compared any more: GET and SET of redis-benchmark's own
+#             strings (other keys, another data type than kvperf's hashes)
+#             and A against SET or HSET alone (redis-benchmark cannot mix
+#             reads and writes).
+#             redis-benchmark: -c N connections on as many threads as kvperf
+#             ran its N clients on (read from kvperf's JSON; --threads T when
+#             T > 1, its one event-loop thread otherwise), -P 1 (no pipelining: kvperf has one request in flight per
 #             thread), -r RECORDS, -n sized from a short calibration run to
 #             last about DURATION.
 #   postgres  C vs pgbench SELECT * FROM usertable WHERE ycsb_key = ...;
@@ -50,10 +57,11 @@
 #               heap_update logs only what differs from the old tuple's
 #               start and end; 0.96x [0.90, 1.00] at 4 clients, RESULTS 6j);
 #             on kvperf's table (YCSB's JDBC schema), keys uniform over the
-#             loaded records (pgbench's random_zipfian needs s > 1, YCSB's is
-#             0.99: for A under contention add KVPERF_PROPS="-p
-#             requestdistribution=uniform"); -M prepared -c N -j min(N,2)
-#             -T DURATION, tps without connection time.
+#             loaded records on both sides; -M prepared -c N -j T, where T is
+#             the number of client threads kvperf ran its N clients on (read
+#             from its JSON: N threads below 16 clients, its runtime's
+#             threads above), so both tools get the same threads from the
+#             scheduler, -T DURATION, tps without connection time.
 #   cassandra each of A, B, C, F, D vs YCSB 0.17.0 (Java) with the same
 #             workload file and properties, through kvperf's binding
 #             bench/java/src/kvperf/bench/CassandraCQLClient.java (YCSB's CQL
@@ -86,6 +94,9 @@
 #                             ports on 127.0.0.1 (not the usual ones, so a server
 #                             someone else runs is left alone)
 #   YCSB_CONNECT_S=5          added to YCSB's maxexecutiontime, which counts its start too
+#   KEYS=uniform              kvperf's key distribution against Redis and PostgreSQL:
+#                             uniform (the native tools' own) or zipfian (the
+#                             workload files', not the same work)
 #   KVPERF_PROPS=""          extra properties for kvperf's measured runs, e.g.
 #                             "-p clients=threads" (clients on threads, not tasks)
 #   KVPERF, BENCH_CACHE, JAVA_OPTS: see bench/lib.sh
@@ -114,6 +125,11 @@ PG_PORT=${PG_PORT:-15442}
 CQL_PORT=${CQL_PORT:-19042}
 export KVPERF_CASSANDRA_STORAGE_PORT=${CASSANDRA_STORAGE_PORT:-17010}
 YCSB_CONNECT_S=${YCSB_CONNECT_S:-5}
+KEYS=${KEYS:-uniform}
+case $KEYS in
+  uniform | zipfian) ;;
+  *) echo "error: KEYS must be uniform or zipfian, not '$KEYS'" >&2; exit 2 ;;
+esac
 OPERATIONS=1000000000   # the time bound ends every run
 
 require_kvperf
@@ -191,13 +207,17 @@ kvperf_load() { # SERVER
     -p requestdistribution=uniform -p operationcount="$OPERATIONS" -p maxexecutiontime="$DURATION" -threads 4
 }
 
+declare -A CLIENT_THREADS # the OS threads kvperf ran N clients on, per (server, N)
 kvperf_runs() { # SERVER THREADS REPEAT: every workload, one sample each
-  local s=$1 n=$2 r=$3 w json engine bad cmd
+  local s=$1 n=$2 r=$3 w json engine bad cmd keys=()
   read -ra engine <<<"$(engine_props "$s")"
+  # The native tools draw keys uniformly; YCSB on Cassandra reads the same
+  # workload file as kvperf, so its distribution is already the same.
+  if [ "$KEYS" = uniform ] && [ "$s" != cassandra ]; then keys=(-p requestdistribution=uniform); fi
   for w in $WORKLOADS; do
     json=$LOG_DIR/$s-$w-t$n-r$r.kvperf.json
-    # shellcheck disable=SC2046,SC2086  # workload_args and KVPERF_PROPS are lists of flags
-    cmd=("$KVPERF" run "${engine[@]}" $(workload_args "$w") "${RECORD_PROPS[@]}" ${KVPERF_PROPS:-}
+    # shellcheck disable=SC2046,SC2086,SC2206,SC2207  # workload_args and KVPERF_PROPS are lists of flags
+    cmd=("$KVPERF" run "${engine[@]}" $(workload_args "$w") "${RECORD_PROPS[@]}" "${keys[@]}" ${KVPERF_PROPS:-}
       -p operationcount="$OPERATIONS" -p maxexecutiontime="$DURATION" -threads "$n" --format json --output "$json")
     note_command "kvperf run" "${cmd[@]}"
     if ! "${cmd[@]}" 2>"${json%.json}.err"; then
@@ -208,6 +228,7 @@ kvperf_runs() { # SERVER THREADS REPEAT: every workload, one sample each
     bad=$(jq -r '[.measurements[-1].ops | to_entries[] | .key as $op | .value.returns | to_entries[]
       | select(.key != "OK" and .value > 0) | "\($op) \(.key)=\(.value)"] | join("; ")' "$json")
     [ -z "$bad" ] || echo "warning: kvperf $s $w at $n threads: $bad" >&2
+    CLIENT_THREADS[$s-$n]=$(jq -r '.measurements[-1] | if .clients.kind == "tasks" then .clients.runtime_threads else .threads end' "$json")
     jq -r --arg s "$s" --arg w "$w" --arg r "$r" '.measurements[-1] | .accounting.derived as $d
       | [$s, $w, .threads, "kvperf", $r, .ops_per_sec,
          (if $d.network_sent_bytes_per_op then $d.network_sent_bytes_per_op + $d.network_received_bytes_per_op else "" end),
@@ -239,19 +260,12 @@ has_workload() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 
 # --- Redis: redis-benchmark -------------------------------------------------
 
-# The 1024-byte strings key:000000000000.. that redis-benchmark's GET reads.
-redis_strings() {
-  echo "# $(date +%T) redis: $RECORDS strings key:N of 1024 B (redis-cli --pipe)" >&2
-  awk -v n="$RECORDS" -v v="$VALUE" 'BEGIN {
-    for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n%s\r\n", i, length(v), v }' |
-    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe >"$LOG_DIR/redis-strings.txt"
-}
-
 declare -A REDIS_RATE   # last ops/s of each (op, threads): sizes the next -n
 redis_bench() { # OP WORKLOAD THREADS REPEAT ARGS...: one redis-benchmark sample
   local op=$1 w=$2 n=$3 r=$4 csv=$LOG_DIR/redis-$1-t$3-r$4.csv requests cmd
   shift 4
   cmd=(redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$n" -P 1 -r "$RECORDS" --csv)
+  if ((${CLIENT_THREADS[redis-$n]:-1} > 1)); then cmd+=(--threads "${CLIENT_THREADS[redis-$n]}"); fi
   if [ -z "${REDIS_RATE[$op-$n]:-}" ]; then   # calibration, not a sample
     REDIS_RATE[$op-$n]=$("${cmd[@]}" -n $((n < 50 ? 5000 : 100 * n)) "$@" 2>&1 | awk -F'"' 'NR == 2 { print $4 }')
   fi
@@ -264,14 +278,7 @@ redis_bench() { # OP WORKLOAD THREADS REPEAT ARGS...: one redis-benchmark sample
 }
 
 redis_native() { # THREADS REPEAT
-  if has_workload c; then
-    redis_bench GET c "$1" "$2" -t get
-    redis_bench HGETALL c "$1" "$2" HGETALL user__rand_int__
-  fi
-  if has_workload a; then
-    redis_bench SET a "$1" "$2" -t set -d 1024
-    redis_bench HSET a "$1" "$2" HSET user__rand_int__ field0 "$VALUE"
-  fi
+  if has_workload c; then redis_bench HGETALL c "$1" "$2" HGETALL user__rand_int__; fi
   if has_workload u; then
     redis_bench EVALSHA u "$1" "$2" EVALSHA "$UPDATE_SHA" 1 user__rand_int__ field0 "$VALUE"
   fi
@@ -296,7 +303,7 @@ pg_scripts() {
 pgbench_run() { # LABEL WORKLOAD THREADS REPEAT SCRIPT_ARGS...: one pgbench sample
   local label=$1 w=$2 n=$3 r=$4 log=$LOG_DIR/pgbench-$2-t$3-r$4.txt cmd
   shift 4
-  cmd=(pgbench -n -M prepared -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "$n" -j $((n < 2 ? n : 2))
+  cmd=(pgbench -n -M prepared -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "$n" -j "${CLIENT_THREADS[postgres-$n]:-$n}"
     -T "$DURATION" -D keys="$RECORDS" "$@" kvperf)
   note_command "pgbench $label" "${cmd[@]}"
   "${cmd[@]}" >"$log" 2>&1 || true
@@ -319,7 +326,7 @@ cassandra_native() { # THREADS REPEAT
   # window (session open to first cleanup) is at least about DURATION.
   for w in $WORKLOADS; do
     log=$LOG_DIR/ycsb-$w-t$n-r$r.txt
-    # shellcheck disable=SC2206,SC2046  # JAVA_OPTS is a list of flags; so is workload_args
+    # shellcheck disable=SC2206,SC2046,SC2207  # JAVA_OPTS is a list of flags; so is workload_args
     cmd=(java $JAVA_OPTS -cp "$YCSB_CP" site.ycsb.Client -t -db kvperf.bench.CassandraCQLClient
       $(workload_args "$w") -p hosts=127.0.0.1 -p port="$CQL_PORT" "${RECORD_PROPS[@]}"
       -p operationcount="$OPERATIONS" -p maxexecutiontime=$((DURATION + YCSB_CONNECT_S)) -threads "$n")
@@ -341,7 +348,7 @@ measure_server() { # SERVER
   local s=$1 r n order tool tool_order
   start_server "$s" || { echo "error: $s did not start; skipped" >&2; FAILED=1; return; }
   case $s in
-    redis) redis_strings; redis_script || { FAILED=1; stop_server "$s"; return; } ;;
+    redis) redis_script || { FAILED=1; stop_server "$s"; return; } ;;
     postgres) pg_scripts ;;
     cassandra)
       local lib

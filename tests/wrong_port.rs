@@ -1,6 +1,8 @@
 //! A server engine pointed at a port where something that does not speak
 //! its protocol listens: one line naming the address and what was wrong,
-//! exit 2, in bounded time. The listeners are this test's own.
+//! in bounded time: exit 2 for a wrong protocol; exit 3 at stalltimeout
+//! for a silent listener, which looks like a server that stopped
+//! answering. The listeners are this test's own.
 #![cfg(any(feature = "redis", feature = "postgres"))]
 
 mod common;
@@ -11,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `kvperf load` against `port`, killed if it outlives `limit`.
-fn load(engine: &str, port: u16, limit: Duration) -> common::Output {
+fn load(engine: &str, port: u16, stalltimeout: &str, limit: Duration) -> common::Output {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
         .args(["load", "--engine", engine, "-P", &common::workload("a")])
@@ -20,6 +22,8 @@ fn load(engine: &str, port: u16, limit: Duration) -> common::Output {
             &format!("{engine}.port={port}"),
             "-p",
             "recordcount=10",
+            "-p",
+            &format!("stalltimeout={stalltimeout}"),
         ])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
@@ -63,13 +67,23 @@ fn http() -> u16 {
 }
 
 fn check(engine: &str, protocol: &str) {
-    // The limit is 5 s; far above it is a hang.
+    // The limit is stalltimeout (3 s); far above it is a hang.
     let limit = Duration::from_secs(60);
     let (_listener, port) = silent();
-    let out = load(engine, port, limit);
-    common::assert_input_error(&out, &format!("127.0.0.1:{port} did not answer within 5 s"));
+    let out = load(engine, port, "3", limit);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&format!(
+            "127.0.0.1:{port} did not answer within 3 s while kvperf waited for"
+        )) && last.contains(&format!(
+            "it stopped answering, or what listens there is not {protocol} (stalltimeout=3)"
+        )),
+        "{}",
+        out.stderr
+    );
     let port = http();
-    let out = load(engine, port, limit);
+    let out = load(engine, port, "300", limit);
     common::assert_input_error(
         &out,
         &format!("the server at 127.0.0.1:{port} does not speak the {protocol} protocol"),

@@ -8,11 +8,10 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::replay::{self, ReplayArgs};
-use super::step;
 use super::ycsb::{self, YcsbArgs};
 use crate::measure::OpKind;
 use crate::output::Format;
-use crate::results::step::{Measurement, OpStats, StepOutput};
+use crate::results::step::{Measurement, OpStats};
 use crate::trace::fit::Fit;
 use crate::workload::ycsb::Phase;
 
@@ -49,9 +48,8 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
         output: None,
         settle_after_load: true,
     };
-    let mut replayed = StepOutput::begin("replay");
-    let measured = replay::measure(&replay_args, &mut replayed);
-    step::finish(&mut replayed, measured)?;
+    let (replayed, finished) = replay::measured_step(&replay_args, None);
+    finished?;
     // The fitted file's properties first, so the user's -p win; the
     // fitted side runs closed loop like the replay.
     let mut fitted_properties: Vec<String> = workload_properties(&fit.workload_file("the check"))

@@ -10,10 +10,12 @@ use clap::Args;
 use super::step::{self, Finished};
 use crate::engine::{self, OpenMode, OpenOptions};
 use crate::error::InputError;
+use crate::files::Destination;
 use crate::host::HostInfo;
 use crate::output::Format;
 use crate::properties::Properties;
 use crate::results::step::{Clients, Measurement, StepOutput};
+use crate::runner::before_window::{BeforeWindow, Watching};
 use crate::runner::{self, RunSpec, StatusOptions};
 use crate::trace::capture::{self, Capture};
 use crate::trace::replay::{preload, Replay, Schedule};
@@ -67,16 +69,39 @@ pub struct ReplayArgs {
 const OPEN_LOOP_CLIENTS: usize = 16;
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    let mut out = StepOutput::begin("replay");
+    // As `load` and `run`: from the step's first moment SIGINT/SIGTERM end
+    // it with its output written (exit 3), and a server that stops
+    // answering before the window ends it at stalltimeout plus a grace.
+    runner::stop_on_interrupt();
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
-    let measured = measure(&args, &mut out);
-    let finished = step::finish(&mut out, measured);
+    let (out, finished) = measured_step(&args, destination.as_ref());
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
 }
 
-pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result<()> {
+/// Runs the replay and returns what it measured, not yet printed
+/// (`kvperf fit --check` compares it with the fitted workload's run).
+pub(super) fn measured_step(
+    args: &ReplayArgs,
+    destination: Option<&Destination>,
+) -> (StepOutput, anyhow::Result<Finished>) {
+    let mut out = StepOutput::begin("replay");
+    let json_to = destination.filter(|_| args.format == Format::Json);
+    step::keep_on_stall(&out, json_to, None);
+    let watching = Watching(BeforeWindow::watch("the step's checks"));
+    let measured = measure(args, &mut out, json_to, &watching.0);
+    drop(watching);
+    let finished = step::finish(&mut out, measured);
+    (out, finished)
+}
+
+fn measure(
+    args: &ReplayArgs,
+    out: &mut StepOutput,
+    json_to: Option<&Destination>,
+    before: &BeforeWindow,
+) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
         Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
@@ -101,6 +126,7 @@ pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
+    let stall_timeout = super::ycsb::stall_timeout(&props)?;
     let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
         return Err(InputError::Invalid(format!(
@@ -138,6 +164,15 @@ pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result
     let spec = engine::find(&args.engine)?;
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
+    // An interrupt from here keeps the settings.
+    step::keep_on_stall(out, json_to, None);
+    match spec.store {
+        engine::StoreKind::Server { .. } => before.now(
+            "the engine to open (its server's connection and schema checks)",
+            stall_timeout,
+        ),
+        _ => before.now("the engine to open its store", None),
+    }
     let engine = engine::open(
         spec,
         &OpenOptions {
@@ -169,6 +204,9 @@ pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result
     )
     .capturing(capture.as_ref());
     let loads = preload::records_to_load(&ops);
+    // Each insert is bounded by the engine's own calls; the whole load,
+    // as long as the trace makes it, only by an interrupt.
+    before.now("the trace's records to be loaded before it replays", None);
     let dataset = replay.load(&loads)?;
     if args.settle_after_load {
         engine.settle(true)?;
@@ -192,6 +230,8 @@ pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result
         target_ops_per_sec: 0.0,
         warmup_s: 0.0,
     };
+    // A stall or an interrupt in the window keeps what it measured.
+    step::keep_on_stall(out, json_to, Some(shape.clone()));
     let run_spec = RunSpec {
         threads,
         operations: None,
@@ -201,8 +241,8 @@ pub(super) fn measure(args: &ReplayArgs, out: &mut StepOutput) -> anyhow::Result
         track_intended: schedule.is_some(),
         costs: None,
         stop_on_error: false,
-        stall_timeout: Some(Duration::from_secs(300)),
-        before_window: None,
+        stall_timeout,
+        before_window: Some(before.clone()),
         status: StatusOptions {
             interval: None,
             progress: false,

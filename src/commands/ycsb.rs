@@ -240,10 +240,7 @@ impl ClientSettings {
                 })
             })
             .transpose()?;
-        let stall_timeout = match seconds(p, "stalltimeout", 300.0)? {
-            d if d.is_zero() => None,
-            d => Some(d),
-        };
+        let stall_timeout = stall_timeout(p)?;
         let default_ms = crate::measure::events::DEFAULT_INTERVAL.as_millis() as u64;
         let events_interval = match p.u64("events.interval", default_ms)? {
             0 => None,
@@ -347,6 +344,12 @@ fn default_interval(target: u64) -> &'static str {
 
 /// A duration property in seconds (fractions allowed) or with a unit
 /// (`10s`, `1m`), at most ten years.
+/// `stalltimeout` (seconds or a duration, default 300 s; 0: none), as
+/// `load`, `run` and `replay` read it.
+pub(super) fn stall_timeout(p: &Properties) -> Result<Option<Duration>, InputError> {
+    Ok(Some(seconds(p, "stalltimeout", 300.0)?).filter(|d| !d.is_zero()))
+}
+
 fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, InputError> {
     let s = match p.get(key) {
         // Plain seconds, as YCSB reads them (an exponent too).

@@ -115,7 +115,38 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<Record>> {
             return Ok(vec![Record::of_step(output, &name)]);
         }
     }
+    if let Some(not) = not_results(path, &bytes) {
+        return Err(not.into());
+    }
     Ok(parse_bytes(path, &bytes)?.records)
+}
+
+/// One line saying what `bytes`, read from `path` as results, are instead,
+/// when they are not a kvperf results file (its first line is not one of
+/// kvperf's records): empty, binary, a JSON of someone else's, other text.
+/// What `kvperf report` and `compare` say of a file given by mistake.
+fn not_results(path: &Path, bytes: &[u8]) -> Option<InputError> {
+    use serde::de::IgnoredAny;
+    let first = bytes
+        .split(|&b| b == b'\n')
+        .find(|line| !line.iter().all(u8::is_ascii_whitespace));
+    let is_json = |b: &[u8]| serde_json::from_slice::<IgnoredAny>(b).is_ok();
+    let what = match first {
+        Some(line) if line.trim_ascii_start().starts_with(LINE_START) => return None,
+        None if bytes.is_empty() => "it is empty",
+        None => "it holds only blank lines",
+        Some(_) if bytes.contains(&0) || std::str::from_utf8(bytes).is_err() => {
+            "it holds binary data, not text"
+        }
+        Some(line) if is_json(line) || is_json(bytes) => {
+            "it is JSON without kvperf's mark (kvperf_results on each line of a plan's results, kvperf_step in a step's JSON output)"
+        }
+        Some(_) => "its first line is not JSON",
+    };
+    Some(InputError::Invalid(format!(
+        "'{}' is not a kvperf results file: {what}; give a plan's results (plan run --results) or a step's output written with --format json",
+        path.display()
+    )))
 }
 
 /// One line: its format version first, so an old file gets a clear line.

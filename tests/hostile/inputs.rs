@@ -256,3 +256,60 @@ fn a_property_file_past_its_bound_is_refused() {
     common::assert_input_error(&out, "is larger than a plan can be (4 MiB)");
     assert!(!tmp.path().join("r.jsonl").exists());
 }
+
+/// `kvperf report` and `kvperf compare` given what is not a kvperf results
+/// file (a user's JSON, an empty file, a binary file, a directory): one
+/// line naming the file and what it is not, exit 2, and no advice that
+/// belongs to another command (issue 44 follow-up: "give a new --results
+/// path", and serde's "trailing characters at line 1 column 4").
+#[test]
+fn report_and_compare_name_a_file_that_is_not_results_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files: [(&str, &[u8]); 5] = [
+        ("mine.json", b"{\"name\": \"mine\", \"items\": [1, 2]}\n"),
+        ("pretty.json", b"{\n  \"kvperf\": true\n}\n"),
+        ("list.json", b"[1, 2]\n"),
+        ("empty.jsonl", b""),
+        ("blob.bin", b"\x00\x9f\xff\x01kvperf\n\x02\x03"),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    std::fs::create_dir(dir.join("results.d")).unwrap();
+    let names = files.map(|(n, _)| n);
+    for name in names.iter().copied().chain(["results.d"]) {
+        for command in ["report", "compare"] {
+            let out_dir = dir.join(format!("out-{name}"));
+            let out_dir = out_dir.display().to_string();
+            let args = match command {
+                "report" => vec!["report", name, "--out", &out_dir],
+                _ => vec!["compare", name],
+            };
+            let out = common::kvperf(dir, &args);
+            let what = format!("{command} {name}");
+            assert_eq!(out.code, 2, "{what}: {}", out.stderr);
+            let lines: Vec<&str> = out.stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{what}: {}", out.stderr);
+            let line = lines[0];
+            let said = if name == "results.d" {
+                "is a directory, not a file"
+            } else {
+                "is not a kvperf results file"
+            };
+            assert!(
+                line.starts_with("kvperf: ")
+                    && line.contains(&format!("'{name}'"))
+                    && line.contains(said),
+                "{what}: {line}"
+            );
+            for foreign in ["--results path", "column", "expected", "struct", "Version"] {
+                assert!(!line.contains(foreign), "{what}: {line}");
+            }
+            assert!(
+                !Path::new(&out_dir).exists(),
+                "{what}: a report was written"
+            );
+        }
+    }
+}

@@ -302,6 +302,58 @@ fn a_server_stopped_after_the_window_leaves_the_size_unmeasured_within_stalltime
     assert!(stderr.contains(warning.as_str()), "{stderr}");
 }
 
+/// Redis stopped before the window, at its first connection's first
+/// reply (`PING`) and at the opening's checks (`INFO server`): the step
+/// ends at stalltimeout naming the server and the wait, exit 3, its JSON
+/// written (issue 44: the connection's own 5 s limit called a stopped
+/// server silent, exit 2, "is a Redis server listening there?"; the
+/// opening said it in words of its own).
+#[cfg(feature = "redis")]
+#[test]
+fn redis_stopped_before_the_window_ends_the_step_naming_the_wait() {
+    let Some(redis) = loaded_redis("waits_redis_before") else {
+        return;
+    };
+    let pid = redis_pid(&redis);
+    let needles: [&'static [u8]; 2] = [b"PING", b"INFO\r\n$6\r\nserver"];
+    for (i, needle) in needles.into_iter().enumerate() {
+        let what = String::from_utf8_lossy(needle).into_owned();
+        let relay = stop_at(redis.port, pid, needle, 1);
+        let cont = Continue(pid);
+        let json = redis.dir().join(format!("before-{i}.json"));
+        let mut props = records(relay.port);
+        props.extend(["operationcount=2000", "stalltimeout=2"].map(String::from));
+        let (mut child, lines) = spawn(redis.dir(), &step_args("run", "redis", "c", &props, &json));
+        if relay.stopped.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = child.kill();
+            panic!("{what}: never sent: {:?}", rest(&lines));
+        }
+        let stopped = Instant::now();
+        let status = wait_within(&mut child, Duration::from_secs(30), &what);
+        let waited = stopped.elapsed();
+        drop(cont);
+        let stderr = rest(&lines).join("\n");
+        assert_eq!(status.code(), Some(3), "{what}: {stderr}");
+        assert!(waited < Duration::from_secs(15), "{what}: {waited:?}");
+        let error = output(&json)
+            .error
+            .unwrap_or_else(|| panic!("{what}: {stderr}"));
+        let last = stderr.lines().last().unwrap_or_default();
+        assert_eq!(last, format!("kvperf: {}", error.message), "{what}");
+        let said = format!(
+            "Redis at 127.0.0.1:{} did not answer within 2 s while kvperf waited for",
+            relay.port
+        );
+        assert!(
+            error.message.starts_with(&said)
+                && error.message.contains("stopped answering")
+                && error.message.ends_with("(stalltimeout=2)"),
+            "{what}: {}",
+            error.message
+        );
+    }
+}
+
 /// SIGTERM while kvperf waits for a server after its window (one line
 /// says it waits): it ends at once, exit 3, with the window's figures
 /// written and the interrupt as the step's error (issue 44: SIGTERM was
@@ -662,13 +714,8 @@ fn postgres_stopped_before_the_window_ends_the_step_naming_the_wait() {
     assert_eq!(loaded.code, 0, "{}", loaded.stderr);
     let pid = postmaster(&pg);
     // (what the relay sees kvperf send, its n-th time; by SIGTERM?)
-    // Not here: the first connection stopped at start-up and left alone.
-    // Its end races the engine's own 5 s handshake limit, which calls the
-    // port silent (exit 2, "is a PostgreSQL server listening there?")
-    // against the watcher's stalltimeout + 5 s (exit 3): under a loaded
-    // suite the engine won. A known defect (issue 44): the handshake
-    // limit should follow stalltimeout and say the server stopped.
-    let moments: [(&'static [u8], usize, bool); 5] = [
+    let moments: [(&'static [u8], usize, bool); 6] = [
+        (b"database", 1, false),
         (b"database", 1, true),
         (b"usertable", 1, false),
         (b"pg_stat", 1, true),
@@ -731,4 +778,108 @@ fn postgres_stopped_before_the_window_ends_the_step_naming_the_wait() {
             error.message
         );
     }
+}
+
+/// A trace of `operations` YCSB C operations over 20 000 records, made
+/// with the null engine, in `dir`.
+fn a_trace(dir: &Path, operations: u32) -> std::path::PathBuf {
+    let trace = dir.join("c.kvtrace");
+    let capture = format!("trace.output={}", trace.display());
+    let ops = format!("operationcount={operations}");
+    let args = step_args(
+        "run",
+        "null",
+        "c",
+        &["recordcount=20000".into(), ops, capture],
+        &dir.join("capture.json"),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::kvperf(dir, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    trace
+}
+
+/// `kvperf replay TRACE --format json --output JSON` with `extra`.
+fn replay_args(trace: &Path, engine: &str, json: &Path, extra: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = ["replay", &trace.display().to_string(), "--engine", engine]
+        .map(String::from)
+        .to_vec();
+    args.extend(extra.iter().cloned());
+    args.extend(["--format", "json", "--output"].map(String::from));
+    args.push(json.display().to_string());
+    args
+}
+
+/// SIGINT or SIGTERM as `kvperf replay` begins and while it opens its
+/// engine and loads what the trace reads: its JSON written with the
+/// interrupt before the window as the error, exit 3, as `load` and `run`
+/// (issue 44 follow-up: replay had no before-window watch, so a signal
+/// then ended it by the default disposition, exit 130/143, no JSON).
+#[test]
+fn an_interrupt_before_a_replays_window_writes_the_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = a_trace(dir.path(), 200_000);
+    let engine = if cfg!(feature = "rocksdb") {
+        "rocksdb"
+    } else {
+        "null"
+    };
+    for (i, after) in [0u64, 0, 20, 50].into_iter().enumerate() {
+        let signal = [libc::SIGINT, libc::SIGTERM][i % 2];
+        let json = dir.path().join(format!("replay-{i}.json"));
+        let mut extra = Vec::new();
+        if engine != "null" {
+            let db = dir.path().join(format!("db-{i}"));
+            extra.extend(["--db".to_string(), db.display().to_string()]);
+        }
+        let args = replay_args(&trace, engine, &json, &extra);
+        let what = format!("replay on {engine}, signal {signal} {after} ms");
+        let (status, stderr) = interrupt(dir.path(), &args, signal, Duration::from_millis(after));
+        assert_interrupted(&what, status, &stderr, &json, after == 0);
+    }
+}
+
+/// Redis stopped while `kvperf replay` opens its clients' connections
+/// (its second `PING`), before the window: the step ends within
+/// stalltimeout and its grace naming the wait, exit 3, JSON written.
+#[cfg(feature = "redis")]
+#[test]
+fn redis_stopped_before_a_replays_window_ends_it_naming_the_wait() {
+    let Some(redis) = common::server::Server::start("redis", "waits_replay_before") else {
+        return;
+    };
+    let trace = a_trace(redis.dir(), 2_000);
+    let pid = redis_pid(&redis);
+    let relay = stop_at(redis.port, pid, b"PING", 2);
+    let _cont = Continue(pid);
+    let json = redis.dir().join("replay.json");
+    let extra = [
+        "-p".to_string(),
+        format!("redis.port={}", relay.port),
+        "-p".into(),
+        "stalltimeout=2".into(),
+    ];
+    let (mut child, lines) = spawn(redis.dir(), &replay_args(&trace, "redis", &json, &extra));
+    if relay.stopped.recv_timeout(Duration::from_secs(60)).is_err() {
+        let _ = child.kill();
+        panic!("never sent: {:?}", rest(&lines));
+    }
+    let stopped = Instant::now();
+    let status = wait_within(&mut child, Duration::from_secs(30), "replay");
+    let waited = stopped.elapsed();
+    let stderr = rest(&lines).join("\n");
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(waited < Duration::from_secs(15), "{waited:?}");
+    let out = output(&json);
+    assert!(out.measurements.is_empty(), "{:?}", out.measurements);
+    let error = out.error.unwrap_or_else(|| panic!("{stderr}"));
+    let last = stderr.lines().last().unwrap_or_default();
+    assert_eq!(last, format!("kvperf: {}", error.message));
+    assert!(
+        error.message.contains("stopped answering")
+            && error.message.contains("stalltimeout=2")
+            && (error.message.contains("waited for") || error.message.contains("waiting for")),
+        "{}",
+        error.message
+    );
 }

@@ -314,8 +314,43 @@ impl Engine for LmdbEngine {
     }
 }
 
-fn failed(err: heed::Error) -> OpError {
-    OpError::failed(format!("LMDB: {err}"))
+fn failed(env: &Env, err: heed::Error) -> OpError {
+    OpError::failed(format!("LMDB: {err}{}", why_eio(env, &err)))
+}
+
+/// LMDB returns EIO for a write the filesystem cut short (`mdb_page_flush`:
+/// "short write, filesystem full?"), where a write refused outright gives
+/// ENOSPC. When the filesystem holding the store has no room left (under
+/// 1 MiB available), that is what the EIO was, and it is named; otherwise
+/// the EIO stands as a device's error.
+fn why_eio(env: &Env, err: &heed::Error) -> String {
+    let heed::Error::Io(io) = err else {
+        return String::new();
+    };
+    if io.raw_os_error() != Some(libc::EIO) {
+        return String::new();
+    }
+    match available_bytes(env.path()) {
+        Some(free) if free < 1 << 20 => format!(
+            " (a write cut short: the disk is full, {free} bytes available on the filesystem of '{}')",
+            env.path().display()
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Bytes an unprivileged write may still take on the filesystem of `path`.
+fn available_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data, for which all zeroes is a value.
+    let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct statvfs fills.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut fs) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Some(fs.f_bavail as u64 * fs.f_frsize as u64)
 }
 
 const CORRUPT: &str = "stored value is not a kvperf/YCSB record";
@@ -330,9 +365,11 @@ pub struct LmdbWorker<'a> {
 impl LmdbWorker<'_> {
     /// Writes the encoded record under `key` in a transaction of its own.
     fn write_encoded(&self, key: &[u8]) -> OpResult {
-        let mut wtxn = self.env.write_txn().map_err(failed)?;
-        self.db.put(&mut wtxn, key, &self.encoded).map_err(failed)?;
-        wtxn.commit().map_err(failed)
+        let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
+        self.db
+            .put(&mut wtxn, key, &self.encoded)
+            .map_err(|e| failed(self.env, e))?;
+        wtxn.commit().map_err(|e| failed(self.env, e))
     }
 }
 
@@ -346,8 +383,8 @@ impl LmdbWorker<'_> {
         fields: Option<&[&str]>,
         out: &mut Record,
     ) -> OpResult {
-        let rtxn = self.env.read_txn().map_err(failed)?;
-        match self.db.get(&rtxn, key).map_err(failed)? {
+        let rtxn = self.env.read_txn().map_err(|e| failed(self.env, e))?;
+        match self.db.get(&rtxn, key).map_err(|e| failed(self.env, e))? {
             None => Err(OpError::NotFound),
             Some(value) if codec::decode(value, fields, out) => Ok(()),
             Some(_) => Err(OpError::Failed(CORRUPT.into())),
@@ -362,11 +399,14 @@ impl LmdbWorker<'_> {
         fields: Option<&[&str]>,
         out: &mut ScanResults,
     ) -> OpResult {
-        let rtxn = self.env.read_txn().map_err(failed)?;
+        let rtxn = self.env.read_txn().map_err(|e| failed(self.env, e))?;
         let range = (Bound::Included(start_key), Bound::Unbounded);
-        let iter = self.db.range(&rtxn, &range).map_err(failed)?;
+        let iter = self
+            .db
+            .range(&rtxn, &range)
+            .map_err(|e| failed(self.env, e))?;
         for entry in iter.take(count) {
-            let (_, value) = entry.map_err(failed)?;
+            let (_, value) = entry.map_err(|e| failed(self.env, e))?;
             if !codec::decode(value, fields, out.next_slot()) {
                 return Err(OpError::Failed(CORRUPT.into()));
             }
@@ -375,16 +415,18 @@ impl LmdbWorker<'_> {
     }
 
     fn update(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
-        let mut wtxn = self.env.write_txn().map_err(failed)?;
-        let merged = match self.db.get(&wtxn, key).map_err(failed)? {
+        let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
+        let merged = match self.db.get(&wtxn, key).map_err(|e| failed(self.env, e))? {
             None => return Err(OpError::NotFound),
             Some(stored) => codec::merge(stored, values, &mut self.scratch, &mut self.encoded),
         };
         if !merged {
             return Err(OpError::Failed(CORRUPT.into()));
         }
-        self.db.put(&mut wtxn, key, &self.encoded).map_err(failed)?;
-        wtxn.commit().map_err(failed)
+        self.db
+            .put(&mut wtxn, key, &self.encoded)
+            .map_err(|e| failed(self.env, e))?;
+        wtxn.commit().map_err(|e| failed(self.env, e))
     }
 
     fn insert(&mut self, _table: &str, key: &[u8], values: &Record) -> OpResult {
@@ -394,9 +436,11 @@ impl LmdbWorker<'_> {
 
     /// Deleting a missing key is Ok (RocksDB's behaviour).
     fn delete(&mut self, _table: &str, key: &[u8]) -> OpResult {
-        let mut wtxn = self.env.write_txn().map_err(failed)?;
-        self.db.delete(&mut wtxn, key).map_err(failed)?;
-        wtxn.commit().map_err(failed)
+        let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
+        self.db
+            .delete(&mut wtxn, key)
+            .map_err(|e| failed(self.env, e))?;
+        wtxn.commit().map_err(|e| failed(self.env, e))
     }
 }
 
@@ -410,11 +454,14 @@ pub struct LmdbKvWorker<'a> {
 impl LmdbKvWorker<'_> {
     fn fill(&mut self, from: Bound<&[u8]>) -> Result<bool, OpError> {
         let asked = self.cursor.start_fill();
-        let rtxn = self.env.read_txn().map_err(failed)?;
+        let rtxn = self.env.read_txn().map_err(|e| failed(self.env, e))?;
         let range = (from, Bound::Unbounded);
-        let iter = self.db.range(&rtxn, &range).map_err(failed)?;
+        let iter = self
+            .db
+            .range(&rtxn, &range)
+            .map_err(|e| failed(self.env, e))?;
         for entry in iter.take(asked) {
-            let (key, value) = entry.map_err(failed)?;
+            let (key, value) = entry.map_err(|e| failed(self.env, e))?;
             self.cursor.push(key, value);
         }
         Ok(self.cursor.end_fill(asked))
@@ -425,23 +472,27 @@ super::blocking_raw!(LmdbKvWorker<'_>);
 
 impl LmdbKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
-        let rtxn = self.env.read_txn().map_err(failed)?;
-        match self.db.get(&rtxn, key).map_err(failed)? {
+        let rtxn = self.env.read_txn().map_err(|e| failed(self.env, e))?;
+        match self.db.get(&rtxn, key).map_err(|e| failed(self.env, e))? {
             Some(value) => Ok(value.len()),
             None => Err(OpError::NotFound),
         }
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> OpResult {
-        let mut wtxn = self.env.write_txn().map_err(failed)?;
-        self.db.put(&mut wtxn, key, value).map_err(failed)?;
-        wtxn.commit().map_err(failed)
+        let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
+        self.db
+            .put(&mut wtxn, key, value)
+            .map_err(|e| failed(self.env, e))?;
+        wtxn.commit().map_err(|e| failed(self.env, e))
     }
 
     fn delete(&mut self, key: &[u8]) -> OpResult {
-        let mut wtxn = self.env.write_txn().map_err(failed)?;
-        self.db.delete(&mut wtxn, key).map_err(failed)?;
-        wtxn.commit().map_err(failed)
+        let mut wtxn = self.env.write_txn().map_err(|e| failed(self.env, e))?;
+        self.db
+            .delete(&mut wtxn, key)
+            .map_err(|e| failed(self.env, e))?;
+        wtxn.commit().map_err(|e| failed(self.env, e))
     }
 
     /// Every seek reads a fresh snapshot (no cursor is kept open), so

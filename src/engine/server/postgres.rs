@@ -84,7 +84,9 @@ use wire::{
 use super::endpoint;
 use super::kv::{self, KvBatch};
 use super::options::OptionValues;
-use super::reconnect::{wait_limit, within, Backoff};
+use super::reconnect::{
+    handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
+};
 use super::{
     run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine,
     EngineInfo, EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult,
@@ -136,9 +138,10 @@ pub static SPEC: EngineSpec = EngineSpec {
     db_bench: map_db_bench_flags,
 };
 
-/// How long connecting and the startup handshake may take in all: a port
-/// where something other than PostgreSQL listens fails in seconds.
-const CONNECT_LIMIT: Duration = Duration::from_secs(5);
+/// How long the probe of a failed connection (does PostgreSQL answer an
+/// SSLRequest?) may take: a port where something other than PostgreSQL
+/// answers is named in seconds.
+const PROBE_LIMIT: Duration = Duration::from_secs(5);
 /// How long `settle` waits for autovacuum of the store's tables.
 const SETTLE_LIMIT: Duration = Duration::from_secs(600);
 const KEY_COLUMN: &str = "ycsb_key";
@@ -199,6 +202,8 @@ struct PgOptions {
     effective: BTreeMap<String, String>,
     /// `stalltimeout`: how long kvperf's own calls wait for a table's lock.
     wait: Option<Duration>,
+    /// How long a connection's start-up may take (`stalltimeout`).
+    handshake: Duration,
 }
 
 impl std::fmt::Debug for PgOptions {
@@ -280,6 +285,7 @@ impl PgOptions {
             fields,
             effective,
             wait: wait_limit(props),
+            handshake: handshake_limit(props),
         })
     }
 
@@ -299,7 +305,7 @@ impl PgOptions {
             .user(&self.user)
             .dbname(&self.database)
             .application_name("kvperf")
-            .connect_timeout(CONNECT_LIMIT);
+            .connect_timeout(self.handshake);
         if let Some(password) = &self.password {
             config.password(password);
         }
@@ -333,7 +339,9 @@ impl PgOptions {
         // The crate's connect_timeout bounds the TCP connect only; a silent
         // peer keeps the connecting thread until it closes.
         let config = self.config();
-        let mut client = within(CONNECT_LIMIT, move || config.connect(NoTls))
+        let (addr, limit) = (self.addr(), self.handshake);
+        let say = || say_still_waiting("PostgreSQL", &addr, limit);
+        let mut client = within_saying(limit, say, move || config.connect(NoTls))
             .ok_or_else(|| self.silent())?
             .map_err(|e| self.refused(self.why(&e)))?;
         if let Some(sql) = self.session_setup() {
@@ -351,7 +359,7 @@ impl PgOptions {
             user: &self.user,
             password: self.password.as_deref(),
             database: &self.database,
-            limit: CONNECT_LIMIT,
+            limit: self.handshake,
         };
         let mut session = WireSession::<T>::connect(&config)
             .await
@@ -363,14 +371,15 @@ impl PgOptions {
         Ok(session)
     }
 
-    /// A connection whose handshake did not finish within [`CONNECT_LIMIT`].
+    /// A connection whose start-up had no answer within `stalltimeout`:
+    /// a run failure (the server stopped, or something silent listens).
     fn silent(&self) -> anyhow::Error {
-        InputError::Invalid(format!(
-            "PostgreSQL at {} did not answer within {} s: is a PostgreSQL server listening there? (set -p postgres.host and postgres.port)",
-            self.addr(),
-            CONNECT_LIMIT.as_secs()
-        ))
-        .into()
+        no_answer(
+            "PostgreSQL",
+            &self.addr(),
+            "a connection's start-up",
+            self.handshake,
+        )
     }
 
     /// Why the `postgres` crate could not connect, in the terms of
@@ -983,8 +992,8 @@ fn speaks_postgres(addr: &str, err: &postgres::Error) -> bool {
     let probe = || -> std::io::Result<Option<u8>> {
         let sock = std::net::ToSocketAddrs::to_socket_addrs(addr)?.next();
         let Some(sock) = sock else { return Ok(None) };
-        let mut stream = std::net::TcpStream::connect_timeout(&sock, CONNECT_LIMIT)?;
-        stream.set_read_timeout(Some(CONNECT_LIMIT))?;
+        let mut stream = std::net::TcpStream::connect_timeout(&sock, PROBE_LIMIT)?;
+        stream.set_read_timeout(Some(PROBE_LIMIT))?;
         // SSLRequest: length 8, code 80877103.
         stream.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])?;
         let mut first = [0u8];
@@ -1548,14 +1557,17 @@ mod tests {
     }
 
     #[test]
-    fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
+    fn a_listener_that_never_answers_fails_connecting_at_stalltimeout() {
         let _alone = fake_listener::sockets_alone();
         let (_listener, port) = fake_listener::silent();
-        let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 5 s");
-        let limit = CONNECT_LIMIT + Duration::from_secs(3);
-        for (way, err, took) in every_connect(&at(port, "")) {
+        let said = format!("PostgreSQL at 127.0.0.1:{port} did not answer within 1 s while kvperf waited for a connection's start-up: it stopped answering, or what listens there is not PostgreSQL (stalltimeout=1)");
+        let port = port.to_string();
+        let o =
+            PgOptions::from_properties(&props(&[("postgres.port", &port), ("stalltimeout", "1")]))
+                .unwrap();
+        for (way, err, took) in every_connect(&o) {
             assert!(
-                took < limit && err.starts_with(&said),
+                took < Duration::from_secs(4) && err == said,
                 "{way}: {err} after {took:?}"
             );
         }

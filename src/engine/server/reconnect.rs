@@ -15,6 +15,60 @@ pub fn within<T: Send + 'static>(
     rx.recv_timeout(limit).ok()
 }
 
+/// [`within`], saying once (`say`, on this thread) that the call is still
+/// waiting when it has not ended after [`SAY_WAIT_AFTER`]: a connection's
+/// handshake waits out `stalltimeout`, and a user at a silent port learns
+/// why nothing happens long before that.
+pub fn within_saying<T: Send + 'static>(
+    limit: Duration,
+    say: impl FnOnce(),
+    connect: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(connect()));
+    if limit > SAY_WAIT_AFTER {
+        match rx.recv_timeout(SAY_WAIT_AFTER) {
+            Ok(done) => return Some(done),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => say(),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
+        return rx.recv_timeout(limit - SAY_WAIT_AFTER).ok();
+    }
+    rx.recv_timeout(limit).ok()
+}
+
+/// When a connection still waiting for its server's first answer is said.
+pub const SAY_WAIT_AFTER: Duration = Duration::from_secs(5);
+
+/// How long a connection's handshake (connecting, the start-up or first
+/// reply) may wait: `stalltimeout` ([`wait_limit`]), as every call to a
+/// server before the window; a server that stopped answering and a port
+/// where something silent listens look alike on the wire, so neither is
+/// given up on sooner. Without a bound (`stalltimeout=0`), 10^9 s.
+pub fn handshake_limit(props: &crate::properties::Properties) -> Duration {
+    wait_limit(props).unwrap_or(Duration::from_secs(1_000_000_000))
+}
+
+/// The one line of a connection whose handshake had no answer within
+/// `limit` ([`handshake_limit`]): a run failure, naming the server, the
+/// wait and both things it may be.
+pub fn no_answer(server: &str, addr: &str, waited_for: &str, limit: Duration) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{server} at {addr} did not answer within {} s while kvperf waited for {waited_for}: it stopped answering, or what listens there is not {server} (stalltimeout={})",
+        limit.as_secs_f64(),
+        limit.as_secs_f64()
+    )
+}
+
+/// Said once on stderr when a connection has waited [`SAY_WAIT_AFTER`].
+pub fn say_still_waiting(server: &str, addr: &str, limit: Duration) {
+    eprintln!(
+        "kvperf: {server} at {addr} has not answered kvperf's connection for {} s; waiting up to stalltimeout={} s (is the server stopped, or is what listens there not {server}?)",
+        SAY_WAIT_AFTER.as_secs(),
+        limit.as_secs_f64()
+    );
+}
+
 /// How long a call of an engine's own to its server (opening, schema
 /// checks, the footprint and events queries, closing) may wait in all:
 /// `stalltimeout` as the client reads it (seconds, or a duration such as

@@ -81,7 +81,9 @@ use redis::{
 
 use super::endpoint;
 use super::options::OptionValues;
-use super::reconnect::{wait_limit, within, Backoff};
+use super::reconnect::{
+    handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
+};
 use super::{
     Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
@@ -135,9 +137,9 @@ pub static SPEC: EngineSpec = EngineSpec {
 
 /// How long any one command may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
-/// How long connecting and the first reply (`PING`) may take: a port where
-/// something other than Redis listens fails in seconds, not in [`TIMEOUT`].
-const CONNECT_LIMIT: Duration = Duration::from_secs(5);
+/// How long the probe of a failed connection (what does the server say
+/// first?) may take.
+const PROBE_LIMIT: Duration = Duration::from_secs(5);
 /// Keys per command or pipeline when kvperf walks a whole store.
 const BATCH: usize = 1000;
 
@@ -153,6 +155,9 @@ struct RedisOptions {
     database: i64,
     prefix: Vec<u8>,
     effective: BTreeMap<String, String>,
+    /// How long connecting and the first reply (`PING`) may take:
+    /// `stalltimeout`, as every call before the window.
+    handshake: Duration,
 }
 
 impl std::fmt::Debug for RedisOptions {
@@ -202,6 +207,7 @@ impl RedisOptions {
             database,
             prefix: v.text("keyprefix").into_bytes(),
             effective,
+            handshake: handshake_limit(props),
         })
     }
 
@@ -227,7 +233,7 @@ impl RedisOptions {
     }
 
     /// A new blocking connection (a client thread's), timeouts set; the
-    /// handshake and the first reply within [`CONNECT_LIMIT`] in all.
+    /// handshake and the first reply within `stalltimeout` in all.
     fn connect(&self) -> anyhow::Result<Connection> {
         self.connect_as(false)
     }
@@ -240,16 +246,19 @@ impl RedisOptions {
 
     fn connect_as(&self, first: bool) -> anyhow::Result<Connection> {
         let info = self.connection_info()?;
+        let limit = self.handshake;
         let connect = move || {
-            let mut con = redis::Client::open(info)?.get_connection_with_timeout(CONNECT_LIMIT)?;
-            con.set_read_timeout(Some(CONNECT_LIMIT))?;
-            con.set_write_timeout(Some(CONNECT_LIMIT))?;
+            let mut con = redis::Client::open(info)?.get_connection_with_timeout(limit)?;
+            con.set_read_timeout(Some(limit))?;
+            con.set_write_timeout(Some(limit))?;
             cmd("PING").query::<()>(&mut con)?;
             con.set_read_timeout(Some(TIMEOUT))?;
             con.set_write_timeout(Some(TIMEOUT))?;
             Ok(con)
         };
-        within(CONNECT_LIMIT, connect)
+        let addr = self.addr();
+        let say = || say_still_waiting("Redis", &addr, limit);
+        within_saying(limit, say, connect)
             .unwrap_or_else(|| Err(timed_out()))
             .map_err(|e| self.connect_error(&e, first))
     }
@@ -262,7 +271,7 @@ impl RedisOptions {
 
     async fn connect_async_as(&self, first: bool) -> anyhow::Result<MultiplexedConnection> {
         let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(CONNECT_LIMIT))
+            .set_connection_timeout(Some(self.handshake))
             .set_response_timeout(Some(TIMEOUT));
         let client =
             redis::Client::open(self.connection_info()?).map_err(|e| self.unreachable(&e))?;
@@ -273,7 +282,7 @@ impl RedisOptions {
             cmd("PING").query_async::<()>(&mut con).await?;
             Ok(con)
         };
-        tokio::time::timeout(CONNECT_LIMIT, first_reply)
+        tokio::time::timeout(self.handshake, first_reply)
             .await
             .unwrap_or_else(|_| Err(timed_out()))
             .map_err(|e| self.connect_error(&e, first))
@@ -309,11 +318,8 @@ impl RedisOptions {
             .into();
         }
         if err.is_timeout() {
-            InputError::Invalid(format!(
-                "Redis at {addr} did not answer within {} s: is a Redis server listening there? (set -p redis.host and redis.port)",
-                CONNECT_LIMIT.as_secs()
-            ))
-            .into()
+            // A run failure: a stopped server and a silent port look alike.
+            no_answer("Redis", &addr, "a connection's first reply", self.handshake)
         } else if err.kind() == redis::ErrorKind::Parse {
             InputError::Invalid(format!(
                 "the server at {addr} does not speak the Redis protocol (set -p redis.host and redis.port)"
@@ -348,9 +354,9 @@ impl RedisOptions {
             .to_socket_addrs()
             .ok()?
             .next()?;
-        let mut stream = TcpStream::connect_timeout(&addr, CONNECT_LIMIT).ok()?;
-        stream.set_read_timeout(Some(CONNECT_LIMIT)).ok()?;
-        stream.set_write_timeout(Some(CONNECT_LIMIT)).ok()?;
+        let mut stream = TcpStream::connect_timeout(&addr, PROBE_LIMIT).ok()?;
+        stream.set_read_timeout(Some(PROBE_LIMIT)).ok()?;
+        stream.set_write_timeout(Some(PROBE_LIMIT)).ok()?;
         let _ = stream.write_all(b"PING\r\n");
         let mut reply = [0u8; 256];
         let n = stream.read(&mut reply).ok()?;
@@ -399,9 +405,9 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let budget = Budget::new(wait);
     let context = |e: RedisError| {
         if e.is_timeout() {
+            let limit = wait.map_or(TIMEOUT, |w| w).as_secs_f64();
             anyhow::anyhow!(
-                "Redis at {addr} stopped answering while kvperf opened its store (stalltimeout={} s): {e}",
-                wait.map_or(TIMEOUT, |w| w).as_secs_f64()
+                "Redis at {addr} did not answer within {limit} s while kvperf waited for its store's checks (opening it), before the measured window: it stopped answering (stalltimeout={limit})"
             )
         } else {
             anyhow::anyhow!("Redis at {addr}: {e}")
@@ -1422,16 +1428,20 @@ mod tests {
     }
 
     #[test]
-    fn a_listener_that_never_answers_fails_connecting_within_the_limit() {
+    fn a_listener_that_never_answers_fails_connecting_at_stalltimeout() {
         let _alone = fake_listener::sockets_alone();
         let (_listener, port) = fake_listener::silent();
-        let o = at(port);
-        let limit = CONNECT_LIMIT + Duration::from_secs(3);
+        let o = RedisOptions::from_properties(&props(&[
+            ("redis.port", &port.to_string()),
+            ("stalltimeout", "1"),
+        ]))
+        .unwrap();
+        let limit = Duration::from_secs(4);
         let started = std::time::Instant::now();
         let err = format!("{:#}", o.connect().err().expect("nothing answers"));
         assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
-        let said = format!("Redis at 127.0.0.1:{port} did not answer within 5 s");
-        assert!(err.starts_with(&said), "{err}");
+        let said = format!("Redis at 127.0.0.1:{port} did not answer within 1 s while kvperf waited for a connection's first reply: it stopped answering, or what listens there is not Redis (stalltimeout=1)");
+        assert_eq!(err, said);
         let started = std::time::Instant::now();
         let err = format!(
             "{:#}",
@@ -1440,7 +1450,7 @@ mod tests {
                 .expect_err("nothing answers")
         );
         assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
-        assert!(err.starts_with(&said), "{err}");
+        assert_eq!(err, said);
     }
 
     #[test]
