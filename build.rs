@@ -49,6 +49,9 @@ fn main() {
         .to_string();
     println!("cargo:rustc-env=KVPERF_ROCKSDB_VERSION={rocksdb}");
     rocksdb_runpath();
+    println!("cargo:rustc-check-cfg=cfg(kvperf_rocksdb_trace)");
+    #[cfg(feature = "rocksdb")]
+    rocksdb_trace_shim(&lock);
     // The embedded engines' crate versions, for their `info().version`.
     for (krate, var) in [
         ("heed", "KVPERF_HEED_VERSION"),
@@ -140,4 +143,54 @@ fn wiredtiger() {
     println!("cargo:rustc-link-lib=dylib=wiredtiger");
     // Where the compressor extensions (libwiredtiger_snappy.so...) are.
     println!("cargo:rustc-env=KVPERF_WT_LIBDIR={libdir}");
+}
+
+/// With the release library (`ROCKSDB_LIB_DIR`), compiles
+/// csrc/rocksdb_trace_shim.cc (`-p rocksdb.trace=FILE`: DB::StartTrace,
+/// C++ only in that release) against the headers of the same RocksDB
+/// release, which the pinned librocksdb-sys crate bundles, and sets
+/// `kvperf_rocksdb_trace`. The release library keeps GCC's pre-C++11
+/// std::string ABI. Without it (KVPERF_ROCKSDB=source) no shim is built
+/// and `rocksdb.trace` says so.
+#[cfg(feature = "rocksdb")]
+fn rocksdb_trace_shim(lock: &str) {
+    use std::path::PathBuf;
+
+    println!("cargo:rerun-if-changed=csrc/rocksdb_trace_shim.cc");
+    if std::env::var_os("ROCKSDB_LIB_DIR").is_none() {
+        return;
+    }
+    let Some(version) = lock
+        .split("[[package]]")
+        .find(|p| p.contains("name = \"librocksdb-sys\""))
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+        .map(|v| v.trim_end_matches('"').to_string())
+    else {
+        return;
+    };
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let registries = cargo_home
+        .map(|h| h.join("registry/src"))
+        .and_then(|d| std::fs::read_dir(d).ok());
+    let Some(source) = registries.into_iter().flatten().flatten().find_map(|r| {
+        let dir = r.path().join(format!("librocksdb-sys-{version}/rocksdb"));
+        dir.join("db/column_family.h").exists().then_some(dir)
+    }) else {
+        return;
+    };
+    cc::Build::new()
+        .cpp(true)
+        .file("csrc/rocksdb_trace_shim.cc")
+        .include(&source)
+        .include(source.join("include"))
+        .define("_GLIBCXX_USE_CXX11_ABI", "0")
+        .define("ROCKSDB_PLATFORM_POSIX", None)
+        .define("OS_LINUX", None)
+        .flag("-std=c++17")
+        .opt_level(2)
+        .warnings(false)
+        .compile("kvperf_rocksdb_trace_shim");
+    println!("cargo:rustc-cfg=kvperf_rocksdb_trace");
 }

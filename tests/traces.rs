@@ -754,3 +754,169 @@ fn fit_check_puts_a_hot_set_csv_trace_and_its_fit_side_by_side() {
         .contains("requestdistribution=hotspot"));
     assert_input_error(&kvperf(dir, &["fit", "hot.kvtrace"]), "--output");
 }
+
+/// "N Get, W write batches (P Put, ...), S iterator seeks, ..." from
+/// `kvperf trace import --from rocksdb`: the number before `what`.
+fn rocksdb_count(stderr: &str, what: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("from RocksDB's trace"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let before = line.split(what).next().unwrap();
+    let number = before.rsplit([' ', '(']).find(|w| !w.is_empty()).unwrap();
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("{what} in {line}"))
+}
+
+/// A run on RocksDB recording both traces (`-p trace.output` and
+/// `-p rocksdb.trace`): RocksDB's decodes to what kvperf issued (a read
+/// is a Get, an update a Get and a Put, an insert a Put, a scan a seek),
+/// and both replay on RocksDB, LMDB and Redis with their counts. Bad
+/// RocksDB traces are one line each.
+#[test]
+fn a_rocksdb_trace_of_a_run_decodes_to_its_counts_and_replays_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let e = workload("e");
+    let shape = [
+        "-P",
+        &e,
+        "-p",
+        "recordcount=300",
+        "-p",
+        "fieldcount=2",
+        "-p",
+        "fieldlength=20",
+    ];
+    let load = kvperf(dir, &[&["load"][..], &shape, &["--db", "db"]].concat());
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let mix = [
+        "-p",
+        "operationcount=1200",
+        "-p",
+        "readproportion=0.4",
+        "-p",
+        "updateproportion=0.3",
+        "-p",
+        "insertproportion=0.1",
+        "-p",
+        "scanproportion=0.2",
+        "-p",
+        "maxscanlength=5",
+    ];
+    let traces = [
+        "-p",
+        "trace.output=run.kvtrace",
+        "-p",
+        "rocksdb.trace=rocks.trace",
+    ];
+    let run = kvperf(
+        dir,
+        &[&["run", "--db", "db"][..], &shape, &mix, &traces].concat(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ran = |group: &str| metric(&run.stdout, group, "Operations").unwrap_or(0.0);
+    let out = kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "rocks.trace",
+            "--from",
+            "rocksdb",
+            "--output",
+            "rocks.kvtrace",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let decoded = |what| rocksdb_count(&out.stderr, what);
+    assert_eq!(
+        decoded(" Get,"),
+        ran("READ") + ran("UPDATE"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        decoded(" Put,"),
+        ran("UPDATE") + ran("INSERT"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(decoded(" iterator seeks"), ran("SCAN"), "{}", out.stderr);
+    let server = common::server::Server::start(
+        "redis",
+        "a_rocksdb_trace_of_a_run_decodes_to_its_counts_and_replays_everywhere",
+    );
+    let redis_port = server.as_ref().map(|s| s.port_property("redis"));
+    for trace in ["run.kvtrace", "rocks.kvtrace"] {
+        let mut engines = vec![("rocksdb", None), ("lmdb", None)];
+        if let Some(port) = &redis_port {
+            engines.push(("redis", Some(port.as_str())));
+        }
+        for (engine, port) in engines {
+            let db = format!("{engine}-{trace}");
+            let mut args = vec!["replay", trace, "--engine", engine];
+            match port {
+                Some(p) => args.extend(["-p", p]),
+                None => args.extend(["--db", &db]),
+            }
+            let out = kvperf(dir, &args);
+            assert_eq!(out.code, 0, "{trace} on {engine}: {}", out.stderr);
+            let replayed = |group: &str| metric(&out.stdout, group, "Operations").unwrap_or(0.0);
+            if trace == "run.kvtrace" {
+                for group in ["READ", "UPDATE", "INSERT", "SCAN"] {
+                    assert_eq!(replayed(group), ran(group), "{trace} {engine} {group}");
+                }
+            } else {
+                assert_eq!(replayed("READ"), decoded(" Get,"), "{engine}");
+                assert_eq!(
+                    replayed("UPDATE") + replayed("INSERT"),
+                    decoded(" Put,"),
+                    "{engine}"
+                );
+                assert_eq!(replayed("SCAN"), decoded(" iterator seeks"), "{engine}");
+            }
+        }
+    }
+    let whole = std::fs::read(dir.join("rocks.trace")).unwrap();
+    std::fs::write(dir.join("cut.trace"), &whole[..whole.len() / 2 + 3]).unwrap();
+    std::fs::write(dir.join("empty.trace"), b"").unwrap();
+    std::fs::write(
+        dir.join("text.trace"),
+        b"time,op,key,value_size\n0,read,k,1\n",
+    )
+    .unwrap();
+    for (input, needle) in [
+        ("cut.trace", "truncated"),
+        ("empty.trace", "empty"),
+        ("text.trace", "not a RocksDB trace"),
+    ] {
+        let out = kvperf(
+            dir,
+            &[
+                "trace",
+                "import",
+                input,
+                "--from",
+                "rocksdb",
+                "--output",
+                "bad.kvtrace",
+            ],
+        );
+        assert_input_error(&out, needle);
+    }
+    assert_input_error(
+        &kvperf(
+            dir,
+            &[
+                &["run", "--db", "db"][..],
+                &shape,
+                &mix,
+                &["-p", "rocksdb.trace=rocks.trace"],
+            ]
+            .concat(),
+        ),
+        "exists",
+    );
+}

@@ -11,9 +11,7 @@ use super::replay::{self, ReplayArgs};
 use super::ycsb::{self, YcsbArgs};
 use crate::measure::OpKind;
 use crate::output::Format;
-use crate::results::step::{Measurement, OpStats, StepOutput};
-use crate::runner::before_window::{BeforeWindow, Watching};
-use crate::step;
+use crate::results::step::{Measurement, OpStats};
 use crate::trace::fit::Fit;
 use crate::workload::ycsb::Phase;
 
@@ -50,13 +48,8 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
         output: None,
         settle_after_load: true,
     };
-    let mut replayed = StepOutput::begin("replay");
-    // The replay side has load's and run's before-window watch too.
-    let keeper = super::stall_keeper();
-    let watching = Watching(BeforeWindow::watch("the replay's checks", keeper.clone()));
-    let measured = replay::measure(&replay_args, &mut replayed, None, (&watching.0, &keeper));
-    drop(watching);
-    step::finish(&mut replayed, measured)?;
+    let (replayed, finished) = replay::measured_step(&replay_args, None);
+    finished?;
     // The fitted file's properties first, so the user's -p win; the
     // fitted side runs closed loop like the replay.
     let mut fitted_properties: Vec<String> = workload_properties(&fit.workload_file("the check"))

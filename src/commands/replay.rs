@@ -73,16 +73,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     // it with its output written (exit 3), and a server that stops
     // answering before the window ends it at stalltimeout plus a grace.
     runner::stop_on_interrupt();
-    let mut out = StepOutput::begin("replay");
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
-    let json_to = destination.as_ref().filter(|_| args.format == Format::Json);
-    let keeper = super::stall_keeper();
-    step::keep_on_stall(&keeper, &out, json_to, None);
-    let watching = Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
-    let measured = measure(&args, &mut out, json_to, (&watching.0, &keeper));
-    drop(watching);
-    let finished = step::finish(&mut out, measured);
+    let (out, finished) = measured_step(&args, destination.as_ref());
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
     finished.map(|Finished| ())
 }
@@ -93,7 +86,24 @@ const SPEEDS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
 /// The most clients a replay starts, as `threadcount` of a run.
 const MOST_THREADS: usize = 1_000_000;
 
-pub(super) fn measure(
+/// Runs the replay and returns what it measured, not yet printed
+/// (`kvperf fit --check` compares it with the fitted workload's run).
+pub(super) fn measured_step(
+    args: &ReplayArgs,
+    destination: Option<&Destination>,
+) -> (StepOutput, anyhow::Result<Finished>) {
+    let mut out = StepOutput::begin("replay");
+    let json_to = destination.filter(|_| args.format == Format::Json);
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, &out, json_to, None);
+    let watching = Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
+    let measured = measure(args, &mut out, json_to, (&watching.0, &keeper));
+    drop(watching);
+    let finished = step::finish(&mut out, measured);
+    (out, finished)
+}
+
+fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
     json_to: Option<&Destination>,

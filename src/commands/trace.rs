@@ -21,13 +21,15 @@ pub enum TraceCommand {
         Example:\n  kvperf trace show run.kvtrace --format csv > run.csv"
     )]
     Show(ShowArgs),
-    /// Make a kvperf trace from a CSV trace (plain or Twitter's layout).
+    /// Make a kvperf trace from a CSV trace (plain or Twitter's) or RocksDB's.
     #[command(
         long_about = "Make a kvperf trace from another tool's trace, to replay or fit it.\n\n\
         --from csv: `time,op,key,value_size` (time in seconds; op read, update, insert,\n\
         delete, scan (size = scan length) or rmw; get/set/put/add/del too).\n\
         --from twitter: Twitter's cache traces (github.com/twitter/cache-trace):\n\
         `timestamp,anonymized key,key size,value size,client id,operation,TTL`.\n\
+        --from rocksdb: RocksDB's binary query trace (`-p rocksdb.trace=FILE`, db_bench\n\
+        -trace_file): Get, write batches, iterator seeks, MultiGet (docs/traces.md).\n\
         A first line naming the columns, blank lines and `#` lines are skipped.\n\n\
         Example:\n  kvperf trace import cluster52.csv --from twitter --output cluster52.kvtrace"
     )]
@@ -36,7 +38,7 @@ pub enum TraceCommand {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The CSV trace.
+    /// The trace to import.
     pub input: PathBuf,
     /// Its layout.
     #[arg(long, value_enum)]
@@ -69,6 +71,16 @@ fn import_trace(args: &ImportArgs) -> anyhow::Result<()> {
         crate::trace::format::WRITTEN,
         &[&args.input],
     )?;
+    if args.from == Layout::Rocksdb {
+        let counts = import::from_rocksdb::import(&args.input, destination)?;
+        eprintln!(
+            "kvperf: {} operations imported into '{}' from RocksDB's trace: {}",
+            counts.operations,
+            args.output.display(),
+            counts.summary()
+        );
+        return Ok(());
+    }
     let done = import::import(&args.input, args.from, destination)?;
     eprintln!(
         "kvperf: {} operations of {} clients imported into '{}'{}",

@@ -25,6 +25,8 @@ pub mod rocksdb_library;
 mod rocksdb_options_string;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb_release;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_trace;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "wiredtiger")]

@@ -78,6 +78,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "format_version", default: "7", help: "block-based table format; 6 or lower for readers older than RocksDB 10.4 (YCSB's binding, rocksdbjni 10.2.1)" },
         EngineOption { name: "options", default: "", help: "any other options as a RocksDB options string, applied first" },
         EngineOption { name: "version", default: "", help: "RocksDB release to run on, e.g. 10.2.1 (its release library, fetched on first use); empty = the one kvperf links" },
+        EngineOption { name: "trace", default: "", help: "write RocksDB's own query trace of the store, open to close, to this new FILE (kvperf trace import --from rocksdb reads it)" },
     ],
     open,
     db_bench: map_db_bench_flags,
@@ -135,6 +136,8 @@ pub struct RocksOptions {
     /// (`delayed_write_rate=8388608;enable_pipelined_write=true`), applied
     /// before the options above.
     pub options: String,
+    /// `rocksdb.trace`: RocksDB's query trace to this file ("" = none).
+    pub trace: String,
     /// Every option's effective text, for the results.
     pub effective: BTreeMap<String, String>,
 }
@@ -217,6 +220,7 @@ impl RocksOptions {
                 .bool("use_direct_io_for_flush_and_compaction")?,
             format_version,
             options: v.text("options"),
+            trace: v.text("trace"),
             effective: v.effective(),
         })
     }
@@ -416,8 +420,25 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<RocksEngine> {
         DB::destroy(&db_options, dir)
             .with_context(|| format!("cannot remove the RocksDB store in '{}'", dir.display()))?;
     }
-    let db = DB::open(&db_options, dir)
-        .with_context(|| format!("cannot open RocksDB in '{}'", dir.display()))?;
+    if !options.trace.is_empty() {
+        super::rocksdb_trace::check(Path::new(&options.trace))?;
+    }
+    let tracing = !options.trace.is_empty();
+    let db = if tracing {
+        // The trace shim reaches the DB through the default column
+        // family's handle, which the binding keeps only when it is named.
+        let default = rocksdb::ColumnFamilyDescriptor::new(
+            rocksdb::DEFAULT_COLUMN_FAMILY_NAME,
+            db_options.clone(),
+        );
+        DB::open_cf_descriptors(&db_options, dir, [default])
+    } else {
+        DB::open(&db_options, dir)
+    }
+    .with_context(|| format!("cannot open RocksDB in '{}'", dir.display()))?;
+    if tracing {
+        super::rocksdb_trace::start(&db, Path::new(&options.trace))?;
+    }
     let mut options = options;
     // What RocksDB says it runs with wins over the names kvperf set: a
     // `rocksdb.options` string may have changed them.
@@ -428,6 +449,7 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<RocksEngine> {
         options,
         db_options,
         background: Mutex::new(None),
+        tracing: std::sync::atomic::AtomicBool::new(tracing),
     })
 }
 
@@ -521,6 +543,27 @@ pub struct RocksEngine {
     db_options: Options,
     /// RocksDB's background threads, found at the first `activity` poll.
     background: Mutex<Option<BackgroundThreads>>,
+    /// `rocksdb.trace` is being written (ended at close or drop).
+    tracing: std::sync::atomic::AtomicBool,
+}
+
+impl RocksEngine {
+    /// Ends `rocksdb.trace`, once.
+    fn end_trace(&self) -> anyhow::Result<()> {
+        if self
+            .tracing
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            super::rocksdb_trace::end(&self.db)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RocksEngine {
+    fn drop(&mut self) {
+        let _ = self.end_trace();
+    }
 }
 
 impl RocksEngine {
@@ -740,7 +783,7 @@ impl Engine for RocksEngine {
         // Flush memtables so a following `run` (a new process) starts from SSTs
         // and the load's write cost is inside the load's accounting.
         self.db.flush().context("RocksDB flush failed")?;
-        Ok(())
+        self.end_trace()
     }
 }
 

@@ -25,6 +25,9 @@ pub enum Layout {
     /// Twitter's cache traces (twitter/cache-trace): `timestamp,
     /// anonymized key,key size,value size,client id,operation,TTL`.
     Twitter,
+    /// RocksDB's binary query trace (`-p rocksdb.trace=FILE`, db_bench's
+    /// `-trace_file`): Get, write batches, iterator seeks, MultiGet.
+    Rocksdb,
 }
 
 impl Layout {
@@ -32,6 +35,7 @@ impl Layout {
         match self {
             Layout::Csv => "csv",
             Layout::Twitter => "twitter",
+            Layout::Rocksdb => "rocksdb",
         }
     }
 
@@ -42,6 +46,7 @@ impl Layout {
         let wanted = match self {
             Layout::Csv => 4,
             Layout::Twitter => 7,
+            Layout::Rocksdb => 0,
         };
         if cells.len() != wanted {
             return Err(format!(
@@ -69,6 +74,7 @@ impl Layout {
                 size: number(cells[3], "value size")?,
                 client: cells[4],
             })),
+            Layout::Rocksdb => Err("RocksDB's trace is binary: not read by line".into()),
         }
     }
 }

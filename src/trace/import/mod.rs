@@ -3,7 +3,9 @@
 //! and written as a kvperf trace, one block per client, with the times
 //! as intended starts (the trace's schedule) from its first line.
 
+pub mod from_rocksdb;
 pub mod layouts;
+pub mod rocksdb;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
