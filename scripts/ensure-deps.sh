@@ -14,7 +14,10 @@
 # OpenIPMI's BMC simulator ipmi_sim and ipmitool (tests/bmc.rs; openipmi's
 # init script is not started), openssl and Python's venv for sushy-tools'
 # Redfish service (scripts/sushy-tools.sh installs it from PyPI into the
-# cache), and util-linux's losetup (tests/device.rs).
+# cache), util-linux's losetup (tests/device.rs), and kubectl
+# (tests/kubernetes.rs; the `kubectl` package of the apt source that has
+# one: Kubernetes' pkgs.k8s.io or Google's cloud SDK; Debian 12 itself has
+# only kubernetes-client 1.20, too old for the v1.34 node).
 set -euo pipefail
 
 missing=()
@@ -27,6 +30,7 @@ if [ "${1:-}" = "--with-chromium" ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v losetup >/dev/null 2>&1 || missing+=(util-linux)
+  command -v kubectl >/dev/null 2>&1 || missing+=(kubectl)
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 fi
 command -v clang >/dev/null 2>&1 || missing+=(clang)

@@ -1,72 +1,59 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane on this Debian machine, in parts: etcd,
-# kube-apiserver and kube-controller-manager (no scheduler, no kubelet),
-# for trying the kubernetes launcher's Jobs and for the test suite
-# (tests/kubernetes.rs). Run it as root:
+# kube-apiserver and kube-controller-manager; scripts/k8s-node.sh adds a
+# scheduler, a kubelet and a container runtime to it. For trying the
+# kubernetes launcher's Jobs and for the test suite (tests/kubernetes.rs).
+# Run it as root:
 #
 #   scripts/k8s-apiserver.sh            # build (first time only), start; waits until Jobs get pods
-#   scripts/k8s-apiserver.sh build      # only build (and cache) the two binaries
-#   scripts/k8s-apiserver.sh built      # exit 0 when both binaries are cached (prints where)
+#   scripts/k8s-apiserver.sh build      # only build (and cache) the four binaries (the node's too)
+#   scripts/k8s-apiserver.sh built      # exit 0 when all four are cached (prints where)
 #   scripts/k8s-apiserver.sh stop       # stops the daemons this script started
 #   scripts/k8s-apiserver.sh status     # one line: running or not, and the kubeconfig
 #
 # Then: export KUBECONFIG=/var/lib/kvperf-k8s/kubeconfig; kubectl get ns
 #
 # What it does, each part only when needed (a second run is a no-op):
-# - builds kube-apiserver and kube-controller-manager v1.34.0 with Go
+# - builds kube-apiserver, kube-controller-manager, kube-scheduler and
+#   kubelet v1.34.0, in one `go build`, with Go
 #   (GO, default /usr/local/go/bin/go, at least 1.24) from the Go module
 #   proxy, in a wrapper module under KVPERF_K8S_CACHE (default
 #   ~/.cache/kvperf/k8s, outside any clone) that requires k8s.io/kubernetes
 #   v1.34.0 and pins its staging modules (k8s.io/api, k8s.io/apiserver,
 #   k8s.io/client-go...) at v0.34.0: kubernetes' own go.mod points them at
 #   ./staging with replace directives, which do not apply to a module that
-#   depends on it. About 10-20 minutes per binary on 2 cores (nice 15);
-#   the binaries are cached in KVPERF_K8S_CACHE/bin-v1.34.0;
+#   depends on it. 24 minutes for all four on 2 cores shared with other
+#   builds (nice 15, load average 8-12, 2026-11-28, modules downloaded
+#   included); the binaries are cached in KVPERF_K8S_CACHE/bin-v1.34.0;
 # - apt-get installs Debian's etcd-server when there is no etcd (the
 #   package's service is not started: policy-rc.d);
 # - in STATE (KVPERF_K8S_STATE, default /var/lib/kvperf-k8s; a directory
 #   this script made, with its marker file, or none: any other is refused):
 #   a self-signed certificate for 127.0.0.1 (openssl), a service-account
 #   key, a static token file (one admin token, group system:masters), and
-#   a kubeconfig (context kvperf-local) with that token;
+#   a kubeconfig (context kvperf-local) with that token, and a client CA
+#   with the API server's client certificate for kubelets;
 # - starts etcd (127.0.0.1:12379, data in STATE/etcd), kube-apiserver
 #   (https://127.0.0.1:16443, etcd as its store, token authentication,
 #   RBAC) and kube-controller-manager (127.0.0.1 only, no leader election),
 #   each a session leader with its log in STATE/logs, and waits (bounded)
 #   until the API server is ready and the controller-manager has made the
 #   default namespace's service account (so a Job's pods can be created).
-# Pods are created by the Job controller and stay Pending: nothing
-# schedules or runs them here.
+# Alone, pods are created by the Job controller and stay Pending: nothing
+# schedules or runs them (scripts/k8s-node.sh does).
 # Every failure is one line on stderr and a non-zero exit.
 set -euo pipefail
 
-K8S_VERSION=v1.34.0
 STAGING_VERSION=v0.34.0
-GO=${GO:-/usr/local/go/bin/go}
-CACHE=${KVPERF_K8S_CACHE:-$HOME/.cache/kvperf/k8s}
-BIN=$CACHE/bin-$K8S_VERSION
-STATE=${KVPERF_K8S_STATE:-/var/lib/kvperf-k8s}
-MARKER=$STATE/.written-by-kvperf-k8s-apiserver
-WAIT=${K8S_SETUP_WAIT:-90}        # seconds for each wait below
 ETCD_PORT=12379
 ETCD_PEER_PORT=12380
 API_PORT=16443
 CONTEXT=kvperf-local
 
-die() { echo "k8s-apiserver: $*" >&2; exit 1; }
-say() { echo "k8s-apiserver: $*" >&2; }
-
-alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
-pid_of() { [ -s "$1" ] && tr -dc 0-9 <"$1" || true; }
-
-# The pid of a daemon this script started, if it still runs as that program.
-running() {
-  local name=$1 pid
-  pid=$(pid_of "$STATE/run/$name.pid")
-  alive "$pid" && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${name:0:15}" ] && echo "$pid"
-}
-
-built() { [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; }
+# shellcheck disable=SC2034 # read by k8s-common.sh
+TAG=k8s-apiserver
+. "$(dirname "$0")/k8s-common.sh"
+MARKER=$STATE/.written-by-kvperf-k8s-apiserver
 
 # The staging modules of k8s.io/kubernetes v1.34.0 (its go.mod's replace
 # directives to ./staging/src/k8s.io/...).
@@ -100,42 +87,40 @@ build() {
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags="$ldflags -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=34 -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
-  for cmd in kube-apiserver kube-controller-manager; do
+  # One `go build` of all the missing commands: they share most packages,
+  # so building them together costs little more than the largest alone.
+  local missing="" pkgs=""
+  for cmd in $NODE_BINARIES; do
     [ -x "$BIN/$cmd" ] && continue
-    say "building $cmd $K8S_VERSION with $("$GO" version | awk '{print $3}') (10-20 min on 2 cores; log in $CACHE/build-$cmd.log)"
-    t0=$(date +%s)
-    if ! (cd "$src" && GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0 \
-          nice -n 15 "$GO" build -trimpath -ldflags "$ldflags" -o "$BIN/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd") \
-          >"$CACHE/build-$cmd.log" 2>&1; then
-      die "building $cmd failed: $(tail -1 "$CACHE/build-$cmd.log") (see $CACHE/build-$cmd.log)"
-    fi
-    mv "$BIN/$cmd.tmp" "$BIN/$cmd"
-    say "built $cmd in $(( $(date +%s) - t0 )) s: $BIN/$cmd"
+    missing="$missing $cmd"; pkgs="$pkgs k8s.io/kubernetes/cmd/$cmd"
   done
+  [ -n "$missing" ] || return 0
+  say "building$missing $K8S_VERSION with $("$GO" version | awk '{print $3}') (about 25 min on 2 cores at nice 15; log in $CACHE/build.log)"
+  t0=$(date +%s)
+  rm -rf "$BIN/.tmp"; mkdir -p "$BIN/.tmp"
+  # shellcheck disable=SC2086 # $pkgs is a list of package paths
+  if ! (cd "$src" && GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0 \
+        nice -n 15 "$GO" build -trimpath -ldflags "$ldflags" -o "$BIN/.tmp/" $pkgs) \
+        >"$CACHE/build.log" 2>&1; then
+    die "building$missing failed: $(tail -1 "$CACHE/build.log") (see $CACHE/build.log)"
+  fi
+  for cmd in $missing; do mv "$BIN/.tmp/$cmd" "$BIN/$cmd"; done
+  rmdir "$BIN/.tmp"
+  say "built$missing in $(( $(date +%s) - t0 )) s: $BIN"
 }
 
 stop() {
   [ -d "$STATE/run" ] || { say "nothing to stop (no $STATE/run)"; return 0; }
   # The reverse of starting.
-  local name pid
-  for name in kube-controller-manager kube-apiserver etcd; do
-    pid=$(running "$name" || true)
-    if [ -n "$pid" ]; then
-      kill "$pid"
-      for _ in $(seq 1 $((WAIT * 5))); do alive "$pid" || break; sleep 0.2; done
-      alive "$pid" && die "$name (pid $pid) did not stop within ${WAIT}s"
-      say "stopped $name (pid $pid)"
-    fi
-    rm -f "$STATE/run/$name.pid"
-  done
+  stop_daemons kube-controller-manager kube-apiserver etcd
 }
 
 case "${1:-start}" in
   start) ;;
   build) build; exit 0 ;;
   built)
-    if built; then echo "$BIN/kube-apiserver $BIN/kube-controller-manager"; exit 0; fi
-    echo "not built: no $BIN/kube-apiserver or kube-controller-manager (scripts/k8s-apiserver.sh build)"; exit 1 ;;
+    if built; then echo "$BIN: $NODE_BINARIES"; exit 0; fi
+    echo "not built: not all of $NODE_BINARIES in $BIN (scripts/k8s-apiserver.sh build)"; exit 1 ;;
   stop) stop; exit 0 ;;
   status)
     if running kube-apiserver >/dev/null && running kube-controller-manager >/dev/null && running etcd >/dev/null; then
@@ -188,6 +173,25 @@ if [ ! -s "$pki/apiserver.crt" ] || [ ! -s "$pki/apiserver.key" ]; then
     -addext "extendedKeyUsage=serverAuth" >/dev/null 2>&1 || die "openssl could not make the certificate"
   say "made a self-signed certificate for 127.0.0.1 in $pki"
 fi
+# The API server's client certificate for the kubelet (logs, exec), signed
+# by a CA of its own (the serving certificate above is for servers only),
+# which the kubelet trusts (scripts/k8s-node.sh).
+if [ ! -s "$pki/client-ca.crt" ] || [ ! -s "$pki/client-ca.key" ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kvperf-k8s-client-ca" \
+    -keyout "$pki/client-ca.key" -out "$pki/client-ca.crt" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" >/dev/null 2>&1 \
+    || die "openssl could not make the client CA"
+  rm -f "$pki/kubelet-client.crt"
+fi
+if [ ! -s "$pki/kubelet-client.crt" ] || [ ! -s "$pki/kubelet-client.key" ]; then
+  openssl req -new -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+    -keyout "$pki/kubelet-client.key" -out "$pki/kubelet-client.csr" >/dev/null 2>&1 \
+    && openssl x509 -req -in "$pki/kubelet-client.csr" -CA "$pki/client-ca.crt" -CAkey "$pki/client-ca.key" \
+      -CAcreateserial -days 3650 -out "$pki/kubelet-client.crt" \
+      -extfile <(printf 'extendedKeyUsage=clientAuth\n') >/dev/null 2>&1 \
+    || die "openssl could not make the API server's client certificate for the kubelet"
+  rm -f "$pki/kubelet-client.csr"
+fi
 if [ ! -s "$pki/sa.key" ]; then
   openssl genrsa -out "$pki/sa.key" 2048 >/dev/null 2>&1 || die "openssl could not make the service-account key"
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" >/dev/null 2>&1 || die "openssl could not write the service-account public key"
@@ -225,28 +229,6 @@ if [ ! -e "$STATE/kubeconfig" ] || [ "$(cat "$STATE/kubeconfig")" != "$kubeconfi
 fi
 
 # --- daemons ----------------------------------------------------------------
-# name, then the command; a session leader, so the caller's Ctrl-C or the
-# end of a test binary does not take it down.
-start_daemon() {
-  local name=$1 pid; shift
-  if pid=$(running "$name"); then return 0; fi
-  setsid "$@" >>"$STATE/logs/$name.log" 2>&1 </dev/null &
-  pid=$!
-  echo "$pid" >"$STATE/run/$name.pid"
-  say "started $name (pid $pid; log $STATE/logs/$name.log)"
-}
-
-# Waits until `check` succeeds, while `name` runs.
-wait_until() {
-  local name=$1 what=$2; shift 2
-  for _ in $(seq 1 $((WAIT * 2))); do
-    "$@" >/dev/null 2>&1 && return 0
-    running "$name" >/dev/null || die "$name stopped: $(tail -1 "$STATE/logs/$name.log")"
-    sleep 0.5
-  done
-  die "$what within ${WAIT}s (see $STATE/logs/$name.log)"
-}
-
 start_daemon etcd etcd --name kvperf --data-dir "$STATE/etcd" \
   --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
   --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -261,7 +243,9 @@ start_daemon kube-apiserver "$BIN/kube-apiserver" \
   --token-auth-file="$STATE/tokens.csv" --authorization-mode=Node,RBAC \
   --service-account-issuer=https://kubernetes.default.svc \
   --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-  --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true
+  --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true \
+  --kubelet-client-certificate="$pki/kubelet-client.crt" --kubelet-client-key="$pki/kubelet-client.key" \
+  --kubelet-preferred-address-types=Hostname
 wait_until kube-apiserver "the API server was not ready" \
   curl -fsS --cacert "$pki/apiserver.crt" -H "Authorization: Bearer $token" "https://127.0.0.1:$API_PORT/readyz"
 

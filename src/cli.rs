@@ -171,8 +171,12 @@ pub enum Command {
         the key popularity (uniform, zipfian with its constant by maximum likelihood,\n\
         hotspot, exponential: the one whose key-rank CDF is nearest the trace's by\n\
         Kolmogorov-Smirnov distance, printed for each), field count and value sizes,\n\
-        scan lengths and the offered rate. docs/traces.md says what a fit cannot capture.\n\n\
-        Example:\n  kvperf fit run.kvtrace --output workloads/mine"
+        scan lengths and the offered rate. docs/traces.md says what a fit cannot capture.\n\
+        With --check, the trace is replayed and the fitted workload loaded and run on the\n\
+        same engine and store, and their throughput, p50/p95/p99 per operation kind and\n\
+        (RocksDB) block-cache hit ratio are printed side by side with their differences.\n\n\
+        Examples:\n  kvperf fit run.kvtrace --output workloads/mine\n  \
+        kvperf fit run.kvtrace --check --engine rocksdb --db /tmp/kv --threads 2"
     )]
     Fit(crate::commands::fit::FitArgs),
     /// Show a trace captured with `-p trace.output=FILE`, or import one.

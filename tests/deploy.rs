@@ -177,9 +177,9 @@ fn the_slurm_script_is_valid_shell() {
             "shellcheck: {}",
             String::from_utf8_lossy(&out.stdout)
         ),
-        Err(e) => eprintln!(
-            "SKIPPED shellcheck of {}: not installed ({e})",
-            script.display()
+        Err(e) => common::skip_unless_ci(
+            &format!("shellcheck of {}", script.display()),
+            &format!("shellcheck is not installed ({e}; scripts/ensure-deps.sh --with-chromium installs it)"),
         ),
     }
 }

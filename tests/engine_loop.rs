@@ -29,12 +29,9 @@ fn engine_loop() -> Option<PathBuf> {
 #[test]
 fn the_bare_loop_does_kvperfs_operations_and_finds_every_record() {
     let Some(bare) = engine_loop() else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must run this: the engine-loop example was not built beside the test"
-        );
-        eprintln!(
-            "SKIPPED: no engine-loop example beside this test (cargo build --example engine-loop)"
+        common::skip_unless_ci(
+            "the_bare_loop",
+            "no engine-loop example beside this test (cargo build --example engine-loop)",
         );
         return;
     };

@@ -896,7 +896,10 @@ fn a_postgres_session_the_server_ends_fails_one_operation_then_reconnects() {
         .into_iter()
         .find(|s| s.name == "postgres")
     else {
-        eprintln!("SKIPPED: built without the postgres engine");
+        common::skip_unless_ci(
+            "a_postgres_session_the_server_ends",
+            "built without the postgres engine",
+        );
         return;
     };
     let Some(server) = Server::start(spec) else {

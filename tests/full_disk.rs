@@ -37,7 +37,7 @@ impl SmallDisk {
         };
         if let Err(why) = disk.mount_at(megabytes) {
             match cannot_mount(test, &why, std::env::var("CI").ok().as_deref()) {
-                Ok(skipped) => eprintln!("{skipped}"),
+                Ok(skipped) => common::note_skip(&skipped),
                 Err(failed) => panic!("{failed}"),
             }
             return None;
@@ -310,14 +310,6 @@ threads = [1]
     let before = std::fs::read(&results).unwrap();
     let moved = run(&["--db", &db_override]);
     eprintln!("plan --db: exit {}: {}", moved.code, moved.stderr.trim());
-    if moved.code == 0 {
-        // Should the fingerprint ever leave data directories out.
-        assert_eq!(common::lines(&results).len(), 3);
-        assert!(common::lines(&results)[1..]
-            .iter()
-            .all(|r| r.output.error.is_none()));
-        return;
-    }
     common::assert_input_error(&moved, "another plan");
     assert_eq!(
         std::fs::read(&results).unwrap(),

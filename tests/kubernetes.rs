@@ -1,20 +1,25 @@
 //! The kubernetes launcher and the shipped deploy/k8s manifests against a
-//! real Kubernetes control plane: kube-apiserver and
-//! kube-controller-manager v1.34.0 on etcd, started by
-//! `scripts/k8s-apiserver.sh` (root). No scheduler or kubelet runs there,
-//! so a Job's pods are created (by the Job controller) and stay Pending.
+//! real single-node Kubernetes v1.34.0: the control plane of
+//! `scripts/k8s-apiserver.sh` (etcd, kube-apiserver,
+//! kube-controller-manager) for what needs only the API, and the whole
+//! node of `scripts/k8s-node.sh` (plus kube-scheduler, a kubelet,
+//! containerd and runc) for pods that run: a plan step of two clients as
+//! two pods on the host network against a Redis the plan starts, with
+//! kvperf's image built from the test's own binary and imported (no
+//! registry).
 //!
-//! When the tests run: the script builds the two binaries from the Go
-//! module proxy, 10-20 minutes each on 2 cores, too long for a test
-//! binary (and for CI's budget on a fresh machine). So the tests start the
-//! control plane only when the binaries are already cached
-//! (`scripts/k8s-apiserver.sh build` beforehand, or
-//! `KVPERF_K8S_BUILD=1` to let the test build them), and skip with that
-//! reason otherwise, under CI too. Once the binaries are there, anything
-//! else that stops the control plane (not root, the script fails) skips
-//! with the reason, except under CI (`CI=true`), where it fails. The tests
-//! that need only kubectl (bad input, an unknown context) run wherever
-//! kubectl is.
+//! When the tests run: the scripts build the four binaries from the Go
+//! module proxy in one `go build` (about an hour on 2 busy cores), too
+//! long for a test binary and for CI's budget on a fresh machine. So the
+//! tests start the cluster only when the binaries are already cached
+//! (`scripts/k8s-apiserver.sh build` beforehand, or `KVPERF_K8S_BUILD=1`
+//! to let the test build them), and otherwise skip with that reason, under
+//! CI too: the only skip CI allows. Once the binaries are there, anything
+//! else that stops the cluster (not root, a script fails: its last line
+//! says which part and why) skips with the reason, except under CI
+//! (`CI=true`), where it fails. The tests that need only kubectl (bad
+//! input, an unknown context) run wherever kubectl is
+//! (scripts/ensure-deps.sh installs it).
 
 mod common;
 
@@ -25,21 +30,36 @@ use std::time::{Duration, Instant};
 
 #[cfg(feature = "redis")]
 use common::failed_line;
-use common::server::cannot_start;
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-/// Why the control plane does not run here: the binaries are not built
-/// (a skip under CI too), or anything else (a failure under CI).
+/// Why the cluster does not run here: the binaries are not built (a skip
+/// under CI too), or anything else (a failure under CI).
+#[derive(Clone)]
 enum NotHere {
     NotBuilt(String),
     Other(String),
 }
 
+/// Runs `script` (with `args`) as root: Ok, or its last line on stderr.
+fn run_script(script: &str, args: &[&str]) -> Result<String, NotHere> {
+    let path = repo(script);
+    let out = Command::new(&path)
+        .args(args)
+        .output()
+        .map_err(|e| NotHere::Other(format!("cannot run {script}: {e}")))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or("").trim().to_string();
+    if !out.status.success() {
+        return Err(NotHere::Other(format!("{script} failed: {last}")));
+    }
+    Ok(last)
+}
+
 /// Starts the control plane once per test binary: its kubeconfig, or why not.
-fn control_plane_here() -> Result<PathBuf, &'static NotHere> {
+fn control_plane_here() -> Result<PathBuf, NotHere> {
     static READY: OnceLock<Result<PathBuf, NotHere>> = OnceLock::new();
     READY
         .get_or_init(|| {
@@ -48,7 +68,7 @@ fn control_plane_here() -> Result<PathBuf, &'static NotHere> {
             let built = built.map_err(|e| NotHere::Other(format!("cannot run {}: {e}", script.display())))?;
             if !built.status.success() && std::env::var("KVPERF_K8S_BUILD").as_deref() != Ok("1") {
                 return Err(NotHere::NotBuilt(format!(
-                    "kube-apiserver and kube-controller-manager are not built ({}); building them takes 20-40 min on 2 cores, so the tests (CI too) use them only when cached: run `scripts/k8s-apiserver.sh build` first, or set KVPERF_K8S_BUILD=1",
+                    "Kubernetes' binaries are not built ({}); building them takes about an hour on 2 cores, so the tests (CI too) use them only when cached: run `scripts/k8s-apiserver.sh build` first, or set KVPERF_K8S_BUILD=1",
                     String::from_utf8_lossy(&built.stdout).trim()
                 )));
             }
@@ -57,42 +77,70 @@ fn control_plane_here() -> Result<PathBuf, &'static NotHere> {
                 return Err(NotHere::Other("not root: scripts/k8s-apiserver.sh installs etcd-server and keeps its state in /var/lib".into()));
             }
             if Command::new("kubectl").arg("version").arg("--client").output().is_err() {
-                return Err(NotHere::Other("no kubectl on the PATH".into()));
+                return Err(NotHere::Other("no kubectl on the PATH (scripts/ensure-deps.sh --with-chromium installs it)".into()));
             }
             let started = Instant::now();
-            let out = Command::new(&script)
-                .output()
-                .map_err(|e| NotHere::Other(format!("cannot run {}: {e}", script.display())))?;
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let last = stderr.lines().last().unwrap_or("").trim().to_string();
-            if !out.status.success() {
-                return Err(NotHere::Other(format!("scripts/k8s-apiserver.sh failed: {last}")));
-            }
+            let last = run_script("scripts/k8s-apiserver.sh", &[])?;
             eprintln!("control plane ready in {:.1} s: {last}", started.elapsed().as_secs_f64());
-            let state = std::env::var("KVPERF_K8S_STATE").unwrap_or_else(|_| "/var/lib/kvperf-k8s".into());
-            Ok(Path::new(&state).join("kubeconfig"))
+            Ok(Path::new(&state_dir()).join("kubeconfig"))
         })
-        .as_ref()
-        .cloned()
+        .clone()
 }
 
-/// The kubeconfig when the test can go on; else prints SKIPPED (or fails
-/// under CI, unless the binaries are not built).
-fn control_plane(test: &str) -> Option<PathBuf> {
-    match control_plane_here() {
+fn state_dir() -> String {
+    std::env::var("KVPERF_K8S_STATE").unwrap_or_else(|_| "/var/lib/kvperf-k8s".into())
+}
+
+/// The node's name (scripts/k8s-node.sh).
+const NODE: &str = "localhost";
+/// The image the pods run: this test binary's kvperf (scripts/k8s-node.sh image).
+const IMAGE: &str = "kvperf.local/kvperf:suite";
+
+/// Starts the whole node (after the control plane) once per test binary
+/// and imports kvperf's image: the kubeconfig, or why not.
+fn node_here() -> Result<PathBuf, NotHere> {
+    static READY: OnceLock<Result<PathBuf, NotHere>> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let kubeconfig = control_plane_here()?;
+            let started = Instant::now();
+            let last = run_script("scripts/k8s-node.sh", &[])?;
+            eprintln!(
+                "node ready in {:.1} s: {last}",
+                started.elapsed().as_secs_f64()
+            );
+            let last = run_script(
+                "scripts/k8s-node.sh",
+                &["image", IMAGE, env!("CARGO_BIN_EXE_kvperf")],
+            )?;
+            eprintln!("{last}");
+            Ok(kubeconfig)
+        })
+        .clone()
+}
+
+/// The kubeconfig when the test can go on; else SKIPPED through the
+/// shared helper (a failure under CI, unless the binaries are not built).
+fn go_on(test: &str, here: Result<PathBuf, NotHere>) -> Option<PathBuf> {
+    match here {
         Ok(kubeconfig) => Some(kubeconfig),
         Err(NotHere::NotBuilt(why)) => {
-            eprintln!("SKIPPED {test}: {why}");
+            common::note_skip(&format!("SKIPPED {test}: {why}"));
             None
         }
         Err(NotHere::Other(why)) => {
-            match cannot_start(test, why, std::env::var("CI").ok().as_deref()) {
-                Ok(skipped) => eprintln!("{skipped}"),
-                Err(failed) => panic!("{failed}"),
-            }
+            common::skip_unless_ci(test, &why);
             None
         }
     }
+}
+
+fn control_plane(test: &str) -> Option<PathBuf> {
+    go_on(test, control_plane_here())
+}
+
+fn node(test: &str) -> Option<PathBuf> {
+    go_on(test, node_here())
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> common::Output {
@@ -275,6 +323,26 @@ fn the_launcher_creates_an_indexed_job_and_fails_in_bounded_time_naming_the_pods
         return;
     };
     let ns = Namespace::new(&kubeconfig, "launcher");
+    // Pods that no node can take, whether or not the node of
+    // scripts/k8s-node.sh runs (another test may have started it): each
+    // asks for 1000 CPUs by default in this namespace.
+    let limits = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        limits.path(),
+        "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: no-room\nspec:\n  limits:\n  - type: Container\n    default: { cpu: \"1000\" }\n    defaultRequest: { cpu: \"1000\" }\n",
+    )
+    .unwrap();
+    let out = kubectl(
+        &kubeconfig,
+        &[
+            "apply",
+            "-n",
+            &ns.name,
+            "-f",
+            limits.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let dir = tempfile::tempdir().unwrap();
     // The real kubectl, keeping a copy of what the launcher creates.
     let created = dir.path().join("created.json");
@@ -371,7 +439,11 @@ fn the_launcher_creates_an_indexed_job_and_fails_in_bounded_time_naming_the_pods
             "{name}: {line}"
         );
     }
-    assert!(line.contains("not scheduled"), "{line}");
+    // No scheduler (the control plane alone), or no node with room.
+    assert!(
+        line.contains("not scheduled") || line.contains("Insufficient cpu"),
+        "{line}"
+    );
     assert!(line.contains("and its pods were deleted"), "{line}");
     assert!(
         common::lines(&results).is_empty(),
@@ -411,7 +483,10 @@ fn an_unknown_kubectl_context_fails_the_step_with_one_line() {
         .output()
         .is_err()
     {
-        eprintln!("SKIPPED an_unknown_kubectl_context: no kubectl on the PATH");
+        common::skip_unless_ci(
+            "an_unknown_kubectl_context",
+            "no kubectl on the PATH (scripts/ensure-deps.sh --with-chromium installs it)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -457,4 +532,190 @@ fn a_missing_kubectl_and_a_bad_kubernetes_table_are_one_line_each() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("imag"), "{}", out.stderr);
+}
+
+/// A plan whose steps run as pods on the host network against the Redis
+/// on `port` that the plan starts; `steps` are its `[[steps]]` entries.
+#[cfg(feature = "redis")]
+fn node_plan(ns: &str, port: u16, operations: u64, steps: &str) -> String {
+    format!(
+        r#"
+name = "kubernetes-node"
+driver = "ycsb"
+settle = false
+launcher = "kubernetes"
+[kubernetes]
+image = "{IMAGE}"
+namespace = "{ns}"
+host_network = true
+start_timeout = 180
+[properties]
+recordcount = 1000
+operationcount = {operations}
+fieldcount = 2
+fieldlength = 40
+[[configs]]
+name = "redis"
+engine = "redis"
+servers = [{{ name = "redis", port = {port} }}]
+{steps}
+"#
+    )
+}
+
+/// Waits (60 s at most) until nothing the launcher made is left in `ns`.
+#[cfg(feature = "redis")]
+fn assert_all_deleted(kubeconfig: &Path, ns: &str) {
+    let gone = Instant::now();
+    loop {
+        let left = objects(kubeconfig, ns, "app.kubernetes.io/managed-by=kvperf");
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(60),
+            "still there 60 s after the step: {:?}",
+            left.iter()
+                .map(|o| &o["metadata"]["name"])
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_plan_step_with_two_clients_runs_as_two_pods_on_the_node_and_merges_exactly() {
+    let test = "two_pods_on_the_node";
+    let Some(kubeconfig) = node(test) else {
+        return;
+    };
+    // The plan starts its own Redis; check first that this machine can.
+    let Some(probe) = common::server::Server::start("redis", test) else {
+        return;
+    };
+    drop(probe);
+    let ns = Namespace::new(&kubeconfig, "pods");
+    let dir = tempfile::tempdir().unwrap();
+    let steps = "[[steps]]\nload = true\nworkloads = [\"a\"]\nthreads = [2]\nclients = 2\n[[steps]]\nworkloads = [\"a\"]\nthreads = [2]\nclients = 2\n";
+    let plan = node_plan(&ns.name, common::server::free_port(), 4000, steps);
+    let results = dir.path().join("results.jsonl");
+    let out = output(
+        plan_command(dir.path(), &plan, &results)
+            .env("KUBECONFIG", &kubeconfig)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("kubernetes: job/kvperf-"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("shards ran on: pod "), "{}", out.stderr);
+    let lines = common::lines(&results);
+    assert_eq!(lines.len(), 2, "{}", out.stderr);
+    let mut pods = Vec::new();
+    for (what, r) in [("load", &lines[0]), ("run", &lines[1])] {
+        common::assert_merged_is_the_sum(what, &r.output);
+        assert_eq!(
+            r.command.first().map(String::as_str),
+            Some("kubernetes"),
+            "{:?}",
+            r.command
+        );
+        let info = r.output.merged.as_ref().unwrap();
+        for (i, shard) in info.shards.iter().enumerate() {
+            let place = shard
+                .kubernetes
+                .as_ref()
+                .unwrap_or_else(|| panic!("{what}: shard {i} names no pod"));
+            assert!(place.pod.starts_with("kvperf-"), "{what}: {place:?}");
+            assert_eq!(place.namespace.as_deref(), Some(ns.name.as_str()), "{what}");
+            assert_eq!(place.node.as_deref(), Some(NODE), "{what}");
+            // The evidence, for whoever reads the test's output.
+            eprintln!(
+                "{what}: shard {i}/2 ran in pod {} on node {}: {} operations",
+                place.pod, NODE, shard.operations
+            );
+            pods.push(place.pod.clone());
+        }
+        eprintln!(
+            "{what}: merged {} operations",
+            r.output.measured().unwrap().operations
+        );
+    }
+    pods.sort();
+    pods.dedup();
+    assert_eq!(pods.len(), 4, "a pod per shard and step: {pods:?}");
+    let (load, run) = (lines[0].measured().unwrap(), lines[1].measured().unwrap());
+    use kvperf::measure::{OpKind, Outcome};
+    assert_eq!(load.ops[&OpKind::Insert].count(Outcome::Ok), 1000);
+    assert_eq!(run.operations, 4000);
+    assert_eq!(
+        run.ops[&OpKind::Read].count(Outcome::NotFound),
+        0,
+        "the pods' load wrote every record"
+    );
+    common::assert_report_places_the_shards(dir.path(), &results);
+    assert_all_deleted(&kubeconfig, &ns.name);
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_pod_deleted_mid_step_fails_the_step_in_one_line_naming_it() {
+    let test = "pod_deleted_mid_step";
+    let Some(kubeconfig) = node(test) else {
+        return;
+    };
+    let Some(probe) = common::server::Server::start("redis", test) else {
+        return;
+    };
+    drop(probe);
+    let ns = Namespace::new(&kubeconfig, "deleted");
+    let dir = tempfile::tempdir().unwrap();
+    // A run long enough to be caught running (at most 5 minutes).
+    let steps = "[[steps]]\nworkloads = [\"c\"]\nthreads = [1]\nclients = 2\nduration = 300\n";
+    let plan = node_plan(&ns.name, common::server::free_port(), 1_000_000_000, steps);
+    let results = dir.path().join("results.jsonl");
+    let child = plan_command(dir.path(), &plan, &results)
+        .env("KUBECONFIG", &kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let victim = loop {
+        let items = objects(&kubeconfig, &ns.name, "app.kubernetes.io/managed-by=kvperf");
+        let running: Vec<String> = items
+            .iter()
+            .filter(|o| o["kind"] == "Pod" && o["status"]["phase"] == "Running")
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        if running.len() == 2 {
+            break running[1].clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "2 pods not running after 180 s: {items:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let out = kubectl(
+        &kubeconfig,
+        &["delete", "pod", "-n", &ns.name, &victim, "--wait=false"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = output(child.wait_with_output().unwrap());
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let line = failed_line(&out.stderr);
+    eprintln!("{line}");
+    assert!(line.contains(&format!("pod {victim} (shard ")), "{line}");
+    assert!(line.contains("was deleted while the step ran"), "{line}");
+    assert!(line.contains("and its pods were deleted"), "{line}");
+    assert!(
+        common::lines(&results).is_empty(),
+        "nothing partial recorded"
+    );
+    assert_all_deleted(&kubeconfig, &ns.name);
 }

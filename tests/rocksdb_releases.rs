@@ -177,14 +177,7 @@ fn a_load_on_another_release_runs_on_it_and_its_result_names_it() {
     );
     if out.code == 3 && out.stderr.contains("Maven could not fetch") {
         let why = format!("cannot fetch RocksDB 10.2.1 here: {}", out.stderr.trim());
-        match common::server::cannot_start(
-            "rocksdb_releases",
-            &why,
-            std::env::var("CI").ok().as_deref(),
-        ) {
-            Ok(skipped) => return eprintln!("{skipped}"),
-            Err(failed) => panic!("{failed}"),
-        }
+        return common::skip_unless_ci("rocksdb_releases", &why);
     }
     assert_eq!(out.code, 0, "{}", out.stderr);
     let result: serde_json::Value =

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::failed_line;
-use common::server::{cannot_start, free_port, Server};
+use common::server::{free_port, Server};
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::results::step::StepOutput;
 
@@ -60,10 +60,7 @@ fn cluster(test: &str) -> bool {
     match cluster_here() {
         Ok(()) => true,
         Err(why) => {
-            match cannot_start(test, &why, std::env::var("CI").ok().as_deref()) {
-                Ok(skipped) => eprintln!("{skipped}"),
-                Err(failed) => panic!("{failed}"),
-            }
+            common::skip_unless_ci(test, &why);
             false
         }
     }
@@ -129,38 +126,6 @@ clients = 2
     )
 }
 
-/// The merged figures are the sum of the shards': operations, and each
-/// operation type's returns; and each shard says where it ran.
-fn check_merged_is_the_sum(what: &str, out: &StepOutput) {
-    let m = out.measured().expect("a measured window");
-    let info = out.merged.as_ref().expect("a merged result");
-    assert_eq!(info.count, 2, "{what}");
-    assert_eq!(info.shards.len(), 2, "{what}");
-    let sum: u64 = info.shards.iter().map(|s| s.operations).sum();
-    assert_eq!(sum, m.operations, "{what}: operations");
-    for (op, stats) in &m.ops {
-        for (outcome, &n) in &stats.returns {
-            let parts: u64 = info
-                .shards
-                .iter()
-                .map(|s| {
-                    s.returns
-                        .get(op)
-                        .and_then(|r| r.get(outcome))
-                        .copied()
-                        .unwrap_or(0)
-                })
-                .sum();
-            assert_eq!(parts, n, "{what}: {} {outcome}", op.name());
-        }
-    }
-    assert!(
-        info.shards.iter().all(|s| s.operations > 0),
-        "{what}: every shard worked: {:?}",
-        info.shards
-    );
-}
-
 #[test]
 fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     let test = "a_plan_step_with_two_clients_runs_as_one_srun_step";
@@ -184,7 +149,7 @@ fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     assert_eq!(lines.len(), 2);
     let (load, run) = (&lines[0], &lines[1]);
     for (what, r) in [("load", load), ("run", run)] {
-        check_merged_is_the_sum(what, &r.output);
+        common::assert_merged_is_the_sum(what, &r.output);
         assert_eq!(
             r.command.first().map(String::as_str),
             Some("srun"),
@@ -438,7 +403,7 @@ fn the_shipped_sbatch_recipe_runs_as_a_job_array_and_merges_exactly() {
     let results = dir.path().join("results");
     for phase in ["load", "run"] {
         let (job, merged) = recipe(dir.path(), &results, phase, server.port);
-        check_merged_is_the_sum(phase, &merged);
+        common::assert_merged_is_the_sum(phase, &merged);
         // The merge is the shards' own files added up.
         for i in 0..2 {
             let part = results.join(format!("{phase}-{job}-{i}.json"));

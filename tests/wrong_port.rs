@@ -74,8 +74,11 @@ fn check(engine: &str, protocol: &str) {
     assert_eq!(out.code, 3, "{}", out.stderr);
     let last = out.stderr.lines().last().unwrap_or_default();
     assert!(
-        last.contains(&format!("127.0.0.1:{port} did not answer within 3 s while kvperf waited for"))
-            && last.contains(&format!("it stopped answering, or what listens there is not {protocol} (stalltimeout=3)")),
+        last.contains(&format!(
+            "127.0.0.1:{port} did not answer within 3 s while kvperf waited for"
+        )) && last.contains(&format!(
+            "it stopped answering, or what listens there is not {protocol} (stalltimeout=3)"
+        )),
         "{}",
         out.stderr
     );

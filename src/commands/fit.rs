@@ -1,10 +1,14 @@
 //! `kvperf fit TRACE --output FILE`: a YCSB workload file fitted to a
-//! trace, and each key-popularity candidate's goodness of fit.
+//! trace, and each key-popularity candidate's goodness of fit; with
+//! `--check`, the trace and the fitted workload run side by side
+//! ([`super::fit_check`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
+use super::fit_check::{self, CheckOn};
+use crate::error::InputError;
 use crate::files::Destination;
 use crate::output::{self, Format};
 
@@ -12,33 +16,82 @@ use crate::output::{self, Format};
 pub struct FitArgs {
     /// The trace (`-p trace.output=FILE`, or `kvperf trace import`).
     pub trace: PathBuf,
-    /// The workload file to write (`-` for stdout).
+    /// The workload file to write (`-` for stdout); optional with --check.
     #[arg(long, value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
+    /// Replay the trace, then load and run the fitted workload, on the
+    /// same engine and store, and print their figures side by side.
+    #[arg(long)]
+    pub check: bool,
+    /// --check: the engine both run on (see `kvperf engines`).
+    #[arg(long, value_name = "NAME", requires = "check")]
+    pub engine: Option<String>,
+    /// --check: the data directory both use (emptied first, as by a replay).
+    #[arg(long, value_name = "DIR", requires = "check")]
+    pub db: Option<PathBuf>,
+    /// --check: clients of both (default 1).
+    #[arg(long, value_name = "N", requires = "check")]
+    pub threads: Option<usize>,
+    /// --check: an engine option (`-p rocksdb.block_cache_size=8m`); repeatable.
+    #[arg(short = 'p', value_name = "KEY=VALUE", requires = "check")]
+    pub properties: Vec<String>,
 }
 
 pub fn run(args: FitArgs) -> anyhow::Result<()> {
-    let destination =
-        Destination::check_or_stream(&args.output, "--output", output::TEXT, &[&args.trace])?;
+    if args.output.is_none() && !args.check {
+        return Err(InputError::Invalid(
+            "kvperf fit needs --output FILE (the workload file to write) or --check".into(),
+        )
+        .into());
+    }
+    if args.threads == Some(0) {
+        return Err(InputError::Invalid("--threads 0 runs nothing; give 1 or more".into()).into());
+    }
+    let destination = args
+        .output
+        .as_deref()
+        .map(|o| Destination::check_or_stream(o, "--output", output::TEXT, &[&args.trace]))
+        .transpose()?;
     let (header, ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
-        return Err(crate::error::InputError::Invalid(format!(
+        return Err(InputError::Invalid(format!(
             "trace '{}' holds no operations",
             args.trace.display()
         ))
         .into());
     }
     let fit = crate::trace::fit::fit(&header, &ops);
+    drop(ops);
     let source = format!("'{}' ({})", args.trace.display(), header.source);
-    match destination.stream() {
+    match destination.as_ref().and_then(Destination::stream) {
         // The file goes to stdout: the table beside it on stderr.
         Some(_) => eprintln!("{}", fit.table().trim_end()),
         None => crate::say!("{}", fit.table().trim_end()),
     }
-    output::emit(
-        fit.workload_file(&source),
-        Format::Text,
-        "fit",
-        Some(&destination),
-    )
+    if let Some(destination) = &destination {
+        output::emit(
+            fit.workload_file(&source),
+            Format::Text,
+            "fit",
+            Some(destination),
+        )?;
+    }
+    if args.check {
+        let on = CheckOn {
+            trace: args.trace.clone(),
+            engine: args
+                .engine
+                .clone()
+                .unwrap_or_else(|| crate::engine::DEFAULT_ENGINE.to_string()),
+            db: args.db.clone(),
+            threads: args.threads,
+            properties: args.properties.clone(),
+        };
+        let table = fit_check::check(&on, &fit)?;
+        match destination.as_ref().and_then(Destination::stream) {
+            Some(_) => eprintln!("{}", table.trim_end()),
+            None => crate::say!("{}", table.trim_end()),
+        }
+    }
+    Ok(())
 }

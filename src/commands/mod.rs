@@ -5,6 +5,7 @@ pub mod bench;
 pub mod device;
 pub mod engines;
 pub mod fit;
+pub mod fit_check;
 mod hdr_logs;
 mod live;
 pub mod merge;

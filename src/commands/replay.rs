@@ -56,6 +56,11 @@ pub struct ReplayArgs {
     /// Write the result to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Settle the store (flush, wait out compactions) after loading it,
+    /// as a store reopened after `kvperf load` is: `kvperf fit --check`.
+    #[arg(skip)]
+    pub settle_after_load: bool,
 }
 
 /// Clients of an open-loop replay unless told: each waits for its
@@ -82,7 +87,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     finished.map(|Finished| ())
 }
 
-fn measure(
+/// The slowest and fastest `--speed`: a million times slower or faster
+/// than the trace (a second of it then lasts 11.6 days, or 1 us).
+const SPEEDS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+/// The most clients a replay starts, as `threadcount` of a run.
+const MOST_THREADS: usize = 1_000_000;
+
+pub(super) fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
     json_to: Option<&Destination>,
@@ -90,10 +101,10 @@ fn measure(
 ) -> anyhow::Result<()> {
     let schedule = match args.speed {
         None => None,
-        Some(speed) if speed.is_finite() && speed > 0.0 && speed <= 1e6 => Some(Schedule { speed }),
+        Some(speed) if speed.is_finite() && SPEEDS.contains(&speed) => Some(Schedule { speed }),
         Some(speed) => {
             return Err(InputError::Invalid(format!(
-                "--speed {speed} is not a speed between 0 and 1000000 (1: the trace's own times)"
+                "--speed {speed:e} is not a speed between 0.000001 and 1000000 (1: the trace's own times)"
             ))
             .into())
         }
@@ -103,6 +114,12 @@ fn measure(
             return Err(
                 InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
             )
+        }
+        (Some(n), _) if n > MOST_THREADS => {
+            return Err(InputError::Invalid(format!(
+                "--threads {n} is more than kvperf starts ({MOST_THREADS})"
+            ))
+            .into())
         }
         (Some(n), _) => n,
         (None, Some(_)) => OPEN_LOOP_CLIENTS,
@@ -194,6 +211,9 @@ fn measure(
     // as long as the trace makes it, only by an interrupt.
     before.now("the trace's records to be loaded before it replays", None);
     let dataset = replay.load(&loads)?;
+    if args.settle_after_load {
+        engine.settle(true)?;
+    }
     eprintln!(
         "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
         ops.len(),
@@ -224,7 +244,8 @@ fn measure(
         track_intended: schedule.is_some(),
         costs: None,
         stop_on_error: false,
-        stall_timeout,
+        // Waiting for an operation's time in the trace is no stall.
+        stall_timeout: stall_timeout.map(|limit| limit + replay.longest_pause()),
         before_window: Some(before.clone()),
         stall_keeper: Some(keeper.clone()),
         status: StatusOptions {
@@ -287,6 +308,12 @@ fn measure(
     }
     if let Some(closed) = window.closed {
         closed?;
+    }
+    if window.outcome.interrupted {
+        anyhow::bail!(
+            "interrupted after {} operations; what was measured is kept",
+            window.outcome.operations
+        );
     }
     Ok(())
 }

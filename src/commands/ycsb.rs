@@ -143,30 +143,35 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     // From the step's first moment SIGINT/SIGTERM end it with its output
     // written (exit 3), before the window as in it.
     runner::stop_on_interrupt();
+    // Where the result goes is checked before anything is measured.
+    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
+    let destination = destination(args.output.as_deref(), args.format, &inputs)?;
+    let (out, finished) = measured_step(&args, phase, destination.as_ref());
+    emit(&out, args.format, destination.as_ref())?;
+    finished.map(|Finished| ())
+}
+
+/// Runs a load or run and returns what it measured, not yet printed
+/// (`kvperf fit --check` compares it with a replay).
+pub(super) fn measured_step(
+    args: &YcsbArgs,
+    phase: Phase,
+    destination: Option<&Destination>,
+) -> (StepOutput, anyhow::Result<Finished>) {
     let keeper = super::stall_keeper();
     let mut out = StepOutput::begin(match phase {
         Phase::Load => "load",
         Phase::Run => "run",
     });
-    // Where the result goes is checked before anything is measured.
-    let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
-    let destination = destination(args.output.as_deref(), args.format, &inputs)?;
     if args.format == Format::Json {
-        step::keep_on_stall(&keeper, &out, destination.as_ref(), None);
+        step::keep_on_stall(&keeper, &out, destination, None);
     }
     let watching =
         runner::before_window::Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
-    let measured = measure(
-        &args,
-        phase,
-        destination.as_ref(),
-        &mut out,
-        (&watching.0, &keeper),
-    );
+    let measured = measure(args, phase, destination, &mut out, (&watching.0, &keeper));
     drop(watching);
     let finished = step::finish(&mut out, measured);
-    emit(&out, args.format, destination.as_ref())?;
-    finished.map(|Finished| ())
+    (out, finished)
 }
 
 /// The checked `--output` of `load`, `run` and `merge`.

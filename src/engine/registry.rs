@@ -43,6 +43,19 @@ pub fn run_on_asked_library(engine: &str, props: &Properties) -> anyhow::Result<
     }
 }
 
+/// Checks the values of the engine options `props` give that an engine
+/// would otherwise refuse only while opening, after its store was prepared.
+fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
+        _ => {
+            let _ = props;
+            Ok(())
+        }
+    }
+}
+
 /// Fetches and checks, before anything runs, the engine library `props`
 /// ask for (`rocksdb.version`).
 pub fn check_asked_library(engine: &str, props: &Properties) -> anyhow::Result<()> {
@@ -120,6 +133,9 @@ pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
 /// are removed.
 pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     options::check_names(spec, opts.properties)?;
+    // Before the directory is claimed or emptied: a `--fresh` with a bad
+    // option emptied the store, then refused the option.
+    check_values(spec.name, opts.properties)?;
     let lock = match (spec.store, opts.dir) {
         (StoreKind::Directory { .. }, None) => {
             return Err(InputError::Invalid(format!(

@@ -84,15 +84,47 @@ impl InProgress {
             .write(format!("{FIRST_LINE}\n{config}\n{step}\n").as_bytes())
     }
 
-    /// After the step's record is safely in the results file.
+    /// After the step's record is safely in the results file: removes the
+    /// marker, only if what stands at its path is still the marker kvperf
+    /// wrote (a regular file of one name, not a link, holding exactly a
+    /// marker's lines); anything put there since is left, in one line.
     pub fn end(&self) -> anyhow::Result<()> {
-        match std::fs::remove_file(self.destination.path()) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(anyhow::anyhow!(
-                "cannot remove '{}': {e}",
-                self.destination.path().display()
-            )),
-            _ => Ok(()),
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let path = self.destination.path();
+        let cannot = |e: std::io::Error| anyhow::anyhow!("cannot remove '{}': {e}", path.display());
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // ELOOP: a link stands there; ENXIO: a socket.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENXIO)) => {
+                return Err(self.not_ours().into())
+            }
+            Err(e) => return Err(cannot(e)),
+            Ok(file) => file,
+        };
+        let meta = file.metadata().map_err(cannot)?;
+        let bound = crate::files::bound::STEP_MARKER;
+        let ours = meta.is_file()
+            && meta.nlink() == 1
+            && crate::files::read_opened(&file, &meta, path, "step marker", bound)
+                .is_ok_and(|bytes| is_marker(&bytes));
+        // Still the file just read (not one renamed over it since).
+        let same = std::fs::symlink_metadata(path)
+            .is_ok_and(|now| now.dev() == meta.dev() && now.ino() == meta.ino());
+        if !(ours && same) {
+            return Err(self.not_ours().into());
         }
+        std::fs::remove_file(path).map_err(cannot)
+    }
+
+    fn not_ours(&self) -> InputError {
+        InputError::Invalid(format!(
+            "'{}' is not the step marker kvperf wrote (something was put in its place while the step ran), so kvperf leaves it; the step's record is kept: move that file away, then run the plan again to resume",
+            self.destination.path().display()
+        ))
     }
 }
 
@@ -118,6 +150,35 @@ mod tests {
         marker.end().unwrap();
         assert_eq!(marker.left_over().unwrap(), None);
         marker.end().unwrap();
+    }
+
+    #[test]
+    fn end_removes_only_the_marker_kvperf_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = dir.path().join("r.jsonl");
+        let path = InProgress::path_beside(&results);
+        let theirs = dir.path().join("notes.txt");
+        std::fs::write(&theirs, "mine\n").unwrap();
+        let marker = InProgress::beside(&results).unwrap();
+        type Put = fn(&std::path::Path, &std::path::Path);
+        let puts: [Put; 3] = [
+            |path, _| std::fs::write(path, "mine\n").unwrap(),
+            |path, theirs| std::os::unix::fs::symlink(theirs, path).unwrap(),
+            |path, theirs| std::fs::hard_link(theirs, path).unwrap(),
+        ];
+        for put in puts {
+            marker.begin("c", "c/run/a/t1/r1").unwrap();
+            std::fs::remove_file(&path).unwrap();
+            put(&path, &theirs);
+            let err = marker.end().unwrap_err().to_string();
+            assert!(err.contains("is not the step marker kvperf wrote"), "{err}");
+            assert!(std::fs::symlink_metadata(&path).is_ok());
+            assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "mine\n");
+            std::fs::remove_file(&path).unwrap();
+        }
+        marker.begin("c", "c/run/a/t1/r1").unwrap();
+        marker.end().unwrap();
+        assert!(!path.exists());
     }
 
     #[test]

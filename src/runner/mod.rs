@@ -563,6 +563,7 @@ const LONGEST_WINDOW: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// Runs `workload` with one thread per client (every engine).
 pub fn execute(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<RunOutcome> {
+    threads::check_room(spec.threads.max(1))?;
     let (clients, shared) = prepare(workload, spec)?;
     let ended = threads::run(workload, spec, &shared, clients)?;
     outcome(spec, &shared, ended)

@@ -65,18 +65,23 @@ fn thread_room() -> Option<(u64, u64)> {
     Some((room, max))
 }
 
+/// Refuses more client threads than this process can start, before any
+/// per-client state is made (a slot per client: 99,999,999 took 12.5 GB).
+pub(super) fn check_room(threads: usize) -> Result<(), InputError> {
+    match thread_room().filter(|(room, _)| threads as u64 > *room) {
+        Some((room, max)) => Err(InputError::Invalid(format!(
+            "{threads} client threads are more than this system lets one process start (about {room}, as vm.max_map_count is {max}); use fewer threads"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub(super) fn run(
     workload: &dyn Workload,
     spec: &RunSpec,
     shared: &Shared,
     threads: usize,
 ) -> anyhow::Result<Ended> {
-    if let Some((room, max)) = thread_room().filter(|(room, _)| threads as u64 > *room) {
-        return Err(InputError::Invalid(format!(
-            "{threads} client threads are more than this system lets one process start (about {room}, as vm.max_map_count is {max}); use fewer threads"
-        ))
-        .into());
-    }
     let gate = StartGate::new(threads);
     let finish = StartGate::new(threads);
     std::thread::scope(|scope| {

@@ -253,3 +253,35 @@ pub fn failed_line(stderr: &str) -> &str {
     assert_eq!(lines.len(), 1, "one line: {stderr}");
     lines[0]
 }
+
+/// The merged figures are the sum of the shards': operations, and each
+/// operation type's returns; and each shard says where it ran.
+pub fn assert_merged_is_the_sum(what: &str, out: &kvperf::results::step::StepOutput) {
+    let m = out.measured().expect("a measured window");
+    let info = out.merged.as_ref().expect("a merged result");
+    assert_eq!(info.count, 2, "{what}");
+    assert_eq!(info.shards.len(), 2, "{what}");
+    let sum: u64 = info.shards.iter().map(|s| s.operations).sum();
+    assert_eq!(sum, m.operations, "{what}: operations");
+    for (op, stats) in &m.ops {
+        for (outcome, &n) in &stats.returns {
+            let parts: u64 = info
+                .shards
+                .iter()
+                .map(|s| {
+                    s.returns
+                        .get(op)
+                        .and_then(|r| r.get(outcome))
+                        .copied()
+                        .unwrap_or(0)
+                })
+                .sum();
+            assert_eq!(parts, n, "{what}: {} {outcome}", op.name());
+        }
+    }
+    assert!(
+        info.shards.iter().all(|s| s.operations > 0),
+        "{what}: every shard worked: {:?}",
+        info.shards
+    );
+}

@@ -298,13 +298,18 @@ fn report_and_compare_name_a_file_that_is_not_results_in_one_line() {
                 "is not a kvperf results file"
             };
             assert!(
-                line.starts_with("kvperf: ") && line.contains(&format!("'{name}'")) && line.contains(said),
+                line.starts_with("kvperf: ")
+                    && line.contains(&format!("'{name}'"))
+                    && line.contains(said),
                 "{what}: {line}"
             );
             for foreign in ["--results path", "column", "expected", "struct", "Version"] {
                 assert!(!line.contains(foreign), "{what}: {line}");
             }
-            assert!(!Path::new(&out_dir).exists(), "{what}: a report was written");
+            assert!(
+                !Path::new(&out_dir).exists(),
+                "{what}: a report was written"
+            );
         }
     }
 }

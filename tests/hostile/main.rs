@@ -11,6 +11,7 @@ mod inputs;
 mod links;
 mod outputs;
 mod ownership;
+mod pass4;
 mod plans;
 mod resources;
 mod secrets;

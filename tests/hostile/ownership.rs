@@ -360,3 +360,76 @@ fn a_results_file_holding_only_the_start_of_json_is_a_users() {
         assert_eq!(std::fs::read_to_string(&results).unwrap(), theirs);
     }
 }
+
+/// The step marker beside a plan's results replaced while its step runs
+/// (by a user's file, or a link to one): when the step ends kvperf
+/// removes only the marker it wrote, so the user's file (and a link's
+/// target) stay as they were, and the plan stops in one line naming the
+/// path, exit 2 (issue 44 follow-up: `InProgress::end` removed whatever
+/// stood at the marker's path).
+#[test]
+fn the_step_marker_is_removed_only_when_it_is_kvperfs() {
+    let plan_text = r#"name = "marked"
+driver = "ycsb"
+engine = "null"
+[properties]
+recordcount = 100
+operationcount = 1000000000
+maxexecutiontime = 4
+[[configs]]
+name = "c"
+[[steps]]
+load = true
+workloads = ["a"]
+threads = [1]
+[[steps]]
+workloads = ["a"]
+threads = [1]
+"#;
+    let users = b"my notes, kept beside the results\n";
+    for link in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("marked.toml"), plan_text).unwrap();
+        let marker = dir.join(".k.jsonl.in-progress");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"))
+            .args(["plan", "run", "marked.toml", "--results", "k.jsonl"])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The run step's marker (the load's ends at once).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !std::fs::read_to_string(&marker).is_ok_and(|t| t.contains("-run-")) {
+            assert!(child.try_wait().unwrap().is_none(), "the plan ended first");
+            assert!(std::time::Instant::now() < deadline, "no run step marker");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let theirs = dir.join("notes.txt");
+        std::fs::write(&theirs, users).unwrap();
+        let put = dir.join("put-in-place");
+        if link {
+            std::os::unix::fs::symlink(&theirs, &put).unwrap();
+        } else {
+            std::fs::write(&put, users).unwrap();
+        }
+        std::fs::rename(&put, &marker).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let what = if link { "a link" } else { "a user's file" };
+        let meta = std::fs::symlink_metadata(&marker)
+            .unwrap_or_else(|e| panic!("{what} at the marker's path was removed ({e}): {stderr}"));
+        assert_eq!(meta.file_type().is_symlink(), link, "{what}");
+        assert_eq!(std::fs::read(&marker).unwrap(), users, "{what}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), users, "{what}");
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("kvperf: ")
+                && last.contains("'.k.jsonl.in-progress'")
+                && last.contains("not the step marker kvperf wrote"),
+            "{what}: {stderr}"
+        );
+    }
+}

@@ -819,7 +819,11 @@ fn replay_args(trace: &Path, engine: &str, json: &Path, extra: &[String]) -> Vec
 fn an_interrupt_before_a_replays_window_writes_the_json() {
     let dir = tempfile::tempdir().unwrap();
     let trace = a_trace(dir.path(), 200_000);
-    let engine = if cfg!(feature = "rocksdb") { "rocksdb" } else { "null" };
+    let engine = if cfg!(feature = "rocksdb") {
+        "rocksdb"
+    } else {
+        "null"
+    };
     for (i, after) in [0u64, 0, 20, 50].into_iter().enumerate() {
         let signal = [libc::SIGINT, libc::SIGTERM][i % 2];
         let json = dir.path().join(format!("replay-{i}.json"));

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use rocksdb::statistics::Ticker;
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompressionType, DBRawIteratorWithThreadMode, Options, ReadOptions,
     WaitForCompactOptions, WriteOptions, DB,
@@ -142,6 +143,24 @@ pub struct RocksOptions {
 /// and not an allocation that kills the machine.
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
+/// The release the command runs on (`rocksdb.version`, else the one
+/// kvperf links) and the newest table format it writes: 7 from RocksDB
+/// 10.4 on, 6 before (10.2.1 failed to open any store with 7, exit 3).
+fn newest_format(props: &Properties) -> (String, u64) {
+    let release = props
+        .get(super::rocksdb_release::PROPERTY)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .unwrap_or(BINDINGS_VERSION)
+        .to_string();
+    let mut parts = release.split('.').map(|p| p.parse::<u64>().ok());
+    let newest = match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) if (major, minor) < (10, 4) => 6,
+        _ => 7,
+    };
+    (release, newest)
+}
+
 impl RocksOptions {
     pub fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
@@ -152,11 +171,12 @@ impl RocksOptions {
             _ => v.u64_at_most("max_open_files", i32::MAX as u64)? as i64,
         };
         let format_version = v.u64("format_version")?;
-        if !(2..=7).contains(&format_version) {
+        let (release, newest) = newest_format(props);
+        if !(2..=newest).contains(&format_version) {
             return Err(InputError::property(
                 "rocksdb.format_version",
                 format!(
-                    "{format_version} is not a format RocksDB {BINDINGS_VERSION} writes (2 to 7)"
+                    "{format_version} is not a format RocksDB {release} writes (2 to {newest}); give -p rocksdb.format_version={newest} or lower"
                 ),
             ));
         }
@@ -577,6 +597,15 @@ impl Engine for RocksEngine {
             .and_then(|text| cumulative_stall_micros(&text))
         {
             stats.insert("stall-micros".into(), micros);
+        }
+        // Since the store opened; only with `rocksdb.statistics=true`.
+        if self.options.statistics {
+            for (name, ticker) in [
+                ("block-cache-hit", Ticker::BlockCacheHit),
+                ("block-cache-miss", Ticker::BlockCacheMiss),
+            ] {
+                stats.insert(name.into(), self.db_options.get_ticker_count(ticker));
+            }
         }
         stats
     }

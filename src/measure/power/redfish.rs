@@ -207,6 +207,7 @@ fn walk_to_power(get: &mut dyn FnMut(&str) -> Result<Value, String>) -> Result<S
     };
     let root = get("/redfish/v1/")?;
     let chassis = link(&root, "Chassis").ok_or("the service root links no Chassis collection")?;
+    let chassis = on_service(chassis)?;
     let members = get(&chassis)?;
     let members: Vec<String> = members
         .get("Members")
@@ -219,14 +220,27 @@ fn walk_to_power(get: &mut dyn FnMut(&str) -> Result<Value, String>) -> Result<S
         })
         .unwrap_or_default();
     for member in &members {
-        let c = get(member)?;
+        let c = get(&on_service(member.clone())?)?;
         if let Some(power) = link(&c, "EnvironmentMetrics").or_else(|| link(&c, "Power")) {
-            return Ok(power);
+            return on_service(power);
         }
     }
     Err(format!(
         "none of the {} chassis in {chassis} links EnvironmentMetrics or Power",
         members.len()
+    ))
+}
+
+/// `link` when it is a path on the service: each is appended to the
+/// URL's origin, and one such as `@other:80/x` would name another host,
+/// which curl would then send the BMC's user and password.
+fn on_service(link: String) -> Result<String, String> {
+    if link.starts_with('/') && !link.starts_with("//") {
+        return Ok(link);
+    }
+    let shown: String = link.chars().take(80).collect();
+    Err(format!(
+        "the service links '{shown}', which is not a path on it; kvperf follows only paths on the host power.redfish.url names"
     ))
 }
 

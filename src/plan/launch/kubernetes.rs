@@ -404,6 +404,8 @@ struct Metadata {
     name: String,
     annotations: BTreeMap<String, String>,
     creation_timestamp: String,
+    /// Set once someone deleted the object (it may linger while it ends).
+    deletion_timestamp: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -537,6 +539,7 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
     let limit = Duration::from_secs(start_timeout);
     let selector = format!("{INSTANCE_LABEL}={name}");
     let mut started = false;
+    let mut seen = BTreeMap::new();
     loop {
         if crate::runner::interrupted() {
             anyhow::bail!("interrupted while job/{name} ran");
@@ -550,6 +553,13 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
         let Some(job) = job else {
             anyhow::bail!("job/{name} is gone: someone else deleted it");
         };
+        let mut deleted = deleted_pods(&mut seen, &list.items);
+        if !deleted.is_empty() {
+            if deleted.len() > 1 {
+                deleted = not_by_the_job_controller(kubectl, name, deleted);
+            }
+            anyhow::bail!("{}", were_deleted(&deleted, n));
+        }
         if job.condition("Complete").is_some() || job.condition("Failed").is_some() {
             return Ok(list.items);
         }
@@ -584,6 +594,90 @@ fn watch(kubectl: &Kubectl, name: &str, n: u32, start_timeout: u64) -> anyhow::R
             }
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// The step's pods that someone deleted while it ran (the launcher deletes
+/// them only once the step has ended): marked for deletion, or seen at an
+/// earlier poll (`seen`, by index, updated here) and gone now.
+fn deleted_pods(seen: &mut BTreeMap<u32, String>, objects: &[Object]) -> Vec<(u32, String)> {
+    let pods: Vec<(u32, &Object)> = objects
+        .iter()
+        .filter(|o| o.kind == "Pod")
+        .filter_map(|p| Some((p.index()?, p)))
+        .collect();
+    let listed = |name: &str| pods.iter().any(|(_, p)| p.metadata.name == name);
+    let mut deleted: Vec<(u32, String)> = seen
+        .iter()
+        .filter(|(_, name)| !listed(name))
+        .map(|(i, name)| (*i, name.clone()))
+        .collect();
+    for (i, pod) in &pods {
+        if !pod.metadata.deletion_timestamp.is_empty() {
+            deleted.push((*i, pod.metadata.name.clone()));
+        }
+        seen.insert(*i, pod.metadata.name.clone());
+    }
+    deleted.sort();
+    deleted.dedup();
+    deleted
+}
+
+/// Of several deleted pods, those the Job controller did not delete: once
+/// one pod is gone, a Job of `backoffLimit: 0` fails and its controller
+/// deletes the others, recording `Deleted pod: NAME` on the Job. All of
+/// them when its events say nothing (a second look after a poll's wait:
+/// events are recorded after the deletion).
+fn not_by_the_job_controller(
+    kubectl: &Kubectl,
+    name: &str,
+    deleted: Vec<(u32, String)>,
+) -> Vec<(u32, String)> {
+    let selector =
+        format!("involvedObject.kind=Job,involvedObject.name={name},reason=SuccessfulDelete");
+    for attempt in 0..2 {
+        if attempt > 0 {
+            std::thread::sleep(POLL);
+        }
+        let Ok(text) = kubectl.run(
+            &["get", "events", "--field-selector", &selector, "-o", "json"],
+            None,
+        ) else {
+            break;
+        };
+        let said: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let by_controller = |pod: &str| {
+            said["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|e| e["message"].as_str() == Some(&format!("Deleted pod: {pod}")))
+        };
+        let others: Vec<(u32, String)> = deleted
+            .iter()
+            .filter(|(_, pod)| !by_controller(pod))
+            .cloned()
+            .collect();
+        if !others.is_empty() && others.len() < deleted.len() {
+            return others;
+        }
+    }
+    deleted
+}
+
+/// `pod P (shard 1/2) was deleted while the step ran`, for one or more.
+fn were_deleted(pods: &[(u32, String)], n: u32) -> String {
+    let each: Vec<String> = pods
+        .iter()
+        .map(|(i, name)| format!("pod {name} (shard {i}/{n})"))
+        .collect();
+    match each.as_slice() {
+        [one] => format!("{one} was deleted while the step ran (not by kvperf)"),
+        [init @ .., last] => format!(
+            "{} and {last} were deleted while the step ran (not by kvperf)",
+            init.join(", ")
+        ),
+        [] => String::new(),
     }
 }
 
@@ -816,6 +910,37 @@ mod tests {
             line,
             "shards 0/2 and 1/2 never started within 5 s: pod p-0-a (shard 0/2) not scheduled: no scheduler has placed it on a node; pod p-1-b (shard 1/2) ImagePullBackOff: no such image"
         );
+    }
+
+    #[test]
+    fn a_pod_deleted_or_gone_while_the_step_runs_is_named() {
+        let mut seen = BTreeMap::new();
+        let running = |name: &str, i: u32| {
+            pod(
+                name,
+                i,
+                "2026-01-01T00:00:00Z",
+                "Running",
+                serde_json::json!({}),
+            )
+        };
+        let both = [running("p-0", 0), running("p-1", 1)];
+        assert!(deleted_pods(&mut seen, &both).is_empty());
+        let mut marked = running("p-1", 1);
+        marked.metadata.deletion_timestamp = "2026-01-01T00:00:09Z".into();
+        let deleted = deleted_pods(&mut seen, &[running("p-0", 0), marked]);
+        assert_eq!(deleted, [(1, "p-1".to_string())]);
+        assert_eq!(
+            were_deleted(&deleted, 2),
+            "pod p-1 (shard 1/2) was deleted while the step ran (not by kvperf)"
+        );
+        // Gone at the next poll, p-0 marked too.
+        let mut marked = running("p-0", 0);
+        marked.metadata.deletion_timestamp = "2026-01-01T00:00:10Z".into();
+        let deleted = deleted_pods(&mut seen, &[marked]);
+        assert_eq!(deleted, [(0, "p-0".to_string()), (1, "p-1".to_string())]);
+        assert!(were_deleted(&deleted, 2)
+            .starts_with("pod p-0 (shard 0/2) and pod p-1 (shard 1/2) were deleted"));
     }
 
     #[test]

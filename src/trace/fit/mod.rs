@@ -116,6 +116,7 @@ pub fn fit(header: &Header, ops: &[TraceOp]) -> Fit {
         vec![
             popularity::uniform(&counts),
             popularity::zipfian(&counts),
+            popularity::plain_zipfian(&counts),
             popularity::hotspot(&counts),
             popularity::exponential(&counts),
         ]

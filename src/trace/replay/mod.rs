@@ -38,6 +38,8 @@ pub struct Lateness {
 
 /// An operation started later than this after its time is late.
 pub const LATE: Duration = Duration::from_millis(1);
+/// How often a client waiting for an operation's time looks for SIGINT.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// A trace to replay on one engine.
 pub struct Replay<'a> {
@@ -94,6 +96,21 @@ impl<'a> Replay<'a> {
             written_bytes: AtomicU64::new(0),
             capture: None,
         }
+    }
+
+    /// The longest an open-loop client waits between two operations of
+    /// the trace (zero in a closed loop): no stall, however long.
+    pub fn longest_pause(&self) -> Duration {
+        let Some(schedule) = self.schedule else {
+            return Duration::ZERO;
+        };
+        let gap = self
+            .ops
+            .windows(2)
+            .map(|w| w[1].intended_ns.saturating_sub(w[0].intended_ns))
+            .max()
+            .unwrap_or(0);
+        Duration::from_secs_f64((gap as f64 / 1e9 / schedule.speed).min(1e12))
     }
 
     /// How late the operations started (open loop).
@@ -211,7 +228,11 @@ impl WorkloadThread for ReplayClient<'_> {
             return Step::Exhausted;
         };
         let intended = match replay.schedule {
-            Some(schedule) => self.wait_for(op, schedule, meter),
+            Some(schedule) => match self.wait_for(op, schedule, meter) {
+                Some(due) => due,
+                // SIGINT or SIGTERM while waiting: the run ends, measured.
+                None => return Step::Exhausted,
+            },
             None => intended,
         };
         meter.keep_times |= self.trace.is_some();
@@ -241,8 +262,9 @@ impl WorkloadThread for ReplayClient<'_> {
 
 impl ReplayClient<'_> {
     /// Sleeps until `op` is due and returns when that is; counts how late
-    /// the start is.
-    fn wait_for(&mut self, op: &TraceOp, schedule: Schedule, meter: &mut Meter) -> Instant {
+    /// the start is. None when SIGINT or SIGTERM came meanwhile: a trace's
+    /// pause may be hours long, and the interrupt ends the replay.
+    fn wait_for(&mut self, op: &TraceOp, schedule: Schedule, meter: &mut Meter) -> Option<Instant> {
         let replay = self.replay;
         // Latency from the trace's time: the meter measures from `intended`.
         meter.set_paced(true);
@@ -252,13 +274,18 @@ impl ReplayClient<'_> {
         let due = start + Duration::from_nanos(offset as u64);
         let now = Instant::now();
         if due > now {
-            std::thread::sleep(due - now);
+            while let Some(left) = due.checked_duration_since(Instant::now()) {
+                if crate::runner::interrupted() {
+                    return None;
+                }
+                std::thread::sleep(left.min(INTERRUPT_POLL));
+            }
         } else if meter.recording {
             let late = now - due;
             self.max_late_ns = self.max_late_ns.max(late.as_nanos() as u64);
             self.late += u64::from(late > LATE);
         }
-        due
+        Some(due)
     }
 
     /// Fills `self.record` with a field per size.

@@ -9,6 +9,9 @@ use crate::properties::Properties;
 pub enum RequestDistribution {
     Uniform,
     Zipfian,
+    /// kvperf's own `plainzipfian`: record i (from insertstart) is rank i,
+    /// not hashed over 10^10 ranks as YCSB's `zipfian` is.
+    PlainZipfian,
     Latest,
     Hotspot,
     Sequential,
@@ -488,6 +491,7 @@ fn request_distribution(p: &Properties) -> Result<RequestDistribution, InputErro
     Ok(match p.string("requestdistribution", "uniform").as_str() {
         "uniform" => Uniform,
         "zipfian" => Zipfian,
+        "plainzipfian" => PlainZipfian,
         "latest" => Latest,
         "hotspot" => Hotspot,
         "sequential" => Sequential,
@@ -495,7 +499,7 @@ fn request_distribution(p: &Properties) -> Result<RequestDistribution, InputErro
         other => {
             return Err(InputError::property(
                 "requestdistribution",
-                format!("'{other}' is not one of uniform, zipfian, latest, hotspot, sequential, exponential"),
+                format!("'{other}' is not one of uniform, zipfian, plainzipfian, latest, hotspot, sequential, exponential"),
             ))
         }
     })

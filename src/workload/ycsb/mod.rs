@@ -291,6 +291,11 @@ impl CoreWorkload {
                 c.insert_start + c.insert_count + c.expected_new_keys(),
                 c.zipfian_constant,
             )),
+            RequestDistribution::PlainZipfian => KeyChooser::PlainZipfian(Zipfian::with_theta(
+                c.insert_start,
+                c.insert_start + c.insert_count + c.expected_new_keys(),
+                c.zipfian_constant,
+            )),
             RequestDistribution::Latest => {
                 let zipf = self
                     .latest_zipfian
@@ -417,6 +422,7 @@ fn records(slot: ThreadSlot, runs: Runs) -> ClientSlot {
 enum KeyChooser {
     Uniform(UniformLong),
     Zipfian(ScrambledZipfian),
+    PlainZipfian(Zipfian),
     Latest(SkewedLatest),
     Hotspot(Hotspot),
     Sequential,
@@ -533,6 +539,7 @@ impl<'a> CoreThread<'a> {
                 }
                 KeyChooser::Uniform(g) => g.next(rng),
                 KeyChooser::Zipfian(g) => g.next(rng),
+                KeyChooser::PlainZipfian(g) => g.next(rng),
                 KeyChooser::Latest(g) => g.next(rng, last),
                 KeyChooser::Hotspot(g) => g.next(rng),
                 KeyChooser::Sequential => self

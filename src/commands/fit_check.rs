@@ -1,0 +1,228 @@
+//! `kvperf fit TRACE --check`: the trace replayed, then the fitted
+//! workload loaded and run, on the same engine and store, and their
+//! figures side by side (throughput, p50/p95/p99 per operation kind and,
+//! on RocksDB, the block cache's hit ratio), so a user sees how far the
+//! synthetic workload is from theirs.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use super::replay::{self, ReplayArgs};
+use super::ycsb::{self, YcsbArgs};
+use crate::measure::OpKind;
+use crate::output::Format;
+use crate::results::step::{Measurement, OpStats, StepOutput};
+use crate::runner::before_window::{BeforeWindow, Watching};
+use crate::step;
+use crate::trace::fit::Fit;
+use crate::workload::ycsb::Phase;
+
+/// Where and how both sides run.
+pub struct CheckOn {
+    pub trace: PathBuf,
+    pub engine: String,
+    pub db: Option<PathBuf>,
+    pub threads: Option<usize>,
+    pub properties: Vec<String>,
+}
+
+/// Replays the trace, runs the fitted workload, and returns the table.
+pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
+    let spec = crate::engine::find(&on.engine)?;
+    let mut properties = on.properties.clone();
+    // The hit ratio needs RocksDB's tickers; both sides pay for them.
+    let rocksdb = spec.name == "rocksdb";
+    if rocksdb
+        && !properties
+            .iter()
+            .any(|p| p.starts_with("rocksdb.statistics="))
+    {
+        properties.push("rocksdb.statistics=true".into());
+    }
+    let replay_args = ReplayArgs {
+        trace: on.trace.clone(),
+        engine: on.engine.clone(),
+        db: on.db.clone(),
+        threads: on.threads,
+        speed: None,
+        properties: properties.clone(),
+        format: Format::Text,
+        output: None,
+        settle_after_load: true,
+    };
+    let mut replayed = StepOutput::begin("replay");
+    // The replay side has load's and run's before-window watch too.
+    let keeper = super::stall_keeper();
+    let watching = Watching(BeforeWindow::watch("the replay's checks", keeper.clone()));
+    let measured = replay::measure(&replay_args, &mut replayed, None, (&watching.0, &keeper));
+    drop(watching);
+    step::finish(&mut replayed, measured)?;
+    // The fitted file's properties first, so the user's -p win; the
+    // fitted side runs closed loop like the replay.
+    let mut fitted_properties: Vec<String> = workload_properties(&fit.workload_file("the check"))
+        .into_iter()
+        .filter(|p| !p.starts_with("target="))
+        .collect();
+    fitted_properties.extend(properties);
+    let ycsb_args = |fresh: bool| YcsbArgs {
+        workload_files: Vec::new(),
+        properties: fitted_properties.clone(),
+        threads: on.threads.map(|n| n as u64),
+        target: None,
+        status: false,
+        label: String::new(),
+        engine: on.engine.clone(),
+        db: on.db.clone(),
+        fresh,
+        format: Format::Text,
+        output: None,
+        no_progress: true,
+        shard: Some("0/1".into()),
+        metrics_addr: None,
+    };
+    eprintln!(
+        "kvperf: loading {} records and running the fitted workload on {}",
+        fit.records, spec.name
+    );
+    let (_, loaded) = ycsb::measured_step(&ycsb_args(true), Phase::Load, None);
+    loaded?;
+    let (ran, finished) = ycsb::measured_step(&ycsb_args(false), Phase::Run, None);
+    finished?;
+    let (Some(r), Some(f)) = (replayed.measurements.last(), ran.measurements.last()) else {
+        anyhow::bail!("internal: the check measured no window");
+    };
+    Ok(table(spec.name, r, f, rocksdb))
+}
+
+/// The `key=value` lines of a workload file.
+fn workload_properties(file: &str) -> Vec<String> {
+    file.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && l.contains('='))
+        .map(str::to_string)
+        .collect()
+}
+
+/// One row: a name, the replay's and the fitted run's figure (None when
+/// that side has none), and how the difference is shown.
+struct Row {
+    name: String,
+    replay: Option<f64>,
+    fitted: Option<f64>,
+    diff: Diff,
+    decimals: usize,
+}
+
+#[derive(Clone, Copy)]
+enum Diff {
+    /// fitted - replay, as a share of the replay's.
+    Relative,
+    /// fitted - replay.
+    Absolute,
+}
+
+/// The side-by-side table of a replay's and a fitted run's measurements.
+pub fn table(engine: &str, replay: &Measurement, fitted: &Measurement, hit_ratio: bool) -> String {
+    let mut rows = vec![Row {
+        name: "throughput (ops/s)".into(),
+        replay: Some(replay.ops_per_sec),
+        fitted: Some(fitted.ops_per_sec),
+        diff: Diff::Relative,
+        decimals: 1,
+    }];
+    let mut kinds: Vec<_> = replay
+        .ops
+        .keys()
+        .chain(fitted.ops.keys())
+        .copied()
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
+        let (r, f) = (ran(replay, kind), ran(fitted, kind));
+        if r.is_none() && f.is_none() {
+            continue;
+        }
+        let name = kind.ycsb_name();
+        rows.push(Row {
+            name: format!("{name} operations"),
+            replay: r.map(|s| s.returns.values().sum::<u64>() as f64),
+            fitted: f.map(|s| s.returns.values().sum::<u64>() as f64),
+            diff: Diff::Absolute,
+            decimals: 0,
+        });
+        type Pick = fn(&crate::results::step::Latency) -> f64;
+        let percentiles: [(&str, Pick); 3] = [
+            ("p50", |l| l.p50_us),
+            ("p95", |l| l.p95_us),
+            ("p99", |l| l.p99_us),
+        ];
+        for (label, pick) in percentiles {
+            rows.push(Row {
+                name: format!("{name} {label} (us)"),
+                replay: r.map(|s| pick(&s.latency)),
+                fitted: f.map(|s| pick(&s.latency)),
+                diff: Diff::Relative,
+                decimals: 1,
+            });
+        }
+    }
+    if hit_ratio {
+        rows.push(Row {
+            name: "block cache hit ratio".into(),
+            replay: block_cache_hit_ratio(replay),
+            fitted: block_cache_hit_ratio(fitted),
+            diff: Diff::Absolute,
+            decimals: 3,
+        });
+    }
+    render(engine, replay, &rows)
+}
+
+/// The figures of `kind` in `m`, if any ran.
+fn ran(m: &Measurement, kind: OpKind) -> Option<&OpStats> {
+    m.ops
+        .get(&kind)
+        .filter(|s| s.returns.values().sum::<u64>() > 0)
+}
+
+fn render(engine: &str, replay: &Measurement, rows: &[Row]) -> String {
+    let mut s = format!(
+        "The trace replayed and the fitted workload run on {engine}, {} client(s) each, closed loop:\n",
+        replay.threads
+    );
+    let _ = writeln!(
+        s,
+        "{:<28} {:>12} {:>12} {:>12}",
+        "figure", "replay", "fitted", "difference"
+    );
+    for row in rows {
+        let shown = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.*}", row.decimals));
+        let diff = match (row.replay, row.fitted, row.diff) {
+            (Some(r), Some(f), Diff::Absolute) => format!("{:+.*}", row.decimals, f - r),
+            (Some(r), Some(f), Diff::Relative) if r > 0.0 => {
+                format!("{:+.1}%", (f - r) / r * 100.0)
+            }
+            _ => "-".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<28} {:>12} {:>12} {:>12}",
+            row.name,
+            shown(row.replay),
+            shown(row.fitted),
+            diff
+        );
+    }
+    s
+}
+
+/// Block-cache hits over lookups since the store opened (RocksDB's
+/// tickers, `rocksdb.statistics`): the replay's store is settled after
+/// its preload and the fitted run opens the loaded store again, so both
+/// read from table files and almost all lookups are the window's.
+fn block_cache_hit_ratio(m: &Measurement) -> Option<f64> {
+    let hit = *m.engine_stats.get("block-cache-hit")? as f64;
+    let miss = *m.engine_stats.get("block-cache-miss")? as f64;
+    (hit + miss > 0.0).then(|| hit / (hit + miss))
+}
