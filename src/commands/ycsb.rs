@@ -387,12 +387,7 @@ fn measure(
     }
     let status = status_options(args, &client, hdr_logs.is_some(), live.clone());
     let run_spec = client.run_spec(threads, operations, target, status, (before, keeper));
-    let capture = trace
-        .map(|destination| {
-            let header = trace_header(out, workload.config().table.clone(), threads, target);
-            Capture::start(destination, header)
-        })
-        .transpose()?;
+    let capture = start_capture(trace, out, &workload, (threads, target))?;
     let bound = workload.bind(engine.as_ref()).capturing(capture.as_ref());
     // Closing (a flush of buffered writes) comes after the measured window and is
     // outside every figure, its time (YCSB counts it in RunTime, which
@@ -427,11 +422,7 @@ fn measure(
 
     let integrity = integrity_of(&workload, &outcome);
     live::finished(live.as_ref());
-    let interval_logs = outcome.interval_logs.as_ref();
-    let logs_written = match (&hdr_logs, interval_logs) {
-        (Some(files), Some(logs)) => files.write(logs, outcome.start_unix_ms),
-        _ => Ok(Vec::new()),
-    };
+    let logs_written = write_interval_logs(hdr_logs.as_ref(), &outcome);
     out.measurements.push(Measurement {
         accounting: Some(accounting),
         engine_stats,
@@ -528,6 +519,33 @@ fn say_logs_written(logs_written: Vec<PathBuf>) {
             .map(|p| p.display().to_string())
             .collect();
         eprintln!("kvperf: interval logs written: {}", names.join(", "));
+    }
+}
+
+/// Starts capturing the step's operations into `trace.output`, if given.
+fn start_capture(
+    trace: Option<Destination>,
+    out: &StepOutput,
+    workload: &CoreWorkload,
+    (threads, target): (usize, f64),
+) -> anyhow::Result<Option<Capture>> {
+    trace
+        .map(|destination| {
+            let header = trace_header(out, workload.config().table.clone(), threads, target);
+            Capture::start(destination, header)
+        })
+        .transpose()
+}
+
+/// Writes the window's interval logs (`hdrhistogram.output.path`), if asked for.
+fn write_interval_logs(
+    hdr_logs: Option<&HdrLogs>,
+    outcome: &RunOutcome,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let interval_logs = outcome.interval_logs.as_ref();
+    match (hdr_logs, interval_logs) {
+        (Some(files), Some(logs)) => files.write(logs, outcome.start_unix_ms),
+        _ => Ok(Vec::new()),
     }
 }
 

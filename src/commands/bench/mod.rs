@@ -110,11 +110,7 @@ fn measure(
     })?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
-    let labels = BTreeMap::from([
-        ("command".to_string(), out.command.clone()),
-        ("engine".to_string(), spec.name.to_string()),
-    ]);
-    let live = super::live::figures(args.metrics_addr.as_deref(), labels)?;
+    let live = live_figures(args, out, spec)?;
     let keeper = super::stall_keeper();
     step::keep_on_stall(&keeper, out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
@@ -298,6 +294,19 @@ fn end_at_a_failure(
         );
     }
     Ok(())
+}
+
+/// The live figures `--metrics-addr` serves, labelled with the step.
+fn live_figures(
+    args: &BenchArgs,
+    out: &StepOutput,
+    spec: &EngineSpec,
+) -> anyhow::Result<Option<std::sync::Arc<crate::measure::live::LiveFigures>>> {
+    let labels = BTreeMap::from([
+        ("command".to_string(), out.command.clone()),
+        ("engine".to_string(), spec.name.to_string()),
+    ]);
+    Ok(super::live::figures(args.metrics_addr.as_deref(), labels)?)
 }
 
 /// `--seed`, or the time in seconds when it is 0, as db_bench.
