@@ -11,7 +11,7 @@ use clap::Args;
 
 use super::hdr_logs::HdrLogs;
 use super::live;
-use crate::engine::{self, OpenMode, OpenOptions};
+use crate::engine::{self, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
@@ -23,7 +23,7 @@ use crate::output::{self, Format};
 use crate::properties::Properties;
 use crate::results::step::{Clients, Integrity, Measurement, StepOutput};
 use crate::runner::{
-    self, BeforeWindow, ClientRuntime, StallKeeper, StatusOptions, TaskScheduling,
+    self, BeforeWindow, ClientRuntime, RunOutcome, StallKeeper, StatusOptions, TaskScheduling,
 };
 use crate::shard::{self, Shard, ShardInfo};
 use crate::step::client::{
@@ -327,23 +327,8 @@ fn measure(
     out: &mut StepOutput,
     (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
-    let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
-    if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
-        eprintln!("kvperf: shard {shard} (from {source})");
-    }
-    let props = load_properties(args)?;
-    out.settings = props.redacted_map();
-    let spec = engine::find(&args.engine)?;
-    // Another RocksDB release (rocksdb.version): this command runs again on it.
-    engine::run_on_asked_library(spec.name, &props)?;
-    let prefixes: Vec<String> = engine::registry()
-        .iter()
-        .map(|s| format!("{}.", s.name))
-        .collect();
-    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-    for warning in unknown_property_warnings(&props, &prefixes) {
-        step::warn(out, warning);
-    }
+    let shard = resolve_shard(args)?;
+    let (props, spec) = properties_and_engine(args, out)?;
     let Checked {
         client,
         hdr_logs,
@@ -355,122 +340,37 @@ fn measure(
     if args.format == Format::Json {
         step::keep_on_stall(keeper, out, destination, None);
     }
-    let mut labels = std::collections::BTreeMap::from([
-        ("command".to_string(), out.command.clone()),
-        ("engine".to_string(), spec.name.to_string()),
-    ]);
-    if shard.count > 1 {
-        labels.insert("shard".into(), shard.to_string());
-    }
-    let live = live::figures(args.metrics_addr.as_deref(), labels)?;
-    // The effective interval, when kvperf chose it, is part of the record.
-    if !props.contains("measurement.interval") && client.target > 0 {
-        out.settings.insert(
-            "measurement.interval".into(),
-            default_interval(client.target).into(),
-        );
-    }
+    let live = live_figures(args, out, spec, shard)?;
+    record_chosen_interval(out, &props, &client);
     out.seed = shard.seed(client.seed);
     let target = shard.rate(client.target as f64);
     if shard != Shard::WHOLE {
-        let (slice, of) = workload.shard_slices();
-        out.shard = Some(ShardInfo {
-            index: shard.index,
-            count: shard.count,
-            source: shard_source,
-            fingerprint: shard::fingerprint(
-                &out.command,
-                spec.name,
-                &out.settings,
-                client.threads,
-                client.target as f64,
-            ),
-            slice,
-            of,
-            target_ops_per_sec: target,
-            slurm: shard::SlurmPlace::from_env(&|name| std::env::var(name).ok()),
-            kubernetes: shard::KubernetesPlace::from_env(&|name| std::env::var(name).ok()),
-        });
+        out.shard = Some(shard_info(
+            out,
+            spec,
+            &client,
+            &workload,
+            (shard, shard_source),
+            target,
+        ));
     }
-    let total_ops = workload.operation_count();
-    let operations = (total_ops > 0).then_some(total_ops);
-    // YCSB: never more threads than operations.
-    let threads = match operations {
-        Some(n) => client.threads.min(n as usize),
-        None => client.threads,
-    };
+    let (operations, threads) = operations_and_clients(&workload, &client);
 
     // Clients as tasks run on the runner's runtime, which the engine's
     // driver shares; it outlives the engine (dropped after it).
-    let runtime = client
-        .task_runtime_for(spec, threads)?
-        .map(|(workers, scheduling)| ClientRuntime::new(workers, scheduling))
-        .transpose()?;
-    let clients = runtime
-        .as_ref()
-        .map_or(Clients::Threads, |rt| Clients::Tasks {
-            runtime_threads: rt.workers(),
-            pinned: rt.scheduling() == TaskScheduling::Pinned,
-        });
+    let (runtime, clients) = client_runtime(&client, spec, threads)?;
 
-    let db = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB);
-    if let Some(dir) = db.as_deref() {
-        // Its ledger is read before the engine opens (and `--fresh` would
-        // write it): a FIFO or a device there is refused, not waited on.
-        engine::loaded_keys::loaded(dir)?;
-    }
-    // A server engine connects, checks its schema (and empties it with
-    // --fresh): bounded by stalltimeout; an embedded store's opening (a
-    // long recovery) only by an interrupt.
-    let server = matches!(spec.store, engine::StoreKind::Server { .. });
-    match server {
-        true => before.now(
-            "the engine to open (its server's connection and schema checks)",
-            client.stall_timeout,
-        ),
-        false => before.now("the engine to open its store", None),
-    }
-    let engine = engine::open(
-        spec,
-        &OpenOptions {
-            dir: db.as_deref(),
-            properties: &props,
-            runtime: runtime.as_ref().map(ClientRuntime::handle),
-            mode: match (phase, args.fresh) {
-                (Phase::Load, true) => OpenMode::Fresh,
-                _ => OpenMode::Any,
-            },
-        },
-    )?;
+    let (db, engine) = open_engine(args, phase, spec, &props, &client, runtime.as_ref(), before)?;
     out.engine = engine.info();
-    let keys = workload.config().insert_start
-        ..workload.config().insert_start + workload.config().insert_count;
-    // What kvperf's loads put in the store, where it marked it.
-    let loaded = db
-        .as_deref()
-        .map(engine::loaded_keys::loaded)
-        .transpose()?
-        .flatten()
-        .map(|k| k.within(keys.clone()));
-    let store = db.as_deref().map(|dir| run_header::Store {
-        location: dir.display().to_string(),
-        loaded,
-    });
-    state_what_runs(
-        phase,
+    announce(
         out,
+        phase,
         &workload,
-        store,
+        db.as_deref(),
         (threads, clients),
         target,
         client.max_execution,
-    );
-    if let Some(held) = loaded.filter(|held| phase == Phase::Run && *held < keys.end - keys.start) {
-        step::warn(
-            out,
-            fewer_records(db.as_deref(), held, &keys, workload.config().record_count),
-        );
-    }
+    )?;
     // A server's data directory, when it is local, is the device to account.
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
     let shape = step::Shape {
@@ -485,22 +385,9 @@ fn measure(
     if args.format == Format::Json {
         step::keep_on_stall(keeper, out, destination, Some(shape.clone()));
     }
-    let status = StatusOptions {
-        interval: args.status.then_some(client.status_interval),
-        progress: !args.no_progress && std::io::stderr().is_terminal(),
-        label: args.label.clone(),
-        ops_log: None,
-        intended_groups: client.latency_from == LatencyFrom::Both,
-        interval_logs: hdr_logs.is_some(),
-        live: live.clone(),
-    };
+    let status = status_options(args, &client, hdr_logs.is_some(), live.clone());
     let run_spec = client.run_spec(threads, operations, target, status, (before, keeper));
-    let capture = trace
-        .map(|destination| {
-            let header = trace_header(out, workload.config().table.clone(), threads, target);
-            Capture::start(destination, header)
-        })
-        .transpose()?;
+    let capture = start_capture(trace, out, &workload, (threads, target))?;
     let bound = workload.bind(engine.as_ref()).capturing(capture.as_ref());
     // Closing (a flush of buffered writes) comes after the measured window and is
     // outside every figure, its time (YCSB counts it in RunTime, which
@@ -531,27 +418,11 @@ fn measure(
         },
         true,
     )?;
-    if let Some(capture) = capture {
-        let path = capture.path().display().to_string();
-        let operations = capture.finish()?;
-        eprintln!("kvperf: trace of {operations} operations written to '{path}'");
-    }
+    finish_capture(capture)?;
 
-    let integrity = workload.config().data_integrity.then(|| {
-        let verify = outcome.histograms.get(OpKind::Verify);
-        let total = verify.map_or(0, |g| g.total_returns());
-        let ok = verify.map_or(0, |g| g.count(Outcome::Ok));
-        Integrity {
-            verified: total,
-            failed: total - ok,
-        }
-    });
+    let integrity = integrity_of(&workload, &outcome);
     live::finished(live.as_ref());
-    let interval_logs = outcome.interval_logs.as_ref();
-    let logs_written = match (&hdr_logs, interval_logs) {
-        (Some(files), Some(logs)) => files.write(logs, outcome.start_unix_ms),
-        _ => Ok(Vec::new()),
-    };
+    let logs_written = write_interval_logs(hdr_logs.as_ref(), &outcome);
     out.measurements.push(Measurement {
         accounting: Some(accounting),
         engine_stats,
@@ -563,6 +434,306 @@ fn measure(
     if phase == Phase::Load {
         record_loaded_keys(out, db.as_deref(), &workload);
     }
+    warn_of_the_window(out, phase);
+    say_logs_written(logs_written?);
+    how_it_ended(&outcome, &workload, closed, integrity)
+}
+
+/// The step's properties (recorded, secrets redacted, in `out`) and its
+/// engine; a property nobody reads is warned of.
+fn properties_and_engine(
+    args: &YcsbArgs,
+    out: &mut StepOutput,
+) -> anyhow::Result<(Properties, &'static EngineSpec)> {
+    let props = load_properties(args)?;
+    out.settings = props.redacted_map();
+    let spec = engine::find(&args.engine)?;
+    // Another RocksDB release (rocksdb.version): this command runs again on it.
+    engine::run_on_asked_library(spec.name, &props)?;
+    let prefixes: Vec<String> = engine::registry()
+        .iter()
+        .map(|s| format!("{}.", s.name))
+        .collect();
+    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    for warning in unknown_property_warnings(&props, &prefixes) {
+        step::warn(out, warning);
+    }
+    Ok((props, spec))
+}
+
+/// The live figures `--metrics-addr` serves, labelled with the step.
+fn live_figures(
+    args: &YcsbArgs,
+    out: &StepOutput,
+    spec: &EngineSpec,
+    shard: Shard,
+) -> anyhow::Result<Option<std::sync::Arc<crate::measure::live::LiveFigures>>> {
+    let mut labels = std::collections::BTreeMap::from([
+        ("command".to_string(), out.command.clone()),
+        ("engine".to_string(), spec.name.to_string()),
+    ]);
+    if shard.count > 1 {
+        labels.insert("shard".into(), shard.to_string());
+    }
+    Ok(live::figures(args.metrics_addr.as_deref(), labels)?)
+}
+
+/// The runtime `threads` clients run on as tasks (None: on threads), and
+/// how the output names the clients.
+fn client_runtime(
+    client: &ClientSettings,
+    spec: &EngineSpec,
+    threads: usize,
+) -> anyhow::Result<(Option<ClientRuntime>, Clients)> {
+    let runtime = client
+        .task_runtime_for(spec, threads)?
+        .map(|(workers, scheduling)| ClientRuntime::new(workers, scheduling))
+        .transpose()?;
+    let clients = runtime
+        .as_ref()
+        .map_or(Clients::Threads, |rt| Clients::Tasks {
+            runtime_threads: rt.workers(),
+            pinned: rt.scheduling() == TaskScheduling::Pinned,
+        });
+    Ok((runtime, clients))
+}
+
+/// What the data integrity check found, when the workload verified reads.
+fn integrity_of(workload: &CoreWorkload, outcome: &RunOutcome) -> Option<Integrity> {
+    workload.config().data_integrity.then(|| {
+        let verify = outcome.histograms.get(OpKind::Verify);
+        let total = verify.map_or(0, |g| g.total_returns());
+        let ok = verify.map_or(0, |g| g.count(Outcome::Ok));
+        Integrity {
+            verified: total,
+            failed: total - ok,
+        }
+    })
+}
+
+/// Names the interval logs written, if any.
+fn say_logs_written(logs_written: Vec<PathBuf>) {
+    if !logs_written.is_empty() {
+        let names: Vec<String> = logs_written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        eprintln!("kvperf: interval logs written: {}", names.join(", "));
+    }
+}
+
+/// Starts capturing the step's operations into `trace.output`, if given.
+fn start_capture(
+    trace: Option<Destination>,
+    out: &StepOutput,
+    workload: &CoreWorkload,
+    (threads, target): (usize, f64),
+) -> anyhow::Result<Option<Capture>> {
+    trace
+        .map(|destination| {
+            let header = trace_header(out, workload.config().table.clone(), threads, target);
+            Capture::start(destination, header)
+        })
+        .transpose()
+}
+
+/// Writes the window's interval logs (`hdrhistogram.output.path`), if asked for.
+fn write_interval_logs(
+    hdr_logs: Option<&HdrLogs>,
+    outcome: &RunOutcome,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let interval_logs = outcome.interval_logs.as_ref();
+    match (hdr_logs, interval_logs) {
+        (Some(files), Some(logs)) => files.write(logs, outcome.start_unix_ms),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Ends the trace the step captured (`trace.output`), saying where.
+fn finish_capture(capture: Option<Capture>) -> anyhow::Result<()> {
+    if let Some(capture) = capture {
+        let path = capture.path().display().to_string();
+        let operations = capture.finish()?;
+        eprintln!("kvperf: trace of {operations} operations written to '{path}'");
+    }
+    Ok(())
+}
+
+/// What the step shows while it runs: status lines, a progress bar, the
+/// interval logs' and live figures' feeds.
+fn status_options(
+    args: &YcsbArgs,
+    client: &ClientSettings,
+    interval_logs: bool,
+    live: Option<std::sync::Arc<crate::measure::live::LiveFigures>>,
+) -> StatusOptions {
+    StatusOptions {
+        interval: args.status.then_some(client.status_interval),
+        progress: !args.no_progress && std::io::stderr().is_terminal(),
+        label: args.label.clone(),
+        ops_log: None,
+        intended_groups: client.latency_from == LatencyFrom::Both,
+        interval_logs,
+        live,
+    }
+}
+
+/// The effective `measurement.interval`, when kvperf chose it, is part
+/// of the record.
+fn record_chosen_interval(out: &mut StepOutput, props: &Properties, client: &ClientSettings) {
+    if !props.contains("measurement.interval") && client.target > 0 {
+        out.settings.insert(
+            "measurement.interval".into(),
+            default_interval(client.target).into(),
+        );
+    }
+}
+
+/// The shard `--shard` or the job's environment names, said on stderr
+/// when the environment named it.
+fn resolve_shard(args: &YcsbArgs) -> Result<Option<(Shard, String)>, InputError> {
+    let shard = Shard::resolve(args.shard.as_deref(), &|name| std::env::var(name).ok())?;
+    if let Some((shard, source)) = shard.as_ref().filter(|(_, source)| source != "--shard") {
+        eprintln!("kvperf: shard {shard} (from {source})");
+    }
+    Ok(shard)
+}
+
+/// The window's operations (None: until the time limit) and its clients:
+/// never more than operations, as YCSB.
+fn operations_and_clients(
+    workload: &CoreWorkload,
+    client: &ClientSettings,
+) -> (Option<u64>, usize) {
+    let total_ops = workload.operation_count();
+    let operations = (total_ops > 0).then_some(total_ops);
+    // YCSB: never more threads than operations.
+    let threads = match operations {
+        Some(n) => client.threads.min(n as usize),
+        None => client.threads,
+    };
+    (operations, threads)
+}
+
+/// Opens the step's engine on its data directory (None: a server engine),
+/// watched as the step waits for it: a server's connection and schema
+/// checks are bounded by `stalltimeout`, an embedded store's opening (a
+/// long recovery) only by an interrupt.
+fn open_engine(
+    args: &YcsbArgs,
+    phase: Phase,
+    spec: &'static EngineSpec,
+    props: &Properties,
+    client: &ClientSettings,
+    runtime: Option<&ClientRuntime>,
+    before: &BeforeWindow,
+) -> anyhow::Result<(Option<PathBuf>, Box<dyn engine::Engine>)> {
+    let db = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB);
+    if let Some(dir) = db.as_deref() {
+        // Its ledger is read before the engine opens (and `--fresh` would
+        // write it): a FIFO or a device there is refused, not waited on.
+        engine::loaded_keys::loaded(dir)?;
+    }
+    // A server engine connects, checks its schema (and empties it with
+    // --fresh): bounded by stalltimeout; an embedded store's opening (a
+    // long recovery) only by an interrupt.
+    let server = matches!(spec.store, engine::StoreKind::Server { .. });
+    match server {
+        true => before.now(
+            "the engine to open (its server's connection and schema checks)",
+            client.stall_timeout,
+        ),
+        false => before.now("the engine to open its store", None),
+    }
+    let engine = engine::open(
+        spec,
+        &OpenOptions {
+            dir: db.as_deref(),
+            properties: props,
+            runtime: runtime.map(ClientRuntime::handle),
+            mode: match (phase, args.fresh) {
+                (Phase::Load, true) => OpenMode::Fresh,
+                _ => OpenMode::Any,
+            },
+        },
+    )?;
+    Ok((db, engine))
+}
+
+/// States what is about to run (with what the store holds, as kvperf
+/// loaded it), and warns of a run whose store holds fewer of the records
+/// it reads than `recordcount` says.
+fn announce(
+    out: &mut StepOutput,
+    phase: Phase,
+    workload: &CoreWorkload,
+    db: Option<&Path>,
+    (threads, clients): (usize, Clients),
+    target: f64,
+    max_execution: Option<Duration>,
+) -> anyhow::Result<()> {
+    let keys = workload.config().insert_start
+        ..workload.config().insert_start + workload.config().insert_count;
+    // What kvperf's loads put in the store, where it marked it.
+    let loaded = db
+        .map(engine::loaded_keys::loaded)
+        .transpose()?
+        .flatten()
+        .map(|k| k.within(keys.clone()));
+    let store = db.map(|dir| run_header::Store {
+        location: dir.display().to_string(),
+        loaded,
+    });
+    state_what_runs(
+        phase,
+        out,
+        workload,
+        store,
+        (threads, clients),
+        target,
+        max_execution,
+    );
+    if let Some(held) = loaded.filter(|held| phase == Phase::Run && *held < keys.end - keys.start) {
+        step::warn(
+            out,
+            fewer_records(db, held, &keys, workload.config().record_count),
+        );
+    }
+    Ok(())
+}
+
+/// What a shard's output says of its place in the study.
+fn shard_info(
+    out: &StepOutput,
+    spec: &EngineSpec,
+    client: &ClientSettings,
+    workload: &CoreWorkload,
+    (shard, shard_source): (Shard, String),
+    target: f64,
+) -> ShardInfo {
+    let (slice, of) = workload.shard_slices();
+    ShardInfo {
+        index: shard.index,
+        count: shard.count,
+        source: shard_source,
+        fingerprint: shard::fingerprint(
+            &out.command,
+            spec.name,
+            &out.settings,
+            client.threads,
+            client.target as f64,
+        ),
+        slice,
+        of,
+        target_ops_per_sec: target,
+        slurm: shard::SlurmPlace::from_env(&|name| std::env::var(name).ok()),
+        kubernetes: shard::KubernetesPlace::from_env(&|name| std::env::var(name).ok()),
+    }
+}
+
+/// The measured window judged as YCSB's figures are read: a run too
+/// short, a target rate missed, percentiles of too few samples.
+fn warn_of_the_window(out: &mut StepOutput, phase: Phase) {
     let judged = out.measurements.last().map(|m| {
         (
             (phase == Phase::Run)
@@ -592,14 +763,17 @@ fn measure(
     }) {
         step::warn(out, thin);
     }
-    let logs_written = logs_written?;
-    if !logs_written.is_empty() {
-        let names: Vec<String> = logs_written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        eprintln!("kvperf: interval logs written: {}", names.join(", "));
-    }
+}
+
+/// The step's error, if the window ended other than as asked: an
+/// interrupt, a load incomplete, the first failure under `onerror=stop`,
+/// the engine's close, the data integrity check.
+fn how_it_ended(
+    outcome: &RunOutcome,
+    workload: &CoreWorkload,
+    closed: Option<anyhow::Result<()>>,
+    integrity: Option<Integrity>,
+) -> anyhow::Result<()> {
     if outcome.interrupted {
         anyhow::bail!(
             "interrupted after {} operations; what was measured is kept",

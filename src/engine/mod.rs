@@ -62,7 +62,9 @@ pub use capabilities::{AsyncOps, Capabilities, Capability, EventSupport, KvSuppo
 pub use db_bench_flags::DbBenchFlags;
 #[allow(unused_imports)] // a build with only the null engine uses none
 pub(crate) use operations::{async_records, blocking_raw, blocking_records};
-pub use operations::{call, ready, run_now, wait, Access, Call, ClientSlot, Operations, Runs};
+pub use operations::{
+    call, ready, ready_client, run_now, wait, Access, Call, ClientSlot, Operations, Runs,
+};
 pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 pub use registry::{

@@ -242,6 +242,21 @@ pub fn ready<'a>(
     Box::pin(std::future::ready(client))
 }
 
+/// A blocking engine's client of the kind `slot` asks for, made at once:
+/// its record operations (`records`) or its raw key-value ones (`raw`).
+/// What every embedded engine's [`super::Engine::client`] is.
+pub fn ready_client<'a, E: ?Sized>(
+    engine: &'a E,
+    slot: ClientSlot,
+    records: impl FnOnce(&'a E, ClientSlot) -> anyhow::Result<Box<dyn Operations + 'a>>,
+    raw: impl FnOnce(&'a E, ClientSlot) -> anyhow::Result<Box<dyn Operations + 'a>>,
+) -> SetupFuture<'a, Box<dyn Operations + 'a>> {
+    ready(match slot.access {
+        Access::Records => records(engine, slot),
+        Access::Raw => raw(engine, slot),
+    })
+}
+
 fn lacks<'a, T>(what: &str) -> Call<'a, T> {
     Err(OpError::failed(format!(
         "this client has no {what}: it was made for other operations"

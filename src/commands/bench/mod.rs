@@ -22,7 +22,7 @@ use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLi
 use crate::output::{self};
 use crate::properties::Properties;
 use crate::results::step::StepOutput;
-use crate::runner::OpsLog;
+use crate::runner::{OpsLog, StallKeeper};
 use crate::step::{self, Finished};
 use crate::workload::dbbench::{BenchConfig, Benchmark};
 
@@ -88,12 +88,7 @@ fn measure(
     // Another RocksDB release (rocksdb.version): this command runs again on it.
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), &default_db_dir());
-    let seed_base = match args.seed {
-        0 => SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(1, |d| d.as_secs()),
-        s => s,
-    };
+    let seed_base = seed_base(args);
     out.seed = seed_base;
     out.settings = flag_map(args, db.as_deref());
     let open = |mode| {
@@ -115,26 +110,14 @@ fn measure(
     })?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
-    let labels = BTreeMap::from([
-        ("command".to_string(), out.command.clone()),
-        ("engine".to_string(), spec.name.to_string()),
-    ]);
-    let live = super::live::figures(args.metrics_addr.as_deref(), labels)?;
+    let live = live_figures(args, out, spec)?;
     let keeper = super::stall_keeper();
     step::keep_on_stall(&keeper, out, json, None);
     // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
     eprintln!("{}", output::run_header::this_command_line());
     print_header(args, &cfg, engine.as_ref(), db.as_deref());
 
-    let run = step::dbbench::BenchRun {
-        foreground_threads: args.threads as usize,
-        progress: !args.no_progress && std::io::stderr().is_terminal(),
-        ops_log: (!args.report_interval_seconds.is_zero()).then(|| OpsLog {
-            interval: args.report_interval_seconds,
-            path: args.report_file.clone(),
-        }),
-        stall_keeper: keeper,
-    };
+    let run = bench_run(args, keeper);
     // db_bench seeds thread i of the run with seed_base + (threads started so far).
     let mut threads_started = 0u64;
     let shown_db = db
@@ -152,28 +135,7 @@ fn measure(
                 engine = open(OpenMode::Fresh)?;
             }
         }
-        if bench == Benchmark::WaitForCompaction {
-            // db_bench's two lines; nothing is measured.
-            crate::say!("waitforcompaction({shown_db}): started");
-            engine.settle(false)?;
-            crate::say!("waitforcompaction({shown_db}): finished with status (OK)");
-            continue;
-        }
-        if matches!(bench, Benchmark::Stats | Benchmark::LevelStats) {
-            // db_bench prints the engine's report as it stands; not measured.
-            let report = engine.stats_report(bench == Benchmark::LevelStats)?;
-            crate::say!("\n{}", report.trim_end());
-            continue;
-        }
-        if bench == Benchmark::Compact {
-            // db_bench measures its one CompactRange call; kvperf reports
-            // how long it took and keeps it out of the results.
-            let started = std::time::Instant::now();
-            engine.compact()?;
-            crate::say!(
-                "compact({shown_db}): finished in {:.3} seconds",
-                started.elapsed().as_secs_f64()
-            );
+        if run_unmeasured(bench, engine.as_ref(), &shown_db)? {
             continue;
         }
         if args.drop_caches {
@@ -208,70 +170,166 @@ fn measure(
             live.as_ref(),
         )?;
         threads_started += measured.measurement.threads as u64;
-        output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
-        if let Some(a) = &measured.measurement.accounting {
-            let mut lines = String::new();
-            output::ycsb_text::power_lines(&mut lines, a);
-            output::stdout::say(&lines);
-        }
-        if matches!(
-            bench,
-            Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom
-        ) {
-            // db_bench's "(N of M found)\n" message ends in its own newline.
-            crate::say!();
-        }
-        if args.histogram {
-            print_histograms(&measured.histograms);
-            // The block's percentiles, judged as a YCSB run's are.
-            let ops: Vec<(String, u64)> = measured
-                .measurement
-                .ops
-                .iter()
-                .map(|(op, s)| (op.ycsb_name().to_string(), s.latency.count))
-                .collect();
-            let printed = [0.50, 0.75, 0.99, 0.999, 0.9999];
-            let lengthen = window_warnings::DB_BENCH_LENGTHEN;
-            if let Some(thin) = crate::measure::few_samples::warning(&ops, &printed, lengthen) {
-                step::warn(out, format!("{}: {thin}", bench.name()));
-            }
-        }
-        // A fill's length is its key count; a timed read or mix is judged
-        // as a YCSB run's window is.
-        if !bench.needs_fresh_db() {
-            let seconds = measured.measurement.runtime_s;
-            if let Some(short) =
-                window_warnings::short_window(seconds, window_warnings::DB_BENCH_LENGTHEN)
-            {
-                step::warn(out, format!("{}: {short}", bench.name()));
-            }
-        }
+        report_benchmark(out, args, bench, &measured);
         out.measurements.push(measured.measurement);
         // A file is rewritten after each benchmark; a stream gets the whole once.
         if let Some(json) = json.filter(|j| j.stream().is_none()) {
             json.write(output::json::to_pretty(&*out).as_bytes())?;
         }
         step::keep_on_stall(&run.stall_keeper, out, json, None);
-        if let Some(failure) = first_failure(&measured.histograms) {
-            // db_bench exits at a failed operation ("put error: ..."):
-            // the sequence ends here, with the engine's own words (a full
-            // disk's ENOSPC), not with the close that fails after it.
-            let _ = engine.close();
-            anyhow::bail!("{} failed: {failure}", bench.name());
-        }
-        if measured.interrupted {
-            engine.close()?;
-            anyhow::bail!(
-                "interrupted during {}; what was measured is kept",
-                bench.name()
-            );
-        }
+        end_at_a_failure(
+            engine.as_ref(),
+            bench,
+            &measured.histograms,
+            measured.interrupted,
+        )?;
     }
     super::live::finished(live.as_ref());
     if let Some(stats) = engine.statistics_text() {
         crate::say!("STATISTICS:\n{stats}");
     }
     engine.close()
+}
+
+/// Runs a benchmark db_bench does not measure (waitforcompaction, stats,
+/// levelstats, compact) as db_bench does, printing its lines; false for
+/// every other benchmark.
+fn run_unmeasured(bench: Benchmark, engine: &dyn Engine, shown_db: &str) -> anyhow::Result<bool> {
+    if bench == Benchmark::WaitForCompaction {
+        // db_bench's two lines; nothing is measured.
+        crate::say!("waitforcompaction({shown_db}): started");
+        engine.settle(false)?;
+        crate::say!("waitforcompaction({shown_db}): finished with status (OK)");
+        return Ok(true);
+    }
+    if matches!(bench, Benchmark::Stats | Benchmark::LevelStats) {
+        // db_bench prints the engine's report as it stands; not measured.
+        let report = engine.stats_report(bench == Benchmark::LevelStats)?;
+        crate::say!("\n{}", report.trim_end());
+        return Ok(true);
+    }
+    if bench == Benchmark::Compact {
+        // db_bench measures its one CompactRange call; kvperf reports
+        // how long it took and keeps it out of the results.
+        let started = std::time::Instant::now();
+        engine.compact()?;
+        crate::say!(
+            "compact({shown_db}): finished in {:.3} seconds",
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Prints a measured benchmark as db_bench does (its result line, the
+/// energy lines, the histograms with --histogram) and warns of a window
+/// too short or percentiles of too few samples.
+fn report_benchmark(
+    out: &mut StepOutput,
+    args: &BenchArgs,
+    bench: Benchmark,
+    measured: &step::dbbench::Measured,
+) {
+    output::stdout::say(&render_result_line(&ResultLine::of(&measured.measurement)));
+    if let Some(a) = &measured.measurement.accounting {
+        let mut lines = String::new();
+        output::ycsb_text::power_lines(&mut lines, a);
+        output::stdout::say(&lines);
+    }
+    if matches!(
+        bench,
+        Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom
+    ) {
+        // db_bench's "(N of M found)\n" message ends in its own newline.
+        crate::say!();
+    }
+    if args.histogram {
+        print_histograms(&measured.histograms);
+        // The block's percentiles, judged as a YCSB run's are.
+        let ops: Vec<(String, u64)> = measured
+            .measurement
+            .ops
+            .iter()
+            .map(|(op, s)| (op.ycsb_name().to_string(), s.latency.count))
+            .collect();
+        let printed = [0.50, 0.75, 0.99, 0.999, 0.9999];
+        let lengthen = window_warnings::DB_BENCH_LENGTHEN;
+        if let Some(thin) = crate::measure::few_samples::warning(&ops, &printed, lengthen) {
+            step::warn(out, format!("{}: {thin}", bench.name()));
+        }
+    }
+    // A fill's length is its key count; a timed read or mix is judged
+    // as a YCSB run's window is.
+    if !bench.needs_fresh_db() {
+        let seconds = measured.measurement.runtime_s;
+        if let Some(short) =
+            window_warnings::short_window(seconds, window_warnings::DB_BENCH_LENGTHEN)
+        {
+            step::warn(out, format!("{}: {short}", bench.name()));
+        }
+    }
+}
+
+/// Ends the sequence after `bench` when an operation failed or an
+/// interrupt came, closing the engine.
+fn end_at_a_failure(
+    engine: &dyn Engine,
+    bench: Benchmark,
+    histograms: &OpHistograms,
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    if let Some(failure) = first_failure(histograms) {
+        // db_bench exits at a failed operation ("put error: ..."):
+        // the sequence ends here, with the engine's own words (a full
+        // disk's ENOSPC), not with the close that fails after it.
+        let _ = engine.close();
+        anyhow::bail!("{} failed: {failure}", bench.name());
+    }
+    if interrupted {
+        engine.close()?;
+        anyhow::bail!(
+            "interrupted during {}; what was measured is kept",
+            bench.name()
+        );
+    }
+    Ok(())
+}
+
+/// The live figures `--metrics-addr` serves, labelled with the step.
+fn live_figures(
+    args: &BenchArgs,
+    out: &StepOutput,
+    spec: &EngineSpec,
+) -> anyhow::Result<Option<std::sync::Arc<crate::measure::live::LiveFigures>>> {
+    let labels = BTreeMap::from([
+        ("command".to_string(), out.command.clone()),
+        ("engine".to_string(), spec.name.to_string()),
+    ]);
+    Ok(super::live::figures(args.metrics_addr.as_deref(), labels)?)
+}
+
+/// `--seed`, or the time in seconds when it is 0, as db_bench.
+fn seed_base(args: &BenchArgs) -> u64 {
+    match args.seed {
+        0 => SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs()),
+        s => s,
+    }
+}
+
+/// How each benchmark's clients run, from the flags.
+fn bench_run(args: &BenchArgs, stall_keeper: StallKeeper) -> step::dbbench::BenchRun {
+    step::dbbench::BenchRun {
+        foreground_threads: args.threads as usize,
+        progress: !args.no_progress && std::io::stderr().is_terminal(),
+        ops_log: (!args.report_interval_seconds.is_zero()).then(|| OpsLog {
+            interval: args.report_interval_seconds,
+            path: args.report_file.clone(),
+        }),
+        stall_keeper,
+    }
 }
 
 /// How many operations of the first kind that had failures failed, and

@@ -49,7 +49,7 @@ use anyhow::Context;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    ready_client, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenOptions,
     Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
@@ -372,10 +372,7 @@ impl Engine for FjallEngine {
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
-        ready(match slot.access {
-            Access::Records => self.records(slot),
-            Access::Raw => self.raw(slot),
-        })
+        ready_client(self, slot, Self::records, Self::raw)
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {

@@ -20,7 +20,7 @@ use rocksdb::{
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    ready_client, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
     OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
@@ -615,10 +615,7 @@ impl Engine for RocksEngine {
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
-        ready(match slot.access {
-            Access::Records => self.records(slot),
-            Access::Raw => self.raw(slot),
-        })
+        ready_client(self, slot, Self::records, Self::raw)
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {
@@ -1222,8 +1219,12 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
                 .find(|t| t.kind == EventKind::Flush)
                 .map(|t| (t.count, t.bytes))
         };
-        let mut client =
-            crate::engine::wait(engine.client(ClientSlot::thread(0, 1, Access::Raw))).unwrap();
+        let mut client = crate::engine::wait(engine.client(ClientSlot::thread(
+            0,
+            1,
+            crate::engine::Access::Raw,
+        )))
+        .unwrap();
         for i in 0..5000u32 {
             let key = format!("key{i:08}");
             crate::engine::wait(client.put(key.as_bytes(), &[7u8; 200])).unwrap();

@@ -47,7 +47,7 @@ use super::kv::{self, KvBatch};
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    ready_client, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
     Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
@@ -340,10 +340,7 @@ impl Engine for SqliteEngine {
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
-        ready(match slot.access {
-            Access::Records => self.records(slot),
-            Access::Raw => self.raw(slot),
-        })
+        ready_client(self, slot, Self::records, Self::raw)
     }
 
     fn stats(&self) -> BTreeMap<String, u64> {

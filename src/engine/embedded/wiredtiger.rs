@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    ready_client, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
     OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
 };
@@ -513,10 +513,7 @@ impl Engine for WtEngine {
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {
-        ready(match slot.access {
-            Access::Records => self.records(slot),
-            Access::Raw => self.raw(slot),
-        })
+        ready_client(self, slot, Self::records, Self::raw)
     }
 
     /// A checkpoint, with or without `flush`: it writes every dirty page
@@ -1020,7 +1017,7 @@ unsafe impl Send for WtKvWorker<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::wait;
+    use crate::engine::{wait, Access};
 
     #[test]
     fn owns_exactly_wiredtigers_files() {
