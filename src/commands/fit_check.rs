@@ -28,14 +28,12 @@ pub struct CheckOn {
 pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
     let spec = crate::engine::find(&on.engine)?;
     let mut properties = on.properties.clone();
-    // The hit ratio needs RocksDB's tickers; both sides pay for them.
-    let rocksdb = spec.name == "rocksdb";
-    if rocksdb
-        && !properties
-            .iter()
-            .any(|p| p.starts_with("rocksdb.statistics="))
-    {
-        properties.push("rocksdb.statistics=true".into());
+    // The block-cache hit ratio needs the engine's statistics (RocksDB's
+    // tickers, `<engine>.statistics`); both sides pay for them.
+    let statistics = spec.options.iter().any(|o| o.name == "statistics");
+    let asked = format!("{}.statistics=", spec.name);
+    if statistics && !properties.iter().any(|p| p.starts_with(&asked)) {
+        properties.push(format!("{asked}true"));
     }
     let replay_args = ReplayArgs {
         trace: on.trace.clone(),
@@ -84,7 +82,7 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
     let (Some(r), Some(f)) = (replayed.measurements.last(), ran.measurements.last()) else {
         anyhow::bail!("internal: the check measured no window");
     };
-    Ok(table(spec.name, r, f, rocksdb))
+    Ok(table(spec.name, r, f, statistics))
 }
 
 /// The `key=value` lines of a workload file.

@@ -1,7 +1,10 @@
 //! What a replay loads before it starts: every key whose first operation
 //! in the trace is not an insert (it was in the store before the trace
 //! began), with the value sizes of its first write in the trace, else
-//! one field as large as its first read returned.
+//! one field as large as its first read returned, else (the trace never
+//! says, as a RocksDB trace's delete of a key it never wrote) one field of
+//! YCSB's default 100 bytes: a record every engine can store (Redis
+//! refuses a hash with no field).
 
 use std::collections::HashMap;
 
@@ -13,6 +16,10 @@ pub struct Preload {
     pub key: Vec<u8>,
     pub value_sizes: Vec<u32>,
 }
+
+/// The value size of a record whose size the trace never shows: YCSB's
+/// default `fieldlength`.
+const UNKNOWN_VALUE_SIZE: u32 = 100;
 
 /// The records to load for `ops` (in time order), in first-use order.
 pub fn records_to_load(ops: &[TraceOp]) -> Vec<Preload> {
@@ -41,6 +48,11 @@ pub fn records_to_load(ops: &[TraceOp]) -> Vec<Preload> {
             entry.1 = true;
         } else if load.value_sizes.is_empty() && op.bytes_read > 0 && op.op != OpType::Scan {
             load.value_sizes = vec![op.bytes_read.min(u64::from(u32::MAX)) as u32];
+        }
+    }
+    for load in &mut loads {
+        if load.value_sizes.is_empty() {
+            load.value_sizes = vec![UNKNOWN_VALUE_SIZE];
         }
     }
     loads
@@ -87,7 +99,7 @@ mod tests {
                 },
                 Preload {
                     key: b"c".to_vec(),
-                    value_sizes: vec![]
+                    value_sizes: vec![UNKNOWN_VALUE_SIZE]
                 }
             ]
         );
