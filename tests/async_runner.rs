@@ -529,6 +529,12 @@ fn in_child(name: &str, case: &str) -> (Option<i32>, String) {
     )
 }
 
+/// What `kvperf`'s commands do after a stall: say why, exit 3.
+fn end_after_stall(why: &str) -> ! {
+    eprintln!("kvperf: {why}");
+    std::process::exit(3)
+}
+
 #[test]
 fn a_stalled_engine_ends_a_task_run_after_stalltimeout() {
     const NAME: &str = "a_stalled_engine_ends_a_task_run_after_stalltimeout";
@@ -542,6 +548,9 @@ fn a_stalled_engine_ends_a_task_run_after_stalltimeout() {
         let reads_wl = reads(1000);
         let mut stalling = spec(3, Some(1000));
         stalling.stall_timeout = Some(Duration::from_secs(2));
+        // The runner watches for a stall only with a keeper to end the
+        // step (the commands' ends the process with exit 3; this one too).
+        stalling.stall_keeper = Some(kvperf::runner::StallKeeper::new(end_after_stall));
         let _ = run(&engine, &reads_wl, &stalling, 2);
         eprintln!("child: the run returned");
         std::process::exit(0);
