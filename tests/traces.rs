@@ -577,6 +577,16 @@ fn a_fit_recovers_the_distribution_and_mix_it_was_captured_with() {
     }
 }
 
+/// The fit's printed candidates chose `candidate` (its line ends "<- chosen").
+fn assert_chosen(stdout: &str, candidate: &str) {
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with(candidate) && l.ends_with("<- chosen")),
+        "{stdout}"
+    );
+}
+
 /// `kvperf fit --check`'s table, parsed: figure -> (replay, fitted).
 fn check_table(stdout: &str) -> BTreeMap<String, (String, String)> {
     let mut lines = stdout.lines().skip_while(|l| !l.starts_with("figure "));
@@ -641,13 +651,7 @@ fn fit_check_puts_a_workload_b_trace_and_its_fit_side_by_side() {
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("zipfian") && l.ends_with("<- chosen")),
-        "{}",
-        out.stdout
-    );
+    assert_chosen(&out.stdout, "zipfian");
     let table = check_table(&out.stdout);
     let (replayed, fitted) = figure(&table, "throughput (ops/s)");
     assert!(replayed > 0.0 && fitted > 0.0, "{table:?}");
@@ -733,13 +737,7 @@ fn fit_check_puts_a_hot_set_csv_trace_and_its_fit_side_by_side() {
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("hotspot") && l.ends_with("<- chosen")),
-        "{}",
-        out.stdout
-    );
+    assert_chosen(&out.stdout, "hotspot");
     let table = check_table(&out.stdout);
     let (r, f) = figure(&table, "READ operations");
     assert_eq!(r, f64::from(reads), "{table:?}");
