@@ -337,9 +337,25 @@ pub fn exponential(counts: &[u64]) -> Candidate {
         ks: Some(ks_sampled(counts, &p)),
         note: format!(
             "95% of accesses within the {:.1}% most popular keys",
-            frac * 100.0
+            share_of_keys_for(&p, 0.95) * 100.0
         ),
     }
+}
+
+/// The smallest share of the keys, most popular first, that gets `share`
+/// of the accesses under the rank probabilities `p`: at most 1, where
+/// YCSB's `exponential.frac` exceeds 1 when the popularity falls so slowly
+/// that 95% of the (unbounded) draws spread over more than the records.
+fn share_of_keys_for(p: &[f64], share: f64) -> f64 {
+    let mut total = 0.0;
+    let keys = p
+        .iter()
+        .position(|&x| {
+            total += x;
+            total >= share
+        })
+        .map_or(p.len(), |i| i + 1);
+    keys as f64 / p.len().max(1) as f64
 }
 
 #[cfg(test)]
@@ -391,6 +407,28 @@ mod tests {
             assert!((got - theta).abs() < 0.03, "theta {theta}: fitted {got}");
             assert!(fit.ks.unwrap() < 0.02, "{fit:?}");
         }
+    }
+
+    /// A popularity that falls too slowly for YCSB's 95th percentile to
+    /// lie within the records (`exponential.frac` over 1) still notes a
+    /// share of the keys of at most 100%, and a steep one a small share.
+    #[test]
+    fn the_exponential_note_is_a_share_of_the_keys() {
+        let share = |note: &str| -> f64 {
+            let pct = note.split('%').nth(1).unwrap();
+            pct.rsplit(' ').next().unwrap().parse().unwrap()
+        };
+        let flat = exponential(&[11, 10, 10, 10, 10, 9, 9, 9, 9, 9]);
+        let frac: f64 = flat.properties[1].1.parse().unwrap();
+        assert!(frac > 1.0, "{flat:?}");
+        let got = share(&flat.note);
+        assert!(got > 80.0 && got <= 100.0, "{flat:?}");
+        let mut steep = vec![0u64; 100];
+        for (r, c) in steep.iter_mut().enumerate() {
+            *c = (10_000.0 * 0.5f64.powi(r as i32)) as u64;
+        }
+        let got = share(&exponential(&steep).note);
+        assert!(got > 0.0 && got <= 10.0, "{got}");
     }
 
     /// The model of each generator is what it draws: the rank
