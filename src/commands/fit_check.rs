@@ -39,6 +39,7 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
         trace: on.trace.clone(),
         engine: on.engine.clone(),
         db: on.db.clone(),
+        existing: false,
         threads: on.threads,
         speed: None,
         properties: properties.clone(),
@@ -160,7 +161,7 @@ pub fn table(engine: &str, replay: &Measurement, fitted: &Measurement, hit_ratio
     }
     if hit_ratio {
         rows.push(Row {
-            name: "block cache hit ratio".into(),
+            name: "block cache hit ratio (window)".into(),
             replay: block_cache_hit_ratio(replay),
             fitted: block_cache_hit_ratio(fitted),
             diff: Diff::Absolute,
@@ -184,7 +185,7 @@ fn render(engine: &str, replay: &Measurement, rows: &[Row]) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<28} {:>12} {:>12} {:>12}",
+        "{:<32} {:>12} {:>12} {:>12}",
         "figure", "replay", "fitted", "difference"
     );
     for row in rows {
@@ -198,7 +199,7 @@ fn render(engine: &str, replay: &Measurement, rows: &[Row]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<28} {:>12} {:>12} {:>12}",
+            "{:<32} {:>12} {:>12} {:>12}",
             row.name,
             shown(row.replay),
             shown(row.fitted),
@@ -208,12 +209,18 @@ fn render(engine: &str, replay: &Measurement, rows: &[Row]) -> String {
     s
 }
 
-/// Block-cache hits over lookups since the store opened (RocksDB's
-/// tickers, `rocksdb.statistics`): the replay's store is settled after
-/// its preload and the fitted run opens the loaded store again, so both
-/// read from table files and almost all lookups are the window's.
+/// Block-cache hits over lookups in the measured window (RocksDB's
+/// tickers, `rocksdb.statistics`, read just before and just after it), so
+/// neither the replay's preload nor the fitted run's open counts.
 fn block_cache_hit_ratio(m: &Measurement) -> Option<f64> {
-    let hit = *m.engine_stats.get("block-cache-hit")? as f64;
-    let miss = *m.engine_stats.get("block-cache-miss")? as f64;
+    let in_window = |name: &str| -> Option<f64> {
+        let after = *m.engine_stats.get(name)?;
+        let before = m.engine_stats_before.get(name).copied().unwrap_or(0);
+        Some(after.saturating_sub(before) as f64)
+    };
+    let (hit, miss) = (
+        in_window("block-cache-hit")?,
+        in_window("block-cache-miss")?,
+    );
     (hit + miss > 0.0).then(|| hit / (hit + miss))
 }

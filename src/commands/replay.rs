@@ -34,6 +34,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
 
+    /// Replay on the store as it is (it must exist), loading nothing
+    /// first: the store a trace was recorded on, or a copy of it.
+    #[arg(long)]
+    pub existing: bool,
+
     /// Closed loop: clients that each take the trace's next operation as
     /// soon as they are free. Default 1; open loop: enough to keep up.
     #[arg(long, value_name = "N")]
@@ -192,7 +197,11 @@ fn measure(
             dir: db.as_deref(),
             properties: &props,
             runtime: None,
-            mode: OpenMode::Fresh,
+            mode: if args.existing {
+                OpenMode::Existing
+            } else {
+                OpenMode::Fresh
+            },
         },
     )?;
     out.engine = engine.info();
@@ -216,7 +225,11 @@ fn measure(
         crate::clock::unix_nanos(),
     )
     .capturing(capture.as_ref());
-    let loads = preload::records_to_load(&ops);
+    let loads = if args.existing {
+        Vec::new()
+    } else {
+        preload::records_to_load(&ops)
+    };
     // Each insert is bounded by the engine's own calls; the whole load,
     // as long as the trace makes it, only by an interrupt.
     before.now("the trace's records to be loaded before it replays", None);
@@ -291,6 +304,7 @@ fn measure(
     out.measurements.push(Measurement {
         accounting: Some(window.accounting),
         engine_stats: window.engine_stats,
+        engine_stats_before: window.engine_stats_before,
         verdict: Some(window.verdict),
         events: Some(window.events),
         ..shape.measurement(&window.outcome)

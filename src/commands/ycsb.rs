@@ -398,6 +398,7 @@ fn measure(
         accounting,
         verdict,
         engine_stats,
+        engine_stats_before,
         closed,
         events,
     } = step::measure_window(
@@ -426,6 +427,7 @@ fn measure(
     out.measurements.push(Measurement {
         accounting: Some(accounting),
         engine_stats,
+        engine_stats_before,
         integrity: integrity.clone(),
         verdict: Some(verdict),
         events: Some(events),

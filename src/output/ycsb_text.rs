@@ -292,6 +292,7 @@ mod tests {
             timeline: None,
             accounting: None,
             engine_stats: Default::default(),
+            engine_stats_before: Default::default(),
             integrity: None,
             db_bench: None,
             verdict: None,

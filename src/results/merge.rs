@@ -412,6 +412,7 @@ fn merge_measurements(windows: &[(&StepOutput, &Measurement)]) -> Measurement {
         accounting,
         // A server's counters are the server's, read after the window.
         engine_stats: last_to_end.engine_stats.clone(),
+        engine_stats_before: BTreeMap::new(),
         integrity: ms.iter().filter_map(|m| m.integrity.as_ref()).fold(
             None,
             |total: Option<Integrity>, i| {

@@ -464,6 +464,7 @@ pub mod testing {
             timeline: None,
             accounting: None,
             engine_stats: Default::default(),
+            engine_stats_before: Default::default(),
             integrity: None,
             db_bench: None,
             verdict: None,

@@ -135,6 +135,11 @@ pub struct Measurement {
     pub accounting: Option<Accounting>,
     /// The engine's own counters after the window.
     pub engine_stats: BTreeMap<String, u64>,
+    /// The same counters just before the window (`kvperf fit --check`
+    /// takes the window's share of the block cache's hits from them); not
+    /// written out.
+    #[serde(skip)]
+    pub engine_stats_before: BTreeMap<String, u64>,
     pub integrity: Option<Integrity>,
     /// db_bench's result-line figures (`kvperf bench` only).
     pub db_bench: Option<DbBenchFigures>,

@@ -25,6 +25,8 @@ pub struct Window {
     pub accounting: Accounting,
     pub verdict: Verdict,
     pub engine_stats: BTreeMap<String, u64>,
+    /// The engine's counters just before the window.
+    pub engine_stats_before: BTreeMap<String, u64>,
     /// The engine's close, when asked for (after the window, outside it).
     pub closed: Option<anyhow::Result<()>>,
     /// What the engine's background work did in the window.
@@ -154,6 +156,7 @@ pub fn measure_window(
         accounting,
         verdict,
         engine_stats,
+        engine_stats_before: stats_before,
         closed,
         events,
     })

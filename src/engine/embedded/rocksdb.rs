@@ -641,11 +641,18 @@ impl Engine for RocksEngine {
         {
             stats.insert("stall-micros".into(), micros);
         }
-        // Since the store opened; only with `rocksdb.statistics=true`.
+        // Since the store opened; only with `rocksdb.statistics=true`. The
+        // keys read and written and the seeks are what RocksDB itself did,
+        // as db_bench's `--statistics` prints them (bench/rocksdb-replayer.sh
+        // compares a replay's with db_bench's replay of the same trace).
         if self.options.statistics {
             for (name, ticker) in [
                 ("block-cache-hit", Ticker::BlockCacheHit),
                 ("block-cache-miss", Ticker::BlockCacheMiss),
+                ("keys-read", Ticker::NumberKeysRead),
+                ("keys-written", Ticker::NumberKeysWritten),
+                ("db-seek", Ticker::NumberDbSeek),
+                ("multiget-keys-read", Ticker::NumberMultigetKeysRead),
             ] {
                 stats.insert(name.into(), self.db_options.get_ticker_count(ticker));
             }
