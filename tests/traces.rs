@@ -33,6 +33,18 @@ fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
 
+/// Runs `line`, a replay with `--format json --output r.json`, which must
+/// succeed after loading `loaded` records first; its measured window.
+fn replay_json(dir: &Path, line: &str, loaded: usize) -> serde_json::Value {
+    let out = kvperf(dir, &words(line));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = format!(" {loaded} records loaded first");
+    assert!(out.stderr.contains(&said), "{}", out.stderr);
+    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["measurements"][0].clone()
+}
+
 fn count(rows: &[BTreeMap<String, String>], op: &str) -> u64 {
     rows.iter().filter(|r| r["op"] == op).count() as u64
 }
@@ -434,19 +446,11 @@ fn an_open_loop_replay_counts_from_the_traces_times() {
     .unwrap();
     let out = kvperf(dir, &words("trace import slow.csv --from csv --output t"));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = kvperf(
+    let m = replay_json(
         dir,
-        &words("replay t --engine lmdb --db db --speed 1 --format json --output r.json"),
+        "replay t --engine lmdb --db db --speed 1 --format json --output r.json",
+        1,
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("1 records loaded first"),
-        "{}",
-        out.stderr
-    );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
-    let m = &json["measurements"][0];
     let runtime = m["runtime_s"].as_f64().unwrap();
     assert!(runtime >= 0.149, "{runtime}");
     assert_eq!(m["operations"].as_u64(), Some(4));
@@ -860,16 +864,7 @@ fn a_replay_on_the_existing_store_loads_nothing_first() {
     let ran = |group: &str| metric(&run.stdout, group, "Operations").unwrap_or(0.0) as u64;
     let line = "replay run.kvtrace --engine rocksdb --db db --existing \
                 -p rocksdb.statistics=true --format json --output r.json";
-    let out = kvperf(dir, &words(line));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.contains(" 0 records loaded first"),
-        "{}",
-        out.stderr
-    );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
-    let stats = &json["measurements"][0]["engine_stats"];
+    let stats = &replay_json(dir, line, 0)["engine_stats"];
     assert_eq!(
         stats["keys-read"].as_u64(),
         Some(ran("READ") + ran("UPDATE")),
