@@ -42,6 +42,7 @@ pub mod emptying;
 pub mod kv;
 pub mod loaded_keys;
 mod locked;
+mod opening;
 pub mod operations;
 pub mod options;
 pub mod record;
@@ -60,6 +61,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{AsyncOps, Capabilities, Capability, EventSupport, KvSupport, StoreKind};
 pub use db_bench_flags::DbBenchFlags;
+pub use opening::open;
 #[allow(unused_imports)] // a build with only the null engine uses none
 pub(crate) use operations::{
     async_record_call, async_records, blocking_raw, blocking_record_call, blocking_records,
@@ -71,7 +73,7 @@ pub use operations::{
 pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 pub use registry::{
-    check_asked_library, default_engine_library, find, loaded_library, open, registry,
+    check_asked_library, default_engine_library, find, loaded_library, registry,
     run_on_asked_library, KNOWN_ENGINES,
 };
 pub use spec::{EngineSpec, OpenMode, OpenOptions};

@@ -34,7 +34,16 @@ pub struct RunOptions {
     pub fail_fast: bool,
     /// Serve the study's progress and live figures here (`--metrics-addr`).
     pub metrics_addr: Option<String>,
+    /// How each step's command line is checked before the first step runs.
+    pub check_step: StepCheck,
 }
+
+/// Checks a step's command line (`load|run|bench|device ...`, without the
+/// program) as the step's own command checks it before it opens an engine
+/// or measures. The command layer hands its parser down
+/// (`commands::check_step`): the plan knows nothing of the command line
+/// above it.
+pub type StepCheck = fn(&[String]) -> anyhow::Result<()>;
 
 /// Where the step processes mirror their live figures, when watched.
 static LIVE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -129,7 +138,7 @@ pub fn check_outputs(results: &Path, report_dir: &Path) -> Result<(), InputError
 /// not at its step with the results file begun. A client of a step with
 /// `clients` is checked with its `--shard`. Steps with the same command
 /// line are checked once.
-pub fn check_steps(p: &Prepared, results: &Path) -> anyhow::Result<()> {
+pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Result<()> {
     let plan = &p.loaded.plan;
     let json = step_output_path(results);
     let mut seen = std::collections::HashSet::new();
@@ -149,7 +158,7 @@ pub fn check_steps(p: &Prepared, results: &Path) -> anyhow::Result<()> {
         };
         for args in shards {
             if seen.insert(args.clone()) {
-                crate::commands::check_step(&args).with_context(|| format!("step {}", step.id))?;
+                check(&args).with_context(|| format!("step {}", step.id))?;
             }
         }
     }
@@ -262,7 +271,7 @@ fn check_libraries(p: &Prepared) -> anyhow::Result<()> {
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
     check_libraries(p)?;
-    check_steps(p, &opts.results)?;
+    check_steps(p, &opts.results, opts.check_step)?;
     let (mut out, loaded) = open_results(p, &opts.results)?;
     // A step recorded as failed is run again; its record stays, and the
     // report shows the later one.
