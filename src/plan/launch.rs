@@ -158,7 +158,7 @@ fn run_srun(
     srun_exe: &Path,
     full: &[String],
 ) -> anyhow::Result<(std::process::ExitStatus, String)> {
-    let mut cmd = child::child_command(srun_exe, &full);
+    let mut cmd = child::child_command(srun_exe, full);
     for var in OTHER_SHARD_VARS {
         cmd.env_remove(var);
     }
@@ -196,6 +196,9 @@ fn run_srun(
     Ok((status, srun_stderr))
 }
 
+/// Each shard's output, named by the process that made it.
+type ShardOutputs = Vec<(String, StepOutput)>;
+
 /// Each shard's result read from `dir`, and a line for each shard without
 /// one (with whether srun ended it for another).
 fn read_shards(
@@ -203,7 +206,7 @@ fn read_shards(
     n: u32,
     (status, srun_said): (&std::process::ExitStatus, &Option<String>),
     kept: &str,
-) -> anyhow::Result<(Vec<(String, StepOutput)>, Vec<(bool, String)>)> {
+) -> anyhow::Result<(ShardOutputs, Vec<(bool, String)>)> {
     let mut parts = Vec::with_capacity(n as usize);
     // Shards without a result: (cancelled by srun for another, the line).
     let mut missing: Vec<(bool, String)> = Vec::new();
