@@ -235,8 +235,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Merge(args) => commands::merge::run(args),
         Command::Bench(args) => commands::bench::run(*args),
         Command::Settle(args) => commands::settle::run(args),
-        Command::Plan(PlanCommand::Run(args)) => commands::plan::run(args),
-        Command::Plan(PlanCommand::Show(args)) => commands::plan::show(args),
+        Command::Plan(PlanCommand::Run(args)) => commands::plan::run(args, check_step),
+        Command::Plan(PlanCommand::Show(args)) => commands::plan::show(args, check_step),
         Command::Plan(PlanCommand::List) => commands::plan::list(),
         Command::Report(args) => commands::report::report(args),
         Command::Compare(args) => commands::report::compare(args),
@@ -253,6 +253,26 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
     match (done, crate::output::stdout::failure()) {
         (Ok(()), Some(why)) => Err(anyhow::anyhow!("cannot write to standard output ({why})")),
         (done, _) => done,
+    }
+}
+
+/// Checks a step's command line (`load|run|bench|device ...`, without the
+/// program) as that command checks it before it opens an engine or
+/// measures: the plan runner's steps, each before the first runs, through
+/// the same parser (clap, then the command's own checks).
+/// Handed to the plan runner as its [`crate::plan::runner::StepCheck`].
+pub(crate) fn check_step(args: &[String]) -> anyhow::Result<()> {
+    let words = std::iter::once("kvperf".into()).chain(args.iter().map(Into::into));
+    let cli = parse(words).map_err(|e| match e.downcast::<clap::Error>() {
+        Ok(clap) => InputError::Invalid(clap_message(&clap)).into(),
+        Err(e) => e,
+    })?;
+    match cli.command {
+        Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load),
+        Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run),
+        Command::Bench(a) => commands::bench::check_step(&a),
+        // A device step's flags are numbers and sizes clap has read.
+        _ => Ok(()),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::plan::child;
-use crate::plan::runner::{self, RunOptions};
+use crate::plan::runner::{self, RunOptions, StepCheck};
 use crate::plan::LoadedPlan;
 use crate::report;
 
@@ -86,6 +86,7 @@ fn parse_db_override(text: &str) -> Result<(String, PathBuf), String> {
 
 fn prepare(
     args: &PlanShowArgs,
+    check_step: StepCheck,
     results: PathBuf,
     fail_fast: bool,
     metrics_addr: Option<String>,
@@ -96,12 +97,15 @@ fn prepare(
         db_overrides: args.db.clone(),
         fail_fast,
         metrics_addr,
+        check_step,
     };
     let loaded = LoadedPlan::from_file_with(&args.plan, &args.sets())?;
     Ok((runner::prepare(loaded, &opts)?, opts))
 }
 
-pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
+/// Runs the plan; `check_step` checks each step's command line as the
+/// step's own command will.
+pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
     let report_dir = args
         .report
         .clone()
@@ -110,7 +114,13 @@ pub fn run(args: PlanRunArgs) -> anyhow::Result<()> {
     // file the run writes has a path of its own.
     runner::check_outputs(&args.results, &report_dir)?;
     report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
-    let (prepared, opts) = prepare(&args.plan, args.results, args.fail_fast, args.metrics_addr)?;
+    let (prepared, opts) = prepare(
+        &args.plan,
+        check_step,
+        args.results,
+        args.fail_fast,
+        args.metrics_addr,
+    )?;
     let existed = std::fs::symlink_metadata(&opts.results).is_ok();
     let ran = runner::run(&prepared, &opts);
     // A study that failed part of the way still gets its report, failures
@@ -145,8 +155,8 @@ fn default_report_dir(results: &Path) -> PathBuf {
     results.with_file_name(format!("{stem}-report"))
 }
 
-pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
-    let (p, _) = prepare(&args, "results.jsonl".into(), false, None)?;
+pub fn show(args: PlanShowArgs, check_step: StepCheck) -> anyhow::Result<()> {
+    let (p, _) = prepare(&args, check_step, "results.jsonl".into(), false, None)?;
     let plan = &p.loaded.plan;
     crate::say!(
         "plan '{}' ({} driver) at scale {}: {} steps, fingerprint {}",
@@ -161,7 +171,7 @@ pub fn show(args: PlanShowArgs) -> anyhow::Result<()> {
     );
     let checked = runner::check_engines(&p)
         .map_err(anyhow::Error::from)
-        .and_then(|()| runner::check_steps(&p, "results.jsonl".as_ref()));
+        .and_then(|()| runner::check_steps(&p, "results.jsonl".as_ref(), check_step));
     if let Err(e) = checked {
         crate::say!("cannot run here: {e:#}");
     }

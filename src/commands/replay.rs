@@ -2,12 +2,12 @@
 //! it writes it, then replay the trace through the runner, with the
 //! outputs a run has (YCSB text, JSON with histograms).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 
-use crate::engine::{self, OpenMode, OpenOptions};
+use crate::engine::{self, Engine, EngineSpec, OpenMode, OpenOptions};
 use crate::error::InputError;
 use crate::files::Destination;
 use crate::host::HostInfo;
@@ -18,7 +18,9 @@ use crate::runner::before_window::{BeforeWindow, Watching};
 use crate::runner::{self, RunSpec, StallKeeper, StatusOptions};
 use crate::step::{self, Finished};
 use crate::trace::capture::{self, Capture};
-use crate::trace::replay::{preload, Replay, Schedule};
+use crate::trace::format::Header;
+use crate::trace::record::TraceOp;
+use crate::trace::replay::{preload, Lateness, Replay, Schedule};
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -114,46 +116,13 @@ fn measure(
     json_to: Option<&Destination>,
     (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
-    let schedule = match args.speed {
-        None => None,
-        Some(speed) if speed.is_finite() && SPEEDS.contains(&speed) => Some(Schedule { speed }),
-        Some(speed) => {
-            return Err(InputError::Invalid(format!(
-                "--speed {speed:e} is not a speed between 0.000001 and 1000000 (1: the trace's own times)"
-            ))
-            .into())
-        }
-    };
-    let threads = match (args.threads, schedule) {
-        (Some(0), _) => {
-            return Err(
-                InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
-            )
-        }
-        (Some(n), _) if n > MOST_THREADS => {
-            return Err(InputError::Invalid(format!(
-                "--threads {n} is more than kvperf starts ({MOST_THREADS})"
-            ))
-            .into())
-        }
-        (Some(n), _) => n,
-        (None, Some(_)) => OPEN_LOOP_CLIENTS,
-        (None, None) => 1,
-    };
+    let (schedule, threads) = schedule_and_threads(args)?;
     let mut props = Properties::new();
     for assignment in &args.properties {
         props.set_override(assignment)?;
     }
     let stall_timeout = crate::step::client::stall_timeout(&props)?;
-    let (header, mut ops) = crate::trace::read_trace(&args.trace)?;
-    if ops.is_empty() {
-        return Err(InputError::Invalid(format!(
-            "trace '{}' holds no operations",
-            args.trace.display()
-        ))
-        .into());
-    }
-    crate::trace::in_time_order(&mut ops);
+    let (header, ops) = read_ops(&args.trace)?;
     out.settings = props.redacted_map();
     out.settings
         .insert("trace".into(), args.trace.display().to_string());
@@ -162,58 +131,24 @@ fn measure(
         out.settings
             .insert("measurement.interval".into(), "both".into());
     }
-    let trace_output = props
-        .get(capture::PROPERTY)
-        .map(|path| {
-            let path = std::path::Path::new(path);
-            let mut outputs = crate::files::Outputs::new();
-            if let Some(output) = &args.output {
-                outputs.file("--output", output)?;
-            }
-            outputs.file(capture::PROPERTY, path)?;
-            crate::files::Destination::check(
-                path,
-                capture::PROPERTY,
-                crate::trace::format::WRITTEN,
-                &[&args.trace],
-            )
-        })
-        .transpose()?;
+    let trace_output = trace_output(args, &props)?;
     let spec = engine::find(&args.engine)?;
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     // An interrupt from here keeps the settings.
     step::keep_on_stall(keeper, out, json_to, None);
-    match spec.store {
-        engine::StoreKind::Server { .. } => before.now(
-            "the engine to open (its server's connection and schema checks)",
-            stall_timeout,
-        ),
-        _ => before.now("the engine to open its store", None),
-    }
-    let engine = engine::open(
-        spec,
-        &OpenOptions {
-            dir: db.as_deref(),
-            properties: &props,
-            runtime: None,
-            mode: if args.existing {
-                OpenMode::Existing
-            } else {
-                OpenMode::Fresh
-            },
-        },
-    )?;
+    // --existing: the store as it is; else an empty one.
+    let mode = if args.existing {
+        OpenMode::Existing
+    } else {
+        OpenMode::Fresh
+    };
+    let engine = open_store(spec, db.as_deref(), &props, mode, before, stall_timeout)?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
     let capture = trace_output
         .map(|destination| {
-            let mut own = header.clone();
-            own.source = "kvperf replay".into();
-            own.engine = Some(spec.name.to_string());
-            own.clients = threads as u32;
-            own.paced = schedule.is_some();
-            own.settings = out.settings.clone().into_iter().collect();
+            let own = own_header(&header, spec.name, threads, schedule, out);
             Capture::start(destination, own)
         })
         .transpose()?;
@@ -237,17 +172,17 @@ fn measure(
     if args.settle_after_load {
         engine.settle(true)?;
     }
+    let how = match schedule {
+        Some(s) => format!("open loop at speed {} with {threads} clients", s.speed),
+        None => format!("closed loop with {threads} clients"),
+    };
     eprintln!(
-        "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {}",
+        "kvperf: replaying {} operations of trace '{}' ({}) on {}: {} records loaded first, {how}",
         ops.len(),
         args.trace.display(),
         header.source,
         spec.name,
         loads.len(),
-        match schedule {
-            Some(s) => format!("open loop at speed {} with {threads} clients", s.speed),
-            None => format!("closed loop with {threads} clients"),
-        }
     );
     let shape = step::Shape {
         name: "replay".into(),
@@ -258,29 +193,9 @@ fn measure(
     };
     // A stall or an interrupt in the window keeps what it measured.
     step::keep_on_stall(keeper, out, json_to, Some(shape.clone()));
-    let run_spec = RunSpec {
-        threads,
-        operations: None,
-        target_ops_per_sec: 0.0,
-        warmup: Duration::ZERO,
-        max_execution: None,
-        track_intended: schedule.is_some(),
-        costs: None,
-        stop_on_error: false,
-        // Waiting for an operation's time in the trace is no stall.
-        stall_timeout: stall_timeout.map(|limit| limit + replay.longest_pause()),
-        before_window: Some(before.clone()),
-        stall_keeper: Some(keeper.clone()),
-        status: StatusOptions {
-            interval: None,
-            progress: false,
-            label: String::new(),
-            ops_log: None,
-            intended_groups: schedule.is_some(),
-            interval_logs: false,
-            live: None,
-        },
-    };
+    // Waiting for an operation's time in the trace is no stall.
+    let stall_timeout = stall_timeout.map(|limit| limit + replay.longest_pause());
+    let run_spec = run_spec(threads, schedule, stall_timeout, (before, keeper));
     let window = step::measure_window(
         out,
         step::MeasuredEngine {
@@ -310,25 +225,7 @@ fn measure(
         ..shape.measurement(&window.outcome)
     });
     if let Some(s) = schedule {
-        if late.late > 0 {
-            step::warn(
-                out,
-                format!(
-                    "the replay fell behind the trace's times (speed {}): {} of {} operations started over {} ms late, the latest {:.1} ms late; their latency counts from their time in the trace",
-                    s.speed,
-                    late.late,
-                    late.operations,
-                    crate::trace::replay::LATE.as_millis(),
-                    late.max.as_secs_f64() * 1e3
-                ),
-            );
-        } else {
-            eprintln!(
-                "kvperf: the replay kept to the trace's times (speed {}): no operation started over {} ms late",
-                s.speed,
-                crate::trace::replay::LATE.as_millis()
-            );
-        }
+        tell_lateness(out, s, &late);
     }
     if let Some(closed) = window.closed {
         closed?;
@@ -340,4 +237,176 @@ fn measure(
         );
     }
     Ok(())
+}
+
+/// `--speed` and `--threads` checked: the open loop's schedule, if any,
+/// and how many clients replay.
+fn schedule_and_threads(args: &ReplayArgs) -> anyhow::Result<(Option<Schedule>, usize)> {
+    let schedule = match args.speed {
+        None => None,
+        Some(speed) if speed.is_finite() && SPEEDS.contains(&speed) => Some(Schedule { speed }),
+        Some(speed) => {
+            return Err(InputError::Invalid(format!(
+                "--speed {speed:e} is not a speed between 0.000001 and 1000000 (1: the trace's own times)"
+            ))
+            .into())
+        }
+    };
+    let threads = match (args.threads, schedule) {
+        (Some(0), _) => {
+            return Err(
+                InputError::Invalid("--threads 0 replays nothing; give 1 or more".into()).into(),
+            )
+        }
+        (Some(n), _) if n > MOST_THREADS => {
+            return Err(InputError::Invalid(format!(
+                "--threads {n} is more than kvperf starts ({MOST_THREADS})"
+            ))
+            .into())
+        }
+        (Some(n), _) => n,
+        (None, Some(_)) => OPEN_LOOP_CLIENTS,
+        (None, None) => 1,
+    };
+    Ok((schedule, threads))
+}
+
+/// Where `trace.output` (if given) writes the replay's own trace, checked
+/// against the other outputs and the trace read.
+fn trace_output(args: &ReplayArgs, props: &Properties) -> Result<Option<Destination>, InputError> {
+    props
+        .get(capture::PROPERTY)
+        .map(|path| {
+            let path = std::path::Path::new(path);
+            let mut outputs = crate::files::Outputs::new();
+            if let Some(output) = &args.output {
+                outputs.file("--output", output)?;
+            }
+            outputs.file(capture::PROPERTY, path)?;
+            crate::files::Destination::check(
+                path,
+                capture::PROPERTY,
+                crate::trace::format::WRITTEN,
+                &[&args.trace],
+            )
+        })
+        .transpose()
+}
+
+/// The runner's specification of a replay: no warmup, no target rate,
+/// intended start times only in an open loop.
+fn run_spec(
+    threads: usize,
+    schedule: Option<Schedule>,
+    stall_timeout: Option<Duration>,
+    (before, keeper): (&BeforeWindow, &StallKeeper),
+) -> RunSpec {
+    RunSpec {
+        threads,
+        operations: None,
+        target_ops_per_sec: 0.0,
+        warmup: Duration::ZERO,
+        max_execution: None,
+        track_intended: schedule.is_some(),
+        costs: None,
+        stop_on_error: false,
+        stall_timeout,
+        before_window: Some(before.clone()),
+        stall_keeper: Some(keeper.clone()),
+        status: StatusOptions {
+            interval: None,
+            progress: false,
+            label: String::new(),
+            ops_log: None,
+            intended_groups: schedule.is_some(),
+            interval_logs: false,
+            live: None,
+        },
+    }
+}
+
+/// An open-loop replay's word on how well it kept to the trace's times: a
+/// warning when operations started late.
+fn tell_lateness(out: &mut StepOutput, s: Schedule, late: &Lateness) {
+    if late.late > 0 {
+        step::warn(
+            out,
+            format!(
+                "the replay fell behind the trace's times (speed {}): {} of {} operations started over {} ms late, the latest {:.1} ms late; their latency counts from their time in the trace",
+                s.speed,
+                late.late,
+                late.operations,
+                crate::trace::replay::LATE.as_millis(),
+                late.max.as_secs_f64() * 1e3
+            ),
+        );
+    } else {
+        eprintln!(
+            "kvperf: the replay kept to the trace's times (speed {}): no operation started over {} ms late",
+            s.speed,
+            crate::trace::replay::LATE.as_millis()
+        );
+    }
+}
+
+/// The trace's header and its operations in time order; a trace with none
+/// is refused.
+fn read_ops(trace: &Path) -> anyhow::Result<(Header, Vec<TraceOp>)> {
+    let (header, mut ops) = crate::trace::read_trace(trace)?;
+    if ops.is_empty() {
+        return Err(InputError::Invalid(format!(
+            "trace '{}' holds no operations",
+            trace.display()
+        ))
+        .into());
+    }
+    crate::trace::in_time_order(&mut ops);
+    Ok((header, ops))
+}
+
+/// The header of the trace a replay writes of itself: the trace read's,
+/// with this replay's engine, clients, pacing and settings.
+fn own_header(
+    header: &Header,
+    engine: &str,
+    threads: usize,
+    schedule: Option<Schedule>,
+    out: &StepOutput,
+) -> Header {
+    let mut own = header.clone();
+    own.source = "kvperf replay".into();
+    own.engine = Some(engine.to_string());
+    own.clients = threads as u32;
+    own.paced = schedule.is_some();
+    own.settings = out.settings.clone().into_iter().collect();
+    own
+}
+
+/// The engine opened on its store in `mode` (an empty one, or with
+/// --existing the store as it is), watched by `before` for as long as a
+/// server's connection may take (`stall_timeout`).
+fn open_store(
+    spec: &'static EngineSpec,
+    db: Option<&Path>,
+    props: &Properties,
+    mode: OpenMode,
+    before: &BeforeWindow,
+    stall_timeout: Option<Duration>,
+) -> anyhow::Result<Box<dyn Engine>> {
+    match spec.store {
+        engine::StoreKind::Server { .. } => before.now(
+            "the engine to open (its server's connection and schema checks)",
+            stall_timeout,
+        ),
+        _ => before.now("the engine to open its store", None),
+    }
+    engine::open(
+        spec,
+        &OpenOptions {
+            dir: db,
+            properties: props,
+            runtime: None,
+            mode,
+        },
+    )
 }

@@ -124,20 +124,8 @@ pub fn run(
         };
         Some(b * block)
     };
-    let submit = |ring: &mut IoUring, slot: usize, offset: u64| -> std::io::Result<()> {
-        // SAFETY: slot < depth, so the buffer range is inside the allocation.
-        let buf = unsafe { buffers.ptr.add(slot * pattern.block) };
-        let len = pattern.block as u32;
-        let entry = if pattern.write {
-            opcode::Write::new(fd, buf, len).offset(offset).build()
-        } else {
-            opcode::Read::new(fd, buf, len).offset(offset).build()
-        };
-        // SAFETY: the buffer outlives the I/O (it lives until `run`
-        // returns, after every submitted I/O has completed).
-        unsafe { ring.submission().push(&entry.user_data(slot as u64)) }
-            .map_err(|_| std::io::Error::other("io_uring submission queue is full"))?;
-        ring.submit().map(drop)
+    let submit = |ring: &mut IoUring, slot: usize, offset: u64| {
+        submit_one(ring, (&buffers, fd), pattern, slot, offset)
     };
 
     let mut in_flight = 0usize;
@@ -163,16 +151,7 @@ pub fn run(
         let now = Instant::now();
         for &(slot, result) in &completions {
             in_flight -= 1;
-            if result < 0 {
-                return Err(std::io::Error::from_raw_os_error(-result));
-            }
-            if result as usize != pattern.block {
-                return Err(std::io::Error::other(format!(
-                    "short {}: {result} of {} bytes",
-                    if pattern.write { "write" } else { "read" },
-                    pattern.block
-                )));
-            }
+            whole(result, pattern)?;
             let in_window = now >= counted_from && stop_at.is_none_or(|end| now < end);
             if in_window {
                 done.ios += 1;
@@ -196,6 +175,45 @@ pub fn run(
     };
     done.latency = latency;
     Ok(done)
+}
+
+/// Queues one I/O of `pattern.block` bytes at `offset` from `slot`'s
+/// buffer and enters the kernel with it.
+fn submit_one(
+    ring: &mut IoUring,
+    (buffers, fd): (&Buffers, types::Fd),
+    pattern: Pattern,
+    slot: usize,
+    offset: u64,
+) -> std::io::Result<()> {
+    // SAFETY: slot < depth, so the buffer range is inside the allocation.
+    let buf = unsafe { buffers.ptr.add(slot * pattern.block) };
+    let len = pattern.block as u32;
+    let entry = if pattern.write {
+        opcode::Write::new(fd, buf, len).offset(offset).build()
+    } else {
+        opcode::Read::new(fd, buf, len).offset(offset).build()
+    };
+    // SAFETY: the buffer outlives the I/O (it lives until `run`
+    // returns, after every submitted I/O has completed).
+    unsafe { ring.submission().push(&entry.user_data(slot as u64)) }
+        .map_err(|_| std::io::Error::other("io_uring submission queue is full"))?;
+    ring.submit().map(drop)
+}
+
+/// A completion's `result` as an error unless it moved the whole block.
+fn whole(result: i32, pattern: Pattern) -> std::io::Result<()> {
+    if result < 0 {
+        return Err(std::io::Error::from_raw_os_error(-result));
+    }
+    if result as usize != pattern.block {
+        return Err(std::io::Error::other(format!(
+            "short {}: {result} of {} bytes",
+            if pattern.write { "write" } else { "read" },
+            pattern.block
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub mod emptying;
 pub mod kv;
 pub mod loaded_keys;
 mod locked;
+mod opening;
 pub mod operations;
 pub mod options;
 pub mod record;
@@ -60,15 +61,19 @@ use serde::{Deserialize, Serialize};
 
 pub use capabilities::{AsyncOps, Capabilities, Capability, EventSupport, KvSupport, StoreKind};
 pub use db_bench_flags::DbBenchFlags;
+pub use opening::open;
 #[allow(unused_imports)] // a build with only the null engine uses none
-pub(crate) use operations::{async_records, blocking_raw, blocking_records};
+pub(crate) use operations::{
+    async_record_call, async_records, blocking_raw, blocking_record_call, blocking_records,
+    record_operations,
+};
 pub use operations::{
     call, ready, ready_client, run_now, wait, Access, Call, ClientSlot, Operations, Runs,
 };
 pub use options::EngineOption;
 pub use record::{Record, ScanResults};
 pub use registry::{
-    check_asked_library, default_engine_library, find, loaded_library, open, registry,
+    check_asked_library, default_engine_library, find, loaded_library, registry,
     run_on_asked_library, KNOWN_ENGINES,
 };
 pub use spec::{EngineSpec, OpenMode, OpenOptions};
@@ -97,6 +102,18 @@ pub struct EngineInfo {
     pub version: String,
     /// Effective options, defaults included, so a run can be repeated.
     pub options: BTreeMap<String, String>,
+}
+
+impl EngineInfo {
+    /// What `spec`'s engine records of itself: the version in use and the
+    /// options in effect.
+    pub fn new(spec: &EngineSpec, version: String, options: &BTreeMap<String, String>) -> Self {
+        Self {
+            name: spec.name.into(),
+            version,
+            options: options.clone(),
+        }
+    }
 }
 
 /// An open engine. Optional abilities return an error naming what is

@@ -331,13 +331,14 @@ pub trait Operations: Send {
     }
 }
 
-/// [`Operations`]' record half for a blocking client whose inherent
-/// methods `read`, `scan`, `update`, `insert` and `delete` (same arguments)
-/// make the calls and return their result: each becomes a done [`Call`].
+/// [`Operations`]' record half, its five signatures written once: each
+/// method hands `self`, its name, the table and its other arguments to
+/// `$call!` (after the tokens given with it), which makes the [`Call`].
+/// Used by [`blocking_records!`] and [`async_records!`].
 #[allow(unused_macros)] // a build with only the null engine uses none
-macro_rules! blocking_records {
-    ($client:ty) => {
-        impl $crate::engine::Operations for $client {
+macro_rules! record_operations {
+    (impl[$($generics:tt)*] $client:ty, $call:ident!($($given:tt)*)) => {
+        impl<$($generics)*> $crate::engine::Operations for $client {
             fn read<'a>(
                 &'a mut self,
                 table: &'a str,
@@ -345,7 +346,7 @@ macro_rules! blocking_records {
                 fields: Option<&'a [&'a str]>,
                 out: &'a mut $crate::engine::Record,
             ) -> $crate::engine::Call<'a> {
-                Self::read(self, table, key, fields, out).into()
+                $crate::engine::$call!($($given)* self, read, table, (key, fields, out))
             }
             fn scan<'a>(
                 &'a mut self,
@@ -355,7 +356,7 @@ macro_rules! blocking_records {
                 fields: Option<&'a [&'a str]>,
                 out: &'a mut $crate::engine::ScanResults,
             ) -> $crate::engine::Call<'a> {
-                Self::scan(self, table, start_key, count, fields, out).into()
+                $crate::engine::$call!($($given)* self, scan, table, (start_key, count, fields, out))
             }
             fn update<'a>(
                 &'a mut self,
@@ -363,7 +364,7 @@ macro_rules! blocking_records {
                 key: &'a [u8],
                 values: &'a $crate::engine::Record,
             ) -> $crate::engine::Call<'a> {
-                Self::update(self, table, key, values).into()
+                $crate::engine::$call!($($given)* self, update, table, (key, values))
             }
             fn insert<'a>(
                 &'a mut self,
@@ -371,15 +372,36 @@ macro_rules! blocking_records {
                 key: &'a [u8],
                 values: &'a $crate::engine::Record,
             ) -> $crate::engine::Call<'a> {
-                Self::insert(self, table, key, values).into()
+                $crate::engine::$call!($($given)* self, insert, table, (key, values))
             }
             fn delete<'a>(&'a mut self, table: &'a str, key: &'a [u8]) -> $crate::engine::Call<'a> {
-                Self::delete(self, table, key).into()
+                $crate::engine::$call!($($given)* self, delete, table, (key))
             }
         }
     };
 }
+pub(crate) use record_operations;
+
+/// [`Operations`]' record half for a blocking client whose inherent
+/// methods `read`, `scan`, `update`, `insert` and `delete` (same arguments)
+/// make the calls and return their result: each becomes a done [`Call`].
+#[allow(unused_macros)] // a build with only the null engine uses none
+macro_rules! blocking_records {
+    ($client:ty) => {
+        $crate::engine::record_operations!(impl[] $client, blocking_record_call!());
+    };
+}
 pub(crate) use blocking_records;
+
+/// One record method of [`blocking_records!`]: the inherent method's
+/// result, done.
+#[allow(unused_macros)] // a build with only the null engine uses none
+macro_rules! blocking_record_call {
+    ($this:ident, $op:ident, $table:ident, ($($arg:ident),*)) => {
+        Self::$op($this, $table, $($arg),*).into()
+    };
+}
+pub(crate) use blocking_record_call;
 
 /// [`Operations`]' raw half for a blocking client whose inherent methods
 /// `get`, `put`, `delete`, `seek`, `next` and `current` make the calls.
@@ -422,49 +444,22 @@ pub(crate) use blocking_raw;
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! async_records {
     (impl[$($generics:tt)*] $client:ty, $waits:expr) => {
-        impl<$($generics)*> $crate::engine::Operations for $client {
-            fn read<'a>(
-                &'a mut self,
-                _table: &'a str,
-                key: &'a [u8],
-                fields: Option<&'a [&'a str]>,
-                out: &'a mut $crate::engine::Record,
-            ) -> $crate::engine::Call<'a> {
-                $crate::engine::call($waits, Self::read(self, key, fields, out))
-            }
-            fn scan<'a>(
-                &'a mut self,
-                _table: &'a str,
-                start_key: &'a [u8],
-                count: usize,
-                fields: Option<&'a [&'a str]>,
-                out: &'a mut $crate::engine::ScanResults,
-            ) -> $crate::engine::Call<'a> {
-                $crate::engine::call($waits, Self::scan(self, start_key, count, fields, out))
-            }
-            fn update<'a>(
-                &'a mut self,
-                _table: &'a str,
-                key: &'a [u8],
-                values: &'a $crate::engine::Record,
-            ) -> $crate::engine::Call<'a> {
-                $crate::engine::call($waits, Self::update(self, key, values))
-            }
-            fn insert<'a>(
-                &'a mut self,
-                _table: &'a str,
-                key: &'a [u8],
-                values: &'a $crate::engine::Record,
-            ) -> $crate::engine::Call<'a> {
-                $crate::engine::call($waits, Self::insert(self, key, values))
-            }
-            fn delete<'a>(&'a mut self, _table: &'a str, key: &'a [u8]) -> $crate::engine::Call<'a> {
-                $crate::engine::call($waits, Self::delete(self, key))
-            }
-        }
+        $crate::engine::record_operations!(impl[$($generics)*] $client, async_record_call!($waits;));
     };
 }
 pub(crate) use async_records;
+
+/// One record method of [`async_records!`]: the inherent async method's
+/// future as a [`Call`] that waits when `$waits` says so; the table is
+/// the store's own.
+#[allow(unused_macros)] // a build with only the null engine uses none
+macro_rules! async_record_call {
+    ($waits:expr; $this:ident, $op:ident, $table:ident, ($($arg:ident),*)) => {{
+        let _ = $table;
+        $crate::engine::call($waits, Self::$op($this, $($arg),*))
+    }};
+}
+pub(crate) use async_record_call;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
-//! The engines compiled into this kvperf, found by name and opened
-//! through the seam's checks; the one place that lists them.
+//! The engines compiled into this kvperf, found by name, and their
+//! libraries; the one place that lists them (`opening.rs` opens one).
 
-use super::{embedded, options, store, Engine, EngineSpec, OpenOptions, StoreKind};
+use super::{embedded, EngineSpec};
 use crate::error::{did_you_mean, InputError};
 use crate::properties::Properties;
 
@@ -40,19 +40,6 @@ pub fn run_on_asked_library(engine: &str, props: &Properties) -> anyhow::Result<
         #[cfg(feature = "rocksdb")]
         "rocksdb" => embedded::rocksdb_release::run_on_asked(props),
         _ => Ok(()),
-    }
-}
-
-/// Checks the values of the engine options `props` give that an engine
-/// would otherwise refuse only while opening, after its store was prepared.
-fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
-    match engine {
-        #[cfg(feature = "rocksdb")]
-        "rocksdb" => embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
-        _ => {
-            let _ = props;
-            Ok(())
-        }
     }
 }
 
@@ -125,49 +112,6 @@ pub fn find(name: &str) -> Result<&'static EngineSpec, InputError> {
         "unknown engine '{name}'{hint}; available: {}",
         names.join(", ")
     )))
-}
-
-/// Opens `spec` after checking its options and, for a directory engine,
-/// preparing (and marking) its data directory: a fresh store is only ever
-/// made in a directory kvperf created, and only the engine's own files
-/// are removed.
-pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
-    options::check_names(spec, opts.properties)?;
-    // Before the directory is claimed or emptied: a `--fresh` with a bad
-    // option emptied the store, then refused the option.
-    check_values(spec.name, opts.properties)?;
-    let lock = match (spec.store, opts.dir) {
-        (StoreKind::Directory { .. }, None) => {
-            return Err(InputError::Invalid(format!(
-                "engine '{}' keeps its data in a directory: give --db DIR",
-                spec.name
-            ))
-            .into())
-        }
-        (StoreKind::Directory { .. }, Some(dir)) => store::prepare(spec, dir, opts.mode)?,
-        (_, Some(dir)) => {
-            return Err(InputError::Invalid(format!(
-                "engine '{}' keeps no data directory, so --db '{}' has no use; drop it{}",
-                spec.name,
-                dir.display(),
-                if matches!(spec.store, StoreKind::Server { .. }) {
-                    format!(
-                        " (the server's address comes from -p {}.host and {}.port)",
-                        spec.name, spec.name
-                    )
-                } else {
-                    String::new()
-                }
-            ))
-            .into())
-        }
-        (_, None) => None,
-    };
-    let engine = (spec.open)(opts)?;
-    Ok(match lock {
-        Some(lock) => Box::new(super::locked::Locked { engine, lock }),
-        None => engine,
-    })
 }
 
 #[cfg(test)]

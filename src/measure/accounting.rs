@@ -372,6 +372,57 @@ impl Snapshot {
     }
 }
 
+/// Windows' server costs added (the processes the most of any window,
+/// the pids the last window's), if every window has one.
+fn combined_server(parts: &[Accounting], last: &Accounting) -> Option<ServerCost> {
+    parts
+        .iter()
+        .map(|a| a.server.clone())
+        .collect::<Option<Vec<_>>>()
+        .map(|v| {
+            v.iter().fold(
+                ServerCost {
+                    pids: last
+                        .server
+                        .as_ref()
+                        .map_or_else(Vec::new, |s| s.pids.clone()),
+                    ..ServerCost::default()
+                },
+                |t, s| ServerCost {
+                    cpu_s: t.cpu_s + s.cpu_s,
+                    read_bytes: t.read_bytes + s.read_bytes,
+                    write_bytes: t.write_bytes + s.write_bytes,
+                    processes: t.processes.max(s.processes),
+                    pids: t.pids,
+                },
+            )
+        })
+}
+
+/// Windows' machine CPU as one: busy cores weighted by each window's
+/// length, if every window has it.
+fn combined_machine_cpu(parts: &[Accounting]) -> Option<MachineCpu> {
+    parts
+        .iter()
+        .map(|a| a.machine_cpu.clone())
+        .collect::<Option<Vec<_>>>()
+        .map(|v| {
+            // Busy cores weighted by each window's length.
+            let wall: f64 = parts.iter().map(|a| a.wall_s).sum::<f64>().max(1e-9);
+            let busy = v
+                .iter()
+                .zip(parts)
+                .map(|(m, a)| m.busy_cores * a.wall_s)
+                .sum::<f64>()
+                / wall;
+            MachineCpu {
+                cores: v[0].cores,
+                busy_cores: busy,
+                per_core_busy_pct: Vec::new(),
+            }
+        })
+}
+
 impl Accounting {
     /// Several windows (a cell's repeats) as one: counters added, the
     /// data set and size on disk of the last, figures derived again.
@@ -441,47 +492,8 @@ impl Accounting {
                     sockets: t.sockets.max(n.sockets),
                 })
             });
-        all.server = parts
-            .iter()
-            .map(|a| a.server.clone())
-            .collect::<Option<Vec<_>>>()
-            .map(|v| {
-                v.iter().fold(
-                    ServerCost {
-                        pids: last
-                            .server
-                            .as_ref()
-                            .map_or_else(Vec::new, |s| s.pids.clone()),
-                        ..ServerCost::default()
-                    },
-                    |t, s| ServerCost {
-                        cpu_s: t.cpu_s + s.cpu_s,
-                        read_bytes: t.read_bytes + s.read_bytes,
-                        write_bytes: t.write_bytes + s.write_bytes,
-                        processes: t.processes.max(s.processes),
-                        pids: t.pids,
-                    },
-                )
-            });
-        all.machine_cpu = parts
-            .iter()
-            .map(|a| a.machine_cpu.clone())
-            .collect::<Option<Vec<_>>>()
-            .map(|v| {
-                // Busy cores weighted by each window's length.
-                let wall: f64 = parts.iter().map(|a| a.wall_s).sum::<f64>().max(1e-9);
-                let busy = v
-                    .iter()
-                    .zip(parts)
-                    .map(|(m, a)| m.busy_cores * a.wall_s)
-                    .sum::<f64>()
-                    / wall;
-                MachineCpu {
-                    cores: v[0].cores,
-                    busy_cores: busy,
-                    per_core_busy_pct: Vec::new(),
-                }
-            });
+        all.server = combined_server(parts, last);
+        all.machine_cpu = combined_machine_cpu(parts);
         all.logical.read = parts.iter().map(|a| a.logical.read).sum();
         all.logical.written = parts.iter().map(|a| a.logical.written).sum();
         all.logical.whole_records_written =

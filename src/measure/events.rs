@@ -388,39 +388,7 @@ impl Recorder {
                 ended_now.push(r.event);
             }
         }
-        // Begun or still running: keep each new detail.
-        for (key, details) in now {
-            let detail = details
-                .into_iter()
-                .filter(|d| !d.is_empty())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let r = self.running.entry(key.clone()).or_insert_with(|| Running {
-                event: Event {
-                    kind: key.0,
-                    subject: key.1.clone(),
-                    detail: String::new(),
-                    start_unix_ms: at_ms,
-                    end_unix_ms: at_ms,
-                    began_before: first,
-                    open_ended: false,
-                    between_polls: false,
-                    finished: None,
-                    finished_by: BTreeMap::new(),
-                    bytes: None,
-                },
-                details: Vec::new(),
-                last_seen_ms: at_ms,
-            });
-            r.last_seen_ms = at_ms;
-            if !detail.is_empty() && r.details.last() != Some(&detail) {
-                if r.details.len() < MOST_DETAILS {
-                    r.details.push(detail);
-                } else if r.details.len() == MOST_DETAILS {
-                    r.details.push("...".into());
-                }
-            }
-        }
+        self.keep_running(now, at_ms, first);
 
         // Finished work the counters saw since the last poll.
         let tallies = tallies_of(&activity.tallies);
@@ -466,6 +434,48 @@ impl Recorder {
             self.tallies = Some(tallies);
         }
         self.done.extend(ended_now);
+    }
+
+    /// The work running at the poll at `at_ms` (`first`: the first poll),
+    /// begun now or still running: each new detail kept.
+    fn keep_running(
+        &mut self,
+        now: BTreeMap<(EventKind, String), Vec<String>>,
+        at_ms: u64,
+        first: bool,
+    ) {
+        for (key, details) in now {
+            let detail = details
+                .into_iter()
+                .filter(|d| !d.is_empty())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let r = self.running.entry(key.clone()).or_insert_with(|| Running {
+                event: Event {
+                    kind: key.0,
+                    subject: key.1.clone(),
+                    detail: String::new(),
+                    start_unix_ms: at_ms,
+                    end_unix_ms: at_ms,
+                    began_before: first,
+                    open_ended: false,
+                    between_polls: false,
+                    finished: None,
+                    finished_by: BTreeMap::new(),
+                    bytes: None,
+                },
+                details: Vec::new(),
+                last_seen_ms: at_ms,
+            });
+            r.last_seen_ms = at_ms;
+            if !detail.is_empty() && r.details.last() != Some(&detail) {
+                if r.details.len() < MOST_DETAILS {
+                    r.details.push(detail);
+                } else if r.details.len() == MOST_DETAILS {
+                    r.details.push("...".into());
+                }
+            }
+        }
     }
 
     /// The events inside the window `open_ms..=close_ms`: what ended before

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Driver, Launcher, LoadedPlan, Plan, Until, CORE_WORKLOADS};
+use super::{Config, Driver, Launcher, LoadedPlan, Plan, StepDef, Until, CORE_WORKLOADS};
 use crate::error::did_you_mean;
 use crate::properties::Properties;
 use crate::workload::dbbench::Benchmark;
@@ -108,18 +108,7 @@ pub fn steps(
     let plan = &loaded.plan;
     let mut out = Vec::new();
     for config in &plan.configs {
-        let db = db_overrides
-            .iter()
-            .find(|(name, _)| *name == config.name)
-            .map_or_else(|| config.db.clone(), |(_, dir)| Some(dir.clone()));
-        let engine = config.engine.clone().unwrap_or_else(|| plan.engine.clone());
-        // An unknown engine keeps `db` here; check_engines names it.
-        let keeps_dir = crate::engine::find(&engine).map_or(true, |s| s.uses_data_dir());
-        let (db, servers_dir) = if keeps_dir || config.servers.is_empty() {
-            (db, None)
-        } else {
-            (None, db)
-        };
+        let (engine, db, servers_dir) = engine_and_dirs(plan, config, db_overrides);
         // The `[[steps]]` entry's launcher, for the steps pushed next.
         let launcher = std::cell::Cell::new(Launcher::Local);
         // The `[[steps]]` entry's adaptive repeats, likewise.
@@ -198,36 +187,7 @@ pub fn steps(
             until.set(def.repeats.until());
             let mut per_workload = Vec::new();
             for workload in &def.workloads {
-                let mut props = workload_properties(loaded, workload)?;
-                for layer in [&plan.properties, &config.properties, &def.properties] {
-                    for (k, v) in layer {
-                        set(&mut props, k, &v.to_string());
-                    }
-                }
-                // The port of the config's server its engine talks to.
-                let port = config
-                    .servers
-                    .iter()
-                    .filter(|s| crate::server::find(&s.name).is_ok_and(|k| k.engine == engine))
-                    .find_map(|s| s.port);
-                if let Some(port) = port {
-                    set(&mut props, &format!("{engine}.port"), &port.to_string());
-                }
-                let (ops_key, duration_key) = step_keys(plan.driver);
-                if let Some(ops) = def.operations {
-                    set(&mut props, ops_key, &ops.to_string());
-                }
-                if let Some(secs) = def.duration {
-                    set(&mut props, duration_key, &secs.to_string());
-                }
-                if kind == StepKind::Run {
-                    give_scaled_run_a_time(&mut props, plan, scale);
-                }
-                scale_counts(&mut props, plan, scale, &loaded.unscaled)?;
-                if kind == StepKind::Load {
-                    let most = def.threads.iter().copied().max().unwrap_or(1).max(1) as u64;
-                    pace_scaled_load(&mut props, plan, scale, most * def.clients.max(1) as u64);
-                }
+                let props = step_properties(loaded, config, def, workload, (&engine, kind), scale)?;
                 per_workload.push((workload, props));
             }
             // Passes run the whole entry again (seed 002: each workload once
@@ -252,6 +212,74 @@ pub fn steps(
         }
     }
     Ok(out)
+}
+
+/// A config's engine, and its `db` (overridden by `--db`): the engine's
+/// data directory, or where the config's servers keep theirs when the
+/// engine keeps none.
+fn engine_and_dirs(
+    plan: &Plan,
+    config: &Config,
+    db_overrides: &[(String, PathBuf)],
+) -> (String, Option<PathBuf>, Option<PathBuf>) {
+    let db = db_overrides
+        .iter()
+        .find(|(name, _)| *name == config.name)
+        .map_or_else(|| config.db.clone(), |(_, dir)| Some(dir.clone()));
+    let engine = config.engine.clone().unwrap_or_else(|| plan.engine.clone());
+    // An unknown engine keeps `db` here; check_engines names it.
+    let keeps_dir = crate::engine::find(&engine).map_or(true, |s| s.uses_data_dir());
+    let (db, servers_dir) = if keeps_dir || config.servers.is_empty() {
+        (db, None)
+    } else {
+        (None, db)
+    };
+    (engine, db, servers_dir)
+}
+
+/// One workload's properties in a `[[steps]]` entry: the workload's own
+/// under the plan's, the config's and the entry's, with the server's port,
+/// the entry's operations or duration, and the counts at `scale`.
+fn step_properties(
+    loaded: &LoadedPlan,
+    config: &Config,
+    def: &StepDef,
+    workload: &str,
+    (engine, kind): (&str, StepKind),
+    scale: f64,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let plan = &loaded.plan;
+    let mut props = workload_properties(loaded, workload)?;
+    for layer in [&plan.properties, &config.properties, &def.properties] {
+        for (k, v) in layer {
+            set(&mut props, k, &v.to_string());
+        }
+    }
+    // The port of the config's server its engine talks to.
+    let port = config
+        .servers
+        .iter()
+        .filter(|s| crate::server::find(&s.name).is_ok_and(|k| k.engine == engine))
+        .find_map(|s| s.port);
+    if let Some(port) = port {
+        set(&mut props, &format!("{engine}.port"), &port.to_string());
+    }
+    let (ops_key, duration_key) = step_keys(plan.driver);
+    if let Some(ops) = def.operations {
+        set(&mut props, ops_key, &ops.to_string());
+    }
+    if let Some(secs) = def.duration {
+        set(&mut props, duration_key, &secs.to_string());
+    }
+    if kind == StepKind::Run {
+        give_scaled_run_a_time(&mut props, plan, scale);
+    }
+    scale_counts(&mut props, plan, scale, &loaded.unscaled)?;
+    if kind == StepKind::Load {
+        let most = def.threads.iter().copied().max().unwrap_or(1).max(1) as u64;
+        pace_scaled_load(&mut props, plan, scale, most * def.clients.max(1) as u64);
+    }
+    Ok(props)
 }
 
 impl Step {

@@ -114,90 +114,11 @@ pub(super) fn srun(
     let mut full = srun_args.clone();
     full.push(exe.display().to_string());
     full.extend(args.iter().cloned());
-    let mut cmd = child::child_command(Path::new(&srun_exe), &full);
-    for var in OTHER_SHARD_VARS {
-        cmd.env_remove(var);
-    }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let parent = std::process::id();
-    // SAFETY: prctl, getppid and _exit are async-signal-safe; nothing else
-    // runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            // SIGTERM, not SIGKILL: srun then ends the job step's tasks too.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            if libc::getppid() as u32 != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().map_err(|e| {
-        anyhow::anyhow!(
-            "cannot start srun ('{}': {e}); the srun launcher needs Slurm's client (slurm-client)",
-            Path::new(&srun_exe).display()
-        )
-    })?;
-    let mut srun_stderr = String::new();
-    let status = child::forward_interrupt(child.id(), || {
-        if let Some(mut pipe) = child.stderr.take() {
-            use std::io::Read;
-            let _ = pipe.read_to_string(&mut srun_stderr);
-        }
-        child.wait()
-    })
-    .context("lost the srun process")?;
+    let (status, srun_stderr) = run_srun(Path::new(&srun_exe), &full)?;
     let srun_said = last_line(&srun_stderr).map(str::to_string);
     let kept = format!("(each shard's stderr is in {})", dir.display());
 
-    let mut parts = Vec::with_capacity(n as usize);
-    // Shards without a result: (cancelled by srun for another, the line).
-    let mut missing: Vec<(bool, String)> = Vec::new();
-    for i in 0..u64::from(n) {
-        let json = dir.join(format!("shard-{i}.json"));
-        let err = crate::files::read_input(
-            &dir.join(format!("shard-{i}.err")),
-            "shard's stderr",
-            crate::files::bound::TEXT,
-        )
-        .ok();
-        let said = err.as_deref().and_then(last_line).map(|l| {
-            l.trim_start_matches("kvperf: ")
-                .trim_start_matches("error: ")
-                .to_string()
-        });
-        let text =
-            crate::files::read_input(&json, "shard result", crate::files::bound::STEP_RESULT).ok();
-        let why = || {
-            said.clone()
-                .or_else(|| srun_said.clone())
-                .unwrap_or_else(|| format!("srun {}", how(&status)))
-        };
-        // Ended by srun for another shard: slurmstepd's "*** STEP ...
-        // CANCELLED" anywhere in its stderr, or a shell's report of the
-        // signal ("Terminated") as its last word; a shard failing on its
-        // own ends with kvperf's line.
-        let cancelled = err.as_deref().is_some_and(|e| e.contains("CANCELLED"))
-            || said
-                .as_deref()
-                .is_some_and(|l| l == "Terminated" || l == "Killed");
-        match text.as_deref().map(str::trim) {
-            // srun makes a task's files when it starts the task.
-            None if err.is_none() => {
-                missing.push((false, format!("shard {i}/{n} never started: {}", why())));
-            }
-            None | Some("") => missing.push((
-                cancelled,
-                format!("shard {i}/{n} ended without a result: {}", why()),
-            )),
-            Some(text) => {
-                let output = shard_output(text, &format!("shard {i}/{n}"), &kept)?;
-                parts.push((format!("srun task {i}"), output));
-            }
-        }
-    }
+    let (parts, missing) = read_shards(&dir, n, (&status, &srun_said), &kept)?;
     // A shard that failed is the cause; the others were ended by srun for it.
     let first_failed = first_failed(&parts);
     // The first shard that was not ended by srun for another is the cause.
@@ -229,6 +150,110 @@ pub(super) fn srun(
     srun_args.push("kvperf".into());
     srun_args.extend(args);
     Ok((srun_args, merged))
+}
+
+/// Runs srun with `full` (its arguments, then kvperf's command), ended with
+/// kvperf (and so ending its tasks); its status and what it said.
+fn run_srun(
+    srun_exe: &Path,
+    full: &[String],
+) -> anyhow::Result<(std::process::ExitStatus, String)> {
+    let mut cmd = child::child_command(srun_exe, full);
+    for var in OTHER_SHARD_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let parent = std::process::id();
+    // SAFETY: prctl, getppid and _exit are async-signal-safe; nothing else
+    // runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // SIGTERM, not SIGKILL: srun then ends the job step's tasks too.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start srun ('{}': {e}); the srun launcher needs Slurm's client (slurm-client)",
+            srun_exe.display()
+        )
+    })?;
+    let mut srun_stderr = String::new();
+    let status = child::forward_interrupt(child.id(), || {
+        if let Some(mut pipe) = child.stderr.take() {
+            use std::io::Read;
+            let _ = pipe.read_to_string(&mut srun_stderr);
+        }
+        child.wait()
+    })
+    .context("lost the srun process")?;
+    Ok((status, srun_stderr))
+}
+
+/// Each shard's output, named by the process that made it.
+type ShardOutputs = Vec<(String, StepOutput)>;
+
+/// Each shard's result read from `dir`, and a line for each shard without
+/// one (with whether srun ended it for another).
+fn read_shards(
+    dir: &Path,
+    n: u32,
+    (status, srun_said): (&std::process::ExitStatus, &Option<String>),
+    kept: &str,
+) -> anyhow::Result<(ShardOutputs, Vec<(bool, String)>)> {
+    let mut parts = Vec::with_capacity(n as usize);
+    // Shards without a result: (cancelled by srun for another, the line).
+    let mut missing: Vec<(bool, String)> = Vec::new();
+    for i in 0..u64::from(n) {
+        let json = dir.join(format!("shard-{i}.json"));
+        let err = crate::files::read_input(
+            &dir.join(format!("shard-{i}.err")),
+            "shard's stderr",
+            crate::files::bound::TEXT,
+        )
+        .ok();
+        let said = err.as_deref().and_then(last_line).map(|l| {
+            l.trim_start_matches("kvperf: ")
+                .trim_start_matches("error: ")
+                .to_string()
+        });
+        let text =
+            crate::files::read_input(&json, "shard result", crate::files::bound::STEP_RESULT).ok();
+        let why = || {
+            said.clone()
+                .or_else(|| srun_said.clone())
+                .unwrap_or_else(|| format!("srun {}", how(status)))
+        };
+        // Ended by srun for another shard: slurmstepd's "*** STEP ...
+        // CANCELLED" anywhere in its stderr, or a shell's report of the
+        // signal ("Terminated") as its last word; a shard failing on its
+        // own ends with kvperf's line.
+        let cancelled = err.as_deref().is_some_and(|e| e.contains("CANCELLED"))
+            || said
+                .as_deref()
+                .is_some_and(|l| l == "Terminated" || l == "Killed");
+        match text.as_deref().map(str::trim) {
+            // srun makes a task's files when it starts the task.
+            None if err.is_none() => {
+                missing.push((false, format!("shard {i}/{n} never started: {}", why())));
+            }
+            None | Some("") => missing.push((
+                cancelled,
+                format!("shard {i}/{n} ended without a result: {}", why()),
+            )),
+            Some(text) => {
+                let output = shard_output(text, &format!("shard {i}/{n}"), kept)?;
+                parts.push((format!("srun task {i}"), output));
+            }
+        }
+    }
+    Ok((parts, missing))
 }
 
 /// The step's kvperf command for a launcher whose shards print their

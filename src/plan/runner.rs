@@ -4,6 +4,7 @@
 //! command line is recorded for reproduction. Each finished step becomes one
 //! durable line in the results file; a rerun skips the steps already there.
 
+use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -33,7 +34,16 @@ pub struct RunOptions {
     pub fail_fast: bool,
     /// Serve the study's progress and live figures here (`--metrics-addr`).
     pub metrics_addr: Option<String>,
+    /// How each step's command line is checked before the first step runs.
+    pub check_step: StepCheck,
 }
+
+/// Checks a step's command line (`load|run|bench|device ...`, without the
+/// program) as the step's own command checks it before it opens an engine
+/// or measures. The command layer hands its parser down
+/// (`commands::check_step`): the plan knows nothing of the command line
+/// above it.
+pub type StepCheck = fn(&[String]) -> anyhow::Result<()>;
 
 /// Where the step processes mirror their live figures, when watched.
 static LIVE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -128,7 +138,7 @@ pub fn check_outputs(results: &Path, report_dir: &Path) -> Result<(), InputError
 /// not at its step with the results file begun. A client of a step with
 /// `clients` is checked with its `--shard`. Steps with the same command
 /// line are checked once.
-pub fn check_steps(p: &Prepared, results: &Path) -> anyhow::Result<()> {
+pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Result<()> {
     let plan = &p.loaded.plan;
     let json = step_output_path(results);
     let mut seen = std::collections::HashSet::new();
@@ -148,7 +158,7 @@ pub fn check_steps(p: &Prepared, results: &Path) -> anyhow::Result<()> {
         };
         for args in shards {
             if seen.insert(args.clone()) {
-                crate::commands::check_step(&args).with_context(|| format!("step {}", step.id))?;
+                check(&args).with_context(|| format!("step {}", step.id))?;
             }
         }
     }
@@ -239,7 +249,7 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
 /// The engine libraries the configs ask for (`rocksdb.version`), fetched
 /// and checked before any step runs: each distinct one once.
 fn check_libraries(p: &Prepared) -> anyhow::Result<()> {
-    let mut checked = std::collections::BTreeSet::new();
+    let mut checked = BTreeSet::new();
     for step in &p.steps {
         let mut props = crate::properties::Properties::new();
         for (key, value) in &step.properties {
@@ -261,45 +271,11 @@ fn check_libraries(p: &Prepared) -> anyhow::Result<()> {
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
     check_libraries(p)?;
-    check_steps(p, &opts.results)?;
-    if let Some(dir) = opts.results.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            InputError::Invalid(format!(
-                "cannot create the directory of --results '{}': {e}",
-                opts.results.display()
-            ))
-        })?;
-    }
-    // Refuses what is not kvperf's results, untouched; locked from here
-    // on: a second plan run on the file is refused.
-    let (mut out, loaded) = Appender::open(&opts.results)?;
-    if let Some(other) = loaded
-        .records
-        .iter()
-        .find(|r| r.plan.fingerprint != p.id.fingerprint)
-    {
-        return Err(InputError::Invalid(format!(
-            "results file '{}' holds results of another plan ('{}' at scale {}, fingerprint {}; this is '{}' at scale {}, fingerprint {}); use a new --results file",
-            opts.results.display(),
-            other.plan.name,
-            other.plan.scale,
-            other.plan.fingerprint,
-            p.id.name,
-            p.id.scale,
-            p.id.fingerprint
-        ))
-        .into());
-    }
-    if loaded.torn_tail > 0 {
-        eprintln!(
-            "kvperf: dropping an incomplete last line ({} bytes) of '{}': a step interrupted while it was written",
-            loaded.torn_tail,
-            opts.results.display()
-        );
-    }
+    check_steps(p, &opts.results, opts.check_step)?;
+    let (mut out, loaded) = open_results(p, &opts.results)?;
     // A step recorded as failed is run again; its record stays, and the
     // report shows the later one.
-    let done: std::collections::BTreeSet<String> = loaded
+    let done: BTreeSet<String> = loaded
         .records
         .iter()
         .filter(|r| r.output.error.is_none())
@@ -339,37 +315,12 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     // Configurations whose servers could not start: (name, why).
     let mut not_served: Vec<(String, String)> = Vec::new();
     for (index, step) in p.steps.iter().enumerate() {
-        if done.contains(&step.id) {
-            eprintln!("[{}/{total}] {}: done earlier, skipped", index + 1, step.id);
-            continue;
-        }
-        if not_served.iter().any(|(config, _)| *config == step.config) {
-            continue;
-        }
-        if let Some(enough) = repeats.enough_before(&p.steps, step) {
-            eprintln!("[{}/{total}] {}: not needed, {enough}", index + 1, step.id);
+        if skipped(p, index, &done, &not_served, &repeats) {
             continue;
         }
         // A config's server runs while its steps do.
         if let Err(e) = servers.serve(step) {
-            // Bad settings are the plan's mistake, not this configuration's.
-            if opts.fail_fast || crate::error::exit_code(&e) == EXIT_INPUT {
-                return Err(e);
-            }
-            // One configuration's server is not the study: its steps are
-            // recorded as failed (a rerun retries them), the others go on.
-            let why = format!("{e:#}");
-            eprintln!(
-                "[{}/{total}] config '{}': {why}; its steps are recorded as failed and the other configurations go on (--fail-fast stops here)",
-                index + 1,
-                step.config
-            );
-            for s in p.steps[index..]
-                .iter()
-                .filter(|s| s.config == step.config && !done.contains(&s.id))
-            {
-                out.append(&not_run(p, s, &why))?;
-            }
+            let why = unserved(p, opts, index, &done, &mut out, e)?;
             not_served.push((step.config.clone(), why));
             continue;
         }
@@ -384,15 +335,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             .iter()
             .filter(|s| !done.contains(&s.id))
             .count();
-        let eta = (ran > 0).then(|| ran_time / ran * remaining as u32);
-        eprintln!(
-            "[{}/{total}] {} ({} threads) - elapsed {}, ETA {}",
-            index + 1,
-            step.id,
-            step.threads,
-            clock(started.elapsed()),
-            eta.map_or("-".into(), clock)
-        );
+        print_progress(index, total, step, started, (ran, ran_time), remaining);
         let step_started = Instant::now();
         in_progress.begin(&step.config, &step.id)?;
         let step = match plan.driver {
@@ -417,43 +360,14 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
                 opts.results.display()
             );
         }
-        let record = match record {
-            Ok(record) => record,
-            // Bad input only the step could find: the same command would
-            // fail the same way, so it is not what the user is told to do.
-            // The step refused before it measured or changed its store.
-            Err(e) if crate::error::exit_code(&e) == EXIT_INPUT => {
-                in_progress.end()?;
-                return Err(InputError::Invalid(format!(
-                    "step {} cannot run: {e:#}; nothing of it was measured (finished steps are kept in '{}'; correct this, then run the plan again to resume)",
-                    step.id,
-                    opts.results.display()
-                ))
-                .into());
-            }
-            Err(e) => {
-                return Err(anyhow::anyhow!(
-                    "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
-                    step.id,
-                    opts.results.display()
-                ))
-            }
-        };
+        let record = step_record(record, &step, &in_progress, &opts.results)?;
         out.append(&record)?;
         in_progress.end()?;
         inserted.add(&record);
         if let Some(unsettled) = repeats.add(&p.steps, &step, &record) {
             eprintln!("        {unsettled}");
         }
-        for warning in &record.output.warnings {
-            eprintln!("        warning: {warning}");
-        }
-        if let Some(m) = record.measured() {
-            eprintln!("        {}", one_line(m));
-            if let Some(v) = &m.verdict {
-                eprintln!("        {}", v.line());
-            }
-        }
+        print_record(&record);
         if let Some(e) = &record.output.error {
             // Kept as a failed record: the report marks it, a rerun retries it.
             anyhow::bail!(
@@ -468,6 +382,19 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     }
     servers.stop()?;
     repeats.report_unsettled();
+    finish(p, opts, &not_served, ran, started)
+}
+
+/// The plan's last word: the configurations whose servers never started
+/// (an error), or the plan complete.
+fn finish(
+    p: &Prepared,
+    opts: &RunOptions,
+    not_served: &[(String, String)],
+    ran: u32,
+    started: Instant,
+) -> anyhow::Result<()> {
+    let total = p.steps.len();
     if !not_served.is_empty() {
         let names: Vec<String> = not_served
             .iter()
@@ -488,6 +415,169 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         clock(started.elapsed()),
     );
     Ok(())
+}
+
+/// Opens (and locks) the results file, refusing one that holds another
+/// plan's results; says so when it drops a torn last line.
+fn open_results(p: &Prepared, results: &Path) -> anyhow::Result<(Appender, results::Loaded)> {
+    if let Some(dir) = results.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            InputError::Invalid(format!(
+                "cannot create the directory of --results '{}': {e}",
+                results.display()
+            ))
+        })?;
+    }
+    // Refuses what is not kvperf's results, untouched; locked from here
+    // on: a second plan run on the file is refused.
+    let (out, loaded) = Appender::open(results)?;
+    if let Some(other) = loaded
+        .records
+        .iter()
+        .find(|r| r.plan.fingerprint != p.id.fingerprint)
+    {
+        return Err(InputError::Invalid(format!(
+            "results file '{}' holds results of another plan ('{}' at scale {}, fingerprint {}; this is '{}' at scale {}, fingerprint {}); use a new --results file",
+            results.display(),
+            other.plan.name,
+            other.plan.scale,
+            other.plan.fingerprint,
+            p.id.name,
+            p.id.scale,
+            p.id.fingerprint
+        ))
+        .into());
+    }
+    if loaded.torn_tail > 0 {
+        eprintln!(
+            "kvperf: dropping an incomplete last line ({} bytes) of '{}': a step interrupted while it was written",
+            loaded.torn_tail,
+            results.display()
+        );
+    }
+    Ok((out, loaded))
+}
+
+/// The server of step `index`'s configuration could not start (`e`): the
+/// plan's own mistake (or `--fail-fast`) ends the plan; otherwise the
+/// configuration's steps are recorded as failed and the reason returned.
+fn unserved(
+    p: &Prepared,
+    opts: &RunOptions,
+    index: usize,
+    done: &BTreeSet<String>,
+    out: &mut Appender,
+    e: anyhow::Error,
+) -> anyhow::Result<String> {
+    let (step, total) = (&p.steps[index], p.steps.len());
+    // Bad settings are the plan's mistake, not this configuration's.
+    if opts.fail_fast || crate::error::exit_code(&e) == EXIT_INPUT {
+        return Err(e);
+    }
+    // One configuration's server is not the study: its steps are
+    // recorded as failed (a rerun retries them), the others go on.
+    let why = format!("{e:#}");
+    eprintln!(
+        "[{}/{total}] config '{}': {why}; its steps are recorded as failed and the other configurations go on (--fail-fast stops here)",
+        index + 1,
+        step.config
+    );
+    for s in p.steps[index..]
+        .iter()
+        .filter(|s| s.config == step.config && !done.contains(&s.id))
+    {
+        out.append(&not_run(p, s, &why))?;
+    }
+    Ok(why)
+}
+
+/// A step's record, or the plan's error when the step produced none.
+fn step_record(
+    record: anyhow::Result<Record>,
+    step: &Step,
+    in_progress: &InProgress,
+    results: &Path,
+) -> anyhow::Result<Record> {
+    match record {
+        Ok(record) => Ok(record),
+        // Bad input only the step could find: the same command would
+        // fail the same way, so it is not what the user is told to do.
+        // The step refused before it measured or changed its store.
+        Err(e) if crate::error::exit_code(&e) == EXIT_INPUT => {
+            in_progress.end()?;
+            Err(InputError::Invalid(format!(
+                "step {} cannot run: {e:#}; nothing of it was measured (finished steps are kept in '{}'; correct this, then run the plan again to resume)",
+                step.id,
+                results.display()
+            ))
+            .into())
+        }
+        Err(e) => Err(anyhow::anyhow!(
+            "step {} failed: {e:#} (finished steps are kept in '{}'; rerun the same command to resume)",
+            step.id,
+            results.display()
+        )),
+    }
+}
+
+/// Whether step `index` is left out now: done in an earlier call, of a
+/// configuration whose server did not start, or a repeat not needed; the
+/// first and the last are said in a progress line.
+fn skipped(
+    p: &Prepared,
+    index: usize,
+    done: &BTreeSet<String>,
+    not_served: &[(String, String)],
+    repeats: &Convergence,
+) -> bool {
+    let (step, total) = (&p.steps[index], p.steps.len());
+    if done.contains(&step.id) {
+        eprintln!("[{}/{total}] {}: done earlier, skipped", index + 1, step.id);
+        return true;
+    }
+    if not_served.iter().any(|(config, _)| *config == step.config) {
+        return true;
+    }
+    if let Some(enough) = repeats.enough_before(&p.steps, step) {
+        eprintln!("[{}/{total}] {}: not needed, {enough}", index + 1, step.id);
+        return true;
+    }
+    false
+}
+
+/// The line that starts a step: where the plan is, how long it has run
+/// and, once a step ran in this call, how long the `remaining` steps may
+/// take at the pace of those (`ran` steps in `ran_time`).
+fn print_progress(
+    index: usize,
+    total: usize,
+    step: &Step,
+    started: Instant,
+    (ran, ran_time): (u32, Duration),
+    remaining: usize,
+) {
+    let eta = (ran > 0).then(|| ran_time / ran * remaining as u32);
+    eprintln!(
+        "[{}/{total}] {} ({} threads) - elapsed {}, ETA {}",
+        index + 1,
+        step.id,
+        step.threads,
+        clock(started.elapsed()),
+        eta.map_or("-".into(), clock)
+    );
+}
+
+/// A finished step's warnings, figures and verdict under its progress line.
+fn print_record(record: &Record) {
+    for warning in &record.output.warnings {
+        eprintln!("        warning: {warning}");
+    }
+    if let Some(m) = record.measured() {
+        eprintln!("        {}", one_line(m));
+        if let Some(v) = &m.verdict {
+            eprintln!("        {}", v.line());
+        }
+    }
 }
 
 /// Makes `step`'s store again with its configuration's load, which is not

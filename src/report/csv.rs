@@ -1,7 +1,7 @@
 //! The report as CSV: one row per (config, workload, threads, operation
 //! type), every figure, so a spreadsheet can recompute anything.
 
-use super::model::Study;
+use super::model::{Point, Study};
 use super::numbers::csv_field;
 use super::tables::{amplification, Amplification, Bytes, Direction};
 use crate::measure::OpKind;
@@ -51,125 +51,132 @@ pub fn csv(study: &Study) -> String {
         true => format!("{}{}\n", HEADER.trim_end(), super::energy::CSV_HEADER),
         false => HEADER.to_string(),
     };
-    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
     for w in &study.workloads {
         for (name, points) in study.series.iter().zip(&w.points) {
             for p in points.values() {
-                let d = p.accounting.as_ref().map(|a| a.derived).unwrap_or_default();
-                let cell = format!(
-                    "{},{},{},{},{:.1},{:.1},{:.1},{:.1}",
-                    csv_field(name),
-                    csv_field(&w.name),
-                    p.threads,
-                    p.repeats,
-                    p.ops_per_sec,
-                    p.min(),
-                    p.median(),
-                    p.max()
-                );
-                // A ratio that is no figure is a marked cell, never a number.
-                let amp = |source, direction| match &p.accounting {
-                    Some(a) => match amplification(a, source, direction) {
-                        Amplification::Ratio(x) => format!("{x:.3}"),
-                        Amplification::NothingToDivide => String::new(),
-                        marked => marked.word().to_string(),
-                    },
-                    None => String::new(),
-                };
-                let cost = [
-                    opt(d.device_read_bytes_per_op),
-                    opt(d.device_write_bytes_per_op),
-                    amp(Bytes::Process, Direction::Read),
-                    amp(Bytes::Process, Direction::Write),
-                    amp(Bytes::Device, Direction::Read),
-                    amp(Bytes::Device, Direction::Write),
-                    opt(d.record_rewrite_factor),
-                    opt(d.space_amplification),
-                    opt(d.device_busy_pct),
-                    opt(d.device_queue_depth),
-                    opt(d.cpu_s_per_op.map(|x| x * 1e6)),
-                    opt(d.ops_per_cpu_s),
-                    opt(d.network_sent_bytes_per_op),
-                    opt(d.network_received_bytes_per_op),
-                    opt(d.server_cpu_s_per_op.map(|x| x * 1e6)),
-                    opt(d.ops_per_joule),
-                ]
-                .join(",");
-                let bound = csv_field(&p.verdicts.join(" / "));
-                let extra = match energy {
-                    true => super::energy::csv_cells(p.accounting.as_ref()),
-                    false => String::new(),
-                };
-                let step_error = csv_field(&p.step_errors.join(" / "));
-                // The op's failures; "" where the op had none recorded.
-                let failures = |op: Option<&OpKind>| {
-                    let a = op.and_then(|op| p.attempts.get(op));
-                    let failed = a.map_or(String::new(), |a| a.failed_total().to_string());
-                    let pct = a.filter(|a| a.total > 0).map_or(String::new(), |a| {
-                        format!("{:.3}", a.failed_total() as f64 / a.total as f64 * 100.0)
-                    });
-                    let shortest = p
-                        .windows
-                        .iter()
-                        .map(|w| w.seconds)
-                        .fold(f64::INFINITY, f64::min);
-                    format!(
-                        "{failed},{pct},{:.1},{step_error},{},{}",
-                        p.ok_ops_per_sec,
-                        if shortest.is_finite() {
-                            format!("{shortest:.3}")
-                        } else {
-                            String::new()
-                        },
-                        p.short_window()
-                    )
-                };
-                // Every op that ran: one whose operations all failed has
-                // no latency, and its failures must still have a row.
-                let mut op_kinds: Vec<&OpKind> =
-                    p.latency.keys().chain(p.attempts.keys()).collect();
-                op_kinds.sort();
-                op_kinds.dedup();
-                let mut lines: Vec<String> = op_kinds
-                    .into_iter()
-                    .map(|op| {
-                        // The kind of every latency of the row, and the
-                        // percentiles of it from too few operations ("p99 p99.9").
-                        let latency = p.latency.get(op).map_or(",,,,,,,".into(), |l| {
-                            let thin = crate::measure::few_samples::too_few_for(
-                                l.count,
-                                &[0.5, 0.99, 0.999],
-                            );
-                            format!(
-                                "{},{:.3},{:.3},{:.3},{:.3},{:.3},{},{}",
-                                l.count,
-                                l.avg_us,
-                                l.p50_us,
-                                l.p99_us,
-                                l.p999_us,
-                                l.max_us,
-                                p.latency_start.name(),
-                                thin.join(" ")
-                            )
-                        });
-                        format!(
-                            "{cell},{},{latency},{cost},{bound},{}{extra}\n",
-                            op.name(),
-                            failures(Some(op))
-                        )
-                    })
-                    .collect();
-                if lines.is_empty() {
-                    lines.push(format!(
-                        "{cell},,,,,,,,,,{cost},{bound},{}{extra}\n",
-                        failures(None)
-                    ));
-                }
-                out.extend(lines);
+                out.extend(point_lines(name, &w.name, p, energy));
             }
         }
     }
     out
+}
+
+/// A point's rows: one per operation type that ran (or one with no
+/// operation, for a point with none), its figures and costs in each.
+fn point_lines(name: &str, workload: &str, p: &Point, energy: bool) -> Vec<String> {
+    let cell = format!(
+        "{},{},{},{},{:.1},{:.1},{:.1},{:.1}",
+        csv_field(name),
+        csv_field(workload),
+        p.threads,
+        p.repeats,
+        p.ops_per_sec,
+        p.min(),
+        p.median(),
+        p.max()
+    );
+    let cost = cost_cells(p);
+    let bound = csv_field(&p.verdicts.join(" / "));
+    let extra = match energy {
+        true => super::energy::csv_cells(p.accounting.as_ref()),
+        false => String::new(),
+    };
+    let step_error = csv_field(&p.step_errors.join(" / "));
+    // The op's failures; "" where the op had none recorded.
+    let failures = |op: Option<&OpKind>| {
+        let a = op.and_then(|op| p.attempts.get(op));
+        let failed = a.map_or(String::new(), |a| a.failed_total().to_string());
+        let pct = a.filter(|a| a.total > 0).map_or(String::new(), |a| {
+            format!("{:.3}", a.failed_total() as f64 / a.total as f64 * 100.0)
+        });
+        let shortest = p
+            .windows
+            .iter()
+            .map(|w| w.seconds)
+            .fold(f64::INFINITY, f64::min);
+        format!(
+            "{failed},{pct},{:.1},{step_error},{},{}",
+            p.ok_ops_per_sec,
+            if shortest.is_finite() {
+                format!("{shortest:.3}")
+            } else {
+                String::new()
+            },
+            p.short_window()
+        )
+    };
+    // Every op that ran: one whose operations all failed has
+    // no latency, and its failures must still have a row.
+    let mut op_kinds: Vec<&OpKind> = p.latency.keys().chain(p.attempts.keys()).collect();
+    op_kinds.sort();
+    op_kinds.dedup();
+    let mut lines: Vec<String> = op_kinds
+        .into_iter()
+        .map(|op| {
+            // The kind of every latency of the row, and the
+            // percentiles of it from too few operations ("p99 p99.9").
+            let latency = p.latency.get(op).map_or(",,,,,,,".into(), |l| {
+                let thin = crate::measure::few_samples::too_few_for(l.count, &[0.5, 0.99, 0.999]);
+                format!(
+                    "{},{:.3},{:.3},{:.3},{:.3},{:.3},{},{}",
+                    l.count,
+                    l.avg_us,
+                    l.p50_us,
+                    l.p99_us,
+                    l.p999_us,
+                    l.max_us,
+                    p.latency_start.name(),
+                    thin.join(" ")
+                )
+            });
+            format!(
+                "{cell},{},{latency},{cost},{bound},{}{extra}\n",
+                op.name(),
+                failures(Some(op))
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(format!(
+            "{cell},,,,,,,,,,{cost},{bound},{}{extra}\n",
+            failures(None)
+        ));
+    }
+    lines
+}
+
+/// The cost columns of a point's rows.
+fn cost_cells(p: &Point) -> String {
+    let d = p.accounting.as_ref().map(|a| a.derived).unwrap_or_default();
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
+    // A ratio that is no figure is a marked cell, never a number.
+    let amp = |source, direction| match &p.accounting {
+        Some(a) => match amplification(a, source, direction) {
+            Amplification::Ratio(x) => format!("{x:.3}"),
+            Amplification::NothingToDivide => String::new(),
+            marked => marked.word().to_string(),
+        },
+        None => String::new(),
+    };
+    [
+        opt(d.device_read_bytes_per_op),
+        opt(d.device_write_bytes_per_op),
+        amp(Bytes::Process, Direction::Read),
+        amp(Bytes::Process, Direction::Write),
+        amp(Bytes::Device, Direction::Read),
+        amp(Bytes::Device, Direction::Write),
+        opt(d.record_rewrite_factor),
+        opt(d.space_amplification),
+        opt(d.device_busy_pct),
+        opt(d.device_queue_depth),
+        opt(d.cpu_s_per_op.map(|x| x * 1e6)),
+        opt(d.ops_per_cpu_s),
+        opt(d.network_sent_bytes_per_op),
+        opt(d.network_received_bytes_per_op),
+        opt(d.server_cpu_s_per_op.map(|x| x * 1e6)),
+        opt(d.ops_per_joule),
+    ]
+    .join(",")
 }
 
 #[cfg(test)]

@@ -152,14 +152,62 @@ fn workload_blocks(
     if charts {
         blocks.push(Block::Charts(charts_for(study, w, &threads)));
     }
+    let failed = failures::table(study, w);
+    throughput_blocks(study, w, style, &threads, failed.is_some(), blocks);
+    blocks.push(Block::Heading(
+        2,
+        format!(
+            "{}: measured windows (seconds, operations, what ended them)",
+            w.name
+        ),
+    ));
+    blocks.push(Block::Table(windows::table(study, w, &threads)));
+    if let Some(table) = placement::table(study, w) {
+        blocks.push(Block::Heading(
+            2,
+            format!("{}: where the shards ran", w.name),
+        ));
+        blocks.push(Block::Table(table));
+        blocks.push(Block::Paragraph(placement::note()));
+    }
+    if let Some(table) = failed {
+        blocks.push(Block::Heading(
+            2,
+            format!("{}: failed operations and steps that stopped early", w.name),
+        ));
+        blocks.push(Block::Table(table));
+    }
+    latency_blocks(study, w, &threads, blocks);
+    cost_blocks(study, w, &threads, blocks);
+    if charts {
+        let over_time = time_series_charts(study, w, &threads);
+        if !over_time.is_empty() {
+            blocks.push(Block::Heading(
+                2,
+                format!("{}: each step over time (open a step to see it)", w.name),
+            ));
+            blocks.extend(over_time);
+        }
+    }
+}
+
+/// The throughput table and the paragraphs that explain its marks and
+/// compare the series; `failed`: a failures table follows.
+fn throughput_blocks(
+    study: &Study,
+    w: &WorkloadView,
+    style: &Style,
+    threads: &[u64],
+    failed: bool,
+    blocks: &mut Vec<Block>,
+) {
     blocks.push(Block::Heading(
         2,
         format!("{}: throughput (ops/s) vs #Threads", w.name),
     ));
-    blocks.push(Block::Table(tables::throughput(study, w, &threads, style)));
-    let failed = failures::table(study, w);
+    blocks.push(Block::Table(tables::throughput(study, w, threads, style)));
     let mut definition = failures::THROUGHPUT_DEFINITION.to_string();
-    if failed.is_some() {
+    if failed {
         definition.push_str(&format!(
             " {} marks a cell with failed operations or a step that stopped early: see the failures table below.",
             failures::MARK
@@ -192,29 +240,11 @@ fn workload_blocks(
     for b in 1..study.series.len() {
         blocks.push(Block::Paragraph(style.comparison_text(study, w, b)));
     }
-    blocks.push(Block::Heading(
-        2,
-        format!(
-            "{}: measured windows (seconds, operations, what ended them)",
-            w.name
-        ),
-    ));
-    blocks.push(Block::Table(windows::table(study, w, &threads)));
-    if let Some(table) = placement::table(study, w) {
-        blocks.push(Block::Heading(
-            2,
-            format!("{}: where the shards ran", w.name),
-        ));
-        blocks.push(Block::Table(table));
-        blocks.push(Block::Paragraph(placement::note()));
-    }
-    if let Some(table) = failed {
-        blocks.push(Block::Heading(
-            2,
-            format!("{}: failed operations and steps that stopped early", w.name),
-        ));
-        blocks.push(Block::Table(table));
-    }
+}
+
+/// A latency table per operation (and the service time beside a paced
+/// one), with the notes on few samples and pacing.
+fn latency_blocks(study: &Study, w: &WorkloadView, threads: &[u64], blocks: &mut Vec<Block>) {
     for &op in &w.ops {
         blocks.push(Block::Heading(
             2,
@@ -225,7 +255,7 @@ fn workload_blocks(
                 w.latency_start.words()
             ),
         ));
-        blocks.push(Block::Table(tables::latency(study, w, &threads, op)));
+        blocks.push(Block::Table(tables::latency(study, w, threads, op)));
         if w.latency_start == model::LatencyStart::Intended {
             // Paced: the service time beside the queueing-corrected figure.
             blocks.push(Block::Heading(
@@ -238,7 +268,7 @@ fn workload_blocks(
                 ),
             ));
             blocks.push(Block::Table(tables::latency_from_actual(
-                study, w, &threads, op,
+                study, w, threads, op,
             )));
         }
     }
@@ -259,6 +289,11 @@ fn workload_blocks(
     } else if w.paced_shown_from_actual() {
         blocks.push(Block::Paragraph(MIXED_PACING_NOTE.into()));
     }
+}
+
+/// What bound each step, the cost at each configuration's peak and its
+/// power and drive writes.
+fn cost_blocks(study: &Study, w: &WorkloadView, threads: &[u64], blocks: &mut Vec<Block>) {
     if w.points
         .iter()
         .flat_map(|p| p.values())
@@ -268,7 +303,7 @@ fn workload_blocks(
             2,
             format!("{}: what bound each step", w.name),
         ));
-        blocks.push(Block::Table(tables::verdicts(study, w, &threads)));
+        blocks.push(Block::Table(tables::verdicts(study, w, threads)));
     }
     blocks.push(Block::Heading(
         2,
@@ -287,16 +322,6 @@ fn workload_blocks(
         blocks.push(Block::Table(table));
         if let Some(note) = energy::unavailable_note(study, w) {
             blocks.push(Block::Paragraph(note));
-        }
-    }
-    if charts {
-        let over_time = time_series_charts(study, w, &threads);
-        if !over_time.is_empty() {
-            blocks.push(Block::Heading(
-                2,
-                format!("{}: each step over time (open a step to see it)", w.name),
-            ));
-            blocks.extend(over_time);
         }
     }
 }

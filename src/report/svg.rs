@@ -75,6 +75,8 @@ fn band_colour(kind: &str) -> &'static str {
 const LEFT: f64 = 72.0;
 const RIGHT: f64 = 16.0;
 const TOP: f64 = 34.0;
+/// The height of one line of caption under a chart.
+const CAPTION_LINE: f64 = 14.0;
 
 impl<'a> Chart<'a> {
     pub fn new(
@@ -108,9 +110,40 @@ impl<'a> Chart<'a> {
     }
 
     pub fn render(&self) -> String {
+        let h = self.size.1;
+        let frame = self.frame();
+        let mut svg = self.title_and_axes(&frame);
+        if let XAxis::Linear = self.x {
+            self.draw_bands(&frame, &mut svg);
+        }
+        for i in 0..self.series.len() {
+            self.draw_series(&frame, i, &mut svg);
+        }
+        if let Some((x, text)) = &self.mark {
+            let (centre, _) = frame.slot(*x as f64);
+            svg.push_str(&format!(
+                "<line x1=\"{centre:.1}\" x2=\"{centre:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#c33c3c\" stroke-dasharray=\"4 3\"/>\
+                 <text x=\"{:.1}\" y=\"{}\" fill=\"#c33c3c\" font-weight=\"bold\" text-anchor=\"middle\">{}</text>",
+                TOP + frame.plot_h,
+                centre,
+                TOP + 12.0,
+                escape(text)
+            ));
+        }
+        for (k, line) in self.caption.iter().enumerate() {
+            svg.push_str(&format!(
+                "<text class=\"caption\" x=\"8\" y=\"{:.1}\" font-size=\"10\" fill=\"#444\">{}</text>",
+                h + CAPTION_LINE * (k as f64 + 1.0) - 4.0,
+                escape(line)
+            ));
+        }
+        svg.push_str("</svg>");
+        svg
+    }
+
+    /// The plot's place on the canvas and its two axes' ranges.
+    fn frame(&self) -> Frame<'_> {
         let (w, h) = self.size;
-        const CAPTION_LINE: f64 = 14.0;
-        let full_h = h + CAPTION_LINE * self.caption.len() as f64;
         let bottom = if h < 200.0 { 40.0 } else { 70.0 };
         let (plot_w, plot_h) = (w - LEFT - RIGHT, h - TOP - bottom);
         let ys: Vec<f64> = self
@@ -135,18 +168,21 @@ impl<'a> Chart<'a> {
                     .fold(0.0, f64::max),
             ),
         };
-        let slot = |x: f64| -> (f64, f64) {
-            // (centre, width) of x's category or position.
-            match &self.x {
-                XAxis::Categories(cats) => {
-                    let i = cats.iter().position(|&c| c as f64 == x).unwrap_or(0) as f64;
-                    let width = plot_w / cats.len().max(1) as f64;
-                    (LEFT + width * (i + 0.5), width)
-                }
-                XAxis::Linear => (LEFT + plot_w * x / x_max, 0.0),
-            }
-        };
-        let y_pos = |y: f64| TOP + plot_h * (1.0 - y_axis.fraction(y));
+        Frame {
+            x: &self.x,
+            plot_w,
+            plot_h,
+            x_max,
+            y_axis,
+        }
+    }
+
+    /// The opening tag, the title, the grid with both axes' ticks and the
+    /// axes' labels.
+    fn title_and_axes(&self, frame: &Frame) -> String {
+        let (w, h) = self.size;
+        let (plot_w, plot_h, x_max) = (frame.plot_w, frame.plot_h, frame.x_max);
+        let full_h = h + CAPTION_LINE * self.caption.len() as f64;
         let mut svg = format!(
             "<svg width=\"{w}\" height=\"{full_h}\" viewBox=\"0 0 {w} {full_h}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\
              <title>{t}</title><text x=\"{cx}\" y=\"20\" text-anchor=\"middle\" font-size=\"{fs}\" font-weight=\"bold\">{t}</text>",
@@ -154,8 +190,8 @@ impl<'a> Chart<'a> {
             cx = w / 2.0,
             fs = if h < 200.0 { 11 } else { 14 },
         );
-        for v in y_axis.ticks() {
-            let y = y_pos(v);
+        for v in frame.y_axis.ticks() {
+            let y = frame.y_pos(v);
             svg.push_str(&format!(
                 "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/>\
                  <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
@@ -172,7 +208,7 @@ impl<'a> Chart<'a> {
         for v in ticks {
             svg.push_str(&format!(
                 "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                slot(v).0,
+                frame.slot(v).0,
                 TOP + plot_h + 16.0,
                 short_number(v)
             ));
@@ -189,154 +225,173 @@ impl<'a> Chart<'a> {
             escape(self.x_label),
             TOP + plot_h / 2.0,
             escape(self.y_label),
-            if y_axis.log { " (log)" } else { "" },
+            if frame.y_axis.log { " (log)" } else { "" },
             b = TOP + plot_h,
         ));
-        if let XAxis::Linear = self.x {
-            for band in &self.bands {
-                let (from, to) = (
-                    slot(band.from.clamp(0.0, x_max)).0,
-                    slot(band.to.clamp(0.0, x_max)).0,
-                );
-                svg.push_str(&format!(
-                    "<rect x=\"{from:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{plot_h:.1}\" fill=\"{}\" fill-opacity=\"0.3\"><title>{}</title></rect>",
-                    (to - from).max(1.0),
-                    band_colour(band.kind),
-                    escape(&band.name)
-                ));
-            }
-            let mut kinds: Vec<&str> = self.bands.iter().map(|b| b.kind).collect();
-            kinds.sort_unstable();
-            kinds.dedup();
-            if !kinds.is_empty() {
-                let words: String = kinds
-                    .iter()
-                    .map(|k| {
-                        format!(
-                            "<tspan fill=\"{}\">\u{25a0} {}</tspan> ",
-                            band_colour(k),
-                            escape(k)
-                        )
-                    })
-                    .collect();
-                svg.push_str(&format!(
-                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"end\">{}</text>",
-                    w - RIGHT,
-                    TOP - 4.0,
-                    words.trim_end()
-                ));
-            }
-        }
-        let n = self.series.len().max(1) as f64;
-        for (i, s) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            match self.style {
-                Style::Bars => {
-                    for &(x, y) in &s.points {
-                        let (centre, width) = slot(x);
-                        let bar = width * 0.8 / n;
-                        let left = centre - width * 0.4 + bar * i as f64;
-                        let top = y_pos(y);
-                        svg.push_str(&format!(
-                            "<rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\"><title>{}: {} at {}</title></rect>",
-                            (bar - 1.0).max(1.0),
-                            (TOP + plot_h - top).max(0.0),
-                            escape(s.name),
-                            short_number(y),
-                            short_number(x)
-                        ));
-                    }
-                }
-                Style::Lines => {
-                    let path: Vec<String> = s
-                        .points
-                        .iter()
-                        .map(|&(x, y)| format!("{:.1},{:.1}", slot(x).0, y_pos(y)))
-                        .collect();
-                    // The values behind the line, in the axes' units, for
-                    // a reader (or a test) to check the drawing against.
-                    let values: Vec<String> =
-                        s.points.iter().map(|(x, y)| format!("{x},{y}")).collect();
-                    svg.push_str(&format!(
-                        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\" data-values=\"{}\"/>",
-                        path.join(" "),
-                        values.join(" ")
-                    ));
-                    if self.size.1 >= 200.0 {
-                        for (k, &(x, y)) in s.points.iter().enumerate() {
-                            let (cx, cy) = (slot(x).0, y_pos(y));
-                            svg.push_str(&format!(
-                                "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} at {}</title></circle>",
-                                escape(s.name),
-                                short_number(y),
-                                short_number(x)
-                            ));
-                            if let Some(label) = s.labels.get(k) {
-                                svg.push_str(&format!(
-                                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"{color}\">{}</text>",
-                                    cx + 4.0,
-                                    cy - 4.0,
-                                    escape(label)
-                                ));
-                            }
-                        }
-                    }
-                }
-            }
-            for &(x, low, high) in self.error_bars.get(i).into_iter().flatten() {
-                let cx = match self.style {
-                    Style::Bars => {
-                        let (centre, width) = slot(x);
-                        let bar = width * 0.8 / n;
-                        centre - width * 0.4 + bar * (i as f64 + 0.5)
-                    }
-                    // Side by side around the point, so that series at the
-                    // same x do not hide each other's bars.
-                    Style::Lines => slot(x).0 + (i as f64 - (n - 1.0) / 2.0) * 6.0,
-                };
-                let (top, bottom) = (y_pos(high), y_pos(low));
-                svg.push_str(&format!(
-                    "<path d=\"M{:.1},{top:.1}H{:.1}M{cx:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}H{:.1}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}: {} {} to {}</title></path>",
-                    cx - 4.0,
-                    cx + 4.0,
-                    cx - 4.0,
-                    cx + 4.0,
-                    escape(s.name),
-                    escape(self.error_bar_meaning),
-                    short_number(low),
-                    short_number(high)
-                ));
-            }
-            let lx = LEFT + 10.0 + 150.0 * i as f64;
-            let ly = h - 12.0;
-            svg.push_str(&format!(
-                "<rect x=\"{lx}\" y=\"{}\" width=\"14\" height=\"4\" fill=\"{color}\"/>\
-                 <text x=\"{}\" y=\"{ly}\">{}</text>",
-                ly - 6.0,
-                lx + 18.0,
-                escape(s.name)
-            ));
-        }
-        if let Some((x, text)) = &self.mark {
-            let (centre, _) = slot(*x as f64);
-            svg.push_str(&format!(
-                "<line x1=\"{centre:.1}\" x2=\"{centre:.1}\" y1=\"{TOP}\" y2=\"{}\" stroke=\"#c33c3c\" stroke-dasharray=\"4 3\"/>\
-                 <text x=\"{:.1}\" y=\"{}\" fill=\"#c33c3c\" font-weight=\"bold\" text-anchor=\"middle\">{}</text>",
-                TOP + plot_h,
-                centre,
-                TOP + 12.0,
-                escape(text)
-            ));
-        }
-        for (k, line) in self.caption.iter().enumerate() {
-            svg.push_str(&format!(
-                "<text class=\"caption\" x=\"8\" y=\"{:.1}\" font-size=\"10\" fill=\"#444\">{}</text>",
-                h + CAPTION_LINE * (k as f64 + 1.0) - 4.0,
-                escape(line)
-            ));
-        }
-        svg.push_str("</svg>");
         svg
+    }
+
+    /// A linear x axis's shaded spans and the legend of their kinds.
+    fn draw_bands(&self, frame: &Frame, svg: &mut String) {
+        let (w, plot_h, x_max) = (self.size.0, frame.plot_h, frame.x_max);
+        for band in &self.bands {
+            let (from, to) = (
+                frame.slot(band.from.clamp(0.0, x_max)).0,
+                frame.slot(band.to.clamp(0.0, x_max)).0,
+            );
+            svg.push_str(&format!(
+                "<rect x=\"{from:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{plot_h:.1}\" fill=\"{}\" fill-opacity=\"0.3\"><title>{}</title></rect>",
+                (to - from).max(1.0),
+                band_colour(band.kind),
+                escape(&band.name)
+            ));
+        }
+        let mut kinds: Vec<&str> = self.bands.iter().map(|b| b.kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        if !kinds.is_empty() {
+            let words: String = kinds
+                .iter()
+                .map(|k| {
+                    format!(
+                        "<tspan fill=\"{}\">\u{25a0} {}</tspan> ",
+                        band_colour(k),
+                        escape(k)
+                    )
+                })
+                .collect();
+            svg.push_str(&format!(
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"end\">{}</text>",
+                w - RIGHT,
+                TOP - 4.0,
+                words.trim_end()
+            ));
+        }
+    }
+
+    /// Series `i`: its bars or line, its error bars and its legend entry.
+    fn draw_series(&self, frame: &Frame, i: usize, svg: &mut String) {
+        let s = &self.series[i];
+        let h = self.size.1;
+        let n = self.series.len().max(1) as f64;
+        let color = COLORS[i % COLORS.len()];
+        match self.style {
+            Style::Bars => {
+                for &(x, y) in &s.points {
+                    let (centre, width) = frame.slot(x);
+                    let bar = width * 0.8 / n;
+                    let left = centre - width * 0.4 + bar * i as f64;
+                    let top = frame.y_pos(y);
+                    svg.push_str(&format!(
+                        "<rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\"><title>{}: {} at {}</title></rect>",
+                        (bar - 1.0).max(1.0),
+                        (TOP + frame.plot_h - top).max(0.0),
+                        escape(s.name),
+                        short_number(y),
+                        short_number(x)
+                    ));
+                }
+            }
+            Style::Lines => self.draw_line(frame, s, color, svg),
+        }
+        for &(x, low, high) in self.error_bars.get(i).into_iter().flatten() {
+            let cx = match self.style {
+                Style::Bars => {
+                    let (centre, width) = frame.slot(x);
+                    let bar = width * 0.8 / n;
+                    centre - width * 0.4 + bar * (i as f64 + 0.5)
+                }
+                // Side by side around the point, so that series at the
+                // same x do not hide each other's bars.
+                Style::Lines => frame.slot(x).0 + (i as f64 - (n - 1.0) / 2.0) * 6.0,
+            };
+            let (top, bottom) = (frame.y_pos(high), frame.y_pos(low));
+            svg.push_str(&format!(
+                "<path d=\"M{:.1},{top:.1}H{:.1}M{cx:.1},{top:.1}V{bottom:.1}M{:.1},{bottom:.1}H{:.1}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}: {} {} to {}</title></path>",
+                cx - 4.0,
+                cx + 4.0,
+                cx - 4.0,
+                cx + 4.0,
+                escape(s.name),
+                escape(self.error_bar_meaning),
+                short_number(low),
+                short_number(high)
+            ));
+        }
+        let lx = LEFT + 10.0 + 150.0 * i as f64;
+        let ly = h - 12.0;
+        svg.push_str(&format!(
+            "<rect x=\"{lx}\" y=\"{}\" width=\"14\" height=\"4\" fill=\"{color}\"/>\
+             <text x=\"{}\" y=\"{ly}\">{}</text>",
+            ly - 6.0,
+            lx + 18.0,
+            escape(s.name)
+        ));
+    }
+
+    /// One series as a line, with a dot and a label per point on a chart
+    /// tall enough to read them.
+    fn draw_line(&self, frame: &Frame, s: &Series, color: &str, svg: &mut String) {
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", frame.slot(x).0, frame.y_pos(y)))
+            .collect();
+        // The values behind the line, in the axes' units, for
+        // a reader (or a test) to check the drawing against.
+        let values: Vec<String> = s.points.iter().map(|(x, y)| format!("{x},{y}")).collect();
+        svg.push_str(&format!(
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\" data-values=\"{}\"/>",
+            path.join(" "),
+            values.join(" ")
+        ));
+        if self.size.1 >= 200.0 {
+            for (k, &(x, y)) in s.points.iter().enumerate() {
+                let (cx, cy) = (frame.slot(x).0, frame.y_pos(y));
+                svg.push_str(&format!(
+                    "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{color}\"><title>{}: {} at {}</title></circle>",
+                    escape(s.name),
+                    short_number(y),
+                    short_number(x)
+                ));
+                if let Some(label) = s.labels.get(k) {
+                    svg.push_str(&format!(
+                        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"{color}\">{}</text>",
+                        cx + 4.0,
+                        cy - 4.0,
+                        escape(label)
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Where a chart's plot sits and how its values map onto the canvas.
+struct Frame<'a> {
+    x: &'a XAxis,
+    plot_w: f64,
+    plot_h: f64,
+    /// The linear x axis's end (0 for categories).
+    x_max: f64,
+    y_axis: YAxis,
+}
+
+impl Frame<'_> {
+    /// (centre, width) of x's category or position.
+    fn slot(&self, x: f64) -> (f64, f64) {
+        match self.x {
+            XAxis::Categories(cats) => {
+                let i = cats.iter().position(|&c| c as f64 == x).unwrap_or(0) as f64;
+                let width = self.plot_w / cats.len().max(1) as f64;
+                (LEFT + width * (i + 0.5), width)
+            }
+            XAxis::Linear => (LEFT + self.plot_w * x / self.x_max, 0.0),
+        }
+    }
+
+    fn y_pos(&self, y: f64) -> f64 {
+        TOP + self.plot_h * (1.0 - self.y_axis.fraction(y))
     }
 }
 

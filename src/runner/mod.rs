@@ -133,6 +133,8 @@ pub struct RunSpec {
     /// A run in which no operation completes for this long, with threads
     /// still inside the engine, is stopped (exit 3): an engine or server
     /// that stopped answering must not hang a plan. `None`: wait forever.
+    /// Needs a [`RunSpec::stall_keeper`] to hand the stall to: a run with
+    /// one and not the other is refused before it starts.
     pub stall_timeout: Option<Duration>,
     /// End the whole run at the first failed operation (a server gone),
     /// keeping what was measured; otherwise failures are counted and the
@@ -143,7 +145,7 @@ pub struct RunSpec {
     /// clients' set-up to and ends as the window opens; None: not watched.
     pub before_window: Option<BeforeWindow>,
     /// What the step keeps when a stall ends the process, and how it ends
-    /// it; None: a stall is never ended (`stall_timeout` is not watched).
+    /// it; None: no stall is watched (and `stall_timeout` must be None).
     pub stall_keeper: Option<StallKeeper>,
 }
 
@@ -583,6 +585,7 @@ pub fn execute_tasks(
 }
 
 fn prepare(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<(usize, Shared)> {
+    check_stall_watch(spec)?;
     if let Some(before) = &spec.before_window {
         before.now("the clients to open their sessions", spec.stall_timeout);
     }
@@ -595,6 +598,19 @@ fn prepare(workload: &dyn Workload, spec: &RunSpec) -> anyhow::Result<(usize, Sh
         .into());
     }
     Ok((clients, Shared::new(workload, spec, clients)))
+}
+
+/// A stall timeout is watched only with a keeper to hand the stall to: a
+/// library caller who sets one without the other is told, not left with a
+/// run that no stall ends.
+fn check_stall_watch(spec: &RunSpec) -> Result<(), InputError> {
+    match (spec.stall_timeout, &spec.stall_keeper) {
+        (Some(limit), None) => Err(InputError::Invalid(format!(
+            "the run's stall timeout ({} s) has no stall keeper to end a stall with: give RunSpec a stall_keeper, or no stall_timeout",
+            limit.as_secs_f64()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Adds up the clients' figures; the first client error is the run's.
@@ -654,6 +670,55 @@ fn outcome(spec: &RunSpec, shared: &Shared, ended: Ended) -> anyhow::Result<RunO
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A workload no run may reach: the checks before the clients start
+    /// refuse the run first.
+    struct Unreached;
+
+    impl Workload for Unreached {
+        fn thread(&self, _slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
+            panic!("a refused run started a client")
+        }
+    }
+
+    fn spec(stall_timeout: Option<Duration>, stall_keeper: Option<StallKeeper>) -> RunSpec {
+        RunSpec {
+            threads: 1,
+            operations: Some(1),
+            target_ops_per_sec: 0.0,
+            warmup: Duration::ZERO,
+            max_execution: None,
+            track_intended: false,
+            costs: None,
+            stall_timeout,
+            stop_on_error: false,
+            status: StatusOptions::default(),
+            before_window: None,
+            stall_keeper,
+        }
+    }
+
+    #[test]
+    fn a_stall_timeout_without_a_keeper_is_refused_before_the_run() {
+        let lone = spec(Some(Duration::from_secs(5)), None);
+        let err = execute(&Unreached, &lone).expect_err("no keeper");
+        assert!(err.to_string().contains("no stall keeper"), "{err:#}");
+        assert_eq!(crate::error::exit_code(&err), crate::error::EXIT_INPUT);
+        let runtime = ClientRuntime::new(1, TaskScheduling::Stealing).expect("a runtime");
+        let err = execute_tasks(&Unreached, &lone, &runtime).expect_err("no keeper");
+        assert!(err.to_string().contains("no stall keeper"), "{err:#}");
+        // Either alone is fine: a keeper without a timeout watches nothing.
+        fn never(_: &str) -> ! {
+            unreachable!("no stall")
+        }
+        assert!(check_stall_watch(&spec(None, Some(StallKeeper::new(never)))).is_ok());
+        assert!(check_stall_watch(&spec(None, None)).is_ok());
+        assert!(check_stall_watch(&spec(
+            Some(Duration::from_secs(5)),
+            Some(StallKeeper::new(never))
+        ))
+        .is_ok());
+    }
 
     #[test]
     fn splits_operations_like_ycsb() {

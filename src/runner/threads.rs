@@ -90,48 +90,8 @@ pub(super) fn run(
             let (gate, finish) = (&gate, &finish);
             let spawned = std::thread::Builder::new()
                 .name(format!("kvperf-{index}"))
-                .spawn_scoped(scope, move || -> anyhow::Result<Option<ClientDone>> {
-                    // Open per-thread state before the clock starts; a
-                    // failure (or a panic) still passes the gate so nobody
-                    // waits for it.
-                    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        workload.thread(ThreadSlot {
-                            index,
-                            count: threads,
-                        })
-                    }))
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")));
-                    if setup.is_err() {
-                        // Nobody starts: a run a client short would measure
-                        // another study, and the others would run a whole
-                        // window before the failure was reported.
-                        gate.abort();
-                    }
-                    if !gate.arrive_and_wait() {
-                        // This thread's setup failed, or another's did.
-                        return match setup {
-                            Err(err) => Err(err.context(format!("thread {index} setup"))),
-                            Ok(_) => Ok(None),
-                        };
-                    }
-                    // Arrives at the finish line however this thread ends.
-                    let arrival = Arrival::new(finish);
-                    let background = workload.is_background(index);
-                    let Ok(mut work) = setup else {
-                        unreachable!("a failed setup calls the run off before the gate opens")
-                    };
-                    let quota = workload.thread_quota(spec.operations, threads, index);
-                    let mut client = ClientLoop::new(shared, spec, index, quota, background, true);
-                    while client.going() {
-                        let (pacer, phase_start, k) = client.schedule();
-                        let intended = pacer.wait_for(phase_start, k);
-                        let step = work.step(&mut client.meter, intended);
-                        client.record(step);
-                    }
-                    let done = client.finish();
-                    arrival.arrive_now();
-                    drop(work);
-                    Ok(Some(done))
+                .spawn_scoped(scope, move || {
+                    client_thread(workload, spec, shared, (gate, finish), index, threads)
                 });
             match spawned {
                 Ok(handle) => workers.push(handle),
@@ -199,4 +159,58 @@ pub(super) fn run(
             runtime_cpu_s: None,
         })
     })
+}
+
+/// Client thread `index` of `threads`: sets up its state, waits at `gate`
+/// with the others, runs its loop and arrives at `finish`; `None` when
+/// another thread's setup called the run off.
+fn client_thread(
+    workload: &dyn Workload,
+    spec: &RunSpec,
+    shared: &Shared,
+    (gate, finish): (&StartGate, &StartGate),
+    index: usize,
+    threads: usize,
+) -> anyhow::Result<Option<ClientDone>> {
+    // Open per-thread state before the clock starts; a
+    // failure (or a panic) still passes the gate so nobody
+    // waits for it.
+    let setup = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        workload.thread(ThreadSlot {
+            index,
+            count: threads,
+        })
+    }))
+    .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")));
+    if setup.is_err() {
+        // Nobody starts: a run a client short would measure
+        // another study, and the others would run a whole
+        // window before the failure was reported.
+        gate.abort();
+    }
+    if !gate.arrive_and_wait() {
+        // This thread's setup failed, or another's did.
+        return match setup {
+            Err(err) => Err(err.context(format!("thread {index} setup"))),
+            Ok(_) => Ok(None),
+        };
+    }
+    // Arrives at the finish line however this thread ends.
+    let arrival = Arrival::new(finish);
+    let background = workload.is_background(index);
+    let Ok(mut work) = setup else {
+        unreachable!("a failed setup calls the run off before the gate opens")
+    };
+    let quota = workload.thread_quota(spec.operations, threads, index);
+    let mut client = ClientLoop::new(shared, spec, index, quota, background, true);
+    while client.going() {
+        let (pacer, phase_start, k) = client.schedule();
+        let intended = pacer.wait_for(phase_start, k);
+        let step = work.step(&mut client.meter, intended);
+        client.record(step);
+    }
+    let done = client.finish();
+    arrival.arrive_now();
+    drop(work);
+    Ok(Some(done))
 }

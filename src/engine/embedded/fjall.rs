@@ -49,9 +49,9 @@ use anyhow::Context;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenOptions,
-    Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenOptions, Operations,
+    Record, ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -66,18 +66,10 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: true,
         // Keyspace::major_compact.
         compact: true,
-        kv: KvSupport::Ordered,
-        // Any fjall database in <dir>/fjall; the keyspace is created if missing.
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
-        whole_record_updates: true,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         // The database's counters of queued flushes and running and finished
         // compactions (fjall's experimental stats API).
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
-        stats_report: false,
+        ..EMBEDDED
     },
     options: &[
         EngineOption { name: "cache_size", default: "33554432", help: "block cache bytes (fjall's default: 32 MiB)" },
@@ -364,11 +356,11 @@ impl FjallEngine {
 
 impl Engine for FjallEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "fjall".into(),
-            version: format!("fjall {FJALL_VERSION} (lsm-tree {LSM_TREE_VERSION})"),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(
+            &SPEC,
+            format!("fjall {FJALL_VERSION} (lsm-tree {LSM_TREE_VERSION})"),
+            &self.options.effective,
+        )
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {

@@ -39,9 +39,9 @@ use super::kv::{self, KvBatch};
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenOptions, Operations,
-    Record, ScanResults, SetupFuture, StoreKind,
+    ready_client, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, EventSupport, OpError, OpResult, OpenOptions, Operations, Record, ScanResults,
+    SetupFuture, StoreKind, EMBEDDED,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -56,16 +56,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: false,
         // LMDB can only compact into a copy (mdb_env_copy2), not in place.
         compact: false,
-        kv: KvSupport::Ordered,
-        // Any LMDB environment's unnamed database can be opened.
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
-        whole_record_updates: true,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         events: EventSupport::Unavailable("LMDB runs no background work: the committing client writes and syncs its pages"),
-        stats_report: false,
+        ..EMBEDDED
     },
     options: &[
         EngineOption { name: "map_size", default: "274877906944", help: "bytes of address space reserved for the store (its maximum size; sparse, not allocated): 256 GiB" },
@@ -265,11 +257,7 @@ impl LmdbEngine {
 
 impl Engine for LmdbEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "lmdb".into(),
-            version: self.version.clone(),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(&SPEC, self.version.clone(), &self.options.effective)
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {

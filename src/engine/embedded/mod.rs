@@ -8,6 +8,26 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// What an embedded engine can do unless its declaration says otherwise
+/// (`Capabilities { compact: true, ..EMBEDDED }`): ordered key-value access
+/// and scans in key order; updates of existing records only, each
+/// rewriting the whole record (the record codec); blocking clients only;
+/// nothing adopted (kvperf writes only into a data directory it made); no
+/// background work, compaction, events or stats report until declared.
+pub const EMBEDDED: Capabilities = Capabilities {
+    background_work: false,
+    compact: false,
+    kv: KvSupport::Ordered,
+    adopt: false,
+    ordered_scans: true,
+    update_needs_existing: true,
+    whole_record_updates: true,
+    async_ops: AsyncOps::Unavailable,
+    tasks_own_sockets: false,
+    events: EventSupport::Unavailable("the engine reports no background events"),
+    stats_report: false,
+};
+
 #[cfg(feature = "rocksdb")]
 pub mod elf_symbols;
 #[cfg(feature = "fjall")]

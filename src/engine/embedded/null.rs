@@ -2,8 +2,8 @@
 //! `basicdb.verbose=false`. It exists only to measure the driver's own cost.
 
 use super::{
-    ready, AsyncOps, Call, Capabilities, ClientSlot, Engine, EngineInfo, EngineSpec, EventSupport,
-    KvSupport, OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready, Call, Capabilities, ClientSlot, Engine, EngineInfo, EngineSpec, EventSupport, KvSupport,
+    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
 
 pub static SPEC: EngineSpec = EngineSpec {
@@ -12,20 +12,13 @@ pub static SPEC: EngineSpec = EngineSpec {
     feature: "",
     store: StoreKind::Nothing,
     capabilities: Capabilities {
-        background_work: false,
-        compact: false,
         kv: KvSupport::Point,
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
         // stores nothing.
         whole_record_updates: false,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         events: EventSupport::Unavailable(
             "the null engine stores nothing and runs no background work",
         ),
-        stats_report: false,
+        ..EMBEDDED
     },
     options: &[],
     open,

@@ -49,9 +49,9 @@ use redb::{
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
-    Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready_client, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, EventSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record,
+    ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -66,16 +66,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: false,
         // Database::compact.
         compact: true,
-        kv: KvSupport::Ordered,
-        // A kvperf.redb made elsewhere is opened; the table is created if missing.
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
-        whole_record_updates: true,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         events: EventSupport::Unavailable("redb runs no background work: a commit writes (and, when durable, syncs) in the committing client"),
-        stats_report: false,
+        ..EMBEDDED
     },
     options: &[
         EngineOption { name: "cache_size", default: "1073741824", help: "page cache bytes (redb's default: 1 GiB)" },
@@ -281,11 +273,11 @@ impl RedbEngine {
 
 impl Engine for RedbEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "redb".into(),
-            version: format!("redb {REDB_VERSION}"),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(
+            &SPEC,
+            format!("redb {REDB_VERSION}"),
+            &self.options.effective,
+        )
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {

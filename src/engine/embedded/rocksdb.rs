@@ -20,9 +20,9 @@ use rocksdb::{
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
-    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -35,13 +35,6 @@ pub static SPEC: EngineSpec = EngineSpec {
     capabilities: Capabilities {
         background_work: true,
         compact: true,
-        kv: KvSupport::Ordered,
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
-        whole_record_updates: true,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         // Properties (running flushes and compactions, stopped and delayed
         // writes), the compaction stats' counts and RocksDB's background
         // threads' own write counters: see `activity`.
@@ -52,6 +45,7 @@ pub static SPEC: EngineSpec = EngineSpec {
             EventKind::WriteSlowdown,
         ]),
         stats_report: true,
+        ..EMBEDDED
     },
     options: &[
         EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes (also 32m, 1GiB)" },

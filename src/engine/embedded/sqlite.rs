@@ -47,9 +47,9 @@ use super::kv::{self, KvBatch};
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
-    Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready_client, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo, EngineOption,
+    EngineSpec, EventSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record,
+    ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -64,16 +64,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: false,
         // VACUUM rebuilds the file.
         compact: true,
-        kv: KvSupport::Ordered,
-        // A kvperf.sqlite made elsewhere is opened; the table is created if missing.
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
-        whole_record_updates: true,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         events: EventSupport::Unavailable("SQLite runs no background threads: its WAL checkpoints run inside a committing client's call"),
-        stats_report: false,
+        ..EMBEDDED
     },
     options: &[
         EngineOption { name: "synchronous", default: "normal", help: "off, normal (fsync at WAL checkpoints) or full (fsync every commit)" },
@@ -332,11 +324,7 @@ impl SqliteEngine {
 
 impl Engine for SqliteEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "sqlite".into(),
-            version: self.version.clone(),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(&SPEC, self.version.clone(), &self.options.effective)
     }
 
     fn client(&self, slot: ClientSlot) -> SetupFuture<'_, Box<dyn Operations + '_>> {

@@ -22,9 +22,9 @@ use std::sync::Mutex;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
-    OpenOptions, Operations, Record, ScanResults, SetupFuture, StoreKind,
+    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
 use crate::error::InputError;
 use crate::properties::Properties;
@@ -41,17 +41,10 @@ pub static SPEC: EngineSpec = EngineSpec {
         // which waits for a running one and leaves the cache clean.
         background_work: true,
         compact: true,
-        kv: KvSupport::Ordered,
-        adopt: false,
-        ordered_scans: true,
-        update_needs_existing: true,
-        whole_record_updates: true,
-        async_ops: AsyncOps::Unavailable,
-        tasks_own_sockets: false,
         // Its connection statistics (opened with statistics=(fast), as
         // MongoDB opens it): see `activity`.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Eviction]),
-        stats_report: false,
+        ..EMBEDDED
     },
     options: &[
         EngineOption { name: "cache_size", default: "104857600", help: "cache bytes (wiredtiger_open cache_size; WiredTiger's default, 100 MiB); the cache holds clean and dirty pages alike" },

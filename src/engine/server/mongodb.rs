@@ -196,44 +196,179 @@ fn parse_url(url: &str) -> Result<ClientOptions, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The driver's options from `url`, or from `host` and `port` without one.
+fn connection_options(
+    v: &OptionValues,
+    url: &str,
+    secrets: &[String],
+) -> Result<ClientOptions, InputError> {
+    let url_given = !url.is_empty();
+    Ok(if url_given {
+        if !url.starts_with("mongodb://") {
+            return Err(InputError::property(
+                "mongodb.url",
+                format!("'{}' does not start with mongodb://", redacted("url", url)),
+            ));
+        }
+        parse_url(url).map_err(|e| {
+            InputError::property(
+                "mongodb.url",
+                format!(
+                    "'{}' is not a connection string: {}",
+                    redacted("url", url),
+                    scrub(&e, secrets)
+                ),
+            )
+        })?
+    } else {
+        let port = tcp_port("mongodb.port", v.u64("port")?)?;
+        let host = v.text("host");
+        if host.is_empty() {
+            return Err(InputError::property("mongodb.host", "is empty"));
+        }
+        let mut o = ClientOptions::default();
+        o.hosts = vec![ServerAddress::Tcp {
+            host,
+            port: Some(port),
+        }];
+        o
+    })
+}
+
+/// The connection pool's size, unless the url sets one.
+fn set_pool_size(v: &OptionValues, options: &mut ClientOptions) -> Result<(), InputError> {
+    // One client serves every runner client: the driver's default of
+    // 10 connections would queue more clients than that.
+    let pool = v.text("max_pool_size");
+    if options.max_pool_size.is_none() {
+        options.max_pool_size = Some(match pool.as_str() {
+            // Connections are made as operations need them, so the
+            // pool never holds more than the clients keep in flight.
+            "auto" => u32::MAX,
+            n => n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                InputError::property(
+                    "mongodb.max_pool_size",
+                    format!("'{n}' is not auto or a number of connections from 1"),
+                )
+            })?,
+        });
+    }
+    Ok(())
+}
+
+/// Write concern `w`, unless the url sets one.
+fn set_write_concern(w: &str, options: &mut ClientOptions) -> Result<(), InputError> {
+    if options.write_concern.as_ref().is_none_or(|c| c.w.is_none()) {
+        let ack = match w {
+            "majority" => Acknowledgment::Majority,
+            n => match n.parse::<u32>() {
+                Ok(0) => {
+                    return Err(InputError::property(
+                        "mongodb.write_concern",
+                        "0 (unacknowledged writes) is not supported by the Rust driver; use 1 or majority",
+                    ))
+                }
+                Ok(n) => Acknowledgment::Nodes(n),
+                Err(_) => {
+                    return Err(InputError::property(
+                        "mongodb.write_concern",
+                        format!("'{n}' is not a number of nodes or majority"),
+                    ))
+                }
+            },
+        };
+        let mut concern = options.write_concern.take().unwrap_or_default();
+        concern.w = Some(ack);
+        options.write_concern = Some(concern);
+    }
+    Ok(())
+}
+
+/// The read preference, unless the url sets one.
+fn set_read_preference(v: &OptionValues, options: &mut ClientOptions) -> Result<(), InputError> {
+    let preference = v.choice(
+        "read_preference",
+        &[
+            "primary",
+            "primary_preferred",
+            "secondary",
+            "secondary_preferred",
+            "nearest",
+        ],
+    )?;
+    if options.selection_criteria.is_none() {
+        let rp = match preference.as_str() {
+            "primary_preferred" => ReadPreference::PrimaryPreferred { options: None },
+            "secondary" => ReadPreference::Secondary { options: None },
+            "secondary_preferred" => ReadPreference::SecondaryPreferred { options: None },
+            "nearest" => ReadPreference::Nearest { options: None },
+            _ => ReadPreference::Primary,
+        };
+        options.selection_criteria = Some(SelectionCriteria::ReadPreference(rp));
+    }
+    Ok(())
+}
+
+/// The options in effect as the result records them: the url's choices
+/// where it made them, the password never.
+fn effective(
+    v: &OptionValues,
+    options: &ClientOptions,
+    tasks: bool,
+    (database, username): (&str, &Option<String>),
+    (password, w): (&Option<String>, String),
+) -> BTreeMap<String, String> {
+    let mut effective = v.effective();
+    effective.insert("database".into(), database.to_string());
+    match options.max_pool_size {
+        Some(u32::MAX) => {}
+        Some(n) => {
+            effective.insert("max_pool_size".into(), n.to_string());
+        }
+        None => {}
+    }
+    if tasks {
+        // Not used: the runner's runtime (its size is in the result).
+        effective.remove("runtime_threads");
+    }
+    if let Some(user) = username {
+        effective.insert("username".into(), user.clone());
+    }
+    if password.is_some() {
+        effective.insert("password".into(), "(redacted)".into());
+    }
+    let wc = options.write_concern.as_ref().and_then(|c| c.w.clone());
+    effective.insert(
+        "write_concern".into(),
+        match wc {
+            Some(Acknowledgment::Majority) => "majority".into(),
+            Some(Acknowledgment::Nodes(n)) => n.to_string(),
+            Some(Acknowledgment::Custom(s)) => s,
+            _ => w,
+        },
+    );
+    if let Some(SelectionCriteria::ReadPreference(rp)) = &options.selection_criteria {
+        let mode = match rp {
+            ReadPreference::Primary => "primary",
+            ReadPreference::PrimaryPreferred { .. } => "primary_preferred",
+            ReadPreference::Secondary { .. } => "secondary",
+            ReadPreference::SecondaryPreferred { .. } => "secondary_preferred",
+            ReadPreference::Nearest { .. } => "nearest",
+            _ => "other",
+        };
+        effective.insert("read_preference".into(), mode.into());
+    }
+    effective
+}
+
 impl Settings {
     /// The options; `tasks`: the clients are tasks on the runner's runtime.
     fn from_properties(props: &Properties, tasks: bool) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let url = v.text("url");
         let mut secrets: Vec<String> = url_password(&url).into_iter().collect();
-        let url_given = !url.is_empty();
         let connect_timeout = Duration::from_secs(v.u64_at_most("connect_timeout_s", 3600)?.max(1));
-        let mut options = if url_given {
-            if !url.starts_with("mongodb://") {
-                return Err(InputError::property(
-                    "mongodb.url",
-                    format!("'{}' does not start with mongodb://", redacted("url", &url)),
-                ));
-            }
-            parse_url(&url).map_err(|e| {
-                InputError::property(
-                    "mongodb.url",
-                    format!(
-                        "'{}' is not a connection string: {}",
-                        redacted("url", &url),
-                        scrub(&e, &secrets)
-                    ),
-                )
-            })?
-        } else {
-            let port = tcp_port("mongodb.port", v.u64("port")?)?;
-            let host = v.text("host");
-            if host.is_empty() {
-                return Err(InputError::property("mongodb.host", "is empty"));
-            }
-            let mut o = ClientOptions::default();
-            o.hosts = vec![ServerAddress::Tcp {
-                host,
-                port: Some(port),
-            }];
-            o
-        };
+        let mut options = connection_options(&v, &url, &secrets)?;
         let address = hosts_text(&options.hosts);
         // Without a timeout of its own the driver tries for 30 s.
         if options.server_selection_timeout.is_none() {
@@ -243,22 +378,7 @@ impl Settings {
             options.connect_timeout = Some(connect_timeout);
         }
         options.app_name.get_or_insert_with(|| "kvperf".into());
-        // One client serves every runner client: the driver's default of
-        // 10 connections would queue more clients than that.
-        let pool = v.text("max_pool_size");
-        if options.max_pool_size.is_none() {
-            options.max_pool_size = Some(match pool.as_str() {
-                // Connections are made as operations need them, so the
-                // pool never holds more than the clients keep in flight.
-                "auto" => u32::MAX,
-                n => n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    InputError::property(
-                        "mongodb.max_pool_size",
-                        format!("'{n}' is not auto or a number of connections from 1"),
-                    )
-                })?,
-            });
-        }
+        set_pool_size(&v, &mut options)?;
         let runtime_threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
         if tasks && props.contains("mongodb.runtime_threads") {
             return Err(InputError::property(
@@ -268,49 +388,8 @@ impl Settings {
         }
 
         let w = v.text("write_concern");
-        if options.write_concern.as_ref().is_none_or(|c| c.w.is_none()) {
-            let ack = match w.as_str() {
-                "majority" => Acknowledgment::Majority,
-                n => match n.parse::<u32>() {
-                    Ok(0) => {
-                        return Err(InputError::property(
-                            "mongodb.write_concern",
-                            "0 (unacknowledged writes) is not supported by the Rust driver; use 1 or majority",
-                        ))
-                    }
-                    Ok(n) => Acknowledgment::Nodes(n),
-                    Err(_) => {
-                        return Err(InputError::property(
-                            "mongodb.write_concern",
-                            format!("'{n}' is not a number of nodes or majority"),
-                        ))
-                    }
-                },
-            };
-            let mut concern = options.write_concern.take().unwrap_or_default();
-            concern.w = Some(ack);
-            options.write_concern = Some(concern);
-        }
-        let preference = v.choice(
-            "read_preference",
-            &[
-                "primary",
-                "primary_preferred",
-                "secondary",
-                "secondary_preferred",
-                "nearest",
-            ],
-        )?;
-        if options.selection_criteria.is_none() {
-            let rp = match preference.as_str() {
-                "primary_preferred" => ReadPreference::PrimaryPreferred { options: None },
-                "secondary" => ReadPreference::Secondary { options: None },
-                "secondary_preferred" => ReadPreference::SecondaryPreferred { options: None },
-                "nearest" => ReadPreference::Nearest { options: None },
-                _ => ReadPreference::Primary,
-            };
-            options.selection_criteria = Some(SelectionCriteria::ReadPreference(rp));
-        }
+        set_write_concern(&w, &mut options)?;
+        set_read_preference(&v, &mut options)?;
 
         let username = option_or_env(&v, "username", "KVPERF_MONGODB_USERNAME");
         let password = option_or_env(&v, "password", "KVPERF_MONGODB_PASSWORD");
@@ -359,46 +438,7 @@ impl Settings {
             }
         }
 
-        let mut effective = v.effective();
-        effective.insert("database".into(), database.clone());
-        match options.max_pool_size {
-            Some(u32::MAX) => {}
-            Some(n) => {
-                effective.insert("max_pool_size".into(), n.to_string());
-            }
-            None => {}
-        }
-        if tasks {
-            // Not used: the runner's runtime (its size is in the result).
-            effective.remove("runtime_threads");
-        }
-        if let Some(user) = &username {
-            effective.insert("username".into(), user.clone());
-        }
-        if password.is_some() {
-            effective.insert("password".into(), "(redacted)".into());
-        }
-        let wc = options.write_concern.as_ref().and_then(|c| c.w.clone());
-        effective.insert(
-            "write_concern".into(),
-            match wc {
-                Some(Acknowledgment::Majority) => "majority".into(),
-                Some(Acknowledgment::Nodes(n)) => n.to_string(),
-                Some(Acknowledgment::Custom(s)) => s,
-                _ => w,
-            },
-        );
-        if let Some(SelectionCriteria::ReadPreference(rp)) = &options.selection_criteria {
-            let mode = match rp {
-                ReadPreference::Primary => "primary",
-                ReadPreference::PrimaryPreferred { .. } => "primary_preferred",
-                ReadPreference::Secondary { .. } => "secondary",
-                ReadPreference::SecondaryPreferred { .. } => "secondary_preferred",
-                ReadPreference::Nearest { .. } => "nearest",
-                _ => "other",
-            };
-            effective.insert("read_preference".into(), mode.into());
-        }
+        let effective = effective(&v, &options, tasks, (&database, &username), (&password, w));
         Ok(Self {
             options,
             address,

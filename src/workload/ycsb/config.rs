@@ -192,6 +192,97 @@ const MAX_SCAN_BYTES: u64 = 4 << 30;
 /// Ten years: longer waits are typos (and would overflow a clock).
 const MAX_RETRY_INTERVAL_S: u64 = 10 * 365 * 86_400;
 
+/// The operations' shares, each finite and summing to a finite number,
+/// above 0 outside a load.
+fn proportions(p: &Properties, load: bool) -> Result<Proportions, InputError> {
+    let proportions = Proportions {
+        read: proportion(p, "readproportion", 0.95)?,
+        update: proportion(p, "updateproportion", 0.05)?,
+        insert: proportion(p, "insertproportion", 0.0)?,
+        scan: proportion(p, "scanproportion", 0.0)?,
+        read_modify_write: proportion(p, "readmodifywriteproportion", 0.0)?,
+    };
+    // Each proportion is finite (Properties::f64); their sum may still
+    // overflow (1e308 + 1e308), and the op chooser would then pick
+    // the last op every time.
+    if !proportions.sum().is_finite() {
+        return Err(InputError::Invalid(format!(
+            "operation proportions sum to more than kvperf can count ({:e} + {:e} + {:e} + {:e} + {:e}): give them as shares, such as readproportion=0.5 updateproportion=0.5",
+            proportions.read,
+            proportions.update,
+            proportions.insert,
+            proportions.scan,
+            proportions.read_modify_write
+        )));
+    }
+    if !load && proportions.sum() <= 0.0 {
+        return Err(InputError::Invalid(
+            "operation proportions sum to 0: set readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion above 0".into(),
+        ));
+    }
+    Ok(proportions)
+}
+
+/// The load's keys (`insertstart`, `insertcount`) within `recordcount`,
+/// and where a run's inserts start (`runinsertstart`, past the loaded
+/// records).
+fn insert_range(p: &Properties, record_count: u64) -> Result<(u64, u64, u64), InputError> {
+    let insert_start = p.u64("insertstart", 0)?;
+    if insert_start >= record_count {
+        return Err(InputError::property(
+            "insertstart",
+            format!("{insert_start} must be below recordcount ({record_count})"),
+        ));
+    }
+    let insert_count = match p.get("insertcount") {
+        None => record_count - insert_start,
+        Some(_) => positive(p, "insertcount", 0)?,
+    };
+    if insert_start + insert_count > record_count {
+        return Err(InputError::Invalid(format!(
+            "insertstart ({insert_start}) + insertcount ({insert_count}) exceeds recordcount ({record_count})"
+        )));
+    }
+    let run_insert_start = at_most(
+        p,
+        "runinsertstart",
+        p.u64("runinsertstart", record_count)?,
+        MAX_KEY_NUMBER,
+    )?;
+    if run_insert_start < record_count {
+        return Err(InputError::property(
+            "runinsertstart",
+            format!(
+                "{run_insert_start} is below recordcount ({record_count}): a run's inserts would overwrite loaded records"
+            ),
+        ));
+    }
+    Ok((insert_start, insert_count, run_insert_start))
+}
+
+/// `minscanlength` and `maxscanlength`, a scan's records bounded by the
+/// bytes one scan may hold.
+fn scan_lengths(p: &Properties, record_bytes: u64) -> Result<(u64, u64), InputError> {
+    let min_scan_length = positive(p, "minscanlength", 1)?;
+    let max_scan_length = at_most(
+        p,
+        "maxscanlength",
+        positive(p, "maxscanlength", 1000)?,
+        MAX_SCAN_LENGTH,
+    )?;
+    if max_scan_length.saturating_mul(record_bytes) > MAX_SCAN_BYTES {
+        return Err(InputError::Invalid(format!(
+            "maxscanlength ({max_scan_length}) records of {record_bytes} bytes is more than one scan may hold ({MAX_SCAN_BYTES} bytes)"
+        )));
+    }
+    if min_scan_length > max_scan_length {
+        return Err(InputError::Invalid(format!(
+            "minscanlength ({min_scan_length}) exceeds maxscanlength ({max_scan_length})"
+        )));
+    }
+    Ok((min_scan_length, max_scan_length))
+}
+
 impl CoreConfig {
     /// `load` says whether this is the load phase, where `operationcount`
     /// is not needed.
@@ -225,61 +316,8 @@ impl CoreConfig {
                 field_length.max()
             )));
         }
-        let proportions = Proportions {
-            read: proportion(p, "readproportion", 0.95)?,
-            update: proportion(p, "updateproportion", 0.05)?,
-            insert: proportion(p, "insertproportion", 0.0)?,
-            scan: proportion(p, "scanproportion", 0.0)?,
-            read_modify_write: proportion(p, "readmodifywriteproportion", 0.0)?,
-        };
-        // Each proportion is finite (Properties::f64); their sum may still
-        // overflow (1e308 + 1e308), and the op chooser would then pick
-        // the last op every time.
-        if !proportions.sum().is_finite() {
-            return Err(InputError::Invalid(format!(
-                "operation proportions sum to more than kvperf can count ({:e} + {:e} + {:e} + {:e} + {:e}): give them as shares, such as readproportion=0.5 updateproportion=0.5",
-                proportions.read,
-                proportions.update,
-                proportions.insert,
-                proportions.scan,
-                proportions.read_modify_write
-            )));
-        }
-        if !load && proportions.sum() <= 0.0 {
-            return Err(InputError::Invalid(
-                "operation proportions sum to 0: set readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion above 0".into(),
-            ));
-        }
-        let insert_start = p.u64("insertstart", 0)?;
-        if insert_start >= record_count {
-            return Err(InputError::property(
-                "insertstart",
-                format!("{insert_start} must be below recordcount ({record_count})"),
-            ));
-        }
-        let insert_count = match p.get("insertcount") {
-            None => record_count - insert_start,
-            Some(_) => positive(p, "insertcount", 0)?,
-        };
-        if insert_start + insert_count > record_count {
-            return Err(InputError::Invalid(format!(
-                "insertstart ({insert_start}) + insertcount ({insert_count}) exceeds recordcount ({record_count})"
-            )));
-        }
-        let run_insert_start = at_most(
-            p,
-            "runinsertstart",
-            p.u64("runinsertstart", record_count)?,
-            MAX_KEY_NUMBER,
-        )?;
-        if run_insert_start < record_count {
-            return Err(InputError::property(
-                "runinsertstart",
-                format!(
-                    "{run_insert_start} is below recordcount ({record_count}): a run's inserts would overwrite loaded records"
-                ),
-            ));
-        }
+        let proportions = proportions(p, load)?;
+        let (insert_start, insert_count, run_insert_start) = insert_range(p, record_count)?;
         let zipfian_constant = p.f64("zipfianconstant", 0.99)?;
         if zipfian_constant.is_nan() || zipfian_constant <= 0.0 || zipfian_constant == 1.0 {
             return Err(InputError::property(
@@ -287,23 +325,7 @@ impl CoreConfig {
                 format!("{zipfian_constant} must be > 0 and not 1"),
             ));
         }
-        let min_scan_length = positive(p, "minscanlength", 1)?;
-        let max_scan_length = at_most(
-            p,
-            "maxscanlength",
-            positive(p, "maxscanlength", 1000)?,
-            MAX_SCAN_LENGTH,
-        )?;
-        if max_scan_length.saturating_mul(record_bytes) > MAX_SCAN_BYTES {
-            return Err(InputError::Invalid(format!(
-                "maxscanlength ({max_scan_length}) records of {record_bytes} bytes is more than one scan may hold ({MAX_SCAN_BYTES} bytes)"
-            )));
-        }
-        if min_scan_length > max_scan_length {
-            return Err(InputError::Invalid(format!(
-                "minscanlength ({min_scan_length}) exceeds maxscanlength ({max_scan_length})"
-            )));
-        }
+        let (min_scan_length, max_scan_length) = scan_lengths(p, record_bytes)?;
         let data_integrity = p.bool("dataintegrity", false)?;
         if data_integrity && !matches!(field_length, FieldLength::Constant(_)) {
             return Err(InputError::property(

@@ -1,0 +1,63 @@
+//! Opening an engine through the seam's checks: its options, then, for a
+//! directory engine, its data directory prepared and locked
+//! (`store.rs`), before the engine's own `open` runs.
+
+use super::{options, store, Engine, EngineSpec, OpenOptions, StoreKind};
+use crate::error::InputError;
+use crate::properties::Properties;
+
+/// Opens `spec` after checking its options and, for a directory engine,
+/// preparing (and marking) its data directory: a fresh store is only ever
+/// made in a directory kvperf created, and only the engine's own files
+/// are removed.
+pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
+    options::check_names(spec, opts.properties)?;
+    // Before the directory is claimed or emptied: a `--fresh` with a bad
+    // option emptied the store, then refused the option.
+    check_values(spec.name, opts.properties)?;
+    let lock = match (spec.store, opts.dir) {
+        (StoreKind::Directory { .. }, None) => {
+            return Err(InputError::Invalid(format!(
+                "engine '{}' keeps its data in a directory: give --db DIR",
+                spec.name
+            ))
+            .into())
+        }
+        (StoreKind::Directory { .. }, Some(dir)) => store::prepare(spec, dir, opts.mode)?,
+        (_, Some(dir)) => {
+            return Err(InputError::Invalid(format!(
+                "engine '{}' keeps no data directory, so --db '{}' has no use; drop it{}",
+                spec.name,
+                dir.display(),
+                if matches!(spec.store, StoreKind::Server { .. }) {
+                    format!(
+                        " (the server's address comes from -p {}.host and {}.port)",
+                        spec.name, spec.name
+                    )
+                } else {
+                    String::new()
+                }
+            ))
+            .into())
+        }
+        (_, None) => None,
+    };
+    let engine = (spec.open)(opts)?;
+    Ok(match lock {
+        Some(lock) => Box::new(super::locked::Locked { engine, lock }),
+        None => engine,
+    })
+}
+
+/// Checks the values of the engine options `props` give that an engine
+/// would otherwise refuse only while opening, after its store was prepared.
+fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
+    match engine {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => super::embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
+        _ => {
+            let _ = props;
+            Ok(())
+        }
+    }
+}
