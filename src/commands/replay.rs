@@ -166,12 +166,7 @@ fn measure(
                 outputs.file("--output", output)?;
             }
             outputs.file(capture::PROPERTY, path)?;
-            crate::files::Destination::check(
-                path,
-                capture::PROPERTY,
-                crate::trace::format::WRITTEN,
-                &[&args.trace],
-            )
+            crate::trace::output::destination(path, capture::PROPERTY, &[&args.trace])
         })
         .transpose()?;
     let spec = engine::find(&args.engine)?;

@@ -49,6 +49,16 @@ fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
     match engine {
         #[cfg(feature = "rocksdb")]
         "rocksdb" => embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger" => embedded::wiredtiger::check_options(props),
+        #[cfg(feature = "lmdb")]
+        "lmdb" => embedded::lmdb::LmdbOptions::from_properties(props).map(drop),
+        #[cfg(feature = "fjall")]
+        "fjall" => embedded::fjall::FjallOptions::from_properties(props).map(drop),
+        #[cfg(feature = "redb")]
+        "redb" => embedded::redb::RedbOptions::from_properties(props).map(drop),
+        #[cfg(feature = "sqlite")]
+        "sqlite" => embedded::sqlite::SqliteOptions::from_properties(props).map(drop),
         _ => {
             let _ = props;
             Ok(())
