@@ -68,6 +68,12 @@ int kvperf_wt_open(const char *home, const char *config, WT_CONNECTION **conn) {
     return wiredtiger_open(home, &handler, config, conn);
 }
 
+/* Checks a wiredtiger_open configuration without opening anything. */
+int kvperf_wt_config_validate(const char *config) {
+    BEGIN;
+    return wiredtiger_config_validate(NULL, &handler, "wiredtiger_open", config);
+}
+
 int kvperf_wt_close(WT_CONNECTION *conn, const char *config) {
     BEGIN;
     return conn->close(conn, config);

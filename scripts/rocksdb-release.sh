@@ -36,6 +36,28 @@ rocksdb_release_sha256() {
 
 KVPERF_ROCKSDB_RELEASES="10.2.1 10.4.2"
 
+# Whether $1, where a release's library goes, may be replaced: absent, or a
+# directory holding only what this script puts there (an incomplete one).
+# A link, or anything else in it, is a user's: one line, and it is left.
+rocksdb_release_dir_is_ours() {
+  local dir=$1 name
+  if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
+    echo "kvperf: '$dir' is not a directory kvperf made (a link, or not a directory); move it away, kvperf keeps that release's library there" >&2
+    return 1
+  fi
+  [ -d "$dir" ] || return 0
+  for name in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
+    [ -e "$name" ] || [ -L "$name" ] || continue
+    case "${name##*/}" in
+      librocksdb.so | SOURCE | .complete) ;;
+      *)
+        echo "kvperf: '$dir' holds '${name##*/}', which kvperf did not put there; move it away, kvperf keeps that release's library there" >&2
+        return 1
+        ;;
+    esac
+  done
+}
+
 # Prints the directory holding librocksdb.so of release $1, fetching it first
 # when it is not cached. Messages go to stderr; returns non-zero on failure.
 rocksdb_release_dir() {
@@ -55,13 +77,23 @@ rocksdb_release_dir() {
   done
   mkdir -p "$cache" || return 3
   (
-    # One fetch at a time per cache; a second caller waits and finds it done.
-    exec 9>"$cache/.$version.lock"
+    # One fetch at a time per cache; a second caller waits and finds it
+    # done. The lock is opened to append (never truncated) and only as a
+    # regular file of its own: a link there led to a user's file, emptied.
+    lock=$cache/.$version.lock
+    if [ -L "$lock" ] || { [ -e "$lock" ] && [ ! -f "$lock" ]; }; then
+      echo "kvperf: '$lock' is not kvperf's lock file (a link, or not a file); move it away" >&2
+      exit 2
+    fi
+    exec 9>>"$lock"
     flock 9
     if [ -f "$dir/.complete" ] && [ -f "$dir/librocksdb.so" ]; then exit 0; fi
+    rocksdb_release_dir_is_ours "$dir" || exit 2
     tmp=$(mktemp -d "$cache/.fetch-$version.XXXXXX") || exit 3
     trap 'rm -rf "$tmp"' EXIT
-    log=$cache/$version-fetch.log
+    # A new file each time (mktemp creates it exclusively), kept only when
+    # the fetch fails: a link at a fixed name led to a user's file.
+    log=$(mktemp "$cache/$version-fetch-XXXXXX.log") || exit 3
     echo "kvperf: fetching RocksDB $version's release library (org.rocksdb:rocksdbjni:$version:jar:linux64) with Maven" >&2
     if ! mvn -B -q -Dstyle.color=never dependency:copy \
         -Dartifact="org.rocksdb:rocksdbjni:$version:jar:linux64" \
@@ -70,6 +102,7 @@ rocksdb_release_dir() {
       echo "kvperf: Maven could not fetch org.rocksdb:rocksdbjni:$version:jar:linux64 (log: $log)" >&2
       exit 3
     fi
+    rm -f "$log"
     jar=$tmp/rocksdbjni-$version-linux64.jar
     got=$(sha256sum "$jar" | cut -d' ' -f1)
     if [ "$got" != "$want" ]; then

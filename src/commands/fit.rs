@@ -37,6 +37,28 @@ pub struct FitArgs {
     pub properties: Vec<String>,
 }
 
+/// Refuses a fit whose workload `kvperf run` would refuse (a trace of
+/// deletes only fits proportions that sum to 0), by run's own parser:
+/// fit wrote it and exited 0, and only the run said what was wrong.
+fn runnable(fit: &crate::trace::fit::Fit, source: &str) -> Result<(), InputError> {
+    let mut props = crate::properties::Properties::new();
+    props.load_str(&fit.workload_file(source));
+    let Err(why) = crate::workload::ycsb::CoreConfig::from_properties(&props, false) else {
+        return Ok(());
+    };
+    let only_deletes = if fit.deletes == fit.operations {
+        format!(
+            " (its {} operations are all deletes, which YCSB's core workload has none of)",
+            fit.operations
+        )
+    } else {
+        String::new()
+    };
+    Err(InputError::Invalid(format!(
+        "trace {source} fits no workload kvperf can run{only_deletes}; kvperf run would refuse it: {why}"
+    )))
+}
+
 pub fn run(args: FitArgs) -> anyhow::Result<()> {
     if args.output.is_none() && !args.check {
         return Err(InputError::Invalid(
@@ -63,6 +85,7 @@ pub fn run(args: FitArgs) -> anyhow::Result<()> {
     let fit = crate::trace::fit::fit(&header, &ops);
     drop(ops);
     let source = format!("'{}' ({})", args.trace.display(), header.source);
+    runnable(&fit, &source)?;
     match destination.as_ref().and_then(Destination::stream) {
         // The file goes to stdout: the table beside it on stderr.
         Some(_) => eprintln!("{}", fit.table().trim_end()),
@@ -90,7 +113,9 @@ pub fn run(args: FitArgs) -> anyhow::Result<()> {
         let table = fit_check::check(&on, &fit)?;
         match destination.as_ref().and_then(Destination::stream) {
             Some(_) => eprintln!("{}", table.trim_end()),
-            None => crate::say!("{}", table.trim_end()),
+            // The check's result: kept in a named file when stdout cannot
+            // take it (it was lost, after the whole check had run).
+            None => output::stdout::print_result(&format!("{}\n", table.trim_end()), "txt")?,
         }
     }
     Ok(())

@@ -35,27 +35,13 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
     if statistics && !properties.iter().any(|p| p.starts_with(&asked)) {
         properties.push(format!("{asked}true"));
     }
-    let replay_args = ReplayArgs {
-        trace: on.trace.clone(),
-        engine: on.engine.clone(),
-        db: on.db.clone(),
-        existing: false,
-        threads: on.threads,
-        speed: None,
-        properties: properties.clone(),
-        format: Format::Text,
-        output: None,
-        settle_after_load: true,
-    };
-    let (replayed, finished) = replay::measured_step(&replay_args, None);
-    finished?;
     // The fitted file's properties first, so the user's -p win; the
     // fitted side runs closed loop like the replay.
     let mut fitted_properties: Vec<String> = workload_properties(&fit.workload_file("the check"))
         .into_iter()
         .filter(|p| !p.starts_with("target="))
         .collect();
-    fitted_properties.extend(properties);
+    fitted_properties.extend(properties.iter().cloned());
     let ycsb_args = |fresh: bool| YcsbArgs {
         workload_files: Vec::new(),
         properties: fitted_properties.clone(),
@@ -72,6 +58,24 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
         shard: Some("0/1".into()),
         metrics_addr: None,
     };
+    let replay_args = ReplayArgs {
+        trace: on.trace.clone(),
+        engine: on.engine.clone(),
+        db: on.db.clone(),
+        existing: false,
+        threads: on.threads,
+        speed: None,
+        properties: properties.clone(),
+        format: Format::Text,
+        output: None,
+        settle_after_load: true,
+    };
+    // Every bad -p is found before the replay measures: it was found by
+    // the fitted side's load, after the whole trace was replayed.
+    ycsb::check_step(&ycsb_args(true), Phase::Load)?;
+    ycsb::check_step(&ycsb_args(false), Phase::Run)?;
+    let (replayed, finished) = replay::measured_step(&replay_args, None);
+    finished?;
     eprintln!(
         "kvperf: loading {} records and running the fitted workload on {}",
         fit.records, spec.name

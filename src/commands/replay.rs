@@ -283,12 +283,7 @@ fn trace_output(args: &ReplayArgs, props: &Properties) -> Result<Option<Destinat
                 outputs.file("--output", output)?;
             }
             outputs.file(capture::PROPERTY, path)?;
-            crate::files::Destination::check(
-                path,
-                capture::PROPERTY,
-                crate::trace::format::WRITTEN,
-                &[&args.trace],
-            )
+            crate::trace::output::destination(path, capture::PROPERTY, &[&args.trace])
         })
         .transpose()
 }

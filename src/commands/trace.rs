@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::files::Destination;
 use crate::trace::import::{self, Layout};
 use crate::trace::show::{self, ShowFormat};
 use crate::trace::TraceReader;
@@ -65,12 +64,7 @@ pub fn run(command: TraceCommand) -> anyhow::Result<()> {
 }
 
 fn import_trace(args: &ImportArgs) -> anyhow::Result<()> {
-    let destination = Destination::check(
-        &args.output,
-        "--output",
-        crate::trace::format::WRITTEN,
-        &[&args.input],
-    )?;
+    let destination = crate::trace::output::destination(&args.output, "--output", &[&args.input])?;
     if args.from == Layout::Rocksdb {
         let counts = import::from_rocksdb::import(&args.input, destination)?;
         eprintln!(

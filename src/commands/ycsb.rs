@@ -267,7 +267,7 @@ fn check(
         .map(|path| {
             let path = Path::new(path);
             outputs.file(capture::PROPERTY, path)?;
-            Destination::check(path, capture::PROPERTY, trace::format::WRITTEN, &inputs)
+            trace::output::destination(path, capture::PROPERTY, &inputs)
         })
         .transpose()?;
     let (shard, shard_source) = shard

@@ -55,6 +55,16 @@ fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
     match engine {
         #[cfg(feature = "rocksdb")]
         "rocksdb" => super::embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger" => super::embedded::wiredtiger::check_options(props),
+        #[cfg(feature = "lmdb")]
+        "lmdb" => super::embedded::lmdb::LmdbOptions::from_properties(props).map(drop),
+        #[cfg(feature = "fjall")]
+        "fjall" => super::embedded::fjall::FjallOptions::from_properties(props).map(drop),
+        #[cfg(feature = "redb")]
+        "redb" => super::embedded::redb::RedbOptions::from_properties(props).map(drop),
+        #[cfg(feature = "sqlite")]
+        "sqlite" => super::embedded::sqlite::SqliteOptions::from_properties(props).map(drop),
         _ => {
             let _ = props;
             Ok(())

@@ -4,13 +4,27 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::format::Header;
 use super::writer::TraceWriter;
+use crate::error::InputError;
 use crate::files::Destination;
 
 pub type FileWriter = TraceWriter<BufWriter<File>>;
+
+/// Checks `path` as a trace's destination (named by `flag`): as every
+/// output file, except that `-`, which other commands' `--output` take for
+/// standard output, is refused in one line rather than made a file named
+/// `-`: a trace is binary and is put in place only once complete.
+pub fn destination(path: &Path, flag: &str, inputs: &[&Path]) -> Result<Destination, InputError> {
+    if path == Path::new("-") {
+        return Err(InputError::Invalid(format!(
+            "{flag} '-': a trace is binary and is written to a file (renamed into place once complete), never to standard output; give a file path"
+        )));
+    }
+    Destination::check(path, flag, super::format::WRITTEN, inputs)
+}
 
 pub struct TraceFile {
     destination: Destination,

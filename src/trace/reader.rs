@@ -10,6 +10,35 @@ use super::format::{Header, Trailer, BLOCK, END, MAGIC, MAX_BLOCK, MAX_JSON, VER
 use super::record::{self, BlockState, TraceOp};
 use crate::error::InputError;
 
+/// Bytes of one operation held in memory, besides its key and sizes.
+const OP_BYTES: usize = std::mem::size_of::<TraceOp>();
+
+/// What `op` holds in memory: itself, its key's and its sizes' buffers
+/// and the allocator's overhead of each.
+fn held_bytes(op: &TraceOp) -> u64 {
+    (OP_BYTES + op.key.capacity() + 4 * op.value_sizes.capacity() + 32) as u64
+}
+
+/// The most a trace held whole may take: half of what the system has
+/// available (`MemAvailable`), or of this process's address-space limit
+/// when that is lower.
+fn memory_budget() -> u64 {
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| crate::host::proc_number(&m, "MemAvailable:"))
+        .map_or(u64::MAX, |kb| kb.saturating_mul(1024));
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    let address_space = match unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } {
+        0 if limit.rlim_cur != libc::RLIM_INFINITY => limit.rlim_cur,
+        _ => u64::MAX,
+    };
+    available.min(address_space) / 2
+}
+
 /// An open trace: its header, then its operations block by block.
 pub struct TraceReader<R: Read> {
     path: PathBuf,
@@ -103,10 +132,26 @@ impl<R: Read> TraceReader<R> {
         }
     }
 
-    /// Every remaining operation, in file order (block by block).
+    /// Every remaining operation, in file order (block by block), within
+    /// [`memory_budget`]: a trace held whole (a replay's schedule, a fit)
+    /// takes about 15 times its file's size, and one of a billion
+    /// operations grew until the kernel killed kvperf, with no word.
     pub fn read_all(mut self) -> Result<(Header, Vec<TraceOp>), InputError> {
-        let mut all = Vec::new();
+        let budget = memory_budget();
+        let mut all: Vec<TraceOp> = Vec::new();
+        let mut held = 0u64;
         while let Some(block) = self.next_block()? {
+            held += block.iter().map(held_bytes).sum::<u64>();
+            // The vector's own doubling: its capacity, not its length.
+            let total = held + (all.capacity().max(all.len() + block.len()) * OP_BYTES) as u64;
+            if total > budget {
+                return Err(self.bad(&format!(
+                    "needs more memory than kvperf may take to hold it whole (over {} MiB after {} operations; at most half the memory available, {} MiB): replay or fit a part of it",
+                    total >> 20,
+                    all.len() + block.len(),
+                    budget >> 20
+                )));
+            }
             all.extend(block);
         }
         Ok((self.header, all))

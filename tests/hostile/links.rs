@@ -185,3 +185,24 @@ fn a_results_file_that_is_a_link_is_not_appended_through() {
     assert_input_error(&out, "is a symbolic link");
     assert_eq!(std::fs::read(&real).unwrap(), before);
 }
+
+/// Pass 5: a symbolic link at the release cache's lock
+/// (`$KVPERF_CACHE/rocksdb/.10.2.1.lock`) led the fetch's truncating open
+/// to a user's file, emptied (its log's fixed name likewise). The lock is
+/// refused now when it is a link, and is opened to append.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn a_link_at_the_release_caches_lock_leads_no_write() {
+    if !crate::ownership::can_fetch_a_release("a_link_at_the_release_caches_lock_leads_no_write") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir_all(cache.join("rocksdb")).unwrap();
+    let mine = tmp.path().join("mine.txt");
+    std::fs::write(&mine, "precious").unwrap();
+    std::os::unix::fs::symlink(&mine, cache.join("rocksdb/.10.2.1.lock")).unwrap();
+    let out = crate::ownership::run_on_release(tmp.path(), &cache);
+    assert_input_error(&out, "is not kvperf's lock file");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "precious");
+}

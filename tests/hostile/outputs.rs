@@ -254,3 +254,103 @@ fn assert_refused_json_alone(dir: &Path, name: &str) {
         "{out:?}"
     );
 }
+
+/// Pass 5: `-` as a trace's destination (`trace import --output -`,
+/// `-p trace.output=-` of run and replay) made a file named `-`, where
+/// every other `--output -` is standard output. A trace is binary and is
+/// put in place only once complete, so `-` is refused in one line, with
+/// nothing written and nothing measured.
+#[test]
+fn a_dash_as_a_traces_destination_is_refused_not_made_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("t.csv"), "0,insert,k1,100\n1,read,k1,100\n").unwrap();
+    let imported = common::kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "t.csv",
+            "--from",
+            "csv",
+            "--output",
+            "t.kvtrace",
+        ],
+    );
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    let wc = common::workload("c");
+    let cases: [&[&str]; 3] = [
+        &["trace", "import", "t.csv", "--from", "csv", "--output", "-"],
+        &[
+            "run",
+            "--engine",
+            "null",
+            "-P",
+            &wc,
+            "-p",
+            "recordcount=10",
+            "-p",
+            "operationcount=10",
+            "-p",
+            "trace.output=-",
+        ],
+        &[
+            "replay",
+            "t.kvtrace",
+            "--engine",
+            "null",
+            "-p",
+            "trace.output=-",
+        ],
+    ];
+    for args in cases {
+        let out = common::kvperf(dir, args);
+        common::assert_input_error(&out, "'-': a trace is binary");
+        assert!(out.stdout.is_empty(), "{args:?} measured: {}", out.stdout);
+        assert!(!dir.join("-").exists(), "{args:?} wrote a file named '-'");
+    }
+}
+
+/// Pass 5: `kvperf fit TRACE --check` with stdout full ran the whole
+/// check (a replay, a load and a run) and lost its result, the table of
+/// both sides. The table is kept in a `kvperf-unsaved-*` file named in
+/// the error now, exit 3.
+#[test]
+fn fit_check_with_a_full_stdout_keeps_its_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("m.csv"),
+        "0,insert,k1,100\n1,read,k1,100\n2,read,k2,100\n",
+    )
+    .unwrap();
+    let imported = common::kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "m.csv",
+            "--from",
+            "csv",
+            "--output",
+            "m.kvtrace",
+        ],
+    );
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    let out = kvperf(dir, &["fit", "m.kvtrace", "--check", "--engine", "null"])
+        .stdout(dev_full())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let kept = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.split("the result is kept in '").nth(1))
+        .and_then(|rest| rest.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("no file named: {stderr}"));
+    let table = std::fs::read_to_string(kept).unwrap();
+    let _ = std::fs::remove_file(kept);
+    assert!(table.contains("throughput (ops/s)"), "{table}");
+}

@@ -155,7 +155,7 @@ fn replay_refuses_more_clients_than_kvperf_starts_before_allocating_them() {
 
 /// Serves each request on 127.0.0.1 with `body` (JSON); sends each
 /// request's Authorization header (empty without one) on the channel.
-fn serve_json(body: String) -> (u16, std::sync::mpsc::Receiver<String>) {
+pub(crate) fn serve_json(body: String) -> (u16, std::sync::mpsc::Receiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = std::sync::mpsc::channel();

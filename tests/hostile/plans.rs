@@ -216,3 +216,53 @@ fn bad_input_only_a_step_finds_is_exit_2_without_advice_to_rerun() {
         "a step marker was left"
     );
 }
+
+/// Pass 5: `kvperf fit TRACE --check -p recordcount=abc` (or any -p the
+/// fitted side refuses) replayed the whole trace, measuring, and only
+/// then refused the property at the fitted side's load. Both sides' steps
+/// are checked by their own parser before the replay now.
+#[test]
+fn fit_check_finds_a_bad_property_before_it_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("m.csv"),
+        "0,insert,k1,100\n1,read,k1,100\n2,update,k1,100\n3,read,k2,100\n",
+    )
+    .unwrap();
+    let imported = common::kvperf(
+        dir,
+        &[
+            "trace",
+            "import",
+            "m.csv",
+            "--from",
+            "csv",
+            "--output",
+            "m.kvtrace",
+        ],
+    );
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    for bad in [
+        "recordcount=abc",
+        "requestdistribution=bogus",
+        "readproportion=-1",
+    ] {
+        let out = common::kvperf(
+            dir,
+            &["fit", "m.kvtrace", "--check", "--engine", "null", "-p", bad],
+        );
+        let key = bad.split('=').next().unwrap();
+        assert_eq!(out.code, 2, "{bad}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("replaying"),
+            "{bad} replayed first: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.lines().last().unwrap_or_default().contains(key),
+            "{}",
+            out.stderr
+        );
+    }
+}

@@ -350,3 +350,60 @@ fn more_client_threads_than_the_system_allows_are_one_line() {
         began.elapsed()
     );
 }
+
+/// Pass 5: `kvperf fit` and `kvperf replay` hold a trace whole, about 15
+/// times its file's size: a trace larger than the memory there is (a
+/// cache cluster's trace imported whole) grew until the allocator
+/// aborted (exit 134, a backtrace) or the kernel killed kvperf. Here a
+/// 4,000,000-operation trace under a 512 MiB address-space limit: one
+/// line naming the bound, exit 2.
+#[test]
+fn a_trace_larger_than_the_memory_there_is_refused_in_one_line() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let captured = run_null(
+        dir,
+        "c",
+        &[
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=4000000",
+            "-p",
+            "trace.output=big.kvtrace",
+        ],
+    );
+    assert_eq!(captured.code, 0, "{}", captured.stderr);
+    let cases: [&[&str]; 2] = [
+        &["fit", "big.kvtrace", "--output", "w.properties"],
+        &["replay", "big.kvtrace", "--engine", "null"],
+    ];
+    for args in cases {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvperf"));
+        cmd.args(args).current_dir(dir);
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs here.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 512 << 20,
+                    rlim_max: 512 << 20,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let out = common::Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert_input_error(
+            &out,
+            "needs more memory than kvperf may take to hold it whole",
+        );
+    }
+}

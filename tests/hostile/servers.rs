@@ -450,6 +450,76 @@ fn mongodb_faults_are_one_line_exit_2_at_once() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
+/// Pass 5: a port that accepts and never answers (a MongoDB server that
+/// stopped) ends the mongodb engine's load as it ends Redis's and
+/// PostgreSQL's (tests/wrong_port.rs): at stalltimeout, naming the wait,
+/// "stopped answering", exit 3. It was exit 2 after 5 s whatever
+/// stalltimeout said, "is a MongoDB server listening there?".
+#[test]
+fn a_silent_mongodb_port_is_a_server_that_stopped_answering_at_stalltimeout() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let (out, took) = load_within(
+        "mongodb",
+        &[format!("mongodb.port={port}"), "stalltimeout=2".into()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!(
+            "kvperf: MongoDB at 127.0.0.1:{port} did not answer within 2 s while kvperf waited for"
+        )) && last.ends_with(
+            "it stopped answering, or what listens there is not MongoDB (stalltimeout=2)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        took >= Duration::from_secs(2),
+        "{took:?}: before stalltimeout"
+    );
+    drop(silent);
+}
+
+/// Pass 5: a Redfish power resource saying `PowerConsumedWatts: 1e308`
+/// was taken as a reading (peak 1e308 W, energy nothing, no word). A
+/// reading past a megawatt is a failed one now: at the check before the
+/// window, one line naming the bound, exit 2.
+#[test]
+fn a_redfish_reading_past_a_megawatt_is_refused() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        common::skip_unless_ci(
+            "a_redfish_reading_past_a_megawatt_is_refused",
+            "no curl here",
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let body = r#"{"PowerControl": [{"PowerConsumedWatts": 1e308}]}"#.to_string();
+    let (bmc, _) = crate::pass4::serve_json(body);
+    let url = format!("power.redfish.url=http://127.0.0.1:{bmc}/redfish/v1/Chassis/1/Power");
+    let out = common::kvperf(
+        tmp.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "-P",
+            &common::workload("c"),
+            "-p",
+            "recordcount=10",
+            "-p",
+            "operationcount=10",
+            "-p",
+            "power.meter=redfish",
+            "-p",
+            &url,
+        ],
+    );
+    common::assert_input_error(&out, "more than kvperf's bound of 1000000 W");
+}
+
 /// Redis at maxclients is full, not unreachable: no advice to start a
 /// server on a port that is taken.
 #[test]

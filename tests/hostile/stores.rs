@@ -293,3 +293,117 @@ fn a_store_in_use_by_another_kvperf_is_never_emptied_nor_its_ledger_reset() {
         );
     }
 }
+
+/// Every file of the store in `db` with its length, but kvperf's lock.
+fn store_files(db: &Path) -> Vec<(String, u64)> {
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(db)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, e.metadata().map_or(0, |m| m.len()))
+        })
+        .filter(|(n, _)| n != ".kvperf-lock")
+        .collect();
+    files.sort();
+    files
+}
+
+/// Pass 5: `load --fresh` with a bad option of LMDB, WiredTiger, fjall,
+/// redb or SQLite on a loaded store emptied the store, then refused the
+/// option (exit 2): their options were parsed in their open, after the
+/// store was prepared (pass 4 fixed RocksDB's only). WiredTiger's own
+/// configuration (`wiredtiger.config`) is checked by WiredTiger, with
+/// nothing opened. Each is refused now with the store as it was.
+#[test]
+fn a_bad_option_of_any_embedded_engine_is_refused_before_fresh_empties_its_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = [
+        ("lmdb", "lmdb.max_readers=0", "lmdb.max_readers"),
+        (
+            "wiredtiger",
+            "wiredtiger.cache_size=1000",
+            "wiredtiger.cache_size",
+        ),
+        (
+            "wiredtiger",
+            "wiredtiger.config=no_such_key=1",
+            "no_such_key",
+        ),
+        ("fjall", "fjall.block_size=10", "fjall.block_size"),
+        ("redb", "redb.durability=eventual", "redb.durability"),
+        ("sqlite", "sqlite.page_size=1000", "sqlite.page_size"),
+    ];
+    for (engine, option, named) in bad {
+        let db = format!("d-{engine}");
+        let load = kvperf(tmp.path(), &strs(&load_args(engine, &db, "300", true)));
+        assert_eq!(load.code, 0, "{engine}: {}", load.stderr);
+        let before = store_files(&tmp.path().join(&db));
+        let mut args = load_args(engine, &db, "300", true);
+        args.extend(["-p".into(), option.into()]);
+        let out = kvperf(tmp.path(), &strs(&args));
+        assert_input_error(&out, named);
+        assert_eq!(
+            store_files(&tmp.path().join(&db)),
+            before,
+            "{option} emptied the store before it was refused"
+        );
+        let run = short_run(tmp.path(), engine, &db, "300");
+        assert_eq!(run.code, 0, "{engine} after {option}: {}", run.stderr);
+        assert!(!run.stderr.contains(" of the "), "{}", run.stderr);
+    }
+}
+
+/// Pass 5: with `LD_LIBRARY_PATH` giving another RocksDB release than
+/// kvperf links (10.2.1 here, which `kvperf --version` then names), the
+/// default table format was still that of 10.4.2: every load failed
+/// after opening, exit 3, in RocksDB's words ("Unsupported
+/// BlockBasedTable format_version"). The format is checked against the
+/// loaded release now: one line naming rocksdb.format_version, exit 2.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn a_rocksdb_release_loaded_through_ld_library_path_gets_its_own_format() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let fetched = Command::new("bash")
+        .arg(format!("{root}/scripts/rocksdb-release.sh"))
+        .arg("10.2.1")
+        .output()
+        .unwrap();
+    if !fetched.status.success() {
+        crate::common::skip_unless_ci(
+            "a_rocksdb_release_loaded_through_ld_library_path_gets_its_own_format",
+            "RocksDB 10.2.1's release library cannot be fetched here",
+        );
+        return;
+    }
+    let release = String::from_utf8_lossy(&fetched.stdout).trim().to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let on_10_2 = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+            .args(args)
+            .env("LD_LIBRARY_PATH", &release)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let version = on_10_2(&["--version"]);
+    assert!(
+        version.stdout.contains("RocksDB 10.2.1"),
+        "{}",
+        version.stdout
+    );
+    // The default format (7) is said before opening, as with
+    // `rocksdb.version=10.2.1`, naming the loaded release.
+    let out = on_10_2(&strs(&load_args("rocksdb", "d", "100", true)));
+    assert_input_error(&out, "rocksdb.format_version");
+    assert!(out.stderr.contains("RocksDB 10.2.1"), "{}", out.stderr);
+    let mut six = load_args("rocksdb", "e", "100", true);
+    six.extend(["-p".into(), "rocksdb.format_version=6".into()]);
+    let out = on_10_2(&strs(&six));
+    assert_eq!(out.code, 0, "the loaded release's format: {}", out.stderr);
+}

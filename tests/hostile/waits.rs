@@ -883,3 +883,67 @@ fn redis_stopped_before_a_replays_window_ends_it_naming_the_wait() {
         error.message
     );
 }
+
+/// Pass 5: a kubectl that never answers (an auth plugin waiting for a
+/// login, a stuck `KVPERF_KUBECTL` wrapper; `--request-timeout` bounds
+/// neither) hung `plan run` for good: SIGINT was ignored and SIGTERM,
+/// then fatal, left the kubectl running. A kubectl read now ends at
+/// SIGINT, killed with its process group, and the plan ends, exit 3;
+/// every call is also bounded (120 s).
+#[cfg(feature = "redis")]
+#[test]
+fn sigint_ends_a_plan_whose_kubectl_never_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let pids = dir.join("kubectl.pids");
+    // Creates and deletes at once; every read hangs.
+    let fake = dir.join("kubectl");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho $$ >> '{}'\nfor a in \"$@\"; do\n  case \"$a\" in get) exec sleep 100000 ;; create) echo job.batch/x; exit 0 ;; esac\ndone\nexit 0\n",
+            pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let plan = "name = \"k\"\ndriver = \"ycsb\"\nsettle = false\nlauncher = \"kubernetes\"\n[kubernetes]\nstart_timeout = 5\n[properties]\nrecordcount = 100\noperationcount = 400\n\"redis.host\" = \"redis.example.invalid\"\n[[configs]]\nname = \"redis\"\nengine = \"redis\"\n[[steps]]\nworkloads = [\"c\"]\nthreads = [1]\nclients = 2\n";
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["plan", "run", "plan.toml", "--results", "r.jsonl"])
+        .env("KVPERF_KUBECTL", &fake)
+        .env_remove("KVPERF_SHARD")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The watch's first read has started (the second kubectl call).
+    let until = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&pids).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < until, "kubectl never asked to read");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_within(&mut child, Duration::from_secs(30), "SIGINT, kubectl hung");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    let reader: i32 = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(reader, 0) } == 0;
+    assert!(!alive, "the hung kubectl {reader} was left running");
+}

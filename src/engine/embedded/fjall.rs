@@ -99,7 +99,7 @@ pub const LSM_TREE_VERSION: &str = env!("KVPERF_LSM_TREE_VERSION");
 
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
-struct FjallOptions {
+pub(crate) struct FjallOptions {
     cache_size: u64,
     persist: Option<PersistMode>,
     worker_threads: Option<usize>,
@@ -113,7 +113,7 @@ struct FjallOptions {
 }
 
 impl FjallOptions {
-    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+    pub(crate) fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let persist = match v
             .choice("persist", &["buffer", "sync_data", "sync_all"])?

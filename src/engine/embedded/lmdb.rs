@@ -81,7 +81,7 @@ pub const HEED_VERSION: &str = env!("KVPERF_HEED_VERSION");
 /// The largest map kvperf asks for: 64 TiB (x86-64 has 128 TiB of user space).
 const MAX_MAP_SIZE: u64 = 1 << 46;
 
-struct LmdbOptions {
+pub(crate) struct LmdbOptions {
     map_size: usize,
     max_readers: u32,
     sync: bool,
@@ -91,7 +91,7 @@ struct LmdbOptions {
 }
 
 impl LmdbOptions {
-    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+    pub(crate) fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let map_size = v.u64_at_most("map_size", MAX_MAP_SIZE)?;
         // LMDB needs a multiple of the OS page size: round up.

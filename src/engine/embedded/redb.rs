@@ -91,7 +91,7 @@ pub const REDB_VERSION: &str = env!("KVPERF_REDB_VERSION");
 
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
-struct RedbOptions {
+pub(crate) struct RedbOptions {
     cache_size: u64,
     durability: Durability,
     /// With `Durability::None`: a commit this long after the last
@@ -102,7 +102,7 @@ struct RedbOptions {
 }
 
 impl RedbOptions {
-    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+    pub(crate) fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         Ok(Self {
             cache_size: v.u64_at_most("cache_size", MAX_MEMORY_OPTION)?,

@@ -88,7 +88,7 @@ fn owns(name: &str) -> bool {
         || SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
-use super::rocksdb_library::{self, BINDINGS_VERSION};
+use super::rocksdb_library;
 use super::rocksdb_options_string::options_from_string;
 
 /// Options kvperf sets, each settable with `-p rocksdb.<name>=`.
@@ -140,16 +140,16 @@ pub struct RocksOptions {
 /// and not an allocation that kills the machine.
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
-/// The release the command runs on (`rocksdb.version`, else the one
-/// kvperf links) and the newest table format it writes: 7 from RocksDB
-/// 10.4 on, 6 before (10.2.1 failed to open any store with 7, exit 3).
+/// The release the command runs on (`rocksdb.version`, else the one this
+/// process loaded: an `LD_LIBRARY_PATH` may give another than kvperf
+/// links) and the newest table format it writes: 7 from RocksDB 10.4 on,
+/// 6 before (10.2.1 failed to open any store with 7, exit 3).
 fn newest_format(props: &Properties) -> (String, u64) {
     let release = props
         .get(super::rocksdb_release::PROPERTY)
         .map(str::trim)
         .filter(|v| !v.is_empty())
-        .unwrap_or(BINDINGS_VERSION)
-        .to_string();
+        .map_or_else(|| rocksdb_library::loaded().version.clone(), str::to_string);
     let mut parts = release.split('.').map(|p| p.parse::<u64>().ok());
     let newest = match (parts.next().flatten(), parts.next().flatten()) {
         (Some(major), Some(minor)) if (major, minor) < (10, 4) => 6,

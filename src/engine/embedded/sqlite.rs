@@ -97,7 +97,7 @@ pub const RUSQLITE_VERSION: &str = env!("KVPERF_RUSQLITE_VERSION");
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
 
 #[derive(Debug, Clone)]
-struct SqliteOptions {
+pub(crate) struct SqliteOptions {
     synchronous: String,
     journal_mode: String,
     /// Bytes; SQLite takes KiB as a negative cache_size.
@@ -111,7 +111,7 @@ struct SqliteOptions {
 }
 
 impl SqliteOptions {
-    fn from_properties(props: &Properties) -> Result<Self, InputError> {
+    pub(crate) fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let page_size = v.u64("page_size")?;
         if !(512..=65536).contains(&page_size) || !page_size.is_power_of_two() {

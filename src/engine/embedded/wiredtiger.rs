@@ -117,6 +117,7 @@ pub mod ffi {
             config: *const c_char,
             conn: *mut *mut c_void,
         ) -> c_int;
+        pub fn kvperf_wt_config_validate(config: *const c_char) -> c_int;
         pub fn kvperf_wt_close(conn: *mut c_void, config: *const c_char) -> c_int;
         pub fn kvperf_wt_open_session(
             conn: *mut c_void,
@@ -362,6 +363,25 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
         set_unless_given(props, &SPEC, name, &value);
     }
     flags.not_honoured(&honoured)
+}
+
+/// The options `props` give, checked as `wiredtiger_open` would check its
+/// configuration (`wiredtiger.config` included) but with nothing opened:
+/// before a `--fresh` empties the store, which a refused configuration
+/// emptied first.
+pub fn check_options(props: &Properties) -> Result<(), InputError> {
+    let options = WtOptions::from_properties(props)?;
+    let config = options.open_config(true);
+    let text = CString::new(config.as_str()).expect("checked for NUL bytes");
+    // SAFETY: a NUL-terminated string; nothing is opened.
+    let code = unsafe { ffi::kvperf_wt_config_validate(text.as_ptr()) };
+    if code != 0 {
+        return Err(InputError::Invalid(format!(
+            "WiredTiger refused its configuration ({}); configuration: {config}",
+            message(code)
+        )));
+    }
+    Ok(())
 }
 
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {

@@ -124,6 +124,9 @@ struct Settings {
     secrets: Vec<String>,
     /// Workers of the engine's own runtime (clients on threads, bench).
     runtime_threads: usize,
+    /// How long the probe waits for a reply (`stalltimeout`, as Redis's
+    /// and PostgreSQL's first connections).
+    handshake: Duration,
     effective: BTreeMap<String, String>,
 }
 
@@ -446,6 +449,7 @@ impl Settings {
             collection,
             secrets,
             runtime_threads,
+            handshake: super::reconnect::handshake_limit(props),
             effective,
         })
     }
@@ -481,7 +485,7 @@ impl Settings {
     /// whatever went wrong): each plain TCP host is asked `hello` over
     /// OP_MSG. If none answers as MongoDB does, the first one's fault in
     /// one line, at once: nothing listening, silent, or another protocol.
-    fn probe(&self) -> Result<(), InputError> {
+    fn probe(&self) -> anyhow::Result<()> {
         if self
             .options
             .tls
@@ -490,11 +494,7 @@ impl Settings {
         {
             return Ok(());
         }
-        let limit = self
-            .options
-            .connect_timeout
-            .unwrap_or(PROBE_LIMIT)
-            .min(PROBE_LIMIT);
+        let limit = self.handshake;
         let mut first = None;
         for host in &self.options.hosts {
             let ServerAddress::Tcp { host, port } = host else {
@@ -506,7 +506,13 @@ impl Settings {
             } else {
                 format!("{host}:{port}")
             };
-            match probe(host, port, limit) {
+            // A server that accepts and never answers waits out
+            // stalltimeout, said after 5 s, as Redis's and PostgreSQL's.
+            let say = || super::reconnect::say_still_waiting("MongoDB", &shown, limit);
+            let host = host.clone();
+            let probed =
+                super::reconnect::within_saying(limit, say, move || probe(&host, port, limit));
+            match probed.unwrap_or(Probe::Silent) {
                 Probe::Mongo => return Ok(()),
                 fault => {
                     first.get_or_insert((shown, fault));
@@ -521,23 +527,26 @@ impl Settings {
             Probe::Unreachable(why) => format!(
                 "cannot reach MongoDB at {addr} ({why}); `kvperf server start ferretdb --port PORT` starts one, or set -p mongodb.host and mongodb.port (or mongodb.url)"
             ),
-            Probe::Silent => format!(
-                "MongoDB at {addr} did not answer within {} s: is a MongoDB server listening there? (set -p mongodb.host and mongodb.port)",
-                limit.as_secs_f64()
-            ),
+            // A run failure: a stopped server and a silent port look alike.
+            Probe::Silent => {
+                return Err(super::reconnect::no_answer(
+                    "MongoDB",
+                    &addr,
+                    "its reply to a connection's hello",
+                    limit,
+                ))
+            }
             Probe::Other => format!(
                 "the server at {addr} does not speak the MongoDB protocol (set -p mongodb.host and mongodb.port)"
             ),
-        }))
+        })
+        .into())
     }
 
     fn kv_collection(&self) -> String {
         format!("{}_kv", self.collection)
     }
 }
-
-/// How long the probe before the driver may take at most.
-const PROBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// What a host said to `hello`.
 enum Probe {
@@ -1373,7 +1382,7 @@ mod tests {
             .unwrap()
             .port();
         for (port, said) in [
-            (silent, "did not answer within 1 s"),
+            (silent, "did not answer within 1 s while kvperf waited for its reply to a connection's hello: it stopped answering"),
             (http, "does not speak the MongoDB protocol"),
             (closing, "does not speak the MongoDB protocol"),
             (closed, "cannot reach MongoDB at"),
@@ -1382,6 +1391,7 @@ mod tests {
                 let mut p = Properties::new();
                 p.set("mongodb.port", &port.to_string());
                 p.set("mongodb.connect_timeout_s", "1");
+                p.set("stalltimeout", "1");
                 let t0 = Instant::now();
                 let opened = open(&OpenOptions {
                     dir: None,

@@ -42,6 +42,22 @@ const MAX_INTERVAL: Duration = Duration::from_secs(3600);
 /// The longest idle baseline: an hour.
 const MAX_IDLE: Duration = Duration::from_secs(3600);
 
+/// The most power one reading may say: a megawatt, far above any host,
+/// chassis or rack a benchmark runs on. A meter saying more (a BMC's
+/// `PowerConsumedWatts` of 1e308, a command printing garbage) gives a
+/// failed reading, not a figure that turns every energy into nonsense.
+pub const MAX_WATTS: f64 = 1e6;
+
+/// `reading`, unless it says watts past [`MAX_WATTS`].
+fn sane(reading: Result<Reading, String>) -> Result<Reading, String> {
+    match reading {
+        Ok(Reading::Watts(w)) if w > MAX_WATTS => Err(format!(
+            "said {w:e} W, more than kvperf's bound of {MAX_WATTS} W for one reading"
+        )),
+        other => other,
+    }
+}
+
 /// What one reading of a meter says.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reading {
@@ -232,9 +248,7 @@ impl PowerSetup {
                 Box::new(command::CommandMeter::new(cmd.clone(), deadline))
             }
         };
-        meter
-            .read()
-            .map_err(|why| format!("{}: {why}", meter.name()))?;
+        sane(meter.read()).map_err(|why| format!("{}: {why}", meter.name()))?;
         Ok(meter)
     }
 }
@@ -292,7 +306,7 @@ fn take(meter: &mut dyn PowerMeter) -> Sample {
     let at_ns = crate::clock::unix_nanos();
     Sample {
         at_ns,
-        reading: meter.read(),
+        reading: sane(meter.read()),
     }
 }
 

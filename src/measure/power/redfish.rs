@@ -14,7 +14,7 @@
 //! (`InputPowerWatts.Reading`).
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -84,13 +84,13 @@ impl RedfishMeter {
         })
     }
 
-    /// curl's command for `url` (its arguments, never a credential) and
-    /// the config it reads on its standard input.
-    fn curl(&self, url: &str) -> (Command, String) {
+    /// curl's command for `url` within `limit` (its arguments, never a
+    /// credential) and the config it reads on its standard input.
+    fn curl(&self, url: &str, limit: Duration) -> (Command, String) {
         let mut curl = Command::new("curl");
         curl.args(["--silent", "--show-error", "--fail", "--config", "-"])
             .args(["--header", "Accept: application/json"])
-            .args(["--max-time", &format!("{:.3}", self.deadline.as_secs_f64())]);
+            .args(["--max-time", &format!("{:.3}", limit.as_secs_f64())]);
         if self.insecure {
             curl.arg("--insecure");
         } else if let Some(ca) = &self.cacert {
@@ -158,10 +158,15 @@ fn quote(text: &str) -> String {
 impl RedfishMeter {
     /// The JSON at `url`, or why not (the password cut out).
     fn get(&self, url: &str) -> Result<Value, String> {
-        let (curl, config) = self.curl(url);
+        self.get_within(url, self.deadline)
+    }
+
+    /// [`RedfishMeter::get`] with curl given `limit` (and a second more).
+    fn get_within(&self, url: &str, limit: Duration) -> Result<Value, String> {
+        let (curl, config) = self.curl(url, limit);
         let scrub = |why: String| crate::properties::scrubbed(&why, self.password.as_deref());
-        let body = output_within(curl, Some(config), self.deadline + Duration::from_secs(1))
-            .map_err(scrub)?;
+        let body =
+            output_within(curl, Some(config), limit + Duration::from_secs(1)).map_err(scrub)?;
         serde_json::from_str(&body).map_err(|e| format!("{url}: the resource is not JSON ({e})"))
     }
 
@@ -173,7 +178,17 @@ impl RedfishMeter {
         }
         let (origin, path) = split_path(&self.url);
         let found = if matches!(path.trim_end_matches('/'), "" | "/redfish/v1") {
-            let path = walk_to_power(&mut |p| self.get(&format!("{origin}{p}")))?;
+            let until = Instant::now() + WALK_LIMIT;
+            let path = walk_to_power(&mut |p| {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(format!(
+                        "the walk from the service root to a power resource took more than {} s; give power.redfish.url the resource itself (/redfish/v1/Chassis/ID/Power or .../EnvironmentMetrics)",
+                        WALK_LIMIT.as_secs()
+                    ));
+                }
+                self.get_within(&format!("{origin}{p}"), left.min(self.deadline))
+            })?;
             let shown_origin = &self.given[..self.given.len() - split_path(&self.given).1.len()];
             (format!("{origin}{path}"), format!("{shown_origin}{path}"))
         } else {
@@ -195,9 +210,18 @@ fn split_path(url: &str) -> (&str, &str) {
     }
 }
 
+/// The longest the walk from the service root to a power resource may
+/// take in all (each GET is also bounded by the interval): a hostile or
+/// broken BMC listing 10^5 chassis took hours before the window.
+const WALK_LIMIT: Duration = Duration::from_secs(60);
+/// The most chassis the walk looks at: a real BMC lists a few (a blade
+/// enclosure a few dozen).
+const MAX_CHASSIS: usize = 64;
+
 /// From the service root to a chassis's power resource, GETting each
-/// path with `get`: `/redfish/v1/` → `Chassis` → each member in turn →
-/// its `EnvironmentMetrics`, else its `Power`. The path found, or why none.
+/// path with `get`: `/redfish/v1/` → `Chassis` → each member in turn (the
+/// first [`MAX_CHASSIS`]) → its `EnvironmentMetrics`, else its `Power`.
+/// The path found, or why none.
 fn walk_to_power(get: &mut dyn FnMut(&str) -> Result<Value, String>) -> Result<String, String> {
     let link = |v: &Value, field: &str| {
         v.get(field)
@@ -219,11 +243,17 @@ fn walk_to_power(get: &mut dyn FnMut(&str) -> Result<Value, String>) -> Result<S
                 .collect()
         })
         .unwrap_or_default();
-    for member in &members {
+    for member in members.iter().take(MAX_CHASSIS) {
         let c = get(&on_service(member.clone())?)?;
         if let Some(power) = link(&c, "EnvironmentMetrics").or_else(|| link(&c, "Power")) {
             return on_service(power);
         }
+    }
+    if members.len() > MAX_CHASSIS {
+        return Err(format!(
+            "none of the first {MAX_CHASSIS} of the {} chassis in {chassis} links EnvironmentMetrics or Power (kvperf looks at {MAX_CHASSIS} at most); give power.redfish.url the power resource itself",
+            members.len()
+        ));
     }
     Err(format!(
         "none of the {} chassis in {chassis} links EnvironmentMetrics or Power",
@@ -374,7 +404,7 @@ mod tests {
             Duration::from_secs(2),
         )
         .unwrap();
-        let (curl, config) = m.curl(&m.url);
+        let (curl, config) = m.curl(&m.url, Duration::from_secs(2));
         let args: Vec<String> = curl
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
@@ -397,6 +427,33 @@ mod tests {
         assert_eq!(
             split_userinfo("http://bmc/a@b"),
             ("http://bmc/a@b".into(), None)
+        );
+    }
+
+    /// A Chassis collection of 100,000 members is walked to its first
+    /// 64 only, said in one line (it was walked member by member, each
+    /// GET bounded by the interval: hours before the window).
+    #[test]
+    fn a_huge_chassis_collection_is_walked_to_a_bound() {
+        let members: Vec<Value> = (0..100_000)
+            .map(|i| serde_json::json!({"@odata.id": format!("/redfish/v1/Chassis/{i}")}))
+            .collect();
+        let mut gets = 0;
+        let err = walk_to_power(&mut |path| {
+            gets += 1;
+            Ok(match path {
+                "/redfish/v1/" => {
+                    serde_json::json!({"Chassis": {"@odata.id": "/redfish/v1/Chassis"}})
+                }
+                "/redfish/v1/Chassis" => serde_json::json!({ "Members": members }),
+                _ => serde_json::json!({"Id": "no power here"}),
+            })
+        })
+        .unwrap_err();
+        assert_eq!(gets, 2 + MAX_CHASSIS, "{err}");
+        assert!(
+            err.contains("none of the first 64 of the 100000 chassis"),
+            "{err}"
         );
     }
 }

@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -324,7 +325,9 @@ impl Kubectl {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            // Its own group: killed whole (a wrapper's children too).
+            .process_group(0);
         let mut child = cmd.spawn().map_err(|e| {
             format!(
                 "cannot start kubectl ('{}': {e}); the kubernetes launcher needs kubectl",
@@ -335,9 +338,10 @@ impl Kubectl {
             // kubectl reads all of its input before it answers.
             let _ = pipe.write_all(text.as_bytes());
         }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("lost kubectl: {e}"))?;
+        // A read may end at an interrupt; a create or delete runs to its
+        // end (or the limit), so the launcher knows what exists.
+        let reads = matches!(args.first(), Some(&"get" | &"logs"));
+        let out = bounded_wait(child, KUBECTL_LIMIT, reads)?;
         if out.status.success() {
             return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
         }
@@ -347,6 +351,70 @@ impl Kubectl {
             .trim_start_matches("error: ")
             .to_string())
     }
+}
+
+/// The longest one kubectl call may take: `--request-timeout` bounds each
+/// request it makes, not an auth plugin waiting for a login nor a wrapper
+/// (`KVPERF_KUBECTL`) that never answers, which hung the plan for good.
+const KUBECTL_LIMIT: Duration = Duration::from_secs(120);
+
+/// `child`'s output once it ends; killed with its process group past
+/// `limit`, or at SIGINT/SIGTERM when `interruptible`.
+fn bounded_wait(
+    mut child: std::process::Child,
+    limit: Duration,
+    interruptible: bool,
+) -> Result<std::process::Output, String> {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let until = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Err(format!("lost kubectl: {e}")),
+        }
+        let interrupted = interruptible && crate::runner::interrupted();
+        if interrupted || Instant::now() >= until {
+            // SAFETY: kill(2) on the process group the child leads.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(if interrupted {
+                "interrupted while kubectl ran (killed)".into()
+            } else {
+                format!(
+                    "kubectl did not answer within {} s (killed): is it waiting for a login, or is KVPERF_KUBECTL's program stuck?",
+                    limit.as_secs()
+                )
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 /// What the launcher created, to be deleted whatever happens.
