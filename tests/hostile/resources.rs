@@ -407,3 +407,40 @@ fn a_trace_larger_than_the_memory_there_is_refused_in_one_line() {
         );
     }
 }
+
+/// Pass 5's open finding (D14): `kvperf fit` ranks every record of the
+/// store a trace was captured on, padded to the header's `recordcount`,
+/// and simulates each candidate over them: a capture of a null run with
+/// recordcount=10^12 was killed by the kernel at 17.5 GB, one of 10^7
+/// still fitting after 13 minutes. Now one line naming the bound, exit 2,
+/// for `fit` and `fit --check`, before any fitting or replay.
+#[test]
+fn a_trace_of_a_store_too_large_to_fit_is_refused_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let captured = run_null(
+        dir,
+        "c",
+        &[
+            "-p",
+            "recordcount=1000000000000",
+            "-p",
+            "operationcount=100",
+            "-p",
+            "trace.output=huge.kvtrace",
+        ],
+    );
+    assert_eq!(captured.code, 0, "{}", captured.stderr);
+    let cases: [&[&str]; 2] = [
+        &["fit", "huge.kvtrace", "--output", "w.properties"],
+        &["fit", "huge.kvtrace", "--check", "--engine", "null"],
+    ];
+    for args in cases {
+        let out = common::kvperf(dir, args);
+        assert_input_error(&out, "kvperf fit models at most 2000000");
+        assert!(
+            !dir.join("w.properties").exists(),
+            "{args:?} wrote a workload"
+        );
+    }
+}
