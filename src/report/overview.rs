@@ -63,8 +63,8 @@ pub fn table(study: &Study) -> Table {
             };
             Some(vec![
                 w.name.clone(),
-                format!("{} ({})", ops(peak.ops_per_sec), peak.threads),
-                format!("{} ({})", ops(low.ops_per_sec), low.threads),
+                format!("{} ({})", super::pacing::ops_of(peak), peak.threads),
+                format!("{} ({})", super::pacing::ops_of(low), low.threads),
                 latency(peak.latency_avg_us),
                 latency(peak.latency_p99_us),
                 windows,
