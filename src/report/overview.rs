@@ -6,7 +6,6 @@
 use super::document::Table;
 use super::format::micros;
 use super::model::{Point, Study};
-use super::numbers::ops;
 
 /// The sentence over the table.
 pub fn text(study: &Study) -> String {
