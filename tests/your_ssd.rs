@@ -348,6 +348,22 @@ fn the_one_drive_study_at_scale_0_0001_has_windows_of_10_s_a_method_and_its_corn
     ] {
         assert!(md.contains(section), "no {section:?}: {md}");
     }
+    // The plan's six steps are counted; the corners beside them are not one.
+    let provenance = md.lines().find(|l| l.starts_with("Plan ")).unwrap();
+    assert!(
+        provenance.contains(", 6 steps measured by kvperf ")
+            && provenance.ends_with(", beside device corners measured apart."),
+        "{provenance}"
+    );
+    // The paced load's ops/s is labelled the pace, not the drive's best.
+    assert!(
+        md.contains("**Paced cells** (marked \u{25ca} wherever their throughput is shown): load (target 2,496 ops/s)."),
+        "{md}"
+    );
+    // Its throughput table's row (the load's own thread count) is marked.
+    let load = &md[md.find("load: throughput (ops/s) vs #Threads").unwrap()..];
+    let row = load.lines().find(|l| l.starts_with("| 32 |")).unwrap();
+    assert!(row.contains("\u{25ca}"), "{load}");
     // The corners are `mine`'s (its drive), not a configuration of their own.
     let corners = &md[md.find("\n## Device: 4 corners\n").unwrap()..];
     assert!(corners.contains("| corner | mine |"), "{corners}");

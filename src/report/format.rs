@@ -112,9 +112,12 @@ impl Style {
     pub fn comparison_text(&self, study: &Study, w: &WorkloadView, b: usize) -> String {
         let c = model::compare(&w.points[0], &w.points[b]);
         let (a_name, b_name) = (&study.series[0], &study.series[b]);
-        let peak_text = |p: Option<(u64, f64)>| {
+        let peak_text = |p: Option<(u64, f64)>, series: usize| {
             p.map_or("-".into(), |(t, v)| {
-                format!("**{}** ops/s at {t} threads", ops(v))
+                let paced = w.points[series]
+                    .get(&t)
+                    .map_or(String::new(), super::pacing::mark);
+                format!("**{}**{paced} ops/s at {t} threads", ops(v))
             })
         };
         // Peaks are compared where each one is, which need not be one thread count.
@@ -126,8 +129,8 @@ impl Style {
         };
         let mut text = format!(
             "{a_name} vs {b_name}. Peak: {a_name} {}, {b_name} {}: peak improvement **{}**{apart}.",
-            peak_text(c.peak_candidate),
-            peak_text(c.peak_baseline),
+            peak_text(c.peak_candidate, 0),
+            peak_text(c.peak_baseline, b),
             self.gain(c.peak_improvement),
         );
         // No thread count in common: no average to state.

@@ -18,6 +18,7 @@ mod how_tested;
 pub mod model;
 mod numbers;
 mod overview;
+mod pacing;
 mod placement;
 mod scale;
 mod svg;
@@ -65,6 +66,9 @@ pub fn build(study: &Study, charts: bool) -> Document {
     if !study.workloads.is_empty() {
         blocks.push(Block::Paragraph(failures::summary(study)));
         blocks.push(Block::Paragraph(windows::summary(study)));
+        if let Some(paced) = pacing::summary(study) {
+            blocks.push(Block::Paragraph(paced));
+        }
     }
     study_sections(study, &mut blocks);
     tables::device_blocks(study, &mut blocks);
@@ -223,6 +227,10 @@ fn throughput_blocks(
             windows::MARK,
             model::MIN_WINDOW_S
         ));
+    }
+    if let Some(note) = pacing::note(w) {
+        definition.push(' ');
+        definition.push_str(&note);
     }
     blocks.push(Block::Paragraph(definition));
     if w.points
@@ -876,6 +884,34 @@ mod tests {
         assert!(!md.contains(PACED_LATENCY_NOTE), "{md}");
         assert!(
             md.contains("read latency (us, from the actual start) vs #Threads"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_paced_cells_throughput_is_marked_as_the_pace_wherever_it_is_shown() {
+        let md = build(&study(), false).to_markdown();
+        assert!(!md.contains(pacing::MARK), "unpaced: no mark: {md}");
+        let paced = |config: &str, ops: f64| {
+            let (name, mut r) = record(config, 4, ops, 100.0);
+            r.output.measurements[0].target_ops_per_sec = 2496.0;
+            (name, r)
+        };
+        let (a, b) = (paced("x", 2495.0), paced("y", 2490.0));
+        let md = build(&model::from_records(&[a, b]), false).to_markdown();
+        for shown in [
+            "**Paced cells** (marked \u{25ca} wherever their throughput is shown): Workload A (target 2,496 ops/s).",
+            "| Workload A | 2,495 \u{25ca} (4 thr) | 2,490 \u{25ca} (4 thr) |",
+            "| 4 | **2,495** \u{25ca} | **2,490** \u{25ca} |",
+            "Peak: x **2,495** \u{25ca} ops/s at 4 threads, y **2,490** \u{25ca} ops/s",
+            "\u{25ca} marks a cell run at a target rate (target 2,496 ops/s): its ops/s is that pace, not the most the engine can do",
+        ] {
+            assert!(md.contains(shown), "no {shown:?}: {md}");
+        }
+        // One configuration: its summary's peak and lowest are marked too.
+        let md = build(&model::from_records(&[paced("mine", 2495.0)]), false).to_markdown();
+        assert!(
+            md.contains("| Workload A | 2,495 \u{25ca} (4) | 2,495 \u{25ca} (4) |"),
             "{md}"
         );
     }

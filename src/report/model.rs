@@ -40,6 +40,10 @@ pub struct Point {
     /// Every repeat ran paced (a target rate) and recorded latency from
     /// the intended start too, whichever kind `latency` shows.
     pub paced: bool,
+    /// Every repeat ran at a target rate: the mean of their targets
+    /// (ops/s). Its throughput is then that pace, not what the engine can
+    /// do (report::pacing marks it).
+    pub pace: Option<f64>,
     /// When `latency` is from the intended start: the same operations'
     /// latency from their actual start (their service time), shown beside
     /// it; empty otherwise.
@@ -311,13 +315,18 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
     Ok(from_records(&current(with_corners_measured_apart(tagged))))
 }
 
+/// Corners of `kvperf device corners` run on its own, not a plan's step.
+fn measured_apart(r: &Record) -> bool {
+    r.step.kind == "corners" && r.plan.name == "kvperf corners"
+}
+
 /// `kvperf device corners` run on its own (docs/your-ssd.md, step 3) and
 /// given beside a study's results: its corners are those of every
 /// configuration whose data was on the same device, shown with that
 /// configuration's figures rather than as a configuration of their own.
 /// Corners of a device no configuration used stay apart.
 fn with_corners_measured_apart(tagged: Vec<(String, Record)>) -> Vec<(String, Record)> {
-    let apart = |r: &Record| r.step.kind == "corners" && r.plan.name == "kvperf corners";
+    let apart = measured_apart;
     let device = |r: &Record| {
         r.output
             .host
@@ -474,7 +483,14 @@ pub fn from_records(records: &[(String, Record)]) -> Study {
     }
 }
 
-fn provenance(records: &[(String, Record)]) -> String {
+fn provenance(all: &[(String, Record)]) -> String {
+    // Corners measured apart are not the plan's steps (each is also
+    // shown once per configuration on their drive): said apart.
+    let records: Vec<&(String, Record)> = all.iter().filter(|(_, r)| !measured_apart(r)).collect();
+    let apart = match all.len() > records.len() {
+        true => ", beside device corners measured apart",
+        false => "",
+    };
     let Some((_, first)) = records.first() else {
         return String::new();
     };
@@ -502,7 +518,7 @@ fn provenance(records: &[(String, Record)]) -> String {
         f => format!(" (fingerprint {f})"),
     };
     format!(
-        "Plan {}{fingerprint}, {} steps measured by kvperf {version} (commit {commit}){when}.",
+        "Plan {}{fingerprint}, {} steps measured by kvperf {version} (commit {commit}){when}{apart}.",
         if first.plan.file.is_empty() {
             first.plan.name.clone()
         } else {
@@ -652,6 +668,7 @@ fn average(threads: u64, rs: &[&Record], op: Option<OpKind>, start: LatencyStart
         warnings,
         latency_start: start,
         paced,
+        pace: pace(&measured),
         shards: rs.iter().map(|r| r.output.merged.clone()).collect(),
     }
 }
@@ -704,6 +721,13 @@ fn tails_each(measured: &[&Measurement], intended: bool) -> BTreeMap<OpKind, Vec
         }
     }
     per_op
+}
+
+/// The mean target rate of `measured` when every one of them ran paced.
+fn pace(measured: &[&Measurement]) -> Option<f64> {
+    let targets: Vec<f64> = measured.iter().map(|m| m.target_ops_per_sec).collect();
+    (!targets.is_empty() && targets.iter().all(|t| *t > 0.0))
+        .then(|| targets.iter().sum::<f64>() / targets.len() as f64)
 }
 
 /// A paced measurement that recorded intended-start latency for every

@@ -6,7 +6,6 @@
 use super::document::Table;
 use super::format::micros;
 use super::model::{Point, Study};
-use super::numbers::ops;
 
 /// The sentence over the table.
 pub fn text(study: &Study) -> String {
@@ -63,8 +62,8 @@ pub fn table(study: &Study) -> Table {
             };
             Some(vec![
                 w.name.clone(),
-                format!("{} ({})", ops(peak.ops_per_sec), peak.threads),
-                format!("{} ({})", ops(low.ops_per_sec), low.threads),
+                format!("{} ({})", super::pacing::ops_of(peak), peak.threads),
+                format!("{} ({})", super::pacing::ops_of(low), low.threads),
                 latency(peak.latency_avg_us),
                 latency(peak.latency_p99_us),
                 windows,

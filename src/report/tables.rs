@@ -46,10 +46,9 @@ pub fn summary(study: &Study, style: &Style) -> Table {
         .map(|w| {
             let mut row = vec![w.name.clone()];
             for points in &w.points {
-                row.push(
-                    model::peak(points)
-                        .map_or("-".into(), |(t, v)| format!("{} ({t} thr)", ops(v))),
-                );
+                row.push(model::peak(points).map_or("-".into(), |(t, _)| {
+                    format!("{} ({t} thr)", super::pacing::ops_of(&points[&t]))
+                }));
             }
             let op = w.latency_op.map_or("", |o| o.name());
             let with_op = |text: String| {
@@ -188,12 +187,17 @@ pub fn best_threads(study: &Study, style: &Style) -> Table {
     for w in &study.workloads {
         for (s, name) in study.series.iter().enumerate() {
             let points_s = &w.points[s];
-            let Some((t, v)) = model::peak(points_s) else {
+            let Some((t, _)) = model::peak(points_s) else {
                 continue;
             };
             let c = (s > 0).then(|| model::compare(&w.points[0], points_s));
             let p = &points_s[&t];
-            let mut row = vec![w.name.clone(), name.clone(), t.to_string(), ops(v)];
+            let mut row = vec![
+                w.name.clone(),
+                name.clone(),
+                t.to_string(),
+                super::pacing::ops_of(p),
+            ];
             if compared {
                 row.push(
                     c.as_ref()
@@ -251,7 +255,11 @@ pub fn tails_and_amplification(study: &Study, style: &Style) -> Table {
             let mut row = vec![w.name.clone()];
             // Throughput: higher is better.
             let tput: Vec<Option<f64>> = peaks.iter().map(|p| p.map(|p| p.ops_per_sec)).collect();
-            row.extend(tput.iter().map(|v| v.map_or("-".into(), ops)));
+            row.extend(
+                peaks
+                    .iter()
+                    .map(|p| p.map_or("-".into(), super::pacing::ops_of)),
+            );
             for b in 1..tput.len() {
                 let gain = match (tput[0], tput[b]) {
                     (Some(x), Some(y)) if y > 0.0 => Some((x - y) / y * 100.0),
@@ -350,6 +358,7 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                         if p.short_window() {
                             marks.push_str(&format!(" {}", super::windows::MARK));
                         }
+                        marks.push_str(&super::pacing::mark(p));
                         if p.repeats > 1 {
                             let flag = if p.spread_pct() > SPREAD_FLAG_PCT {
                                 " \u{2020}"
@@ -645,7 +654,7 @@ pub fn rows_at_peaks(
             continue;
         };
         let p = &w.points[i][&t];
-        let mut row = vec![s.clone(), t.to_string(), ops(p.ops_per_sec)];
+        let mut row = vec![s.clone(), t.to_string(), super::pacing::ops_of(p)];
         row.extend(figures(p));
         rows.push(row);
     }
