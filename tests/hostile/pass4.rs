@@ -230,6 +230,21 @@ fn a_redfish_link_naming_another_host_gets_no_credentials() {
 #[cfg(feature = "rocksdb")]
 #[test]
 fn an_older_rocksdb_release_with_a_format_it_cannot_write_is_said_before_opening() {
+    // Fetched first, as a user's earlier use would have: on an empty cache
+    // the fetch says so on its own line before the refusal.
+    let fetch = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/rocksdb-release.sh"
+        ))
+        .arg("10.2.1")
+        .output()
+        .unwrap();
+    assert!(
+        fetch.status.success(),
+        "fetching RocksDB 10.2.1: {}",
+        String::from_utf8_lossy(&fetch.stderr)
+    );
     let tmp = tempfile::tempdir().unwrap();
     let file = common::workload("a");
     let out = kvperf(
