@@ -285,3 +285,20 @@ pub fn assert_merged_is_the_sum(what: &str, out: &kvperf::results::step::StepOut
         info.shards
     );
 }
+
+/// Imports `csv` (`time,op,key,value_size` lines) as `NAME.kvtrace` in
+/// `dir` and returns that file name.
+pub fn import_csv_trace(dir: &Path, name: &str, csv: &str) -> String {
+    let input = dir.join(format!("{name}.csv"));
+    std::fs::write(&input, csv).unwrap();
+    let output = format!("{name}.kvtrace");
+    let shown = input.display().to_string();
+    let done = kvperf(
+        dir,
+        &[
+            "trace", "import", &shown, "--from", "csv", "--output", &output,
+        ],
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    output
+}

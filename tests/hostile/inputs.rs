@@ -322,20 +322,7 @@ fn report_and_compare_name_a_file_that_is_not_results_in_one_line() {
 fn fit_refuses_a_trace_it_can_fit_no_runnable_workload_to() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(dir.join("d.csv"), "0,delete,k1,0\n1,delete,k2,0\n").unwrap();
-    let imported = common::kvperf(
-        dir,
-        &[
-            "trace",
-            "import",
-            "d.csv",
-            "--from",
-            "csv",
-            "--output",
-            "d.kvtrace",
-        ],
-    );
-    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    common::import_csv_trace(dir, "d", "0,delete,k1,0\n1,delete,k2,0\n");
     let out = bounded(dir, &["fit", "d.kvtrace", "--output", "w.properties"]);
     common::assert_input_error(&out, "fits no workload kvperf can run");
     assert!(out.stderr.contains("all deletes"), "{}", out.stderr);

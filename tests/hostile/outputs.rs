@@ -264,20 +264,7 @@ fn assert_refused_json_alone(dir: &Path, name: &str) {
 fn a_dash_as_a_traces_destination_is_refused_not_made_a_file() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(dir.join("t.csv"), "0,insert,k1,100\n1,read,k1,100\n").unwrap();
-    let imported = common::kvperf(
-        dir,
-        &[
-            "trace",
-            "import",
-            "t.csv",
-            "--from",
-            "csv",
-            "--output",
-            "t.kvtrace",
-        ],
-    );
-    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    common::import_csv_trace(dir, "t", "0,insert,k1,100\n1,read,k1,100\n");
     let wc = common::workload("c");
     let cases: [&[&str]; 3] = [
         &["trace", "import", "t.csv", "--from", "csv", "--output", "-"],
@@ -319,24 +306,7 @@ fn a_dash_as_a_traces_destination_is_refused_not_made_a_file() {
 fn fit_check_with_a_full_stdout_keeps_its_table() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("m.csv"),
-        "0,insert,k1,100\n1,read,k1,100\n2,read,k2,100\n",
-    )
-    .unwrap();
-    let imported = common::kvperf(
-        dir,
-        &[
-            "trace",
-            "import",
-            "m.csv",
-            "--from",
-            "csv",
-            "--output",
-            "m.kvtrace",
-        ],
-    );
-    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    common::import_csv_trace(dir, "m", "0,insert,k1,100\n1,read,k1,100\n2,read,k2,100\n");
     let out = kvperf(dir, &["fit", "m.kvtrace", "--check", "--engine", "null"])
         .stdout(dev_full())
         .stderr(Stdio::piped())

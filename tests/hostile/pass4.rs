@@ -13,22 +13,6 @@ use std::time::{Duration, Instant};
 
 use crate::common::{self, assert_input_error, kvperf, Output};
 
-/// Imports `csv` (`time,op,key,value_size` lines) as `NAME.kvtrace` in `dir`.
-fn trace(dir: &Path, name: &str, csv: &str) -> String {
-    let input = dir.join(format!("{name}.csv"));
-    std::fs::write(&input, csv).unwrap();
-    let output = format!("{name}.kvtrace");
-    let shown = input.display().to_string();
-    let done = kvperf(
-        dir,
-        &[
-            "trace", "import", &shown, "--from", "csv", "--output", &output,
-        ],
-    );
-    assert_eq!(done.code, 0, "{}", done.stderr);
-    output
-}
-
 /// `child`'s output once it ends, or None if it still runs after `limit`
 /// (then it is killed).
 fn ended_within(mut child: Child, limit: Duration) -> Option<Output> {
@@ -66,7 +50,8 @@ fn spawn(dir: &Path, args: &[&str]) -> Child {
 #[test]
 fn an_interrupt_while_a_replay_waits_for_the_traces_time_keeps_the_json() {
     let tmp = tempfile::tempdir().unwrap();
-    let trace = trace(tmp.path(), "quiet", "0,insert,k1,100\n3600,read,k1,100\n");
+    let trace =
+        common::import_csv_trace(tmp.path(), "quiet", "0,insert,k1,100\n3600,read,k1,100\n");
     let child = spawn(
         tmp.path(),
         &[
@@ -95,7 +80,7 @@ fn an_interrupt_while_a_replay_waits_for_the_traces_time_keeps_the_json() {
 #[test]
 fn a_replay_speed_that_never_ends_is_refused_before_replaying() {
     let tmp = tempfile::tempdir().unwrap();
-    let trace = trace(tmp.path(), "two", "0,insert,k1,100\n1,read,k1,100\n");
+    let trace = common::import_csv_trace(tmp.path(), "two", "0,insert,k1,100\n1,read,k1,100\n");
     for speed in ["1e-300", "0.0000001"] {
         let child = spawn(
             tmp.path(),
@@ -114,7 +99,7 @@ fn a_replay_speed_that_never_ends_is_refused_before_replaying() {
 #[test]
 fn replay_refuses_more_clients_than_kvperf_starts_before_allocating_them() {
     let tmp = tempfile::tempdir().unwrap();
-    let trace = trace(tmp.path(), "two", "0,insert,k1,100\n1,read,k1,100\n");
+    let trace = common::import_csv_trace(tmp.path(), "two", "0,insert,k1,100\n1,read,k1,100\n");
     for threads in ["99999999", "1000000"] {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kvperf"));
         command
@@ -329,7 +314,7 @@ fn a_bad_engine_option_is_refused_before_a_fresh_load_empties_the_store() {
 #[test]
 fn a_pause_in_the_trace_longer_than_the_stall_timeout_is_no_stall() {
     let tmp = tempfile::tempdir().unwrap();
-    let trace = trace(tmp.path(), "pause", "0,insert,k1,100\n4,read,k1,100\n");
+    let trace = common::import_csv_trace(tmp.path(), "pause", "0,insert,k1,100\n4,read,k1,100\n");
     let child = spawn(
         tmp.path(),
         &[

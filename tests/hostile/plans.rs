@@ -225,24 +225,11 @@ fn bad_input_only_a_step_finds_is_exit_2_without_advice_to_rerun() {
 fn fit_check_finds_a_bad_property_before_it_replays() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("m.csv"),
-        "0,insert,k1,100\n1,read,k1,100\n2,update,k1,100\n3,read,k2,100\n",
-    )
-    .unwrap();
-    let imported = common::kvperf(
+    common::import_csv_trace(
         dir,
-        &[
-            "trace",
-            "import",
-            "m.csv",
-            "--from",
-            "csv",
-            "--output",
-            "m.kvtrace",
-        ],
+        "m",
+        "0,insert,k1,100\n1,read,k1,100\n2,update,k1,100\n3,read,k2,100\n",
     );
-    assert_eq!(imported.code, 0, "{}", imported.stderr);
     for bad in [
         "recordcount=abc",
         "requestdistribution=bogus",
