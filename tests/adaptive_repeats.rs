@@ -3,11 +3,9 @@
 //! most `max` times; a rerun decides as the first run did; a cell that
 //! stops at `max` unsettled is named; bad rules are one line, exit 2.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{assert_input_error, kvperf, lines, plan_run};
+use crate::common::{assert_input_error, kvperf, lines, plan_run};
 use kvperf::measure::spread::median_interval;
 
 /// A null-engine plan whose run entry has `repeats` as given.

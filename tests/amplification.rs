@@ -3,11 +3,11 @@
 //! and named for it; a data directory on tmpfs has neither ("unavailable",
 //! not 0.00); updates of one field that rewrite whole records say so.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::{lines, plan_run, report};
+use crate::common::{lines, plan_run, report};
 use kvperf::measure::accounting::Accounting;
 
 /// A redb plan with one config at `db`: a load of `records` records of

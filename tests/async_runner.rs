@@ -7,6 +7,7 @@
 //! warmup and time limit, onerror=stop, setup failures, CPU accounting and
 //! status lines.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -448,7 +449,10 @@ fn status_lines_hand_over_every_tasks_operations_once() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "status_lines_hand_over_every_tasks_operations_once",
+            &common::test_path(
+                module_path!(),
+                "status_lines_hand_over_every_tasks_operations_once",
+            ),
             "--nocapture",
             "--test-threads=1",
         ])
@@ -519,7 +523,8 @@ const CHILD: &str = "KVPERF_ASYNC_RUNNER_CHILD";
 /// its exit status and stderr.
 fn in_child(name: &str, case: &str) -> (Option<i32>, String) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .args(["--exact", &common::test_path(module_path!(), name)])
+        .args(["--nocapture", "--test-threads=1"])
         .env(CHILD, case)
         .output()
         .unwrap();

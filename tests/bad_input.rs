@@ -1,8 +1,8 @@
 //! Every bad input gets one clear line and exit code 2.
 
-mod common;
+use crate::common;
 
-use common::{assert_input_error, kvperf, workload};
+use crate::common::{assert_input_error, kvperf, workload};
 
 fn run_null(dir: &std::path::Path, extra: &[&str]) -> common::Output {
     common::run_null(dir, "a", extra)

@@ -15,7 +15,7 @@
 //! test checks that the credentials arrive as Basic auth in its log, not
 //! that a wrong password is refused by it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

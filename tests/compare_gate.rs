@@ -2,11 +2,11 @@
 //! and the regression gate `--fail-if-slower PCT` (exit code 4), through
 //! the real binary.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{assert_input_error, kvperf};
+use crate::common::{assert_input_error, kvperf};
 
 /// A results file of one config, workload A at 8 threads: one record per
 /// repeat, with its throughput and 100 reads of its latency (us).

@@ -1,9 +1,7 @@
 //! Costs cover the measured window only: warmup and the engine's close
 //! are outside every per-operation cost, as they are outside latency.
 
-mod common;
-
-use common::run_null;
+use crate::common::run_null;
 use kvperf::measure::accounting::Accounting;
 use kvperf::results::StepOutput;
 

@@ -2,9 +2,7 @@
 //! is verified, and a corrupted value is caught.
 #![cfg(feature = "rocksdb")]
 
-mod common;
-
-use common::{kvperf, metric, workload};
+use crate::common::{kvperf, metric, workload};
 use kvperf::workload::ycsb::keys::build_key_name;
 
 const SHAPE: [&str; 8] = [

@@ -1,9 +1,9 @@
 //! `kvperf bench`: db_bench's benchmarks, output and bad flags, on RocksDB.
 #![cfg(feature = "rocksdb")]
 
-mod common;
+use crate::common;
 
-use common::{assert_input_error, kvperf};
+use crate::common::{assert_input_error, kvperf};
 
 /// The fields of a db_bench result line: (name, micros/op, ops/sec, seconds, ops, rest).
 fn result_line<'a>(stdout: &'a str, name: &str) -> (f64, f64, f64, u64, &'a str) {

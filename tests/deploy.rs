@@ -4,7 +4,7 @@
 //! own CLI; the Slurm script checked by bash (and shellcheck) and run,
 //! with a stand-in `sbatch`, against a real Redis.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

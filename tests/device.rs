@@ -2,12 +2,12 @@
 //! installed, and every safety refusal: existing files, unconfirmed or
 //! mounted block devices (a loop device, when root may make one).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{assert_input_error, kvperf};
+use crate::common::{assert_input_error, kvperf};
 use kvperf::results::StepOutput;
 
 /// A directory on a real filesystem (direct I/O fails on tmpfs).

@@ -3,11 +3,11 @@
 //! as benchmark.sh passes them, clap's whole messages, and one output
 //! spelling (`--output -`, `--json FILE`) across modes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::{assert_input_error, kvperf, metric, run_null, workload};
+use crate::common::{assert_input_error, kvperf, metric, run_null, workload};
 use kvperf::results::StepOutput;
 
 fn json_of(stdout: &str) -> StepOutput {

@@ -37,7 +37,8 @@
 //! floor (seed 000's 51 steps would take 10 minutes). Absolute directories that stand for the user's devices,
 //! `/mnt/...` and `/dev/shm/...`, move under the block's directory.
 
-mod common;
+use crate::common;
+use crate::common::machine;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -282,6 +283,13 @@ fn every_shell_block_runs_or_says_what_it_needs() {
                 common::note_skip(&format!("SKIPPED {at}: {why}"));
                 continue;
             }
+        };
+        // A block that sets up a machine-wide service also stops it at its
+        // end: the tests that use the service wait while it runs.
+        let _alone = match b.needs.as_deref().and_then(|n| n.split_whitespace().next()) {
+            Some("slurm") => Some(machine::SLURM.alone()),
+            Some("kubernetes") => Some(machine::KUBERNETES.alone()),
+            _ => None,
         };
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("home")).unwrap();

@@ -3,7 +3,7 @@
 //! and compactions; a Redis run shows a `BGSAVE` forced in its middle; an
 //! engine without background work says why it has no events.
 
-mod common;
+use crate::common;
 
 use kvperf::measure::events::EngineEvents;
 #[cfg(any(feature = "rocksdb", feature = "redis", feature = "postgres"))]

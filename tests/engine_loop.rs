@@ -6,12 +6,12 @@
 //! builds the example beside this test; without it the test says SKIPPED
 //! (and fails under CI).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{kvperf, metric, workload};
+use crate::common::{kvperf, metric, workload};
 
 const ENGINES: [&str; 6] = ["rocksdb", "wiredtiger", "lmdb", "sqlite", "fjall", "redb"];
 const RECORDS: &str = "500";

@@ -8,7 +8,7 @@
 //! the runner's runtime. The null engine stores nothing,
 //! so it is checked only for what it declares.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::future::IntoFuture;

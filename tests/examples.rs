@@ -2,11 +2,9 @@
 //! raw results: each example in docs/examples that ships a results.jsonl
 //! is re-rendered and compared, file by file, with what is shipped.
 
-mod common;
-
 use std::path::Path;
 
-use common::kvperf;
+use crate::common::kvperf;
 
 #[test]
 fn shipped_examples_rerender_from_their_results_unchanged() {

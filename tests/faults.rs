@@ -5,7 +5,7 @@
 //! started and stopped by `kvperf server`.
 #![cfg(feature = "redis")]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -3,9 +3,9 @@
 //! lookups can use, so reads by key do not scan the collection.
 #![cfg(feature = "mongodb")]
 
-mod common;
+use crate::common;
 
-use common::server::Server;
+use crate::common::server::Server;
 
 #[test]
 fn the_gin_id_index_is_added_to_the_collections_ferretdb_creates() {

@@ -5,12 +5,12 @@
 //! rerun on a bigger disk finish the study. Needs root (to mount); without
 //! it each test says SKIPPED, except under CI, where it fails.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{kvperf, workload, Output};
+use crate::common::{kvperf, workload, Output};
 use kvperf::measure::OpKind;
 use kvperf::results::step::StepOutput;
 

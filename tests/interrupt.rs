@@ -6,6 +6,8 @@ use std::os::unix::process::ExitStatusExt;
 
 use kvperf::runner::{interrupted, stop_on_interrupt};
 
+use crate::common;
+
 const CHILD: &str = "KVPERF_INTERRUPT_CHILD";
 
 #[test]
@@ -28,7 +30,8 @@ fn the_first_signal_is_noted_and_the_second_kills() {
     }
     for signal in [libc::SIGINT, libc::SIGTERM] {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+            .args(["--exact", &common::test_path(module_path!(), NAME)])
+            .args(["--nocapture", "--test-threads=1"])
             .env(CHILD, signal.to_string())
             .output()
             .unwrap();

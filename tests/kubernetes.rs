@@ -21,15 +21,17 @@
 //! input, an unknown context) run wherever kubectl is
 //! (scripts/ensure-deps.sh installs it).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::RwLockReadGuard;
+
+use crate::common::machine::{self, Ready};
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "redis")]
-use common::failed_line;
+use crate::common::failed_line;
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -58,11 +60,11 @@ fn run_script(script: &str, args: &[&str]) -> Result<String, NotHere> {
     Ok(last)
 }
 
-/// Starts the control plane once per test binary: its kubeconfig, or why not.
-fn control_plane_here() -> Result<PathBuf, NotHere> {
-    static READY: OnceLock<Result<PathBuf, NotHere>> = OnceLock::new();
-    READY
-        .get_or_init(|| {
+/// Starts the control plane (again after a docs block stopped it): its
+/// kubeconfig, or why not.
+fn control_plane_here(held: &Held) -> Result<PathBuf, NotHere> {
+    static READY: Ready<Result<PathBuf, NotHere>> = Ready::new();
+    READY.get(held, || {
             let script = repo("scripts/k8s-apiserver.sh");
             let built = Command::new(&script).arg("built").output();
             let built = built.map_err(|e| NotHere::Other(format!("cannot run {}: {e}", script.display())))?;
@@ -83,8 +85,7 @@ fn control_plane_here() -> Result<PathBuf, NotHere> {
             let last = run_script("scripts/k8s-apiserver.sh", &[])?;
             eprintln!("control plane ready in {:.1} s: {last}", started.elapsed().as_secs_f64());
             Ok(Path::new(&state_dir()).join("kubeconfig"))
-        })
-        .clone()
+    })
 }
 
 fn state_dir() -> String {
@@ -96,34 +97,40 @@ const NODE: &str = "localhost";
 /// The image the pods run: this test binary's kvperf (scripts/k8s-node.sh image).
 const IMAGE: &str = "kvperf.local/kvperf:suite";
 
-/// Starts the whole node (after the control plane) once per test binary
-/// and imports kvperf's image: the kubeconfig, or why not.
-fn node_here() -> Result<PathBuf, NotHere> {
-    static READY: OnceLock<Result<PathBuf, NotHere>> = OnceLock::new();
-    READY
-        .get_or_init(|| {
-            let kubeconfig = control_plane_here()?;
-            let started = Instant::now();
-            let last = run_script("scripts/k8s-node.sh", &[])?;
-            eprintln!(
-                "node ready in {:.1} s: {last}",
-                started.elapsed().as_secs_f64()
-            );
-            let last = run_script(
-                "scripts/k8s-node.sh",
-                &["image", IMAGE, env!("CARGO_BIN_EXE_kvperf")],
-            )?;
-            eprintln!("{last}");
-            Ok(kubeconfig)
-        })
-        .clone()
+/// Starts the whole node (after the control plane; again after a docs
+/// block stopped it) and imports kvperf's image: the kubeconfig, or why not.
+fn node_here(held: &Held) -> Result<PathBuf, NotHere> {
+    static READY: Ready<Result<PathBuf, NotHere>> = Ready::new();
+    READY.get(held, || {
+        let kubeconfig = control_plane_here(held)?;
+        let started = Instant::now();
+        let last = run_script("scripts/k8s-node.sh", &[])?;
+        eprintln!(
+            "node ready in {:.1} s: {last}",
+            started.elapsed().as_secs_f64()
+        );
+        let last = run_script(
+            "scripts/k8s-node.sh",
+            &["image", IMAGE, env!("CARGO_BIN_EXE_kvperf")],
+        )?;
+        eprintln!("{last}");
+        Ok(kubeconfig)
+    })
 }
 
-/// The kubeconfig when the test can go on; else SKIPPED through the
-/// shared helper (a failure under CI, unless the binaries are not built).
-fn go_on(test: &str, here: Result<PathBuf, NotHere>) -> Option<PathBuf> {
-    match here {
-        Ok(kubeconfig) => Some(kubeconfig),
+/// The single-node Kubernetes, held shared while a test uses it.
+type Held = RwLockReadGuard<'static, u64>;
+
+/// The cluster held and its kubeconfig when the test can go on; else
+/// SKIPPED through the shared helper (a failure under CI, unless the
+/// binaries are not built).
+fn go_on(
+    test: &str,
+    here: impl FnOnce(&Held) -> Result<PathBuf, NotHere>,
+) -> Option<(Held, PathBuf)> {
+    let held = machine::KUBERNETES.shared();
+    match here(&held) {
+        Ok(kubeconfig) => Some((held, kubeconfig)),
         Err(NotHere::NotBuilt(why)) => {
             common::note_skip(&format!("SKIPPED {test}: {why}"));
             None
@@ -135,12 +142,12 @@ fn go_on(test: &str, here: Result<PathBuf, NotHere>) -> Option<PathBuf> {
     }
 }
 
-fn control_plane(test: &str) -> Option<PathBuf> {
-    go_on(test, control_plane_here())
+fn control_plane(test: &str) -> Option<(Held, PathBuf)> {
+    go_on(test, control_plane_here)
 }
 
-fn node(test: &str) -> Option<PathBuf> {
-    go_on(test, node_here())
+fn node(test: &str) -> Option<(Held, PathBuf)> {
+    go_on(test, node_here)
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> common::Output {
@@ -214,7 +221,7 @@ impl Drop for Namespace<'_> {
 #[test]
 fn the_shipped_manifests_pass_server_side_validation_and_a_bad_one_does_not() {
     let test = "shipped_manifests";
-    let Some(kubeconfig) = control_plane(test) else {
+    let Some((_cluster, kubeconfig)) = control_plane(test) else {
         return;
     };
     let ns = Namespace::new(&kubeconfig, "manifests");
@@ -319,7 +326,7 @@ fn objects(kubeconfig: &Path, ns: &str, selector: &str) -> Vec<serde_json::Value
 fn the_launcher_creates_an_indexed_job_and_fails_in_bounded_time_naming_the_pods_that_never_started(
 ) {
     let test = "launcher_indexed_job";
-    let Some(kubeconfig) = control_plane(test) else {
+    let Some((_cluster, kubeconfig)) = control_plane(test) else {
         return;
     };
     let ns = Namespace::new(&kubeconfig, "launcher");
@@ -587,7 +594,7 @@ fn assert_all_deleted(kubeconfig: &Path, ns: &str) {
 #[test]
 fn a_plan_step_with_two_clients_runs_as_two_pods_on_the_node_and_merges_exactly() {
     let test = "two_pods_on_the_node";
-    let Some(kubeconfig) = node(test) else {
+    let Some((_cluster, kubeconfig)) = node(test) else {
         return;
     };
     // The plan starts its own Redis; check first that this machine can.
@@ -665,7 +672,7 @@ fn a_plan_step_with_two_clients_runs_as_two_pods_on_the_node_and_merges_exactly(
 #[test]
 fn a_pod_deleted_mid_step_fails_the_step_in_one_line_naming_it() {
     let test = "pod_deleted_mid_step";
-    let Some(kubeconfig) = node(test) else {
+    let Some((_cluster, kubeconfig)) = node(test) else {
         return;
     };
     let Some(probe) = common::server::Server::start("redis", test) else {

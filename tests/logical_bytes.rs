@@ -1,9 +1,7 @@
 //! Logical bytes are the record bytes (field names and values) that
 //! successful operations wrote and returned, counted, not estimated.
 
-mod common;
-
-use common::kvperf;
+use crate::common::kvperf;
 use kvperf::measure::accounting::LogicalBytes;
 use kvperf::results::StepOutput;
 

@@ -3,7 +3,7 @@
 //! mid-run parses with a Prometheus text-format parser, shows the window's
 //! operations, and passes Prometheus' own linter (`promtool check metrics`).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_input_error, run_null, workload};
+use crate::common::{assert_input_error, run_null, workload};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

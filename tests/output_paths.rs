@@ -4,13 +4,13 @@
 //! that are not regular files are refused, and a result that cannot be
 //! written is kept in a file named in the error. The probes of issue 23.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{assert_input_error, kvperf, workload};
+use crate::common::{assert_input_error, kvperf, workload};
 
 /// A short null-engine run writing `--output out` in `format`.
 fn run_to(dir: &Path, out: &Path, format: &str) -> common::Output {

@@ -2,11 +2,11 @@
 //! clearly, plans on an engine without a data directory run, warnings
 //! reach the results, `--set`, `compare` (RocksDB plans: plan_rocksdb.rs).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::{assert_input_error, kvperf, lines, plan_run, small_plan};
+use crate::common::{assert_input_error, kvperf, lines, plan_run, small_plan};
 
 fn plans_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("plans")

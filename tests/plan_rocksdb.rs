@@ -3,13 +3,13 @@
 //! settle = "compact" and drop_caches.
 #![cfg(feature = "rocksdb")]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{kvperf, lines, plan_run, small_plan};
+use crate::common::{kvperf, lines, plan_run, small_plan};
 use kvperf::measure::OpKind;
 
 #[test]

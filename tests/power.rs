@@ -6,14 +6,14 @@
 //! mockup served over HTTP, and the meters and drive counters this
 //! machine does not have ("unavailable" with the reason).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{assert_input_error, run_null};
+use crate::common::{assert_input_error, run_null};
 use kvperf::measure::accounting::Accounting;
 use kvperf::results::StepOutput;
 

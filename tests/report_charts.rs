@@ -3,11 +3,9 @@
 //! midpoint, for every repeat, each named; the throughput chart's dot and
 //! bar are the mean and the lowest-to-highest of the same repeats.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{lines, plan_run, report, run_record};
+use crate::common::{lines, plan_run, report, run_record};
 use kvperf::measure::timeline::{Interval, IntervalOp, Percentiles, Timeline};
 use kvperf::measure::OpKind;
 use kvperf::results::Record;

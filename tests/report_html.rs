@@ -1,7 +1,7 @@
 //! The HTML report renders in a real browser (Debian's headless Chromium):
 //! the charts are in the rendered DOM and a screenshot is taken.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

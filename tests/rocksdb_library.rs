@@ -2,7 +2,7 @@
 //! `engines`, every result), and holding every C function kvperf calls.
 #![cfg(feature = "rocksdb")]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,12 +3,12 @@
 //! lacks a function kvperf calls.
 #![cfg(feature = "rocksdb")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
 
-use common::{assert_input_error, workload, Output};
+use crate::common::{assert_input_error, workload, Output};
 use kvperf::engine::embedded::rocksdb_library;
 
 /// `kvperf ARGS` in `dir` with `KVPERF_CACHE` (where releases are kept) set.

@@ -1,9 +1,7 @@
 //! A test that needs a real server skips when this machine cannot start
 //! it, except under CI, where the skip would pass a test that never ran.
 
-mod common;
-
-use common::server::cannot_start;
+use crate::common::server::cannot_start;
 
 #[test]
 fn a_server_that_cannot_start_skips_locally_and_fails_under_ci() {

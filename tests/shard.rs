@@ -3,14 +3,14 @@
 //! server do the work of one, every refusal is one line with exit 2, and a
 //! plan's `clients` step is merged into one record.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 #[cfg(feature = "redis")]
-use common::server::Server;
-use common::{assert_input_error, kvperf, workload};
+use crate::common::server::Server;
+use crate::common::{assert_input_error, kvperf, workload};
 #[cfg(any(feature = "lmdb", feature = "redis"))]
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::results::step::{Measurement, StepOutput};

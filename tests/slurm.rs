@@ -6,15 +6,16 @@
 //! Redis, so a build without it has none.
 #![cfg(feature = "redis")]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::RwLockReadGuard;
 use std::time::{Duration, Instant};
 
-use common::failed_line;
-use common::server::{free_port, Server};
+use crate::common::failed_line;
+use crate::common::machine::{self, Ready};
+use crate::common::server::{free_port, Server};
 use kvperf::measure::{OpKind, Outcome};
 use kvperf::results::step::StepOutput;
 
@@ -22,46 +23,45 @@ fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-/// Sets the cluster up once per test binary: Ok, or why it cannot run here.
-fn cluster_here() -> Result<(), String> {
-    static READY: OnceLock<Result<(), String>> = OnceLock::new();
-    READY
-        .get_or_init(|| {
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } != 0 {
-                return Err("not root: scripts/slurm-single-node.sh installs packages and starts munged, slurmctld and slurmd".into());
-            }
-            if Command::new("apt-get").arg("--version").output().is_err() {
-                return Err("no apt-get: scripts/slurm-single-node.sh sets Slurm up on Debian".into());
-            }
-            let started = Instant::now();
-            let out = Command::new(repo("scripts/slurm-single-node.sh"))
-                .output()
-                .map_err(|e| format!("cannot run scripts/slurm-single-node.sh: {e}"))?;
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if !out.status.success() {
-                return Err(format!(
-                    "scripts/slurm-single-node.sh failed: {}",
-                    stderr.lines().last().unwrap_or("").trim()
-                ));
-            }
-            eprintln!(
-                "single-node Slurm ready in {:.1} s: {}",
-                started.elapsed().as_secs_f64(),
-                stderr.lines().last().unwrap_or("").trim()
-            );
-            Ok(())
-        })
-        .clone()
+/// Sets the cluster up (again after a docs block stopped it): Ok, or why
+/// it cannot run here.
+fn set_up_cluster() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root: scripts/slurm-single-node.sh installs packages and starts munged, slurmctld and slurmd".into());
+    }
+    if Command::new("apt-get").arg("--version").output().is_err() {
+        return Err("no apt-get: scripts/slurm-single-node.sh sets Slurm up on Debian".into());
+    }
+    let started = Instant::now();
+    let out = Command::new(repo("scripts/slurm-single-node.sh"))
+        .output()
+        .map_err(|e| format!("cannot run scripts/slurm-single-node.sh: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!(
+            "scripts/slurm-single-node.sh failed: {}",
+            stderr.lines().last().unwrap_or("").trim()
+        ));
+    }
+    eprintln!(
+        "single-node Slurm ready in {:.1} s: {}",
+        started.elapsed().as_secs_f64(),
+        stderr.lines().last().unwrap_or("").trim()
+    );
+    Ok(())
 }
 
-/// True when the test can go on; else prints SKIPPED (or fails under CI).
-fn cluster(test: &str) -> bool {
-    match cluster_here() {
-        Ok(()) => true,
+/// The cluster, held shared while the test runs; None after printing
+/// SKIPPED (or failing under CI) when it cannot run here.
+fn cluster(test: &str) -> Option<RwLockReadGuard<'static, u64>> {
+    static READY: Ready<Result<(), String>> = Ready::new();
+    let held = machine::SLURM.shared();
+    match READY.get(&held, set_up_cluster) {
+        Ok(()) => Some(held),
         Err(why) => {
             common::skip_unless_ci(test, &why);
-            false
+            None
         }
     }
 }
@@ -129,9 +129,9 @@ clients = 2
 #[test]
 fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
     let test = "a_plan_step_with_two_clients_runs_as_one_srun_step";
-    if !cluster(test) {
+    let Some(_cluster) = cluster(test) else {
         return;
-    }
+    };
     // The plan starts its own Redis; check first that this machine can.
     let Some(probe) = Server::start("redis", test) else {
         return;
@@ -214,9 +214,9 @@ fn a_plan_step_with_two_clients_runs_as_one_srun_step_and_merges_exactly() {
 #[test]
 fn a_step_whose_shards_never_start_fails_with_one_line_naming_them() {
     let test = "a_step_whose_shards_never_start";
-    if !cluster(test) {
+    let Some(_cluster) = cluster(test) else {
         return;
-    }
+    };
     let Some(probe) = Server::start("redis", test) else {
         return;
     };
@@ -247,9 +247,9 @@ fn a_step_whose_shards_never_start_fails_with_one_line_naming_them() {
 #[test]
 fn shards_that_fail_fail_the_step_and_are_named() {
     let test = "shards_that_fail_fail_the_step";
-    if !cluster(test) {
+    let Some(_cluster) = cluster(test) else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("plan.toml");
     // A run step only, on a port with no server: each task fails on its
@@ -292,9 +292,9 @@ clients = 2
 #[test]
 fn a_task_lost_on_its_node_fails_the_step_and_is_named_not_the_one_srun_ended() {
     let test = "a_task_lost_on_its_node";
-    if !cluster(test) {
+    let Some(_cluster) = cluster(test) else {
         return;
-    }
+    };
     let Some(probe) = Server::start("redis", test) else {
         return;
     };
@@ -393,9 +393,9 @@ fn recipe(dir: &Path, results: &Path, phase: &str, port: u16) -> (String, StepOu
 #[test]
 fn the_shipped_sbatch_recipe_runs_as_a_job_array_and_merges_exactly() {
     let test = "the_shipped_sbatch_recipe_runs";
-    if !cluster(test) {
+    let Some(_cluster) = cluster(test) else {
         return;
-    }
+    };
     let Some(server) = Server::start("redis", test) else {
         return;
     };

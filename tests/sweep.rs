@@ -5,7 +5,7 @@
 //! run (exit 3) over a value it should have refused, and never hangs (each
 //! case is killed after a bound and reported).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Command, Stdio};

@@ -4,11 +4,11 @@
 //! logs, which HdrHistogram's own log reader reads and whose intervals add
 //! up to the step's histogram.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::{assert_input_error, run_null};
+use crate::common::{assert_input_error, run_null};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::Histogram;
 use kvperf::measure::interval_log::to_micros;

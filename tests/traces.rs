@@ -1,12 +1,12 @@
 //! Traces (issue 49): capture with `-p trace.output=FILE`, `kvperf trace
 //! show`, and bad traces refused in one line.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{assert_input_error, kvperf, metric, workload};
+use crate::common::{assert_input_error, kvperf, metric, workload};
 
 /// `kvperf trace show FILE --format csv`, parsed: one map per row.
 fn csv_rows(dir: &Path, trace: &str) -> Vec<BTreeMap<String, String>> {

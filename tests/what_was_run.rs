@@ -3,9 +3,7 @@
 //! fewer records than the run reads, a window too short to judge, a
 //! target rate not reached (docs/semantics.md).
 
-mod common;
-
-use common::{kvperf, run_null, workload};
+use crate::common::{kvperf, run_null, workload};
 use kvperf::results::StepOutput;
 
 const SHORT: [&str; 4] = ["-p", "recordcount=1000", "-p", "operationcount=2000"];

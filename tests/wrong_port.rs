@@ -5,7 +5,7 @@
 //! answering. The listeners are this test's own.
 #![cfg(any(feature = "redis", feature = "postgres"))]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -1,8 +1,8 @@
 //! End-to-end YCSB runs through the real binary.
 
-mod common;
+use crate::common;
 
-use common::{kvperf, metric, run_null, workload};
+use crate::common::{kvperf, metric, run_null, workload};
 use kvperf::measure::OpKind;
 use kvperf::results::StepOutput;
 

@@ -3,9 +3,9 @@
 //! directory, `--set` winning over `--scale`, `--set` typos named, and
 //! `device corners --with-fio` refusing before any I/O when fio is absent.
 
-mod common;
+use crate::common;
 
-use common::{assert_input_error, kvperf, metric};
+use crate::common::{assert_input_error, kvperf, metric};
 
 #[test]
 fn a_shipped_workload_is_found_by_name_and_a_file_in_the_cwd_wins() {

@@ -160,9 +160,12 @@ pub trait Engine: Send + Sync {
     /// Flushes and releases the store; called once, after the measured window.
     fn close(&self) -> anyhow::Result<()>;
     /// Where the store's files are (a directory engine's directory, a local
-    /// server's data directory): the device kvperf accounts I/O for.
+    /// server's data directory): the device kvperf accounts I/O for. By
+    /// default the working directory of the first of [`Self::server_pids`]
+    /// (Redis' `--dir`, the postmaster's data directory); none without one.
     fn data_location(&self) -> Option<std::path::PathBuf> {
-        None
+        let pid = *self.server_pids().first()?;
+        crate::host::processes::cwd_of(pid)
     }
     /// A local server's process IDs, for its CPU and I/O (server engines).
     fn server_pids(&self) -> Vec<u32> {

@@ -404,20 +404,29 @@ macro_rules! blocking_record_call {
 pub(crate) use blocking_record_call;
 
 /// [`Operations`]' raw half for a blocking client whose inherent methods
-/// `get`, `put`, `delete`, `seek`, `next` and `current` make the calls.
+/// `get`, `put`, `delete`, `seek`, `next` and `current` make the calls;
+/// `blocking_raw!(Client, unordered: WHY)` for a client whose store keeps
+/// no key order (its capabilities say so): seek and next fail with `WHY`.
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! blocking_raw {
+    ($client:ty, unordered: $why:expr) => {
+        impl $crate::engine::Operations for $client {
+            $crate::engine::operations::blocking_raw_point!();
+            fn seek<'a>(
+                &'a mut self,
+                _target: Option<&'a [u8]>,
+                _fresh: bool,
+            ) -> $crate::engine::Call<'a, bool> {
+                Err($crate::engine::OpError::Failed($why.into())).into()
+            }
+            fn next(&mut self) -> $crate::engine::Call<'_, bool> {
+                Err($crate::engine::OpError::Failed($why.into())).into()
+            }
+        }
+    };
     ($client:ty) => {
         impl $crate::engine::Operations for $client {
-            fn get<'a>(&'a mut self, key: &'a [u8]) -> $crate::engine::Call<'a, usize> {
-                Self::get(self, key).into()
-            }
-            fn put<'a>(&'a mut self, key: &'a [u8], value: &'a [u8]) -> $crate::engine::Call<'a> {
-                Self::put(self, key, value).into()
-            }
-            fn remove<'a>(&'a mut self, key: &'a [u8]) -> $crate::engine::Call<'a> {
-                Self::delete(self, key).into()
-            }
+            $crate::engine::operations::blocking_raw_point!();
             fn seek<'a>(
                 &'a mut self,
                 target: Option<&'a [u8]>,
@@ -435,6 +444,23 @@ macro_rules! blocking_raw {
     };
 }
 pub(crate) use blocking_raw;
+
+/// The point half of [`blocking_raw!`]: get, put and remove.
+#[allow(unused_macros)] // a build with only the null engine uses none
+macro_rules! blocking_raw_point {
+    () => {
+        fn get<'a>(&'a mut self, key: &'a [u8]) -> $crate::engine::Call<'a, usize> {
+            Self::get(self, key).into()
+        }
+        fn put<'a>(&'a mut self, key: &'a [u8], value: &'a [u8]) -> $crate::engine::Call<'a> {
+            Self::put(self, key, value).into()
+        }
+        fn remove<'a>(&'a mut self, key: &'a [u8]) -> $crate::engine::Call<'a> {
+            Self::delete(self, key).into()
+        }
+    };
+}
+pub(crate) use blocking_raw_point;
 
 /// [`Operations`]' record half for a server client whose inherent async
 /// methods `read`, `scan`, `update`, `insert` and `delete` take no table

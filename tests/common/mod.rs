@@ -1,6 +1,7 @@
 //! Runs the real `kvperf` binary in a temporary directory.
 #![allow(dead_code)]
 
+pub mod machine;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -84,6 +85,18 @@ pub fn can_drop_caches() -> bool {
         .write(true)
         .open("/proc/sys/vm/drop_caches")
         .is_ok()
+}
+
+/// The name libtest knows a test by, for `--exact` when a test runs itself
+/// again in a child process: `module_path!()` without the crate's name,
+/// then the function's (`async_runner::a_test`).
+pub fn test_path(module_path: &str, function: &str) -> String {
+    let module = module_path.split_once("::").map_or("", |(_, m)| m);
+    if module.is_empty() {
+        function.to_string()
+    } else {
+        format!("{module}::{function}")
+    }
 }
 
 /// A test that cannot run its case here (a tool not installed): prints

@@ -11,7 +11,9 @@ use crate::common;
 use std::time::Duration;
 
 #[cfg(feature = "redis")]
-use crate::waits::{records, redis_pid, rest, spawn, step_args, stop_at, wait_within, Continue};
+use crate::hostile::waits::{
+    records, redis_pid, rest, spawn, step_args, stop_at, wait_within, Continue,
+};
 #[cfg(feature = "redis")]
 use kvperf::measure::{OpKind, Outcome};
 

@@ -239,7 +239,7 @@ fn a_property_file_past_its_bound_is_refused() {
         "workload file 'huge' is larger than a workload file can be (4 MiB)",
     );
     // A plan likewise (its own bound, 4 MiB).
-    let plan = crate::plans::null_plan(tmp.path());
+    let plan = crate::hostile::plans::null_plan(tmp.path());
     let mut text = std::fs::read_to_string(&plan).unwrap();
     text.push_str(&"# a comment line, repeated\n".repeat(200_000));
     std::fs::write(&plan, text).unwrap();

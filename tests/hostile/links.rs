@@ -193,7 +193,9 @@ fn a_results_file_that_is_a_link_is_not_appended_through() {
 #[cfg(feature = "rocksdb")]
 #[test]
 fn a_link_at_the_release_caches_lock_leads_no_write() {
-    if !crate::ownership::can_fetch_a_release("a_link_at_the_release_caches_lock_leads_no_write") {
+    if !crate::hostile::ownership::can_fetch_a_release(
+        "a_link_at_the_release_caches_lock_leads_no_write",
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -202,7 +204,7 @@ fn a_link_at_the_release_caches_lock_leads_no_write() {
     let mine = tmp.path().join("mine.txt");
     std::fs::write(&mine, "precious").unwrap();
     std::os::unix::fs::symlink(&mine, cache.join("rocksdb/.10.2.1.lock")).unwrap();
-    let out = crate::ownership::run_on_release(tmp.path(), &cache);
+    let out = crate::hostile::ownership::run_on_release(tmp.path(), &cache);
     assert_input_error(&out, "is not kvperf's lock file");
     assert_eq!(std::fs::read_to_string(&mine).unwrap(), "precious");
 }

@@ -175,7 +175,7 @@ fn bench_with_stdout_gone_keeps_every_benchmark_in_its_json() {
 #[test]
 fn a_plan_with_a_full_stderr_runs_and_records_every_step() {
     let tmp = tempfile::tempdir().unwrap();
-    let plan = crate::plans::null_plan(tmp.path());
+    let plan = crate::hostile::plans::null_plan(tmp.path());
     let status = kvperf(
         tmp.path(),
         &[

@@ -497,7 +497,7 @@ fn a_redfish_reading_past_a_megawatt_is_refused() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let body = r#"{"PowerControl": [{"PowerConsumedWatts": 1e308}]}"#.to_string();
-    let (bmc, _) = crate::pass4::serve_json(body);
+    let (bmc, _) = crate::hostile::pass4::serve_json(body);
     let url = format!("power.redfish.url=http://127.0.0.1:{bmc}/redfish/v1/Chassis/1/Power");
     let out = common::kvperf(
         tmp.path(),

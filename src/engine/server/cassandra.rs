@@ -1502,7 +1502,7 @@ impl CassandraKvWorker<'_> {
 
 const NO_ORDER: &str = "Cassandra: keys cannot be iterated in order (point access only)";
 
-super::blocking_raw!(CassandraKvWorker<'_>);
+super::blocking_raw!(CassandraKvWorker<'_>, unordered: NO_ORDER);
 
 impl CassandraKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
@@ -1521,18 +1521,6 @@ impl CassandraKvWorker<'_> {
 
     fn delete(&mut self, key: &[u8]) -> OpResult {
         self.run(&self.delete, (key,)).map(|_| ())
-    }
-
-    fn seek(&mut self, _target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
-        Err(OpError::Failed(NO_ORDER.into()))
-    }
-
-    fn next(&mut self) -> Result<bool, OpError> {
-        Err(OpError::Failed(NO_ORDER.into()))
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        None
     }
 }
 

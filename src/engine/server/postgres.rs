@@ -956,12 +956,6 @@ impl Engine for PgEngine {
         Ok(())
     }
 
-    /// The postmaster's working directory: its data directory.
-    fn data_location(&self) -> Option<std::path::PathBuf> {
-        let pid = *self.server_pids().first()?;
-        crate::host::processes::cwd_of(pid)
-    }
-
     /// The postmaster (its backends are its children, which the accounting
     /// finds as descendants).
     fn server_pids(&self) -> Vec<u32> {

@@ -836,12 +836,6 @@ impl Engine for RedisEngine {
         Ok(persistence_activity(&info))
     }
 
-    /// Redis' `--dir`, its working directory (a local server only).
-    fn data_location(&self) -> Option<std::path::PathBuf> {
-        let pid = *self.server_pids().first()?;
-        crate::host::processes::cwd_of(pid)
-    }
-
     fn server_pids(&self) -> Vec<u32> {
         endpoint::loopback_listeners(&self.options.host, self.options.port)
     }
@@ -1336,7 +1330,7 @@ impl RedisKvWorker<'_> {
 
 const NO_ORDER: &str = "Redis: the redis engine cannot iterate keys in order";
 
-super::blocking_raw!(RedisKvWorker<'_>);
+super::blocking_raw!(RedisKvWorker<'_>, unordered: NO_ORDER);
 
 impl RedisKvWorker<'_> {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
@@ -1362,18 +1356,6 @@ impl RedisKvWorker<'_> {
         self.set_key(key);
         let key = &self.key;
         self.link.run(|con| cmd("DEL").arg(key).query::<()>(con))
-    }
-
-    fn seek(&mut self, _target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
-        Err(OpError::Failed(NO_ORDER.into()))
-    }
-
-    fn next(&mut self) -> Result<bool, OpError> {
-        Err(OpError::Failed(NO_ORDER.into()))
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        None
     }
 }
 

@@ -3,9 +3,6 @@
 //! what each guarantees). A new output, input or server joins the class it
 //! belongs to; every case asserts what must hold, on the real binary.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod failures;
 mod inputs;
 mod links;
