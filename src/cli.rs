@@ -222,7 +222,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
             return match err.downcast::<clap::Error>() {
                 Ok(err) if err.kind() == clap::error::ErrorKind::DisplayVersion => {
                     crate::say!("kvperf {}", full_version());
-                    Ok(())
+                    stdout_took_it(Ok(()))
                 }
                 // --help.
                 Ok(err) if !err.use_stderr() => Ok(err.print()?),
@@ -250,8 +250,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
         Command::Replay(args) => commands::replay::run(args),
         Command::Fit(args) => commands::fit::run(args),
     };
-    // A listing or a report's paths that stdout did not take is a failure
-    // too (commands that print results keep them and say where).
+    stdout_took_it(done)
+}
+
+/// A listing, a version or a report's paths that stdout did not take is a
+/// failure too (commands that print results keep them and say where).
+fn stdout_took_it(done: anyhow::Result<()>) -> anyhow::Result<()> {
     match (done, crate::output::stdout::failure()) {
         (Ok(()), Some(why)) => Err(anyhow::anyhow!("cannot write to standard output ({why})")),
         (done, _) => done,

@@ -324,3 +324,24 @@ fn fit_check_with_a_full_stdout_keeps_its_table() {
     let _ = std::fs::remove_file(kept);
     assert!(table.contains("throughput (ops/s)"), "{table}");
 }
+
+/// Pass 5 noted, pass 6 fixed: `kvperf --version` with stdout full lost
+/// its line and exited 0, where `kvperf engines` fails in one line.
+#[test]
+fn the_version_on_a_full_stdout_is_a_failure_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [&["--version"][..], &["engines"][..]] {
+        let out = kvperf(tmp.path(), args)
+            .stdout(dev_full())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot write to standard output"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
