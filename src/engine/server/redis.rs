@@ -540,13 +540,7 @@ fn owner(con: &mut Connection, options: &RedisOptions) -> Result<Owner, RedisErr
     let pattern = options.kv_pattern();
     let mut cursor = 0u64;
     loop {
-        let (next, keys): (u64, Vec<Vec<u8>>) = cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(BATCH)
-            .query(con)?;
+        let (next, keys) = scan_page(con, &pattern, cursor)?;
         if let Some(key) = keys.first() {
             return Ok(Owner::Other(format!(
                 "keys such as '{}'",
@@ -626,6 +620,23 @@ fn remove_store(
     Ok(())
 }
 
+/// One `SCAN cursor MATCH pattern COUNT BATCH` step: the next cursor (0
+/// at the end) and the keys found; the ownership check and the emptying
+/// both page through raw keys this way.
+fn scan_page(
+    con: &mut Connection,
+    pattern: &[u8],
+    cursor: u64,
+) -> Result<(u64, Vec<Vec<u8>>), RedisError> {
+    cmd("SCAN")
+        .arg(cursor)
+        .arg("MATCH")
+        .arg(pattern)
+        .arg("COUNT")
+        .arg(BATCH)
+        .query(con)
+}
+
 /// Calls `each` with every batch of raw key-value keys of the store.
 fn scan_kv_keys(
     con: &mut Connection,
@@ -637,13 +648,7 @@ fn scan_kv_keys(
     let mut cursor = 0u64;
     loop {
         budget.arm(con)?;
-        let (next, keys): (u64, Vec<Vec<u8>>) = cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(BATCH)
-            .query(con)?;
+        let (next, keys) = scan_page(con, &pattern, cursor)?;
         if !keys.is_empty() {
             each(&keys);
         }
