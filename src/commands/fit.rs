@@ -40,7 +40,7 @@ pub struct FitArgs {
 /// Refuses a fit whose workload `kvperf run` would refuse (a trace of
 /// deletes only fits proportions that sum to 0), by run's own parser:
 /// fit wrote it and exited 0, and only the run said what was wrong.
-fn runnable(fit: &crate::trace::fit::Fit, source: &str) -> Result<(), InputError> {
+fn runnable(fit: &crate::workload::fit::Fit, source: &str) -> Result<(), InputError> {
     let mut props = crate::properties::Properties::new();
     props.load_str(&fit.workload_file(source));
     let Err(why) = crate::workload::ycsb::CoreConfig::from_properties(&props, false) else {
@@ -108,7 +108,7 @@ pub fn run(args: FitArgs) -> anyhow::Result<()> {
         .into());
     }
     check_store_size(&header, &args.trace)?;
-    let fit = crate::trace::fit::fit(&header, &ops);
+    let fit = crate::workload::fit::fit(&header, &ops);
     drop(ops);
     let source = format!("'{}' ({})", args.trace.display(), header.source);
     runnable(&fit, &source)?;

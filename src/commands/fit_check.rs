@@ -12,7 +12,7 @@ use super::ycsb::{self, YcsbArgs};
 use crate::measure::OpKind;
 use crate::output::Format;
 use crate::results::step::{Measurement, OpStats};
-use crate::trace::fit::Fit;
+use crate::workload::fit::Fit;
 use crate::workload::ycsb::Phase;
 
 /// Where and how both sides run.

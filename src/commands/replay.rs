@@ -20,7 +20,7 @@ use crate::step::{self, Finished};
 use crate::trace::capture::{self, Capture};
 use crate::trace::format::Header;
 use crate::trace::record::TraceOp;
-use crate::trace::replay::{preload, Lateness, Replay, Schedule};
+use crate::workload::replay::{preload, Lateness, Replay, Schedule};
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -331,7 +331,7 @@ fn tell_lateness(out: &mut StepOutput, s: Schedule, late: &Lateness) {
                 s.speed,
                 late.late,
                 late.operations,
-                crate::trace::replay::LATE.as_millis(),
+                crate::workload::replay::LATE.as_millis(),
                 late.max.as_secs_f64() * 1e3
             ),
         );
@@ -339,7 +339,7 @@ fn tell_lateness(out: &mut StepOutput, s: Schedule, late: &Lateness) {
         eprintln!(
             "kvperf: the replay kept to the trace's times (speed {}): no operation started over {} ms late",
             s.speed,
-            crate::trace::replay::LATE.as_millis()
+            crate::workload::replay::LATE.as_millis()
         );
     }
 }

@@ -1,7 +1,7 @@
 //! Traces: what a load or run did, operation by operation, in a compact
-//! binary file (docs/traces.md), and what kvperf does with one: show it,
-//! import other tools' traces into it, replay it on any engine, and fit a
-//! YCSB workload to it.
+//! binary file (docs/traces.md): capture one, show it, import other tools'
+//! traces into it. Replaying one on any engine and fitting a YCSB workload
+//! to one are workloads (`workload::replay`, `workload::fit`), above this.
 //!
 //! - [`format`], [`record`], [`varint`]: the file's layout.
 //! - [`writer`], [`reader`]: writing and reading it, bounded.
@@ -9,13 +9,11 @@
 //! - [`show`]: `kvperf trace show`.
 
 pub mod capture;
-pub mod fit;
 pub mod format;
 pub mod import;
 pub mod output;
 pub mod reader;
 pub mod record;
-pub mod replay;
 pub mod show;
 pub mod varint;
 pub mod writer;

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use popularity::Candidate;
 
-use super::{Header, OpType, TraceOp};
+use crate::trace::{Header, OpType, TraceOp};
 
 /// A candidate with more parameters must beat a simpler one (earlier in
 /// the list) by more than this KS distance to be chosen.
