@@ -222,8 +222,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
                     crate::say!("kvperf {}", full_version());
                     stdout_took_it(Ok(()))
                 }
-                // --help.
-                Ok(err) if !err.use_stderr() => Ok(err.print()?),
+                // --help, in the words of every listing stdout did not take.
+                Ok(err) if !err.use_stderr() => err
+                    .print()
+                    .map_err(|e| anyhow::anyhow!("cannot write to standard output ({e})")),
                 Ok(err) => Err(InputError::Invalid(clap_message(&err)).into()),
                 Err(err) => Err(err),
             };
@@ -265,7 +267,7 @@ fn stdout_took_it(done: anyhow::Result<()>) -> anyhow::Result<()> {
 /// measures: the plan runner's steps, each before the first runs, through
 /// the same parser (clap, then the command's own checks).
 /// Handed to the plan runner as its [`crate::plan::runner::StepCheck`].
-pub(crate) fn check_step(args: &[String]) -> anyhow::Result<()> {
+pub(crate) fn check_step(args: &[String]) -> anyhow::Result<crate::plan::runner::StepFiles> {
     let words = std::iter::once("kvperf".into()).chain(args.iter().map(Into::into));
     let cli = parse(words).map_err(|e| match e.downcast::<clap::Error>() {
         Ok(clap) => InputError::Invalid(clap_message(&clap)).into(),
@@ -274,9 +276,9 @@ pub(crate) fn check_step(args: &[String]) -> anyhow::Result<()> {
     match cli.command {
         Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load),
         Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run),
-        Command::Bench(a) => commands::bench::check_step(&a),
-        // A device step's flags are numbers and sizes clap has read.
-        _ => Ok(()),
+        Command::Bench(a) => commands::bench::check_step(&a).map(|()| Vec::new()),
+        Command::Device(d) => Ok(commands::device::check_step(&d).map(|()| Vec::new())?),
+        _ => Ok(Vec::new()),
     }
 }
 
