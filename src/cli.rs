@@ -14,6 +14,8 @@ use crate::commands::settle::SettleArgs;
 use crate::commands::ycsb::YcsbArgs;
 use crate::error::InputError;
 
+mod step_command;
+
 const ABOUT: &str = "Benchmark key-value and storage engines the way storage studies do.";
 
 const LONG_ABOUT: &str = "\
@@ -262,24 +264,37 @@ fn stdout_took_it(done: anyhow::Result<()>) -> anyhow::Result<()> {
     }
 }
 
-/// Checks a step's command line (`load|run|bench|device ...`, without the
-/// program) as that command checks it before it opens an engine or
-/// measures: the plan runner's steps, each before the first runs, through
-/// the same parser (clap, then the command's own checks).
-/// Handed to the plan runner as its [`crate::plan::runner::StepCheck`].
-pub(crate) fn check_step(args: &[String]) -> anyhow::Result<crate::plan::runner::StepFiles> {
+/// Checks a plan step's command (`load|run|bench|device ...`) as that
+/// command checks it before it opens an engine or measures: its command
+/// line through the same parser (clap, then the command's own checks), and
+/// read back into a [`StepCommand`](crate::plan::StepCommand) the way
+/// [`step_command::step_command`] does, so a command line no step has is
+/// refused before the plan's first step. Handed to the plan runner as its
+/// [`crate::plan::runner::StepCheck`].
+pub(crate) fn check_step(
+    command: &crate::plan::StepCommand,
+) -> anyhow::Result<crate::plan::runner::StepFiles> {
+    let args = command.args();
     let words = std::iter::once("kvperf".into()).chain(args.iter().map(Into::into));
     let cli = parse(words).map_err(|e| match e.downcast::<clap::Error>() {
         Ok(clap) => InputError::Invalid(clap_message(&clap)).into(),
         Err(e) => e,
     })?;
-    match cli.command {
-        Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load),
-        Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run),
-        Command::Bench(a) => commands::bench::check_step(&a).map(|()| Vec::new()),
-        Command::Device(d) => Ok(commands::device::check_step(&d).map(|()| Vec::new())?),
-        _ => Ok(Vec::new()),
-    }
+    let files = match cli.command {
+        Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load)?,
+        Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run)?,
+        Command::Bench(a) => {
+            commands::bench::check_step(&a)?;
+            Vec::new()
+        }
+        Command::Device(d) => {
+            commands::device::check_step(&d)?;
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    step_command::step_command(&args)?;
+    Ok(files)
 }
 
 /// clap's message on one line, with a did-you-mean for a subcommand one
