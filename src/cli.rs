@@ -283,10 +283,7 @@ pub(crate) fn check_step(
     let files = match cli.command {
         Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load)?,
         Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run)?,
-        Command::Bench(a) => {
-            commands::bench::check_step(&a)?;
-            Vec::new()
-        }
+        Command::Bench(a) => commands::bench::check_step(&a)?,
         Command::Device(d) => {
             commands::device::check_step(&d)?;
             Vec::new()

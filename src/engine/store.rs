@@ -57,10 +57,14 @@ pub fn prepare(
             InputError::Invalid(format!("cannot create --db '{}': {e}", dir.display()))
         })?;
     }
-    let exclusive = mode == OpenMode::Fresh || !claimed;
+    // An engine that locks its store for one process is used under
+    // kvperf's exclusive lock too: a second user is named, not refused by
+    // the engine in its own words.
+    let shared = spec.capabilities.shared_store;
+    let exclusive = mode == OpenMode::Fresh || !claimed || !shared;
     let lock = store_lock::acquire(dir, exclusive)?;
     prepare_locked(spec, dir, mode)?;
-    if exclusive && mode != OpenMode::Fresh {
+    if exclusive && mode != OpenMode::Fresh && shared {
         lock.share(dir)?;
     }
     Ok(Some(lock))
@@ -485,6 +489,7 @@ mod tests {
             tasks_own_sockets: false,
             events: crate::engine::EventSupport::Unavailable("a test spec"),
             stats_report: false,
+            shared_store: false,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

@@ -297,6 +297,35 @@ fn fresh_deletes_no_redis_keys_kvperf_did_not_mark() {
     assert_eq!(users.cli(&["GET", "o:kv:1"]).as_deref(), Some("x"));
 }
 
+/// A link (or a file with another name) in a server directory kvperf made
+/// leads no write of the server's: `server start` refuses it in one line.
+/// redis-server opened its log through a `redis.log` linked to a user's
+/// file and appended to that file.
+#[test]
+fn a_link_in_a_server_directory_leads_no_write_of_the_server() {
+    let Some(redis) = Server::start("redis", "servers::link_in_dir") else {
+        return;
+    };
+    let dir = redis.server_dir();
+    assert_eq!(redis.action("stop").code, 0);
+    let users = redis.dir().join("notes.txt");
+    std::fs::write(&users, "the user's\n").unwrap();
+    let log = dir.join("redis.log");
+    let link = |make: &dyn Fn()| {
+        let _ = std::fs::remove_file(&log);
+        make();
+        let out = redis.action("start");
+        common::assert_input_error(&out, "redis.log");
+        assert!(out.stderr.contains("in server directory"), "{}", out.stderr);
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "the user's\n");
+        assert!(!answers(redis.port), "no server started");
+    };
+    link(&|| std::os::unix::fs::symlink(&users, &log).unwrap());
+    link(&|| std::fs::hard_link(&users, &log).unwrap());
+    std::fs::remove_file(&log).unwrap();
+    assert_eq!(redis.action("start").code, 0);
+}
+
 /// A user's key that is not a sorted set where a Redis store keeps its
 /// index (`_indices` under the default prefix) is one line naming it, exit
 /// 2, for a load, a run and `replay --existing`; it was exit 3 in Redis's

@@ -121,6 +121,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // INFO persistence, over a connection of the sampler's own.
         events: EventSupport::Reports(&[EventKind::BgSave, EventKind::AofRewrite]),
         stats_report: false,
+        shared_store: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },
