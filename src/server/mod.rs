@@ -267,7 +267,24 @@ impl Instance {
     /// before; anything else that is not empty is refused.
     fn claim_dir(&self) -> anyhow::Result<()> {
         let shown = self.dir.display();
-        if self.dir.join(MARKER).exists() {
+        let marker = self.dir.join(MARKER);
+        if std::fs::symlink_metadata(&marker).is_ok() {
+            // Its name is no proof: a user's `.kvperf-server` made a
+            // directory of notes kvperf's (a server started in it).
+            let one_file =
+                std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file() && m.nlink() == 1);
+            let ours = one_file
+                && crate::files::read_input(&marker, "marker", crate::files::bound::MARKER)
+                    .is_ok_and(|text| {
+                        text.split_once('\n')
+                            .is_some_and(|(_, rest)| rest.starts_with("created by kvperf "))
+                    });
+            if !ours {
+                return Err(InputError::Invalid(format!(
+                    "--dir '{shown}' has a '{MARKER}' that is not kvperf's marker (a link, a file with another name, or other text); use a new or empty directory"
+                ))
+                .into());
+            }
             return self.check_no_links();
         }
         if self.dir.exists() {

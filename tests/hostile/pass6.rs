@@ -4,6 +4,8 @@
 //! than a block, a user's key where a Redis store keeps its index. Each
 //! case failed on the main of 2026-11-28 (46aff39).
 
+use std::path::Path;
+
 use crate::common::{self, assert_input_error, kvperf, workload};
 
 /// A user's file named like kvperf's temporary marker, ledger or lock file
@@ -244,5 +246,44 @@ fn a_shown_trace_imported_back_is_refused_naming_the_difference() {
             out.stderr
         );
         assert!(!tmp.path().join("back.kvtrace").exists());
+    }
+}
+
+/// A `.kvperf-server` that is not kvperf's marker (a user's text, a link)
+/// proves nothing: `server start` refuses the directory before any server
+/// runs. Its name alone made a directory of notes kvperf's, and Redis was
+/// started in it.
+#[test]
+fn a_server_marker_kvperf_did_not_write_is_no_proof() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = common::server::free_port().to_string();
+    let makers: [&dyn Fn(&Path); 2] = [
+        &|d| std::fs::write(d.join(".kvperf-server"), "my own\n").unwrap(),
+        &|d| {
+            std::fs::write(d.join("elsewhere"), "redis\ncreated by kvperf 0.1.0\n").unwrap();
+            std::os::unix::fs::symlink(d.join("elsewhere"), d.join(".kvperf-server")).unwrap()
+        },
+    ];
+    for make in makers {
+        let dir = tempfile::tempdir_in(tmp.path()).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "mine\n").unwrap();
+        make(dir.path());
+        let shown = dir.path().display().to_string();
+        let out = kvperf(
+            tmp.path(),
+            &["server", "start", "redis", "--dir", &shown, "--port", &port],
+        );
+        assert_input_error(&out, "that is not kvperf's marker");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert!(
+            names
+                .iter()
+                .all(|n| [".kvperf-server", "elsewhere", "notes.txt"].contains(&n.as_str())),
+            "{names:?}"
+        );
     }
 }
