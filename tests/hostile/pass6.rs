@@ -150,7 +150,8 @@ fn one_file_written_by_two_steps_of_a_plan_is_refused_before_the_first_step() {
         ),
         (
             "hdrhistogram.fileoutput=true",
-            "is given as both hdrhistogram.output.path of step c/001-run-a-t1-r1 and hdrhistogram.output.path of step c/002-run-c-t1-r1",
+            // Every group's log at one prefix, used by a step or not.
+            "is given as both hdrhistogram.output.path of step c/000-load-a-t1-r1 and hdrhistogram.output.path of step c/001-run-a-t1-r1",
         ),
         (
             "rocksdb.trace=rt.trace",
