@@ -328,17 +328,9 @@ pub(crate) fn check_step(
         n => client.threads.min(n as usize),
     };
     client.task_runtime_for(spec, threads)?;
-    // RocksDB's own trace: a new file each time the store opens.
-    if let Some(path) = props
-        .get(ROCKSDB_TRACE)
-        .filter(|p| spec.name == "rocksdb" && !p.is_empty())
-    {
-        files.push((ROCKSDB_TRACE, PathBuf::from(path)));
-    }
+    files.extend(spec.files_written(&props));
     Ok(files)
 }
-
-const ROCKSDB_TRACE: &str = "rocksdb.trace";
 
 /// Runs the phase and fills `out`; an error leaves what was measured in it.
 fn measure(

@@ -47,6 +47,13 @@ fn a_users_file_named_like_kvperfs_temporary_is_never_deleted() {
     }
 }
 
+/// `kvperf plan run p.toml --results r.jsonl` plus `extra`, in `dir`.
+fn plan_run(dir: &Path, extra: &[&str]) -> common::Output {
+    let mut args = vec!["plan", "run", "p.toml", "--results", "r.jsonl"];
+    args.extend_from_slice(extra);
+    kvperf(dir, &args)
+}
+
 /// `--size` smaller than one 1 MiB block (the least a fill or a layout
 /// writes) is bad input, found before the target is made. It was made (a
 /// directory and a fill file of 1 byte), then the first write failed, exit 3.
@@ -105,18 +112,7 @@ fn a_plan_scaled_below_one_device_block_is_refused_before_the_first_step() {
             ),
         )
         .unwrap();
-        let out = kvperf(
-            tmp.path(),
-            &[
-                "plan",
-                "run",
-                "p.toml",
-                "--results",
-                "r.jsonl",
-                "--scale",
-                "0.0001",
-            ],
-        );
+        let out = plan_run(tmp.path(), &["--scale", "0.0001"]);
         assert_input_error(&out, "smaller than one 1048576-byte block");
         assert!(!tmp.path().join("r.jsonl").exists(), "{section}");
         assert!(!db.exists(), "{section}");
@@ -158,10 +154,7 @@ fn one_file_written_by_two_steps_of_a_plan_is_refused_before_the_first_step() {
             "'rt.trace' is given as both rocksdb.trace of step c/000-load-a-t1-r1 and rocksdb.trace of step c/001-run-a-t1-r1",
         ),
     ] {
-        let out = kvperf(
-            tmp.path(),
-            &["plan", "run", "p.toml", "--results", "r.jsonl", "--set", set],
-        );
+        let out = plan_run(tmp.path(), &["--set", set]);
         assert_input_error(&out, needle);
         let left: Vec<_> = std::fs::read_dir(tmp.path())
             .unwrap()
@@ -170,14 +163,9 @@ fn one_file_written_by_two_steps_of_a_plan_is_refused_before_the_first_step() {
         assert_eq!(left, ["p.toml"], "{set}");
     }
     // One step's own trace is its own file.
-    let out = kvperf(
+    let out = plan_run(
         tmp.path(),
         &[
-            "plan",
-            "run",
-            "p.toml",
-            "--results",
-            "r.jsonl",
             "--set",
             "steps.1.properties.trace.output=run.kvtrace",
             "--set",
