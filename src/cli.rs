@@ -224,8 +224,10 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
                     crate::say!("kvperf {}", full_version());
                     stdout_took_it(Ok(()))
                 }
-                // --help.
-                Ok(err) if !err.use_stderr() => Ok(err.print()?),
+                // --help, in the words of every listing stdout did not take.
+                Ok(err) if !err.use_stderr() => err
+                    .print()
+                    .map_err(|e| anyhow::anyhow!("cannot write to standard output ({e})")),
                 Ok(err) => Err(InputError::Invalid(clap_message(&err)).into()),
                 Err(err) => Err(err),
             };
@@ -269,21 +271,27 @@ fn stdout_took_it(done: anyhow::Result<()>) -> anyhow::Result<()> {
 /// [`step_command::step_command`] does, so a command line no step has is
 /// refused before the plan's first step. Handed to the plan runner as its
 /// [`crate::plan::runner::StepCheck`].
-pub(crate) fn check_step(command: &crate::plan::StepCommand) -> anyhow::Result<()> {
+pub(crate) fn check_step(
+    command: &crate::plan::StepCommand,
+) -> anyhow::Result<crate::plan::runner::StepFiles> {
     let args = command.args();
     let words = std::iter::once("kvperf".into()).chain(args.iter().map(Into::into));
     let cli = parse(words).map_err(|e| match e.downcast::<clap::Error>() {
         Ok(clap) => InputError::Invalid(clap_message(&clap)).into(),
         Err(e) => e,
     })?;
-    match cli.command {
+    let files = match cli.command {
         Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load)?,
         Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run)?,
         Command::Bench(a) => commands::bench::check_step(&a)?,
-        // A device step's flags are numbers and sizes clap has read.
-        _ => {}
-    }
-    step_command::step_command(&args).map(drop)
+        Command::Device(d) => {
+            commands::device::check_step(&d)?;
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    step_command::step_command(&args)?;
+    Ok(files)
 }
 
 /// clap's message on one line, with a did-you-mean for a subcommand one

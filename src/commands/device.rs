@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use crate::device::buffers::BufferPages;
 use crate::device::corners::{self, CornersConfig};
 use crate::device::precondition::{self, PreconditionConfig};
-use crate::device::{fio, target};
+use crate::device::{fio, target, FILL_BLOCK};
 use crate::engine::store::PRECONDITION_FILE;
 use crate::error::InputError;
 use crate::files::Destination;
@@ -157,15 +157,41 @@ pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
     finished.map(|Finished| ())
 }
 
+/// `--size`, at least one block of the fill's and the layout's writes: a
+/// smaller target was made (a fill file of 1 byte), then failed at its
+/// first write, exit 3.
+fn size_arg(text: &str) -> Result<u64, InputError> {
+    let size = parse_size(text).map_err(|e| InputError::Invalid(format!("--size {e}")))?;
+    if size < FILL_BLOCK {
+        return Err(InputError::Invalid(format!(
+            "--size {text} ({size} bytes) is smaller than one {FILL_BLOCK}-byte block (1 MiB), the least kvperf writes and measures"
+        )));
+    }
+    Ok(size)
+}
+
+fn steady_arg(text: Option<&str>) -> Result<Option<SteadyCriterion>, InputError> {
+    text.map(|t| {
+        SteadyCriterion::parse(t).map_err(|e| InputError::Invalid(format!("--steady {e}")))
+    })
+    .transpose()
+}
+
+/// Checks a device step's flags as the step does before it touches its
+/// target (the plan runner's steps, before the first runs).
+pub fn check_step(command: &DeviceCommand) -> Result<(), InputError> {
+    match command {
+        DeviceCommand::Corners(args) => args.size.as_deref().map(size_arg).transpose().map(drop),
+        DeviceCommand::Precondition(args) => {
+            size_arg(&args.size)?;
+            steady_arg(args.steady.as_deref()).map(drop)
+        }
+    }
+}
+
 fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::Result<()> {
-    let size = parse_size(&args.size).map_err(|e| InputError::Invalid(format!("--size {e}")))?;
-    let steady = match &args.steady {
-        Some(text) => Some(
-            SteadyCriterion::parse(text)
-                .map_err(|e| InputError::Invalid(format!("--steady {e}")))?,
-        ),
-        None => None,
-    };
+    let size = size_arg(&args.size)?;
+    let steady = steady_arg(args.steady.as_deref())?;
     let cfg = PreconditionConfig {
         passes: args.passes,
         steady,
@@ -210,7 +236,7 @@ fn precondition_into(args: &PreconditionArgs, out: &mut StepOutput) -> anyhow::R
 
 fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> {
     let size = match &args.size {
-        Some(s) => Some(parse_size(s).map_err(|e| InputError::Invalid(format!("--size {e}")))?),
+        Some(s) => Some(size_arg(s)?),
         None => None,
     };
     let cfg = CornersConfig {

@@ -98,6 +98,7 @@ fn show_trace(args: &ShowArgs) -> anyhow::Result<()> {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let not_taken = |e: std::io::Error| anyhow::anyhow!("cannot write to standard output ({e})");
     // A bad block after good ones still ends in one line (exit 2); what
     // came before it is printed.
     while let Some(block) = reader.next_block()? {
@@ -107,10 +108,10 @@ fn show_trace(args: &ShowArgs) -> anyhow::Result<()> {
                 ShowFormat::Csv => show::csv_row(op, &mut text)?,
             }
         }
-        out.write_all(&text)?;
+        out.write_all(&text).map_err(not_taken)?;
         text.clear();
     }
-    out.write_all(&text)?;
-    out.flush()?;
+    out.write_all(&text).map_err(not_taken)?;
+    out.flush().map_err(not_taken)?;
     Ok(())
 }

@@ -230,6 +230,8 @@ struct Checked {
     hdr_logs: Option<HdrLogs>,
     /// `trace.output`, checked.
     trace: Option<Destination>,
+    /// The files written beside the result: interval logs, the trace.
+    files: crate::plan::runner::StepFiles,
     workload: CoreWorkload,
     /// The shard to run ([`Shard::WHOLE`] unless sharded) and what said so.
     shard: (Shard, String),
@@ -259,14 +261,17 @@ fn check(
     if let Some(path) = &args.output {
         outputs.file("--output", path)?;
     }
+    let mut files = Vec::new();
     for path in hdr_logs.iter().flat_map(HdrLogs::paths) {
         outputs.file("hdrhistogram.output.path", path)?;
+        files.push(("hdrhistogram.output.path", path.to_path_buf()));
     }
     let trace = props
         .get(capture::PROPERTY)
         .map(|path| {
             let path = Path::new(path);
             outputs.file(capture::PROPERTY, path)?;
+            files.push((capture::PROPERTY, path.to_path_buf()));
             trace::output::destination(path, capture::PROPERTY, &inputs)
         })
         .transpose()?;
@@ -295,6 +300,7 @@ fn check(
         client,
         hdr_logs,
         trace,
+        files,
         workload,
         shard: (shard, shard_source),
     })
@@ -303,20 +309,27 @@ fn check(
 /// Checks a load or run as `kvperf load|run ARGS` would before its engine
 /// opens (the plan runner's steps, before the first runs): the shard, the
 /// properties, the engine's name and what it can run, and [`check`].
-pub(crate) fn check_step(args: &YcsbArgs, phase: Phase) -> anyhow::Result<()> {
+pub(crate) fn check_step(
+    args: &YcsbArgs,
+    phase: Phase,
+) -> anyhow::Result<crate::plan::runner::StepFiles> {
     // A step is whole or names its shard: no job array's variables.
     let shard = Shard::resolve(args.shard.as_deref(), &|_| None)?;
     let props = load_properties(args)?;
     let spec = engine::find(&args.engine)?;
     let Checked {
-        client, workload, ..
+        client,
+        workload,
+        mut files,
+        ..
     } = check(args, phase, &props, shard)?;
     let threads = match workload.operation_count() {
         0 => client.threads,
         n => client.threads.min(n as usize),
     };
     client.task_runtime_for(spec, threads)?;
-    Ok(())
+    files.extend(spec.files_written(&props));
+    Ok(files)
 }
 
 /// Runs the phase and fills `out`; an error leaves what was measured in it.
@@ -335,6 +348,7 @@ fn measure(
         trace,
         workload,
         shard: (shard, shard_source),
+        ..
     } = check(args, phase, &props, shard)?;
     // An interrupt from here keeps the settings and warnings.
     if args.format == Format::Json {

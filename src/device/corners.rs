@@ -82,7 +82,7 @@ pub fn layout(target: &Target) -> std::io::Result<uring::Done> {
     let fill = Pattern {
         write: true,
         random: false,
-        block: 1 << 20,
+        block: super::FILL_BLOCK as usize,
         depth: 8,
     };
     let done = uring::run(

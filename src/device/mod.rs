@@ -7,3 +7,7 @@ pub mod fio;
 pub mod precondition;
 pub mod target;
 mod uring;
+
+/// The block of a layout's and a fill's sequential writes: the smallest
+/// target kvperf measures.
+pub const FILL_BLOCK: u64 = 1 << 20;

@@ -34,7 +34,7 @@ pub fn run(
         pattern: Pattern {
             write: true,
             random: false,
-            block: 1 << 20,
+            block: super::FILL_BLOCK as usize,
             depth: 8,
         },
     };

@@ -79,6 +79,12 @@ pub struct Capabilities {
     /// The engine's own report of its state, per store and per level
     /// ([`Engine::stats_report`]; db_bench's `stats` and `levelstats`).
     pub stats_report: bool,
+    /// Several processes may open a directory engine's store at once
+    /// (LMDB, SQLite). Without it the engine locks the store for one
+    /// process (RocksDB's `LOCK`), so kvperf's own lock is taken exclusive
+    /// to use the store too: a second kvperf is named in one line, exit 2,
+    /// not refused by the engine in its words, exit 3.
+    pub shared_store: bool,
     /// Which background events [`Engine::activity`] reports, or why none.
     pub events: EventSupport,
 }

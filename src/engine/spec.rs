@@ -1,7 +1,7 @@
 //! An engine's entry in the registry ([`EngineSpec`]): its name, where it
 //! keeps its data, its capabilities and options, and how it opens.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{
     registry, store, Capabilities, Capability, DbBenchFlags, Engine, EngineOption, KvSupport,
@@ -59,6 +59,19 @@ pub struct EngineSpec {
 }
 
 impl EngineSpec {
+    /// Files the engine writes beside a step's result, named by its own
+    /// options (RocksDB's query trace, a new file at each open): a plan
+    /// checks that no two of its steps write one.
+    pub fn files_written(&self, props: &Properties) -> Vec<(&'static str, PathBuf)> {
+        const ROCKSDB_TRACE: &str = "rocksdb.trace";
+        match props.get(ROCKSDB_TRACE) {
+            Some(path) if self.name == "rocksdb" && !path.is_empty() => {
+                vec![(ROCKSDB_TRACE, PathBuf::from(path))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     pub fn uses_data_dir(&self) -> bool {
         matches!(self.store, StoreKind::Directory { .. })
     }

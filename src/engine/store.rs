@@ -57,10 +57,14 @@ pub fn prepare(
             InputError::Invalid(format!("cannot create --db '{}': {e}", dir.display()))
         })?;
     }
-    let exclusive = mode == OpenMode::Fresh || !claimed;
+    // An engine that locks its store for one process is used under
+    // kvperf's exclusive lock too: a second user is named, not refused by
+    // the engine in its own words.
+    let shared = spec.capabilities.shared_store;
+    let exclusive = mode == OpenMode::Fresh || !claimed || !shared;
     let lock = store_lock::acquire(dir, exclusive)?;
     prepare_locked(spec, dir, mode)?;
-    if exclusive && mode != OpenMode::Fresh {
+    if exclusive && mode != OpenMode::Fresh && shared {
         lock.share(dir)?;
     }
     Ok(Some(lock))
@@ -211,7 +215,9 @@ fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
     let mut entries = entry_names(dir)?;
     let own_lock = store_lock::is_own(dir);
     entries.retain(|name| {
-        name != MARKER && !is_temporary(name) && !(own_lock && name == store_lock::LOCK_FILE)
+        name != MARKER
+            && !is_own_temporary(dir, name)
+            && !(own_lock && name == store_lock::LOCK_FILE)
     });
     if entries.is_empty() {
         return Ok(None);
@@ -254,19 +260,61 @@ fn adopted(dir: &Path) -> InputError {
     ))
 }
 
-/// kvperf's own temporary files of its marker and ledger (a crash between
-/// writing one and renaming it leaves one).
-fn is_temporary(name: &str) -> bool {
-    owned::is_temporary_of(name, MARKER)
-        || owned::is_temporary_of(name, loaded_keys::LEDGER)
-        || owned::is_temporary_of(name, store_lock::LOCK_FILE)
+/// kvperf's own temporary file of its marker, ledger or lock (a crash
+/// between writing one and renaming it leaves one): named so, and holding
+/// what kvperf writes there or the start of it. The name alone proves
+/// nothing: a user's `.kvperf-data.tmp-1-1` holding their notes was
+/// deleted as kvperf's.
+fn is_own_temporary(dir: &Path, name: &str) -> bool {
+    let of = |file: &str| owned::is_temporary_of(name, file);
+    let (marker, ledger, lock) = (
+        of(MARKER),
+        of(loaded_keys::LEDGER),
+        of(store_lock::LOCK_FILE),
+    );
+    if !(marker || ledger || lock) {
+        return false;
+    }
+    let Some(bytes) = read_small_own(&dir.join(name)) else {
+        return false;
+    };
+    // Blocks a crash left unwritten read as zeros.
+    let written = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    if bytes[written.len()..].iter().any(|&b| b != 0) {
+        return false;
+    }
+    if marker {
+        parse_marker(&bytes).is_some()
+    } else if ledger {
+        // A ledger is begun empty; its lines are appended in place.
+        written.is_empty()
+    } else {
+        store_lock::content().as_bytes().starts_with(written)
+    }
+}
+
+/// The bytes of `path` when it is a regular file with one name of at most
+/// [`MARKER_LIMIT`] bytes, read without following a link or blocking.
+fn read_small_own(path: &Path) -> Option<Vec<u8>> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() || meta.nlink() > 1 || meta.len() > MARKER_LIMIT {
+        return None;
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    owned::check_own(&file).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MARKER_LIMIT + 1).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn remove_stale_temporaries(dir: &Path) {
     for name in entry_names(dir).unwrap_or_default() {
-        let path = dir.join(&name);
-        if is_temporary(&name) && fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            let _ = fs::remove_file(path);
+        if is_own_temporary(dir, &name) {
+            let _ = fs::remove_file(dir.join(name));
         }
     }
 }
@@ -441,6 +489,7 @@ mod tests {
             tasks_own_sockets: false,
             events: crate::engine::EventSupport::Unavailable("a test spec"),
             stats_report: false,
+            shared_store: false,
         },
         options: &[],
         open: |_| unreachable!("not opened in these tests"),

@@ -17,7 +17,8 @@ use crate::files::owned;
 /// The lock file's name in a data directory.
 pub const LOCK_FILE: &str = ".kvperf-lock";
 
-fn content() -> String {
+/// What kvperf's lock file holds.
+pub(super) fn content() -> String {
     format!("{}\n", crate::files::signature::token("store-lock"))
 }
 

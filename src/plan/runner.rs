@@ -44,8 +44,12 @@ pub struct RunOptions {
 /// child's command line, as the step's own command checks it before it
 /// opens an engine or measures. The command layer hands its parser down
 /// (`commands::check_step`): the plan knows nothing of the command line
-/// above it.
-pub type StepCheck = fn(&StepCommand) -> anyhow::Result<()>;
+/// above it. It returns the files the step writes beside its output
+/// (`trace.output`, interval logs, `rocksdb.trace`), each with what names it.
+pub type StepCheck = fn(&StepCommand) -> anyhow::Result<StepFiles>;
+
+/// Files a step writes besides its result, each with the property that names it.
+pub type StepFiles = Vec<(&'static str, PathBuf)>;
 
 /// Where the step processes mirror their live figures, when watched.
 static LIVE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -139,11 +143,13 @@ pub fn check_outputs(results: &Path, report_dir: &Path) -> Result<(), InputError
 /// a value no step could run with is found before the first step runs,
 /// not at its step with the results file begun. A client of a step with
 /// `clients` is checked with its `--shard`. Steps with the same command
-/// line are checked once.
+/// line are checked once. A file two steps would write (one `trace.output`
+/// for every step) is refused: each step replaced the one before's.
 pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Result<()> {
     let plan = &p.loaded.plan;
     let json = step_output_path(results);
-    let mut seen = std::collections::HashSet::new();
+    let mut seen: std::collections::HashMap<Vec<String>, StepFiles> = Default::default();
+    let mut files = crate::files::Outputs::new();
     for step in &p.steps {
         let command = StepCommand::of_step(plan.driver, plan.settle, plan.drop_caches, step, &json);
         let n = step.clients;
@@ -153,8 +159,16 @@ pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Re
             vec![command]
         };
         for command in shards {
-            if seen.insert(command.args()) {
-                check(&command).with_context(|| format!("step {}", step.id))?;
+            let args = command.args();
+            let written = match seen.get(&args) {
+                Some(written) => written,
+                None => {
+                    let written = check(&command).with_context(|| format!("step {}", step.id))?;
+                    seen.entry(args).or_insert(written)
+                }
+            };
+            for (what, path) in written {
+                files.file(&format!("{what} of step {}", step.id), path)?;
             }
         }
     }

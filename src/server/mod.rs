@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -266,8 +267,25 @@ impl Instance {
     /// before; anything else that is not empty is refused.
     fn claim_dir(&self) -> anyhow::Result<()> {
         let shown = self.dir.display();
-        if self.dir.join(MARKER).exists() {
-            return Ok(());
+        let marker = self.dir.join(MARKER);
+        if std::fs::symlink_metadata(&marker).is_ok() {
+            // Its name is no proof: a user's `.kvperf-server` made a
+            // directory of notes kvperf's (a server started in it).
+            let one_file =
+                std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file() && m.nlink() == 1);
+            let ours = one_file
+                && crate::files::read_input(&marker, "marker", crate::files::bound::MARKER)
+                    .is_ok_and(|text| {
+                        text.split_once('\n')
+                            .is_some_and(|(_, rest)| rest.starts_with("created by kvperf "))
+                    });
+            if !ours {
+                return Err(InputError::Invalid(format!(
+                    "--dir '{shown}' has a '{MARKER}' that is not kvperf's marker (a link, a file with another name, or other text); use a new or empty directory"
+                ))
+                .into());
+            }
+            return self.check_no_links();
         }
         if self.dir.exists() {
             let empty = std::fs::read_dir(&self.dir)
@@ -296,6 +314,35 @@ impl Instance {
             crate::files::owned::Place::New,
         )
         .with_context(|| format!("cannot write to '{shown}'"))
+    }
+
+    /// No link and no file with another name among the server directory's
+    /// entries: the server opens its own log and pid file (and its data)
+    /// following links, so a `redis.log` linked to a user's file had the
+    /// server's log appended to that file.
+    fn check_no_links(&self) -> anyhow::Result<()> {
+        let shown = self.dir.display();
+        for entry in
+            std::fs::read_dir(&self.dir).with_context(|| format!("cannot list '{shown}'"))?
+        {
+            let entry = entry.with_context(|| format!("cannot list '{shown}'"))?;
+            let meta = entry
+                .metadata()
+                .with_context(|| format!("cannot list '{shown}'"))?;
+            let what = if meta.file_type().is_symlink() {
+                "is a symbolic link".to_string()
+            } else if meta.is_file() && meta.nlink() > 1 {
+                format!("has {} hard links", meta.nlink())
+            } else {
+                continue;
+            };
+            return Err(InputError::Invalid(format!(
+                "'{}' in server directory '{shown}' {what}: the server would write through it into a file kvperf did not make; move it away",
+                entry.path().display()
+            ))
+            .into());
+        }
+        Ok(())
     }
 
     /// Runs the server's script for `action`. `verified`: the processes

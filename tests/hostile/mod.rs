@@ -9,6 +9,7 @@ mod links;
 mod outputs;
 mod ownership;
 mod pass4;
+mod pass6;
 mod plans;
 mod resources;
 mod secrets;

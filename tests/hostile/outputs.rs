@@ -326,11 +326,23 @@ fn fit_check_with_a_full_stdout_keeps_its_table() {
 }
 
 /// Pass 5 noted, pass 6 fixed: `kvperf --version` with stdout full lost
-/// its line and exited 0, where `kvperf engines` fails in one line.
+/// its line and exited 0, where `kvperf engines` fails in one line. Pass 6
+/// found every `--help` and `trace show` failing with the disk's words
+/// only ("No space left on device"), not saying it was standard output.
 #[test]
 fn the_version_on_a_full_stdout_is_a_failure_in_one_line() {
     let tmp = tempfile::tempdir().unwrap();
-    for args in [&["--version"][..], &["engines"][..]] {
+    let trace = crate::common::import_csv_trace(tmp.path(), "t", "0,insert,k1,100\n");
+    for args in [
+        &["--version"][..],
+        &["engines"],
+        &["--help"],
+        &["run", "--help"],
+        &["plan", "run", "-h"],
+        &["help", "server"],
+        &["trace", "show", trace.as_str()],
+        &["trace", "show", trace.as_str(), "--format", "csv"],
+    ] {
         let out = kvperf(tmp.path(), args)
             .stdout(dev_full())
             .stderr(Stdio::piped())

@@ -297,6 +297,71 @@ fn fresh_deletes_no_redis_keys_kvperf_did_not_mark() {
     assert_eq!(users.cli(&["GET", "o:kv:1"]).as_deref(), Some("x"));
 }
 
+/// A link (or a file with another name) in a server directory kvperf made
+/// leads no write of the server's: `server start` refuses it in one line.
+/// redis-server opened its log through a `redis.log` linked to a user's
+/// file and appended to that file.
+#[test]
+fn a_link_in_a_server_directory_leads_no_write_of_the_server() {
+    let Some(redis) = Server::start("redis", "servers::link_in_dir") else {
+        return;
+    };
+    let dir = redis.server_dir();
+    assert_eq!(redis.action("stop").code, 0);
+    let users = redis.dir().join("notes.txt");
+    std::fs::write(&users, "the user's\n").unwrap();
+    let log = dir.join("redis.log");
+    let link = |make: &dyn Fn()| {
+        let _ = std::fs::remove_file(&log);
+        make();
+        let out = redis.action("start");
+        common::assert_input_error(&out, "redis.log");
+        assert!(out.stderr.contains("in server directory"), "{}", out.stderr);
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "the user's\n");
+        assert!(!answers(redis.port), "no server started");
+    };
+    link(&|| std::os::unix::fs::symlink(&users, &log).unwrap());
+    link(&|| std::fs::hard_link(&users, &log).unwrap());
+    std::fs::remove_file(&log).unwrap();
+    assert_eq!(redis.action("start").code, 0);
+}
+
+/// A user's key that is not a sorted set where a Redis store keeps its
+/// index (`_indices` under the default prefix) is one line naming it, exit
+/// 2, for a load, a run and `replay --existing`; it was exit 3 in Redis's
+/// words ("WRONGTYPE": Operation against a key holding the wrong kind of
+/// value), a user's key called a failed run.
+#[test]
+fn a_users_key_where_the_index_goes_is_named_not_a_failed_run() {
+    let Some(mut users) = UsersRedis::start() else {
+        return;
+    };
+    assert!(users.cli(&["SET", "_indices", "my app's"]).is_some());
+    let dir = tempfile::tempdir().unwrap();
+    let port = format!("redis.port={}", users.port);
+    let workload = common::workload("a");
+    let trace = common::import_csv_trace(dir.path(), "t", "0,insert,k1,100\n0,read,k1,100\n");
+    let common_args = ["--engine", "redis", "-p", port.as_str()];
+    let load = [
+        &["load", "-P", workload.as_str(), "-p", "recordcount=10"][..],
+        &common_args,
+    ]
+    .concat();
+    let run = [
+        &["run", "-P", workload.as_str(), "-p", "operationcount=10"][..],
+        &common_args,
+    ]
+    .concat();
+    let replay = [&["replay", trace.as_str(), "--existing"][..], &common_args].concat();
+    for args in [load, run, replay] {
+        let out = common::kvperf(dir.path(), &args);
+        common::assert_input_error(&out, "the key '_indices' on Redis at");
+        assert!(out.stderr.contains("is not a sorted set"), "{}", out.stderr);
+        assert_eq!(users.cli(&["GET", "_indices"]).as_deref(), Some("my app's"));
+        users.assert_untouched();
+    }
+}
+
 /// psql on kvperf's PostgreSQL, database kvperf: its output, trimmed.
 fn psql(port: u16, sql: &str) -> String {
     let out = Command::new("psql")

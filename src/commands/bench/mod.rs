@@ -362,8 +362,15 @@ pub(crate) struct Checked {
 /// flags the engine cannot honour go to `out`.
 /// Checks `kvperf bench ARGS` as [`run`] does before its engine opens
 /// (a plan's db_bench steps, before the first runs).
-pub(crate) fn check_step(args: &BenchArgs) -> anyhow::Result<()> {
-    checked_inputs(args, &mut StepOutput::begin("bench")).map(|_| ())
+/// Checks a plan's bench step; the files it writes beside its result (its
+/// ops log, when it keeps one).
+pub(crate) fn check_step(args: &BenchArgs) -> anyhow::Result<crate::plan::runner::StepFiles> {
+    checked_inputs(args, &mut StepOutput::begin("bench"))?;
+    Ok(if args.report_interval_seconds.is_zero() {
+        Vec::new()
+    } else {
+        vec![("--report_file", args.report_file.clone())]
+    })
 }
 
 pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::Result<Checked> {

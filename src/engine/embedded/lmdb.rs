@@ -56,6 +56,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: false,
         // LMDB can only compact into a copy (mdb_env_copy2), not in place.
         compact: false,
+        // Its lock table lets processes share the environment.
+        shared_store: true,
         events: EventSupport::Unavailable("LMDB runs no background work: the committing client writes and syncs its pages"),
         ..EMBEDDED
     },

@@ -26,6 +26,7 @@ pub const EMBEDDED: Capabilities = Capabilities {
     tasks_own_sockets: false,
     events: EventSupport::Unavailable("the engine reports no background events"),
     stats_report: false,
+    shared_store: false,
 };
 
 #[cfg(feature = "rocksdb")]

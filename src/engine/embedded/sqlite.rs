@@ -64,6 +64,8 @@ pub static SPEC: EngineSpec = EngineSpec {
         background_work: false,
         // VACUUM rebuilds the file.
         compact: true,
+        // SQLite's file locks let processes share the database.
+        shared_store: true,
         events: EventSupport::Unavailable("SQLite runs no background threads: its WAL checkpoints run inside a committing client's call"),
         ..EMBEDDED
     },

@@ -114,6 +114,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
         stats_report: false,
+        shared_store: false,
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },

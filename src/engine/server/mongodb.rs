@@ -86,6 +86,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         tasks_own_sockets: false,
         events: EventSupport::Unavailable("not read from MongoDB or FerretDB yet (FerretDB's serverStatus has no storage engine section)"),
         stats_report: false,
+        shared_store: false,
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },

@@ -124,6 +124,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Its statistics views, over a session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
         stats_report: false,
+        shared_store: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address" },

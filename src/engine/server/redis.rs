@@ -121,6 +121,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         // INFO persistence, over a connection of the sampler's own.
         events: EventSupport::Reports(&[EventKind::BgSave, EventKind::AofRewrite]),
         stats_report: false,
+        shared_store: false,
     },
     options: &[
         EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },
@@ -463,6 +464,12 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
             String::from_utf8_lossy(&index)
         ))
         .into(),
+        IndexError::NotAnIndex => InputError::Invalid(format!(
+            "the key '{}' on Redis at {addr} (database {}) is not a sorted set, so it is not a store's index: another program's key stands where kvperf keeps its index; set another -p redis.keyprefix",
+            String::from_utf8_lossy(&index),
+            options.database
+        ))
+        .into(),
     })?;
     // Marked as kvperf's only when kvperf made it: emptied just now, or
     // nothing was under the prefix.
@@ -557,6 +564,8 @@ fn owner(con: &mut Connection, options: &RedisOptions) -> Result<Owner, RedisErr
 enum IndexError {
     Redis(RedisError),
     Scored,
+    /// Not a sorted set: a key of someone else's at the index's name.
+    NotAnIndex,
 }
 
 /// The index's lowest and highest scores are both 0 (or there is no index).
@@ -574,7 +583,10 @@ fn check_index_scores(
             .arg(rank)
             .arg("WITHSCORES")
             .query(con)
-            .map_err(IndexError::Redis)?;
+            .map_err(|e| match e.code() {
+                Some("WRONGTYPE") => IndexError::NotAnIndex,
+                _ => IndexError::Redis(e),
+            })?;
         if reply.iter().any(|(_, score)| *score != 0.0) {
             return Err(IndexError::Scored);
         }

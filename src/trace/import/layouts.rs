@@ -50,9 +50,10 @@ impl Layout {
         };
         if cells.len() != wanted {
             return Err(format!(
-                "{} cells where the {} layout has {wanted}",
+                "{} cells where the {} layout has {wanted}{}",
                 cells.len(),
-                self.name()
+                self.name(),
+                shown_csv(&cells)
             ));
         }
         if matches!(cells[0], "time" | "timestamp") {
@@ -77,6 +78,21 @@ impl Layout {
             Layout::Rocksdb => Err("RocksDB's trace is binary: not read by line".into()),
         }
     }
+}
+
+/// What `kvperf trace show --format csv` writes, when `cells` look like
+/// it: each operation as it ran (outcome, start, end), a record to read,
+/// not a schedule another tool wrote; import does not read it back.
+fn shown_csv(cells: &[&str]) -> String {
+    let columns = crate::trace::show::CSV_COLUMNS;
+    if cells.len() != columns.split(',').count() {
+        return String::new();
+    }
+    let (first, _) = columns.split_once(',').unwrap_or_default();
+    format!(
+        " (`kvperf trace show --format csv` writes {}: {columns}, each operation as it ran, which import does not read back; replay or fit the kvperf trace it shows, or write `time,op,key,value_size` rows, time = intended_ns / 1e9)",
+        if cells[0] == first { "this header" } else { "such rows" }
+    )
 }
 
 fn seconds(cell: &str) -> Result<f64, String> {
@@ -153,5 +169,10 @@ mod tests {
         assert!(err(Layout::Csv, "1,read,k,-3").contains("value size '-3'"));
         assert!(err(Layout::Csv, "1,read,,3").contains("key is empty"));
         assert!(err(Layout::Twitter, "1,k,1,2,3,touch,0").contains("'touch'"));
+        let shown = err(Layout::Csv, crate::trace::show::CSV_COLUMNS);
+        assert!(shown.contains("writes this header"), "{shown}");
+        let row = err(Layout::Twitter, "0,READ,k1,OK,5,5,9,0,0,,100");
+        assert!(row.contains("writes such rows"), "{row}");
+        assert!(!err(Layout::Csv, "1,read,k").contains("trace show"));
     }
 }
