@@ -406,9 +406,40 @@ pub(crate) use blocking_record_call;
 /// [`Operations`]' raw half for a blocking client whose inherent methods
 /// `get`, `put`, `delete`, `seek`, `next` and `current` make the calls;
 /// `blocking_raw!(Client, unordered: WHY)` for a client whose store keeps
-/// no key order (its capabilities say so): seek and next fail with `WHY`.
+/// no key order (its capabilities say so): seek and next fail with `WHY`;
+/// `blocking_raw!(Client, refilled)` for a client whose cursor is the
+/// [`super::kv::KvBatch`] in its field `cursor`, read by its inherent
+/// `fill(`[`super::kv::Start`]`)` (SQLite, PostgreSQL): every seek queries
+/// afresh, as no statement stays open between calls, so `fresh` changes
+/// nothing.
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! blocking_raw {
+    ($client:ty, refilled) => {
+        impl $crate::engine::Operations for $client {
+            $crate::engine::operations::blocking_raw_point!();
+            fn seek<'a>(
+                &'a mut self,
+                target: Option<&'a [u8]>,
+                _fresh: bool,
+            ) -> $crate::engine::Call<'a, bool> {
+                use $crate::engine::kv::Start;
+                self.cursor.reset();
+                self.fill(target.map_or(Start::First, Start::AtOrAfter))
+                    .into()
+            }
+            fn next(&mut self) -> $crate::engine::Call<'_, bool> {
+                $crate::engine::kv::next_entry(
+                    self,
+                    |w| &mut w.cursor,
+                    |w, after| w.fill($crate::engine::kv::Start::After(after)),
+                )
+                .into()
+            }
+            fn current(&self) -> Option<(&[u8], &[u8])> {
+                self.cursor.current()
+            }
+        }
+    };
     ($client:ty, unordered: $why:expr) => {
         impl $crate::engine::Operations for $client {
             $crate::engine::operations::blocking_raw_point!();

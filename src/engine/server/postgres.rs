@@ -81,8 +81,8 @@ use wire::{
     ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement,
 };
 
-use super::endpoint;
-use super::kv::{self, KvBatch};
+use super::endpoint::{self, server_option};
+use super::kv::{KvBatch, Start};
 use super::options::OptionValues;
 use super::reconnect::{
     handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
@@ -90,7 +90,7 @@ use super::reconnect::{
 use super::{
     run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine,
     EngineInfo, EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult,
-    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -111,11 +111,6 @@ pub static SPEC: EngineSpec = EngineSpec {
         // VACUUM FULL.
         compact: true,
         kv: KvSupport::Ordered,
-        adopt: true,
-        ordered_scans: true,
-        update_needs_existing: true,
-        // a new row version, but long values TOASTed out of line stay where they are.
-        whole_record_updates: false,
         // Clients as tasks from 16 clients, each awaiting its own session's
         // socket on the worker it is pinned to; fewer on threads
         // (bench/RESULTS.md 6k).
@@ -123,13 +118,15 @@ pub static SPEC: EngineSpec = EngineSpec {
         tasks_own_sockets: true,
         // Its statistics views, over a session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
-        stats_report: false,
+        // An update writes a new row version, but long values TOASTed out
+        // of line stay where they are: not whole records.
+        ..SERVER
     },
     options: &[
-        EngineOption { name: "host", default: "127.0.0.1", help: "server address" },
-        EngineOption { name: "port", default: "5432", help: "server port" },
+        server_option!(host, "server address"),
+        server_option!(port, "5432", "server port"),
         EngineOption { name: "user", default: "postgres", help: "user to connect as" },
-        EngineOption { name: "password", default: "", help: "password (else env KVPERF_POSTGRES_PASSWORD); never recorded" },
+        server_option!(password, "password", "POSTGRES"),
         EngineOption { name: "database", default: "kvperf", help: "database (`kvperf server start postgres` creates kvperf)" },
         EngineOption { name: "table", default: "usertable", help: "the store's table (and {table}_kv for kvperf bench): keeps two stores apart in one database" },
         EngineOption { name: "synchronous_commit", default: "", help: "on, off, local, remote_write or remote_apply for kvperf's sessions; empty = the server's setting" },
@@ -208,11 +205,8 @@ struct PgOptions {
 
 impl std::fmt::Debug for PgOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgOptions")
-            .field("host", &self.host)
-            .field("port", &self.port)
+        endpoint::debug_server(f, "PgOptions", &self.host, self.port, &self.password)
             .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "(redacted)"))
             .field("database", &self.database)
             .field("table", &self.table)
             .field("synchronous_commit", &self.synchronous_commit)
@@ -247,12 +241,7 @@ impl PgOptions {
         let v = OptionValues::new(&SPEC, props);
         let port_text = v.text("port");
         let port = endpoint::tcp_port_text("postgres.port", &port_text)?;
-        let password = if props.contains("postgres.password") {
-            v.text("password")
-        } else {
-            std::env::var("KVPERF_POSTGRES_PASSWORD").unwrap_or_default()
-        };
-        let password = Some(password).filter(|p| !p.is_empty());
+        let password = Some(endpoint::given_or_env(&v, "password")).filter(|p| !p.is_empty());
         let table = v.text("table");
         check_table(&table)?;
         let synchronous_commit = match v.text("synchronous_commit").as_str() {
@@ -290,11 +279,7 @@ impl PgOptions {
     }
 
     fn addr(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
+        endpoint::socket_address(&self.host, self.port)
     }
 
     fn config(&self) -> postgres::Config {
@@ -830,11 +815,7 @@ impl PgEngine {
 
 impl Engine for PgEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "postgres".into(),
-            version: self.version.clone(),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(&SPEC, self.version.clone(), &self.options.effective)
     }
 
     /// A thread's client blocks on its connection; a task's awaits an
@@ -1324,13 +1305,6 @@ impl<T: Transport> Records<'_, T> {
     }
 }
 
-/// Where a batch starts.
-enum Start<'k> {
-    First,
-    AtOrAfter(&'k [u8]),
-    After(&'k [u8]),
-}
-
 /// Raw keys and values for `kvperf bench`, in the `{table}_kv` table.
 pub struct PgKvWorker {
     session: WireSession<TcpStream>,
@@ -1382,7 +1356,7 @@ impl PgKvWorker {
     }
 }
 
-super::blocking_raw!(PgKvWorker);
+super::blocking_raw!(PgKvWorker, refilled);
 
 impl PgKvWorker {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
@@ -1401,25 +1375,6 @@ impl PgKvWorker {
     fn delete(&mut self, key: &[u8]) -> OpResult {
         let done = run_now(self.session.execute(&self.delete, &[&key]));
         done.map_err(said).map(|_| ())
-    }
-
-    /// Every seek queries afresh (no statement stays open), so `fresh`
-    /// changes nothing.
-    fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
-        self.cursor.reset();
-        self.fill(target.map_or(Start::First, Start::AtOrAfter))
-    }
-
-    fn next(&mut self) -> Result<bool, OpError> {
-        kv::next_entry(
-            self,
-            |w| &mut w.cursor,
-            |w, after| w.fill(Start::After(after)),
-        )
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        self.cursor.current()
     }
 }
 
