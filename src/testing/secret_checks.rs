@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
+use crate::engine::{EngineSpec, OpenMode, OpenOptions};
 use crate::properties::Properties;
 
 /// A password no real text contains by chance.
@@ -15,6 +16,18 @@ pub fn props(pairs: &[(&str, &str)]) -> Properties {
         p.set(k, v);
     }
     p
+}
+
+/// Why `spec`'s engine does not open with `props`, which point it at a
+/// port where nothing listens (port 1).
+pub fn open_error(spec: &EngineSpec, props: &Properties) -> anyhow::Error {
+    let opened = (spec.open)(&OpenOptions {
+        dir: None,
+        properties: props,
+        mode: OpenMode::Any,
+        runtime: None,
+    });
+    opened.err().expect("no server on port 1")
 }
 
 /// `options` (made with [`SECRET`] as the password and port 1) neither show

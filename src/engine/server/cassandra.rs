@@ -1373,12 +1373,7 @@ impl CqlClient {
 super::async_records!(impl[] CqlClient, true);
 
 impl CqlClient {
-    async fn read<'a>(
-        &'a mut self,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         let key = utf8("the key", key)?;
         let stmt = match self.read_statement(fields).await? {
             Some(i) => &self.read_some[i].1,
@@ -1497,7 +1492,8 @@ impl CassandraKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::refusal;
+    use crate::testing::secret_checks::{assert_secret_hidden, open_error, props, SECRET};
 
     #[test]
     fn the_password_is_never_shown() {
@@ -1510,14 +1506,7 @@ mod tests {
         let s = Settings::from_properties(&p, false).unwrap();
         let given = s.credentials.as_ref().map(|c| c.password.as_str());
         assert_eq!(given, Some(SECRET));
-        let err = open(&OpenOptions {
-            dir: None,
-            properties: &p,
-            mode: OpenMode::Any,
-            runtime: None,
-        })
-        .err()
-        .expect("no server on port 1");
+        let err = open_error(&SPEC, &p);
         assert_secret_hidden("cassandra", &s, &s.effective, err);
     }
 
@@ -1565,9 +1554,7 @@ mod tests {
         assert!(Settings::from_properties(&p, false).is_err());
         let mut p = Properties::new();
         p.set("cassandra.write_consistency", "quorm");
-        let err = Settings::from_properties(&p, false)
-            .unwrap_err()
-            .to_string();
+        let err = refusal(Settings::from_properties(&p, false));
         assert!(err.contains("did you mean 'quorum'"), "{err}");
     }
 

@@ -56,9 +56,9 @@ use super::driver_runtime::{self, DriverRuntime};
 use super::endpoint::{self, is_this_machine, server_option, tcp_port};
 use super::options::OptionValues;
 use super::{
-    async_records, blocking_raw, ready, Access, Capabilities, ClientSlot, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
-    Operations, Record, Runs, ScanResults, SetupFuture, StoreKind, SERVER,
+    ready, Access, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec,
+    EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
+    ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -1059,7 +1059,7 @@ impl MongoClient<'_> {
 }
 
 // The seam of client tasks: forwards to the inherent operations.
-async_records!(impl[] MongoClient<'_>, true);
+super::async_records!(impl[] MongoClient<'_>, true);
 
 /// A client thread's worker: blocks on each operation (clients=threads).
 pub struct MongoWorker<'e> {
@@ -1260,13 +1260,14 @@ impl MongoKvWorker<'_> {
     }
 }
 
-blocking_raw!(MongoKvWorker<'_>);
+super::blocking_raw!(MongoKvWorker<'_>);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::fake_listener;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::refusal;
+    use crate::testing::secret_checks::{assert_secret_hidden, open_error, props, SECRET};
     use std::time::Instant;
 
     #[test]
@@ -1279,14 +1280,7 @@ mod tests {
         ]);
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.secrets, [SECRET]);
-        let err = open(&OpenOptions {
-            dir: None,
-            properties: &p,
-            mode: OpenMode::Any,
-            runtime: None,
-        })
-        .err()
-        .expect("no server on port 1");
+        let err = open_error(&SPEC, &p);
         assert_secret_hidden("ferretdb", &s, &s.effective, err);
     }
 
@@ -1311,9 +1305,7 @@ mod tests {
         assert_eq!(size, Some(7), "the url's maxPoolSize wins");
         assert_eq!(effective["max_pool_size"], "7");
         for bad in ["0", "many"] {
-            let err = pool(&[("mongodb.max_pool_size", bad)])
-                .unwrap_err()
-                .to_string();
+            let err = refusal(pool(&[("mongodb.max_pool_size", bad)]));
             assert!(err.contains("mongodb.max_pool_size"), "{err}");
         }
     }
@@ -1328,7 +1320,7 @@ mod tests {
                 .runtime_threads,
             4
         );
-        let err = Settings::from_properties(&p, true).unwrap_err().to_string();
+        let err = refusal(Settings::from_properties(&p, true));
         assert!(err.contains("runtimethreads"), "{err}");
         let tasks = Settings::from_properties(&Properties::new(), true).unwrap();
         assert!(!tasks.effective.contains_key("runtime_threads"));
@@ -1428,9 +1420,7 @@ mod tests {
     fn write_concern_and_names_are_checked() {
         let mut p = Properties::new();
         p.set("mongodb.write_concern", "0");
-        let err = Settings::from_properties(&p, false)
-            .unwrap_err()
-            .to_string();
+        let err = refusal(Settings::from_properties(&p, false));
         assert!(err.contains("not supported"), "{err}");
         let mut p = Properties::new();
         p.set("mongodb.write_concern", "majority");

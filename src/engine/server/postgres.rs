@@ -1250,12 +1250,7 @@ impl<'e, T: Transport> Records<'e, T> {
 super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
 
 impl<T: Transport> Records<'_, T> {
-    async fn read<'a>(
-        &'a mut self,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         let key = text("key", key)?;
         let stmt = match fields {
             None | Some([]) => self.session().await?.read_all.clone(),
@@ -1382,6 +1377,7 @@ impl PgKvWorker {
 mod tests {
     use super::*;
     use crate::testing::fake_listener;
+    use crate::testing::refusal;
     use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
     use std::io::{Read, Write};
 
@@ -1565,9 +1561,8 @@ mod tests {
 
     #[test]
     fn tables_are_plain_names_and_fields_follow_ycsb() {
-        let err = PgOptions::from_properties(&props(&[("postgres.table", "t; DROP TABLE x")]))
-            .unwrap_err()
-            .to_string();
+        let injected = props(&[("postgres.table", "t; DROP TABLE x")]);
+        let err = refusal(PgOptions::from_properties(&injected));
         assert!(err.contains("postgres.table"), "{err}");
         let o =
             PgOptions::from_properties(&props(&[("fieldcount", "3"), ("fieldnameprefix", "Col")]))
@@ -1581,9 +1576,8 @@ mod tests {
             kv.starts_with("CREATE TABLE usertable_kv (k BYTEA PRIMARY KEY"),
             "{kv}"
         );
-        let err = PgOptions::from_properties(&props(&[("postgres.synchronous_commit", "offf")]))
-            .unwrap_err()
-            .to_string();
+        let offf = props(&[("postgres.synchronous_commit", "offf")]);
+        let err = refusal(PgOptions::from_properties(&offf));
         assert!(err.contains("did you mean 'off'"), "{err}");
     }
 
