@@ -81,7 +81,7 @@ use super::options::OptionValues;
 use super::{
     ready, Access, Activity, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
     EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
-    Record, Runs, ScanResults, SetupFuture, StoreKind, SERVER,
+    Record, Runs, ScanRequest, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{scrubbed, Properties};
@@ -1388,19 +1388,13 @@ impl CqlClient {
         }
     }
 
-    async fn scan<'a>(
-        &'a mut self,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpResult {
-        let key = utf8("the start key", start_key)?;
-        let stmts = match self.scan_statements(fields).await? {
+    async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        let key = utf8("the start key", asked.start_key)?;
+        let stmts = match self.scan_statements(asked.fields).await? {
             Some(i) => &self.scan_some[i].1,
             None => &self.scan_all,
         };
-        let mut left = i32::try_from(count).unwrap_or(i32::MAX);
+        let mut left = i32::try_from(asked.count).unwrap_or(i32::MAX);
         // From the start token to the ring's end, then from its start.
         for stmt in stmts {
             if left == 0 {
@@ -1493,21 +1487,15 @@ impl CassandraKvWorker<'_> {
 mod tests {
     use super::*;
     use crate::testing::refusal;
-    use crate::testing::secret_checks::{assert_secret_hidden, open_error, props, SECRET};
+    use crate::testing::secret_checks::{assert_secret_hidden, login_on_port_1, open_error, props};
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[
-            ("cassandra.username", "alice"),
-            ("cassandra.password", SECRET),
-            ("cassandra.port", "1"),
-            ("cassandra.connect_timeout_s", "1"),
-        ]);
+        let p = login_on_port_1("cassandra");
         let s = Settings::from_properties(&p, false).unwrap();
         let given = s.credentials.as_ref().map(|c| c.password.as_str());
-        assert_eq!(given, Some(SECRET));
         let err = open_error(&SPEC, &p);
-        assert_secret_hidden("cassandra", &s, &s.effective, err);
+        assert_secret_hidden("cassandra", &s, given, &s.effective, err);
     }
 
     #[test]
@@ -1549,11 +1537,9 @@ mod tests {
             "{err}"
         );
 
-        let mut p = Properties::new();
-        p.set("cassandra.keyspace", "bad-name");
+        let p = props(&[("cassandra.keyspace", "bad-name")]);
         assert!(Settings::from_properties(&p, false).is_err());
-        let mut p = Properties::new();
-        p.set("cassandra.write_consistency", "quorm");
+        let p = props(&[("cassandra.write_consistency", "quorm")]);
         let err = refusal(Settings::from_properties(&p, false));
         assert!(err.contains("did you mean 'quorum'"), "{err}");
     }

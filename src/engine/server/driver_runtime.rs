@@ -63,8 +63,8 @@ impl DriverRuntime {
 
 /// The record operations of a client thread on an async driver: `$worker`
 /// holds the driver's runtime (`rt: &DriverRuntime`) and an async client
-/// (`client`) whose `read`, `scan`, `update`, `insert` and `delete` are
-/// async; each runs to its end on the runtime, blocking the thread
+/// (`client`) whose `read`, `scan` (of a [`super::ScanRequest`]), `update`,
+/// `insert` and `delete` are async; each runs to its end on the runtime, blocking the thread
 /// (`clients=threads`), and becomes a done call (`blocking_records!`).
 macro_rules! blocking_on_driver {
     ($worker:ty) => {
@@ -87,8 +87,12 @@ macro_rules! blocking_on_driver {
                 fields: Option<&[&str]>,
                 out: &mut $crate::engine::ScanResults,
             ) -> $crate::engine::OpResult {
-                self.rt
-                    .block_on(self.client.scan(start_key, count, fields, out))
+                let asked = $crate::engine::ScanRequest {
+                    start_key,
+                    count,
+                    fields,
+                };
+                self.rt.block_on(self.client.scan(asked, out))
             }
 
             fn update(

@@ -58,7 +58,7 @@ use super::options::OptionValues;
 use super::{
     ready, Access, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec,
     EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
-    ScanResults, SetupFuture, StoreKind, SERVER,
+    ScanRequest, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -982,22 +982,16 @@ impl MongoClient<'_> {
         }
     }
 
-    pub async fn scan(
-        &mut self,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        let key = key_text(start_key)?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+    pub async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        let key = key_text(asked.start_key)?;
+        let limit = i64::try_from(asked.count).unwrap_or(i64::MAX);
         let mut find = self
             .coll
             .find(doc! {"_id": {"$gte": key}})
             .sort(doc! {"_id": 1})
             .limit(limit)
-            .batch_size(u32::try_from(count).unwrap_or(u32::MAX).max(1));
-        if let Some(p) = projection(fields)? {
+            .batch_size(u32::try_from(asked.count).unwrap_or(u32::MAX).max(1));
+        if let Some(p) = projection(asked.fields)? {
             find = find.projection(p);
         }
         let mut cursor = find.await.map_err(|e| op_failed(e, self.secrets))?;
@@ -1267,21 +1261,19 @@ mod tests {
     use super::*;
     use crate::testing::fake_listener;
     use crate::testing::refusal;
-    use crate::testing::secret_checks::{assert_secret_hidden, open_error, props, SECRET};
+    use crate::testing::secret_checks::{
+        assert_secret_hidden, login_on_port_1, open_error, props, SECRET,
+    };
     use std::time::Instant;
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[
-            ("mongodb.username", "alice"),
-            ("mongodb.password", SECRET),
-            ("mongodb.port", "1"),
-            ("mongodb.connect_timeout_s", "1"),
-        ]);
+        let p = login_on_port_1("mongodb");
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.secrets, [SECRET]);
         let err = open_error(&SPEC, &p);
-        assert_secret_hidden("ferretdb", &s, &s.effective, err);
+        let kept = s.secrets.first().map(String::as_str);
+        assert_secret_hidden("ferretdb", &s, kept, &s.effective, err);
     }
 
     #[test]
@@ -1312,8 +1304,7 @@ mod tests {
 
     #[test]
     fn the_engines_own_runtime_is_not_sized_when_clients_are_tasks() {
-        let mut p = Properties::new();
-        p.set("mongodb.runtime_threads", "4");
+        let p = props(&[("mongodb.runtime_threads", "4")]);
         assert_eq!(
             Settings::from_properties(&p, false)
                 .unwrap()
@@ -1377,8 +1368,7 @@ mod tests {
 
     #[test]
     fn credentials_never_show() {
-        let mut p = Properties::new();
-        p.set("mongodb.url", "mongodb://bob:hunter2@127.0.0.1:1/shop");
+        let p = props(&[("mongodb.url", "mongodb://bob:hunter2@127.0.0.1:1/shop")]);
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.database, "shop", "the url's database");
         assert_eq!(
@@ -1418,21 +1408,17 @@ mod tests {
 
     #[test]
     fn write_concern_and_names_are_checked() {
-        let mut p = Properties::new();
-        p.set("mongodb.write_concern", "0");
+        let p = props(&[("mongodb.write_concern", "0")]);
         let err = refusal(Settings::from_properties(&p, false));
         assert!(err.contains("not supported"), "{err}");
-        let mut p = Properties::new();
-        p.set("mongodb.write_concern", "majority");
+        let p = props(&[("mongodb.write_concern", "majority")]);
         assert_eq!(
             Settings::from_properties(&p, false).unwrap().effective["write_concern"],
             "majority"
         );
-        let mut p = Properties::new();
-        p.set("mongodb.url", "http://x");
+        let p = props(&[("mongodb.url", "http://x")]);
         assert!(Settings::from_properties(&p, false).is_err());
-        let mut p = Properties::new();
-        p.set("mongodb.database", "a.b");
+        let p = props(&[("mongodb.database", "a.b")]);
         assert!(Settings::from_properties(&p, false).is_err());
     }
 }

@@ -90,7 +90,8 @@ use super::reconnect::{
 use super::{
     run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine,
     EngineInfo, EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult,
-    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind, SERVER,
+    OpenMode, OpenOptions, Operations, Record, Runs, ScanRequest, ScanResults, SetupFuture,
+    StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -1263,19 +1264,13 @@ impl<T: Transport> Records<'_, T> {
         }
     }
 
-    async fn scan<'a>(
-        &'a mut self,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpResult {
-        let start = text("key", start_key)?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+    async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        let start = text("key", asked.start_key)?;
+        let limit = i64::try_from(asked.count).unwrap_or(i64::MAX);
         let session = self.session().await?;
         let found = session.client.query(&session.scan, &[&start, &limit]).await;
         for row in &self.checked(found)? {
-            push_row(row, fields, out.next_slot())?;
+            push_row(row, asked.fields, out.next_slot())?;
         }
         Ok(())
     }
@@ -1378,16 +1373,14 @@ mod tests {
     use super::*;
     use crate::testing::fake_listener;
     use crate::testing::refusal;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::secret_checks::{assert_secret_hidden, props, secret_on_port_1, SECRET};
     use std::io::{Read, Write};
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[("postgres.password", SECRET), ("postgres.port", "1")]);
-        let o = PgOptions::from_properties(&p).unwrap();
-        assert_eq!(o.password.as_deref(), Some(SECRET));
+        let o = PgOptions::from_properties(&secret_on_port_1("postgres")).unwrap();
         let err = o.connect().err().expect("no server on port 1");
-        assert_secret_hidden("postgres", &o, &o.effective, err);
+        assert_secret_hidden("postgres", &o, o.password.as_deref(), &o.effective, err);
     }
 
     fn at(port: u16, password: &str) -> PgOptions {

@@ -87,7 +87,7 @@ use super::reconnect::{
 use super::{
     Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions,
-    Operations, Record, Runs, ScanResults, SetupFuture, StoreKind, SERVER,
+    Operations, Record, Runs, ScanRequest, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -1195,23 +1195,17 @@ impl<T: Transport> Records<'_, T> {
         }
     }
 
-    async fn scan<'a>(
-        &'a mut self,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpResult {
-        if count == 0 {
+    async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        if asked.count == 0 {
             return Ok(());
         }
         let mut c = cmd("ZRANGEBYLEX");
         c.arg(&self.index)
-            .arg([&b"["[..], start_key].concat())
+            .arg([&b"["[..], asked.start_key].concat())
             .arg("+")
             .arg("LIMIT")
             .arg(0)
-            .arg(count);
+            .arg(asked.count);
         let members: Vec<Vec<u8>> = converted(self.link.query(&c).await?)?;
         if members.is_empty() {
             return Ok(());
@@ -1219,7 +1213,7 @@ impl<T: Transport> Records<'_, T> {
         let mut p = pipe();
         for m in &members {
             self.set_key(m);
-            match fields {
+            match asked.fields {
                 None => p.cmd("HGETALL").arg(&self.key),
                 Some(f) => p.cmd("HMGET").arg(&self.key).arg(f),
             };
@@ -1227,7 +1221,7 @@ impl<T: Transport> Records<'_, T> {
         let replies: Vec<Value> = converted(self.link.query_pipeline(&p).await?)?;
         for reply in &replies {
             // A record deleted between the two round trips is left out.
-            match fields {
+            match asked.fields {
                 None if !hash_is_empty(reply) => push_hash(reply, out.next_slot())?,
                 Some(f) if !values_are_empty(reply) => push_fields(reply, f, out.next_slot())?,
                 _ => {}
@@ -1332,7 +1326,7 @@ mod tests {
     use super::*;
     use crate::testing::fake_listener;
     use crate::testing::refusal;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::secret_checks::{assert_secret_hidden, props, secret_on_port_1, SECRET};
 
     #[test]
     fn info_persistence_gives_saves_in_progress_and_made() {
@@ -1356,11 +1350,9 @@ mod tests {
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[("redis.password", SECRET), ("redis.port", "1")]);
-        let o = RedisOptions::from_properties(&p).unwrap();
-        assert_eq!(o.password.as_deref(), Some(SECRET));
+        let o = RedisOptions::from_properties(&secret_on_port_1("redis")).unwrap();
         let err = o.connect().err().expect("no server on port 1");
-        assert_secret_hidden("redis", &o, &o.effective, err);
+        assert_secret_hidden("redis", &o, o.password.as_deref(), &o.effective, err);
         assert_eq!(
             scrubbed(&format!("bad {SECRET}!"), Some(SECRET)),
             "bad (redacted)!"
