@@ -209,6 +209,135 @@ mod bench {
         Ok(())
     }
 
+    /// Operations done, seconds, client CPU s, server CPU s, sessions.
+    type Outcome = (u64, f64, f64, Option<f64>, usize);
+
+    /// Clients as tokio tasks sharing one session (or one each).
+    fn clients_as_tasks(
+        a: &Args,
+        rt: &tokio::runtime::Runtime,
+        keys: &Arc<Vec<String>>,
+        per_client: u64,
+        setup: &mut Vec<Duration>,
+    ) -> Result<Outcome, Error> {
+        let n_sessions = if a.session_per_task { a.clients } else { 1 };
+        let mut sessions = Vec::new();
+        for _ in 0..n_sessions {
+            let t = Instant::now();
+            let s = Arc::new(rt.block_on(builder(a).build())?);
+            setup.push(t.elapsed());
+            let stmt = rt.block_on(prepared(a, &s))?;
+            sessions.push((s, stmt));
+        }
+        let (c0, s0) = (cpu_s("self"), a.server_pid.map(|p| cpu_s(&p.to_string())));
+        let start = Instant::now();
+        rt.block_on(async {
+            let mut handles = Vec::new();
+            for task in 0..a.clients {
+                let (s, stmts) = sessions[task % n_sessions].clone();
+                let (keys, a) = (keys.clone(), a.clone());
+                handles.push(tokio::spawn(async move {
+                    operations(&a, &s, &stmts, &keys, task as u64, per_client).await
+                }));
+            }
+            for h in handles {
+                h.await??;
+            }
+            Ok::<(), Error>(())
+        })?;
+        Ok(outcome(a, per_client, (start, c0, s0), n_sessions))
+    }
+
+    /// Clients on threads, each blocking on the shared runtime (`blocking`)
+    /// or its own (`local`).
+    fn clients_on_threads(
+        mode: &str,
+        a: &Args,
+        rt: tokio::runtime::Runtime,
+        keys: &Arc<Vec<String>>,
+        per_client: u64,
+        setup: &mut Vec<Duration>,
+    ) -> Result<Outcome, Error> {
+        // Each client thread: its own session (and, for `local`, its own
+        // runtime), or one session shared by all (`--shared-session`).
+        let barrier = Arc::new(std::sync::Barrier::new(a.clients + 1));
+        let shared_session = if mode == "blocking" && a.shared_session {
+            let s = Arc::new(rt.block_on(builder(a).build())?);
+            let stmt = rt.block_on(prepared(a, &s))?;
+            Some((s, stmt))
+        } else {
+            None
+        };
+        let rt = Arc::new(rt);
+        let mut handles = Vec::new();
+        for client in 0..a.clients {
+            let (a, keys, barrier, shared) = (a.clone(), keys.clone(), barrier.clone(), rt.clone());
+            let one = shared_session.clone();
+            let local = mode == "local";
+            handles.push(std::thread::spawn(move || -> Result<Duration, Error> {
+                let own;
+                let rt: &tokio::runtime::Runtime = if local {
+                    own = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?;
+                    &own
+                } else {
+                    &shared
+                };
+                let t = Instant::now();
+                let (session, stmts) = match one {
+                    Some(pair) => pair,
+                    None => {
+                        let s = Arc::new(rt.block_on(builder(&a).build())?);
+                        let stmt = rt.block_on(prepared(&a, &s))?;
+                        (s, stmt)
+                    }
+                };
+                let took = t.elapsed();
+                barrier.wait();
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(client as u64);
+                for _ in 0..per_client {
+                    rt.block_on(operation(&a, &session, &stmts, &keys, &mut rng))?;
+                }
+                Ok(took)
+            }));
+        }
+        barrier.wait();
+        let (c0, s0) = (cpu_s("self"), a.server_pid.map(|p| cpu_s(&p.to_string())));
+        let start = Instant::now();
+        for h in handles {
+            setup.push(h.join().map_err(|_| "a client thread panicked")??);
+        }
+        let sessions = if shared_session.is_some() {
+            1
+        } else {
+            a.clients
+        };
+        Ok(outcome(a, per_client, (start, c0, s0), sessions))
+    }
+
+    /// The figures of a run that started at `start` with the client's and
+    /// the server's CPU seconds `c0` and `s0`.
+    fn outcome(
+        a: &Args,
+        per_client: u64,
+        (start, c0, s0): (Instant, f64, Option<f64>),
+        sessions: usize,
+    ) -> Outcome {
+        let secs = start.elapsed().as_secs_f64();
+        let server = a
+            .server_pid
+            .zip(s0)
+            .map(|(p, s0)| cpu_s(&p.to_string()) - s0);
+        (
+            per_client * a.clients as u64,
+            secs,
+            cpu_s("self") - c0,
+            server,
+            sessions,
+        )
+    }
+
     pub fn main() -> Result<(), Error> {
         let a = args()?;
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -234,115 +363,8 @@ mod bench {
         let per_client = a.ops / a.clients as u64;
         let mut setup = Vec::new();
         let (ops, secs, client_cpu, server_cpu, sessions) = match a.mode.as_str() {
-            "async" => {
-                let n_sessions = if a.session_per_task { a.clients } else { 1 };
-                let mut sessions = Vec::new();
-                for _ in 0..n_sessions {
-                    let t = Instant::now();
-                    let s = Arc::new(rt.block_on(builder(&a).build())?);
-                    setup.push(t.elapsed());
-                    let stmt = rt.block_on(prepared(&a, &s))?;
-                    sessions.push((s, stmt));
-                }
-                let (c0, s0) = (cpu_s("self"), a.server_pid.map(|p| cpu_s(&p.to_string())));
-                let start = Instant::now();
-                rt.block_on(async {
-                    let mut handles = Vec::new();
-                    for task in 0..a.clients {
-                        let (s, stmts) = sessions[task % n_sessions].clone();
-                        let (keys, a) = (keys.clone(), a.clone());
-                        handles.push(tokio::spawn(async move {
-                            operations(&a, &s, &stmts, &keys, task as u64, per_client).await
-                        }));
-                    }
-                    for h in handles {
-                        h.await??;
-                    }
-                    Ok::<(), Error>(())
-                })?;
-                let secs = start.elapsed().as_secs_f64();
-                let server = a
-                    .server_pid
-                    .zip(s0)
-                    .map(|(p, s0)| cpu_s(&p.to_string()) - s0);
-                (
-                    per_client * a.clients as u64,
-                    secs,
-                    cpu_s("self") - c0,
-                    server,
-                    n_sessions,
-                )
-            }
-            mode => {
-                // Each client thread: its own session (and, for `local`, its own
-                // runtime), or one session shared by all (`--shared-session`).
-                let barrier = Arc::new(std::sync::Barrier::new(a.clients + 1));
-                let shared_session = if mode == "blocking" && a.shared_session {
-                    let s = Arc::new(rt.block_on(builder(&a).build())?);
-                    let stmt = rt.block_on(prepared(&a, &s))?;
-                    Some((s, stmt))
-                } else {
-                    None
-                };
-                let rt = Arc::new(rt);
-                let mut handles = Vec::new();
-                for client in 0..a.clients {
-                    let (a, keys, barrier, shared) =
-                        (a.clone(), keys.clone(), barrier.clone(), rt.clone());
-                    let one = shared_session.clone();
-                    let local = mode == "local";
-                    handles.push(std::thread::spawn(move || -> Result<Duration, Error> {
-                        let own;
-                        let rt: &tokio::runtime::Runtime = if local {
-                            own = tokio::runtime::Builder::new_current_thread()
-                                .enable_all()
-                                .build()?;
-                            &own
-                        } else {
-                            &shared
-                        };
-                        let t = Instant::now();
-                        let (session, stmts) = match one {
-                            Some(pair) => pair,
-                            None => {
-                                let s = Arc::new(rt.block_on(builder(&a).build())?);
-                                let stmt = rt.block_on(prepared(&a, &s))?;
-                                (s, stmt)
-                            }
-                        };
-                        let took = t.elapsed();
-                        barrier.wait();
-                        let mut rng = rand::rngs::SmallRng::seed_from_u64(client as u64);
-                        for _ in 0..per_client {
-                            rt.block_on(operation(&a, &session, &stmts, &keys, &mut rng))?;
-                        }
-                        Ok(took)
-                    }));
-                }
-                barrier.wait();
-                let (c0, s0) = (cpu_s("self"), a.server_pid.map(|p| cpu_s(&p.to_string())));
-                let start = Instant::now();
-                for h in handles {
-                    setup.push(h.join().map_err(|_| "a client thread panicked")??);
-                }
-                let secs = start.elapsed().as_secs_f64();
-                let server = a
-                    .server_pid
-                    .zip(s0)
-                    .map(|(p, s0)| cpu_s(&p.to_string()) - s0);
-                let n = if shared_session.is_some() {
-                    1
-                } else {
-                    a.clients
-                };
-                (
-                    per_client * a.clients as u64,
-                    secs,
-                    cpu_s("self") - c0,
-                    server,
-                    n,
-                )
-            }
+            "async" => clients_as_tasks(&a, &rt, &keys, per_client, &mut setup)?,
+            mode => clients_on_threads(mode, &a, rt, &keys, per_client, &mut setup)?,
         };
         let avg_setup_ms =
             setup.iter().map(Duration::as_secs_f64).sum::<f64>() / setup.len().max(1) as f64 * 1e3;

@@ -14,6 +14,8 @@ use crate::commands::settle::SettleArgs;
 use crate::commands::ycsb::YcsbArgs;
 use crate::error::InputError;
 
+mod step_command;
+
 const ABOUT: &str = "Benchmark key-value and storage engines the way storage studies do.";
 
 const LONG_ABOUT: &str = "\
@@ -260,24 +262,28 @@ fn stdout_took_it(done: anyhow::Result<()>) -> anyhow::Result<()> {
     }
 }
 
-/// Checks a step's command line (`load|run|bench|device ...`, without the
-/// program) as that command checks it before it opens an engine or
-/// measures: the plan runner's steps, each before the first runs, through
-/// the same parser (clap, then the command's own checks).
-/// Handed to the plan runner as its [`crate::plan::runner::StepCheck`].
-pub(crate) fn check_step(args: &[String]) -> anyhow::Result<()> {
+/// Checks a plan step's command (`load|run|bench|device ...`) as that
+/// command checks it before it opens an engine or measures: its command
+/// line through the same parser (clap, then the command's own checks), and
+/// read back into a [`StepCommand`](crate::plan::StepCommand) the way
+/// [`step_command::step_command`] does, so a command line no step has is
+/// refused before the plan's first step. Handed to the plan runner as its
+/// [`crate::plan::runner::StepCheck`].
+pub(crate) fn check_step(command: &crate::plan::StepCommand) -> anyhow::Result<()> {
+    let args = command.args();
     let words = std::iter::once("kvperf".into()).chain(args.iter().map(Into::into));
     let cli = parse(words).map_err(|e| match e.downcast::<clap::Error>() {
         Ok(clap) => InputError::Invalid(clap_message(&clap)).into(),
         Err(e) => e,
     })?;
     match cli.command {
-        Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load),
-        Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run),
-        Command::Bench(a) => commands::bench::check_step(&a),
+        Command::Load(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Load)?,
+        Command::Run(a) => commands::ycsb::check_step(&a, crate::workload::ycsb::Phase::Run)?,
+        Command::Bench(a) => commands::bench::check_step(&a)?,
         // A device step's flags are numbers and sizes clap has read.
-        _ => Ok(()),
+        _ => {}
     }
+    step_command::step_command(&args).map(drop)
 }
 
 /// clap's message on one line, with a did-you-mean for a subcommand one

@@ -7,8 +7,13 @@
 //! (two at a time on two cores): a test may not change the process's
 //! environment, working directory or signal handlers, and one that needs a
 //! machine-wide resource (the single-node Slurm cluster, Kubernetes'
-//! binaries) holds `common::machine_lock` for it. tests/memory.rs stays a
-//! binary of its own: it reads the peak of all its children.
+//! binaries) holds it through `common::machine` (shared, or alone to stop
+//! it). tests/memory.rs stays a binary of its own: it reads the peak of all
+//! its children.
+
+// The 120-line bound on a function (Cargo.toml's lints) is the product's:
+// a test that walks one scenario from start to end reads best in one piece.
+#![allow(clippy::too_many_lines)]
 
 mod common;
 

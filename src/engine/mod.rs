@@ -48,6 +48,8 @@ pub mod options;
 pub mod record;
 mod registry;
 pub mod server;
+#[cfg(test)]
+mod server_names;
 pub mod spec;
 pub mod store;
 pub mod store_lock;

@@ -87,8 +87,13 @@ impl HostInfo {
     pub fn data_dir_in_memory(&self) -> bool {
         self.data_dir
             .as_ref()
-            .is_some_and(|d| crate::measure::accounting::memory_filesystem(&d.filesystem))
+            .is_some_and(|d| memory_filesystem(&d.filesystem))
     }
+}
+
+/// File systems held in memory: nothing written to them reaches a device.
+fn memory_filesystem(fstype: &str) -> bool {
+    matches!(fstype, "tmpfs" | "ramfs")
 }
 
 impl DataDirInfo {

@@ -128,11 +128,6 @@ pub struct LogicalBytes {
     pub whole_records_written: Option<u64>,
 }
 
-/// File systems held in memory: nothing written to them reaches a device.
-pub fn memory_filesystem(fstype: &str) -> bool {
-    matches!(fstype, "tmpfs" | "ramfs")
-}
-
 /// The cost of one measured window, raw counters and derived figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Accounting {

@@ -9,12 +9,14 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::expand::{Step, StepKind};
+use super::expand::Step;
+use super::step_command::StepCommand;
 use super::{Driver, Settle};
 use crate::properties::redacted_arg;
 use crate::runner;
 
-/// The child command line of a load or run step (without the program).
+/// The child command line of a load, run or device step (without the
+/// program): [`StepCommand::of_step`] rendered.
 pub fn child_args(
     driver: Driver,
     settle: Settle,
@@ -22,76 +24,13 @@ pub fn child_args(
     step: &Step,
     json: &Path,
 ) -> Vec<String> {
-    let mut args = Vec::new();
-    if matches!(step.kind, StepKind::Corners | StepKind::Precondition) {
-        args.extend(["device".to_string(), step.kind.name().to_string()]);
-        if let Some(db) = step.data_dir() {
-            args.push(db.display().to_string());
-        }
-        for (k, v) in &step.properties {
-            args.extend([format!("--{k}"), v.clone()]);
-        }
-        args.extend(["--format".into(), "json".into()]);
-        args.extend(["--output".into(), json.display().to_string()]);
-        return args;
-    }
-    match driver {
-        Driver::Ycsb => {
-            args.push(
-                if step.kind == StepKind::Load {
-                    "load"
-                } else {
-                    "run"
-                }
-                .to_string(),
-            );
-            args.extend(["--engine".into(), step.engine.clone()]);
-            if let Some(db) = &step.db {
-                args.extend(["--db".into(), db.display().to_string()]);
-            }
-            // Several clients share one store, which the runner empties
-            // once before they start.
-            if step.kind == StepKind::Load && step.clients == 1 {
-                args.push("--fresh".into());
-            }
-            args.extend(["--threads".into(), step.threads.to_string()]);
-            for (k, v) in &step.properties {
-                args.extend(["-p".into(), format!("{k}={v}")]);
-            }
-            args.extend(["--format".into(), "json".into()]);
-            args.extend(["--output".into(), json.display().to_string()]);
-        }
-        Driver::DbBench => {
-            let load = step.kind == StepKind::Load;
-            let benchmarks = if settle.waits() && !load {
-                format!("waitforcompaction,{}", step.workload)
-            } else {
-                step.workload.clone()
-            };
-            args.push("bench".into());
-            args.push(format!("--engine={}", step.engine));
-            if let Some(db) = &step.db {
-                args.push(format!("--db={}", db.display()));
-            }
-            args.push(format!("--benchmarks={benchmarks}"));
-            args.push(format!("--threads={}", step.threads));
-            args.push(format!("--use_existing_db={}", u8::from(!load)));
-            if drop_caches && !load {
-                args.push("--drop_caches=1".into());
-            }
-            for (k, v) in &step.properties {
-                args.push(format!("--{k}={v}"));
-            }
-            args.push(format!("--json={}", json.display()));
-        }
-    }
-    args
+    StepCommand::of_step(driver, settle, drop_caches, step, json).args()
 }
 
 /// `args` as (public, private): the arguments that hold a credential (a
 /// `-p` option with its value) go to the private ones, which a child gets
 /// in [`crate::private_args::PRIVATE_ARGS`], never on its command line.
-pub(super) fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn split_private(args: &[String]) -> (Vec<String>, Vec<String>) {
     let mut public = Vec::new();
     let mut private = Vec::new();
     let mut i = 0;

@@ -13,9 +13,11 @@ mod in_progress;
 mod inserted;
 mod launch;
 mod overrides;
+mod progress;
 pub mod runner;
 mod seconds;
 mod size;
+pub mod step_command;
 mod watch;
 
 use std::collections::BTreeMap;
@@ -28,6 +30,7 @@ pub use in_progress::{InProgress, LeftOver};
 pub use inserted::InsertedKeys;
 pub use launch::{KubernetesOptions, Launcher};
 pub use size::{format_size, parse_size};
+pub use step_command::StepCommand;
 
 use crate::error::InputError;
 

@@ -15,13 +15,15 @@ use anyhow::Context;
 use super::child::{child_args, child_command, forward_interrupt, redacted_args};
 use super::convergence::Convergence;
 use super::expand::{self, Step, StepKind};
+use super::progress;
+use super::step_command::{ServerStep, StepCommand};
 use super::watch::{PlanWatch, WatchCleanup};
 use super::{Driver, InProgress, LoadedPlan};
 use crate::clock::unix_ms;
 use crate::engine::{self, Capability, OpenMode};
 use crate::error::{InputError, EXIT_INPUT};
 use crate::measure::live::LIVE_DIR_ENV;
-use crate::results::step::{ErrorKind, Measurement, StepError, StepOutput};
+use crate::results::step::{ErrorKind, StepError, StepOutput};
 use crate::results::{self, Appender, PlanId, Record, StepId};
 use crate::runner;
 
@@ -38,12 +40,12 @@ pub struct RunOptions {
     pub check_step: StepCheck,
 }
 
-/// Checks a step's command line (`load|run|bench|device ...`, without the
-/// program) as the step's own command checks it before it opens an engine
-/// or measures. The command layer hands its parser down
+/// Checks a step's command (`load|run|bench|device ...`), rendered as its
+/// child's command line, as the step's own command checks it before it
+/// opens an engine or measures. The command layer hands its parser down
 /// (`commands::check_step`): the plan knows nothing of the command line
 /// above it.
-pub type StepCheck = fn(&[String]) -> anyhow::Result<()>;
+pub type StepCheck = fn(&StepCommand) -> anyhow::Result<()>;
 
 /// Where the step processes mirror their live figures, when watched.
 static LIVE_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -70,7 +72,7 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
     check_db_dirs(&steps)?;
     // Said once the directories are known to be usable: bad input stays one line.
     for note in notes {
-        eprintln!("kvperf: {note}");
+        progress::note(&note);
     }
     let id = PlanId {
         name: loaded.plan.name.clone(),
@@ -143,22 +145,16 @@ pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Re
     let json = step_output_path(results);
     let mut seen = std::collections::HashSet::new();
     for step in &p.steps {
-        let args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json);
+        let command = StepCommand::of_step(plan.driver, plan.settle, plan.drop_caches, step, &json);
         let n = step.clients;
-        let shards: Vec<Vec<String>> = if n > 1 {
-            (0..n)
-                .map(|i| {
-                    let mut a = args.clone();
-                    a.extend(["--shard".into(), format!("{i}/{n}")]);
-                    a
-                })
-                .collect()
+        let shards: Vec<StepCommand> = if n > 1 {
+            (0..n).map(|i| command.clone().shard(i, n)).collect()
         } else {
-            vec![args]
+            vec![command]
         };
-        for args in shards {
-            if seen.insert(args.clone()) {
-                check(&args).with_context(|| format!("step {}", step.id))?;
+        for command in shards {
+            if seen.insert(command.args()) {
+                check(&command).with_context(|| format!("step {}", step.id))?;
             }
         }
     }
@@ -335,7 +331,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             .iter()
             .filter(|s| !done.contains(&s.id))
             .count();
-        print_progress(index, total, step, started, (ran, ran_time), remaining);
+        progress::step_starts((index, total), step, started, (ran, ran_time), remaining);
         let step_started = Instant::now();
         in_progress.begin(&step.config, &step.id)?;
         let step = match plan.driver {
@@ -343,7 +339,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             Driver::DbBench => std::borrow::Cow::Borrowed(step),
         };
         if let (std::borrow::Cow::Owned(_), Some((_, at))) = (&step, step.properties.last()) {
-            eprintln!("        inserts start at key {at}, past the keys earlier steps inserted into this store");
+            progress::inserts_start(at);
         }
         if let Some(w) = &watch {
             w.step_started(&step);
@@ -365,9 +361,9 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         in_progress.end()?;
         inserted.add(&record);
         if let Some(unsettled) = repeats.add(&p.steps, &step, &record) {
-            eprintln!("        {unsettled}");
+            progress::unsettled(&unsettled);
         }
-        print_record(&record);
+        progress::record(&record);
         if let Some(e) = &record.output.error {
             // Kept as a failed record: the report marks it, a rerun retries it.
             anyhow::bail!(
@@ -406,14 +402,7 @@ fn finish(
             opts.results.display()
         );
     }
-    eprintln!(
-        "plan '{}' complete: {} steps in '{}' ({} run now, in {})",
-        p.id.name,
-        total,
-        opts.results.display(),
-        ran,
-        clock(started.elapsed()),
-    );
+    progress::complete(&p.id.name, total, &opts.results, ran, started);
     Ok(())
 }
 
@@ -449,11 +438,7 @@ fn open_results(p: &Prepared, results: &Path) -> anyhow::Result<(Appender, resul
         .into());
     }
     if loaded.torn_tail > 0 {
-        eprintln!(
-            "kvperf: dropping an incomplete last line ({} bytes) of '{}': a step interrupted while it was written",
-            loaded.torn_tail,
-            results.display()
-        );
+        progress::torn_tail(loaded.torn_tail, results);
     }
     Ok((out, loaded))
 }
@@ -477,11 +462,7 @@ fn unserved(
     // One configuration's server is not the study: its steps are
     // recorded as failed (a rerun retries them), the others go on.
     let why = format!("{e:#}");
-    eprintln!(
-        "[{}/{total}] config '{}': {why}; its steps are recorded as failed and the other configurations go on (--fail-fast stops here)",
-        index + 1,
-        step.config
-    );
+    progress::unserved(index, total, &step.config, &why);
     for s in p.steps[index..]
         .iter()
         .filter(|s| s.config == step.config && !done.contains(&s.id))
@@ -532,52 +513,17 @@ fn skipped(
 ) -> bool {
     let (step, total) = (&p.steps[index], p.steps.len());
     if done.contains(&step.id) {
-        eprintln!("[{}/{total}] {}: done earlier, skipped", index + 1, step.id);
+        progress::done_earlier(index, total, step);
         return true;
     }
     if not_served.iter().any(|(config, _)| *config == step.config) {
         return true;
     }
     if let Some(enough) = repeats.enough_before(&p.steps, step) {
-        eprintln!("[{}/{total}] {}: not needed, {enough}", index + 1, step.id);
+        progress::not_needed(index, total, step, &enough);
         return true;
     }
     false
-}
-
-/// The line that starts a step: where the plan is, how long it has run
-/// and, once a step ran in this call, how long the `remaining` steps may
-/// take at the pace of those (`ran` steps in `ran_time`).
-fn print_progress(
-    index: usize,
-    total: usize,
-    step: &Step,
-    started: Instant,
-    (ran, ran_time): (u32, Duration),
-    remaining: usize,
-) {
-    let eta = (ran > 0).then(|| ran_time / ran * remaining as u32);
-    eprintln!(
-        "[{}/{total}] {} ({} threads) - elapsed {}, ETA {}",
-        index + 1,
-        step.id,
-        step.threads,
-        clock(started.elapsed()),
-        eta.map_or("-".into(), clock)
-    );
-}
-
-/// A finished step's warnings, figures and verdict under its progress line.
-fn print_record(record: &Record) {
-    for warning in &record.output.warnings {
-        eprintln!("        warning: {warning}");
-    }
-    if let Some(m) = record.measured() {
-        eprintln!("        {}", one_line(m));
-        if let Some(v) = &m.verdict {
-            eprintln!("        {}", v.line());
-        }
-    }
 }
 
 /// Makes `step`'s store again with its configuration's load, which is not
@@ -594,10 +540,7 @@ fn remake_store(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<()>
                 step.config
             ))
         })?;
-    eprintln!(
-        "        config '{}': a step was interrupted while it changed this store; making it again with {} (not recorded again)",
-        step.config, load.id
-    );
+    progress::remaking_store(&step.config, &load.id);
     let record = run_step(p, load, results)?;
     match record.output.error {
         Some(e) => Err(anyhow::anyhow!(
@@ -644,7 +587,7 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
                     }
                 }
                 if plan.settle.waits() {
-                    let settle = settle_args(step, plan.settle.compacts());
+                    let settle = StepCommand::settle(step, plan.settle.compacts()).args();
                     run_child(&settle, None, OnInterrupt::Stop)?;
                     before.push(settle);
                 }
@@ -734,9 +677,9 @@ fn run_clients(
     let clients: Vec<(Vec<String>, PathBuf)> = (0..n)
         .map(|i| {
             let json = step_output_path(results).with_extension(format!("client-{i}.json"));
-            let mut args = child_args(plan.driver, plan.settle, plan.drop_caches, step, &json);
-            args.extend(["--shard".into(), format!("{i}/{n}")]);
-            (args, json)
+            let command =
+                StepCommand::of_step(plan.driver, plan.settle, plan.drop_caches, step, &json);
+            (command.shard(i, n).args(), json)
         })
         .collect();
     let outputs: Vec<anyhow::Result<Option<StepOutput>>> = std::thread::scope(|scope| {
@@ -782,25 +725,6 @@ fn empty_store(step: &Step) -> anyhow::Result<()> {
         runtime: None,
     };
     engine::open(spec, &options)?.close()
-}
-
-fn settle_args(step: &Step, compact: bool) -> Vec<String> {
-    let mut args = vec!["settle".to_string(), "--engine".into(), step.engine.clone()];
-    if compact {
-        args.push("--compact".into());
-    }
-    if let Some(db) = &step.db {
-        args.extend(["--db".into(), db.display().to_string()]);
-    }
-    let prefix = format!("{}.", step.engine);
-    for (k, v) in step
-        .properties
-        .iter()
-        .filter(|(k, _)| k.starts_with(&prefix))
-    {
-        args.extend(["-p".into(), format!("{k}={v}")]);
-    }
-    args
 }
 
 /// Runs `kvperf ARGS`; it dies with this process (so `kill -9` of a plan
@@ -929,8 +853,8 @@ fn step_output_path(results: &Path) -> PathBuf {
 /// that needs others, or finishes.
 struct Servers {
     base: PathBuf,
-    /// The config they serve, and each server's `NAME --dir DIR ...` words.
-    running: Option<(String, Vec<Vec<String>>)>,
+    /// The config they serve, and its servers.
+    running: Option<(String, Vec<ServerStep>)>,
 }
 
 impl Servers {
@@ -946,24 +870,23 @@ impl Servers {
 
     /// Makes sure the servers `step` needs run, and only those.
     fn serve(&mut self, step: &Step) -> anyhow::Result<()> {
-        let wanted: Vec<Vec<String>> = step
+        let wanted: Vec<ServerStep> = step
             .servers
             .iter()
-            .map(|s| {
-                let dir = step
+            .map(|s| ServerStep {
+                name: s.name.clone(),
+                dir: step
                     .servers_dir
                     .as_ref()
                     .map_or_else(|| self.base.join(&step.config), Clone::clone)
-                    .join(&s.name);
-                let mut args = vec![s.name.clone(), "--dir".into(), dir.display().to_string()];
-                args.extend(["--nodes".into(), s.nodes.to_string()]);
-                if let Some(port) = s.port {
-                    args.extend(["--port".into(), port.to_string()]);
-                }
-                for (k, v) in &s.settings {
-                    args.extend(["-p".into(), format!("{k}={v}")]);
-                }
-                args
+                    .join(&s.name),
+                nodes: s.nodes,
+                port: s.port,
+                settings: s
+                    .settings
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_string()))
+                    .collect(),
             })
             .collect();
         if self
@@ -975,12 +898,14 @@ impl Servers {
         }
         self.stop()?;
         let mut started = Vec::new();
-        for args in wanted {
-            eprintln!("{}", server_start_line(&args));
-            let mut start = vec!["server".to_string(), "start".into()];
-            start.extend(args.iter().cloned());
-            let result = run_child(&start, None, OnInterrupt::Stop);
-            started.push(args);
+        for server in wanted {
+            progress::server_starts(&server.words());
+            let result = run_child(
+                &StepCommand::ServerStart(server.clone()).args(),
+                None,
+                OnInterrupt::Stop,
+            );
+            started.push(server);
             // Record what runs before failing, so it is stopped too.
             self.running = Some((step.config.clone(), started.clone()));
             result.with_context(|| format!("config {}'s servers", step.config))?;
@@ -990,11 +915,8 @@ impl Servers {
 
     fn stop(&mut self) -> anyhow::Result<()> {
         if let Some((config, servers)) = self.running.take() {
-            for args in servers.iter().rev() {
-                // The name and --dir are the first three words.
-                let mut stop = vec!["server".to_string(), "stop".into()];
-                stop.extend(args.iter().take(3).cloned());
-                run_child(&stop, None, OnInterrupt::Finish)
+            for server in servers.iter().rev() {
+                run_child(&server.stop().args(), None, OnInterrupt::Finish)
                     .with_context(|| format!("stopping config {config}'s servers"))?;
             }
         }
@@ -1006,78 +928,5 @@ impl Drop for Servers {
     /// A failed step still stops the servers it started.
     fn drop(&mut self) {
         let _ = self.stop();
-    }
-}
-
-/// What a plan prints before it starts a server: its settings may hold a
-/// password (`ferretdb_pg_url`), which stderr must not.
-fn server_start_line(args: &[String]) -> String {
-    format!(
-        "        starting server: kvperf server start {}",
-        redacted_args(args).join(" ")
-    )
-}
-
-fn one_line(m: &Measurement) -> String {
-    let mut line = format!(
-        "{:.0} ops/s, {} ops in {:.1} s",
-        m.ops_per_sec, m.operations, m.runtime_s
-    );
-    let failed = m.failed_operations();
-    if failed > 0 {
-        line.push_str(&format!(
-            " ({failed} failed; {:.0} successful ops/s)",
-            m.ok_ops_per_sec()
-        ));
-    }
-    for (op, stats) in &m.ops {
-        let l = &stats.latency;
-        line.push_str(&format!(
-            "; {} avg {:.0} us p99 {:.0} us",
-            op.name(),
-            l.avg_us,
-            l.p99_us
-        ));
-        let failed = stats.unsuccessful();
-        if failed > 0 {
-            line.push_str(&format!(" ({failed} not OK)"));
-        }
-    }
-    line
-}
-
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_servers_start_line_hides_its_credentials() {
-        let args: Vec<String> = [
-            "ferretdb",
-            "--dir",
-            "/srv/f",
-            "-p",
-            "ferretdb_pg_url=postgres://kv:p@ss:w/rd@127.0.0.1:5432/kvperf",
-            "-p",
-            "redis_password=hunter2",
-        ]
-        .map(String::from)
-        .into();
-        let line = server_start_line(&args);
-        assert_eq!(
-            line,
-            "        starting server: kvperf server start ferretdb --dir /srv/f \
-             -p ferretdb_pg_url=postgres://kv:(redacted)@127.0.0.1:5432/kvperf \
-             -p redis_password=(redacted)"
-        );
     }
 }

@@ -4,8 +4,8 @@
 //! Said wherever such a throughput is printed: a mark on the figure, a
 //! note under the throughput table and a sentence at the top.
 
-use super::format::ops;
 use super::model::{Point, Study, WorkloadView};
+use super::numbers::ops;
 
 /// The mark on a paced cell's throughput.
 pub const MARK: &str = "\u{25ca}";
