@@ -50,8 +50,8 @@ pub fn open_error(spec: &EngineSpec, props: &Properties) -> anyhow::Error {
 
 /// `options` (made with [`SECRET`] as the password and port 1) hold it
 /// (`kept`) but neither show it in their debug form nor in the `effective`
-/// options a result records, and `connect_error` (nothing listens on port
-/// 1) names the address and `kvperf server start <server>`, never the
+/// options a result records, and `connect_error` (nothing listens on that
+/// port) names the address and `kvperf server start <server>`, never the
 /// password.
 pub fn assert_secret_hidden(
     server: &str,
