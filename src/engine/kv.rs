@@ -93,6 +93,13 @@ impl KvBatch {
     }
 }
 
+/// Where a batch of a refilled cursor starts (`blocking_raw!(.., refilled)`).
+pub enum Start<'k> {
+    First,
+    AtOrAfter(&'k [u8]),
+    After(&'k [u8]),
+}
+
 /// [`super::Operations::next`] for a client whose cursor is the [`KvBatch`] that
 /// `batch` returns: the next entry of the batch, else the next batch, which
 /// `refill` reads starting after the key it is given.

@@ -71,6 +71,7 @@ pub(crate) use operations::{
 };
 pub use operations::{
     call, ready, ready_client, run_now, wait, Access, Call, ClientSlot, Operations, Runs,
+    ScanRequest,
 };
 pub use options::EngineOption;
 pub use record::{Record, ScanResults};

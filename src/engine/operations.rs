@@ -406,9 +406,40 @@ pub(crate) use blocking_record_call;
 /// [`Operations`]' raw half for a blocking client whose inherent methods
 /// `get`, `put`, `delete`, `seek`, `next` and `current` make the calls;
 /// `blocking_raw!(Client, unordered: WHY)` for a client whose store keeps
-/// no key order (its capabilities say so): seek and next fail with `WHY`.
+/// no key order (its capabilities say so): seek and next fail with `WHY`;
+/// `blocking_raw!(Client, refilled)` for a client whose cursor is the
+/// [`super::kv::KvBatch`] in its field `cursor`, read by its inherent
+/// `fill(`[`super::kv::Start`]`)` (SQLite, PostgreSQL): every seek queries
+/// afresh, as no statement stays open between calls, so `fresh` changes
+/// nothing.
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! blocking_raw {
+    ($client:ty, refilled) => {
+        impl $crate::engine::Operations for $client {
+            $crate::engine::operations::blocking_raw_point!();
+            fn seek<'a>(
+                &'a mut self,
+                target: Option<&'a [u8]>,
+                _fresh: bool,
+            ) -> $crate::engine::Call<'a, bool> {
+                use $crate::engine::kv::Start;
+                self.cursor.reset();
+                self.fill(target.map_or(Start::First, Start::AtOrAfter))
+                    .into()
+            }
+            fn next(&mut self) -> $crate::engine::Call<'_, bool> {
+                $crate::engine::kv::next_entry(
+                    self,
+                    |w| &mut w.cursor,
+                    |w, after| w.fill($crate::engine::kv::Start::After(after)),
+                )
+                .into()
+            }
+            fn current(&self) -> Option<(&[u8], &[u8])> {
+                self.cursor.current()
+            }
+        }
+    };
     ($client:ty, unordered: $why:expr) => {
         impl $crate::engine::Operations for $client {
             $crate::engine::operations::blocking_raw_point!();
@@ -462,11 +493,22 @@ macro_rules! blocking_raw_point {
 }
 pub(crate) use blocking_raw_point;
 
+/// What a YCSB scan asks of a server client's inherent async `scan`
+/// ([`async_records!`]): up to `count` records from `start_key` on, with
+/// `fields` (`None`: all of them).
+#[derive(Debug, Clone, Copy)]
+pub struct ScanRequest<'a> {
+    pub start_key: &'a [u8],
+    pub count: usize,
+    pub fields: Option<&'a [&'a str]>,
+}
+
 /// [`Operations`]' record half for a server client whose inherent async
 /// methods `read`, `scan`, `update`, `insert` and `delete` take no table
-/// (one table per store): each call is [`call`]`(waits, ...)`, with
-/// `waits` a constant of the client's connection. Generics go in the
-/// brackets: `async_records!(impl[T: Transport] Records<'_, T>, T::WAITS)`.
+/// (one table per store; `scan` takes a [`ScanRequest`]): each call is
+/// [`call`]`(waits, ...)`, with `waits` a constant of the client's
+/// connection. Generics go in the brackets:
+/// `async_records!(impl[T: Transport] Records<'_, T>, T::WAITS)`.
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! async_records {
     (impl[$($generics:tt)*] $client:ty, $waits:expr) => {
@@ -480,6 +522,15 @@ pub(crate) use async_records;
 /// the store's own.
 #[allow(unused_macros)] // a build with only the null engine uses none
 macro_rules! async_record_call {
+    ($waits:expr; $this:ident, scan, $table:ident, ($start_key:ident, $count:ident, $fields:ident, $out:ident)) => {{
+        let _ = $table;
+        let asked = $crate::engine::ScanRequest {
+            start_key: $start_key,
+            count: $count,
+            fields: $fields,
+        };
+        $crate::engine::call($waits, Self::scan($this, asked, $out))
+    }};
     ($waits:expr; $this:ident, $op:ident, $table:ident, ($($arg:ident),*)) => {{
         let _ = $table;
         $crate::engine::call($waits, Self::$op($this, $($arg),*))

@@ -34,8 +34,19 @@ impl<'a> OptionValues<'a> {
         }
     }
 
-    fn key(&self, name: &str) -> String {
+    /// The engine whose options these are (its name).
+    pub fn engine(&self) -> &'static str {
+        self.engine
+    }
+
+    /// The property that sets option `name`: `<engine>.<name>`.
+    pub fn key(&self, name: &str) -> String {
         format!("{}.{name}", self.engine)
+    }
+
+    /// Whether `-p <engine>.<name>` was given (even as "").
+    pub fn is_given(&self, name: &str) -> bool {
+        self.props.contains(&self.key(name))
     }
 
     /// The given text, else the declared default.

@@ -43,7 +43,7 @@ use std::time::Duration;
 use anyhow::Context;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use super::kv::{self, KvBatch};
+use super::kv::{KvBatch, Start};
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
@@ -476,13 +476,6 @@ impl SqliteWorker {
     }
 }
 
-/// Where a batch starts.
-enum Start<'k> {
-    First,
-    AtOrAfter(&'k [u8]),
-    After(&'k [u8]),
-}
-
 /// Raw keys and values for `kvperf bench`, as db_bench stores them.
 pub struct SqliteKvWorker {
     conn: Connection,
@@ -513,7 +506,7 @@ impl SqliteKvWorker {
     }
 }
 
-super::blocking_raw!(SqliteKvWorker);
+super::blocking_raw!(SqliteKvWorker, refilled);
 
 impl SqliteKvWorker {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
@@ -540,24 +533,5 @@ impl SqliteKvWorker {
         let mut stmt = self.conn.prepare_cached(DELETE).map_err(failed)?;
         stmt.execute([key]).map_err(failed)?;
         Ok(())
-    }
-
-    /// Every seek queries afresh (no statement stays open), so `fresh`
-    /// changes nothing.
-    fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
-        self.cursor.reset();
-        self.fill(target.map_or(Start::First, Start::AtOrAfter))
-    }
-
-    fn next(&mut self) -> Result<bool, OpError> {
-        kv::next_entry(
-            self,
-            |w| &mut w.cursor,
-            |w, after| w.fill(Start::After(after)),
-        )
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        self.cursor.current()
     }
 }

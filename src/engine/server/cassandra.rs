@@ -75,13 +75,13 @@ use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, Statement};
 
-use super::driver_runtime::DriverRuntime;
-use super::endpoint::{is_this_machine, tcp_port};
+use super::driver_runtime::{self, DriverRuntime};
+use super::endpoint::{self, is_this_machine, server_option, tcp_port};
 use super::options::OptionValues;
 use super::{
-    ready, Access, Activity, AsyncOps, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
-    EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions,
-    Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    ready, Access, Activity, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption,
+    EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions, Operations,
+    Record, Runs, ScanRequest, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{scrubbed, Properties};
@@ -97,24 +97,17 @@ pub static SPEC: EngineSpec = EngineSpec {
     capabilities: Capabilities {
         // Flushes and compactions run in the server; settle waits for them.
         background_work: true,
-        // CQL has no major compaction.
-        compact: false,
-        kv: KvSupport::Point,
-        adopt: true,
         // Token order, as YCSB's binding.
         ordered_scans: false,
         // CQL UPDATE is an upsert, as in YCSB's binding.
         update_needs_existing: false,
-        // columns: an UPDATE writes only the cells it sets.
-        whole_record_updates: false,
-        // The scylla driver is async.
-        async_ops: AsyncOps::ByDefault,
-        tasks_own_sockets: false,
         // Every node's system_views (thread_pools, sstable_tasks), over a
         // session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Flush, EventKind::Compaction]),
-        stats_report: false,
-        shared_store: false,
+        // The rest is SERVER's: CQL has no major compaction; point access
+        // only; an UPDATE writes only the cells it sets; the scylla driver
+        // is async, clients as tasks by default.
+        ..SERVER
     },
     options: &[
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },
@@ -123,10 +116,10 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "replication_factor", default: "1", help: "SimpleStrategy replication factor of a keyspace kvperf creates (3 for a 3-node cluster); a fresh load sets it" },
         EngineOption { name: "read_consistency", default: "one", help: "consistency of reads and scans: any, one, two, three, quorum, all, local_quorum, each_quorum, local_one (YCSB: one)" },
         EngineOption { name: "write_consistency", default: "one", help: "consistency of inserts, updates and deletes (YCSB: one)" },
-        EngineOption { name: "username", default: "", help: "user for PasswordAuthenticator; default: environment KVPERF_CASSANDRA_USERNAME" },
-        EngineOption { name: "password", default: "", help: "its password; default: environment KVPERF_CASSANDRA_PASSWORD (never recorded)" },
-        EngineOption { name: "connect_timeout_s", default: "10", help: "seconds to wait for a connection to a node" },
-        EngineOption { name: "runtime_threads", default: "2", help: "worker threads of the engine's own tokio runtime (the driver's I/O) with clients=threads; with clients=tasks the driver runs on the runner's runtime (runtimethreads)" },
+        server_option!(username, "CASSANDRA", "user for PasswordAuthenticator"),
+        server_option!(password, "CASSANDRA"),
+        server_option!(connect_timeout_s, "seconds to wait for a connection to a node"),
+        server_option!(runtime_threads, ""),
         EngineOption { name: "sessions", default: "auto", help: "per_thread (a session, and connections, for each client), shared (one session for all clients, as YCSB's binding), or auto: shared with clients=tasks, per_thread with clients=threads" },
     ],
     open,
@@ -227,15 +220,6 @@ fn plain_identifier(key: &str, name: &str) -> Result<(), InputError> {
     }
 }
 
-/// The option, else the environment variable, else nothing.
-fn option_or_env(v: &OptionValues, name: &str, var: &str) -> Option<String> {
-    let given = v.text(name);
-    if !given.is_empty() {
-        return Some(given);
-    }
-    std::env::var(var).ok().filter(|s| !s.is_empty())
-}
-
 impl Settings {
     /// The options; `tasks`: the clients are tasks on the runner's runtime.
     fn from_properties(props: &Properties, tasks: bool) -> Result<Self, InputError> {
@@ -259,28 +243,16 @@ impl Settings {
                 "must be at least 1",
             ));
         }
-        let username = option_or_env(&v, "username", "KVPERF_CASSANDRA_USERNAME");
-        let password = option_or_env(&v, "password", "KVPERF_CASSANDRA_PASSWORD");
-        let credentials =
-            match (username, password) {
-                (Some(username), password) => Some(Credentials {
-                    username,
-                    password: password.unwrap_or_default(),
-                }),
-                (None, Some(_)) => return Err(InputError::property(
-                    "cassandra.password",
-                    "is set but no username is (cassandra.username or KVPERF_CASSANDRA_USERNAME)",
-                )),
-                (None, None) => None,
-            };
-        let connect_timeout = Duration::from_secs(v.u64_at_most("connect_timeout_s", 3600)?.max(1));
-        let runtime_threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
-        if tasks && props.contains("cassandra.runtime_threads") {
-            return Err(InputError::property(
-                "cassandra.runtime_threads",
-                "sizes the engine's own runtime, which clients=tasks does not start (the driver runs on the runner's runtime: set runtimethreads)",
-            ));
-        }
+        let credentials = match endpoint::login(&v) {
+            (Some(username), password) => Some(Credentials {
+                username,
+                password: password.unwrap_or_default(),
+            }),
+            (None, Some(_)) => return Err(endpoint::password_without_username(&v)),
+            (None, None) => None,
+        };
+        let connect_timeout = endpoint::connect_timeout(&v)?;
+        let runtime_threads = driver_runtime::runtime_threads(&v, tasks)?;
         let shared_session = match v
             .choice("sessions", &["auto", "per_thread", "shared"])?
             .as_str()
@@ -1036,11 +1008,8 @@ impl CassandraEngine {
 
 impl Engine for CassandraEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "cassandra".into(),
-            version: format!("Cassandra {} (scylla crate {SCYLLA_VERSION})", self.version),
-            options: self.settings.effective.clone(),
-        }
+        let version = format!("Cassandra {} (scylla crate {SCYLLA_VERSION})", self.version);
+        EngineInfo::new(&SPEC, version, &self.settings.effective)
     }
 
     /// A task's client awaits the driver; a thread's blocks on the
@@ -1404,12 +1373,7 @@ impl CqlClient {
 super::async_records!(impl[] CqlClient, true);
 
 impl CqlClient {
-    async fn read<'a>(
-        &'a mut self,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         let key = utf8("the key", key)?;
         let stmt = match self.read_statement(fields).await? {
             Some(i) => &self.read_some[i].1,
@@ -1424,19 +1388,13 @@ impl CqlClient {
         }
     }
 
-    async fn scan<'a>(
-        &'a mut self,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpResult {
-        let key = utf8("the start key", start_key)?;
-        let stmts = match self.scan_statements(fields).await? {
+    async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        let key = utf8("the start key", asked.start_key)?;
+        let stmts = match self.scan_statements(asked.fields).await? {
             Some(i) => &self.scan_some[i].1,
             None => &self.scan_all,
         };
-        let mut left = i32::try_from(count).unwrap_or(i32::MAX);
+        let mut left = i32::try_from(asked.count).unwrap_or(i32::MAX);
         // From the start token to the ring's end, then from its start.
         for stmt in stmts {
             if left == 0 {
@@ -1528,28 +1486,16 @@ impl CassandraKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::refusal;
+    use crate::testing::secret_checks::{assert_secret_hidden, login_on_port_1, open_error, props};
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[
-            ("cassandra.username", "alice"),
-            ("cassandra.password", SECRET),
-            ("cassandra.port", "1"),
-            ("cassandra.connect_timeout_s", "1"),
-        ]);
+        let p = login_on_port_1("cassandra");
         let s = Settings::from_properties(&p, false).unwrap();
         let given = s.credentials.as_ref().map(|c| c.password.as_str());
-        assert_eq!(given, Some(SECRET));
-        let err = open(&OpenOptions {
-            dir: None,
-            properties: &p,
-            mode: OpenMode::Any,
-            runtime: None,
-        })
-        .err()
-        .expect("no server on port 1");
-        assert_secret_hidden("cassandra", &s, &s.effective, err);
+        let err = open_error(&SPEC, &p);
+        assert_secret_hidden("cassandra", &s, given, &s.effective, err);
     }
 
     #[test]
@@ -1591,14 +1537,10 @@ mod tests {
             "{err}"
         );
 
-        let mut p = Properties::new();
-        p.set("cassandra.keyspace", "bad-name");
+        let p = props(&[("cassandra.keyspace", "bad-name")]);
         assert!(Settings::from_properties(&p, false).is_err());
-        let mut p = Properties::new();
-        p.set("cassandra.write_consistency", "quorm");
-        let err = Settings::from_properties(&p, false)
-            .unwrap_err()
-            .to_string();
+        let p = props(&[("cassandra.write_consistency", "quorm")]);
+        let err = refusal(Settings::from_properties(&p, false));
         assert!(err.contains("did you mean 'quorum'"), "{err}");
     }
 

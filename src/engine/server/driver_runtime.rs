@@ -2,6 +2,23 @@
 //! clients are tasks, else on a runtime of the engine's own, which client
 //! threads and the engine's lifecycle calls block on.
 
+use super::options::OptionValues;
+use crate::error::InputError;
+
+/// The workers of the engine's own runtime (`server_option!(runtime_threads,
+/// ..)`, 1 to 64), refused when given with clients as tasks, which run the
+/// driver on the runner's runtime instead.
+pub fn runtime_threads(v: &OptionValues, tasks: bool) -> Result<usize, InputError> {
+    let threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
+    if tasks && v.is_given("runtime_threads") {
+        return Err(InputError::property(
+            &v.key("runtime_threads"),
+            "sizes the engine's own runtime, which clients=tasks does not start (the driver runs on the runner's runtime: set runtimethreads)",
+        ));
+    }
+    Ok(threads)
+}
+
 pub enum DriverRuntime {
     /// The engine's own (clients on threads, and `kvperf bench`, block on it).
     Own(tokio::runtime::Runtime),
@@ -46,8 +63,8 @@ impl DriverRuntime {
 
 /// The record operations of a client thread on an async driver: `$worker`
 /// holds the driver's runtime (`rt: &DriverRuntime`) and an async client
-/// (`client`) whose `read`, `scan`, `update`, `insert` and `delete` are
-/// async; each runs to its end on the runtime, blocking the thread
+/// (`client`) whose `read`, `scan` (of a [`super::ScanRequest`]), `update`,
+/// `insert` and `delete` are async; each runs to its end on the runtime, blocking the thread
 /// (`clients=threads`), and becomes a done call (`blocking_records!`).
 macro_rules! blocking_on_driver {
     ($worker:ty) => {
@@ -70,8 +87,12 @@ macro_rules! blocking_on_driver {
                 fields: Option<&[&str]>,
                 out: &mut $crate::engine::ScanResults,
             ) -> $crate::engine::OpResult {
-                self.rt
-                    .block_on(self.client.scan(start_key, count, fields, out))
+                let asked = $crate::engine::ScanRequest {
+                    start_key,
+                    count,
+                    fields,
+                };
+                self.rt.block_on(self.client.scan(asked, out))
             }
 
             fn update(

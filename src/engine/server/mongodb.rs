@@ -52,13 +52,13 @@ use mongodb::options::{
 };
 use mongodb::{Client, Collection, Database};
 
-use super::driver_runtime::DriverRuntime;
-use super::endpoint::{is_this_machine, tcp_port};
+use super::driver_runtime::{self, DriverRuntime};
+use super::endpoint::{self, is_this_machine, server_option, tcp_port};
 use super::options::OptionValues;
 use super::{
-    async_records, blocking_raw, ready, Access, AsyncOps, Capabilities, ClientSlot, Engine,
-    EngineInfo, EngineOption, EngineSpec, EventSupport, KvSupport, OpError, OpResult, OpenMode,
-    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    ready, Access, Capabilities, ClientSlot, Engine, EngineInfo, EngineOption, EngineSpec,
+    EventSupport, KvSupport, OpError, OpResult, OpenMode, OpenOptions, Operations, Record, Runs,
+    ScanRequest, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, url_credentials, Properties};
@@ -72,35 +72,28 @@ pub static SPEC: EngineSpec = EngineSpec {
         namespace: "mongodb.database",
     },
     capabilities: Capabilities {
-        background_work: false,
         // The `compact` command.
         compact: true,
         kv: KvSupport::Ordered,
-        adopt: true,
-        ordered_scans: true,
-        update_needs_existing: true,
-        // what FerretDB's backend rewrites is its own business.
-        whole_record_updates: false,
-        // The driver is async; see bench/RESULTS.md, issue 22.
-        async_ops: AsyncOps::ByDefault,
-        tasks_own_sockets: false,
         events: EventSupport::Unavailable("not read from MongoDB or FerretDB yet (FerretDB's serverStatus has no storage engine section)"),
-        stats_report: false,
-        shared_store: false,
+        // The rest is SERVER's: what FerretDB's backend rewrites on an
+        // update is its own business; the driver is async, clients as
+        // tasks by default (bench/RESULTS.md, issue 22).
+        ..SERVER
     },
     options: &[
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },
-        EngineOption { name: "host", default: "127.0.0.1", help: "server host" },
-        EngineOption { name: "port", default: "27017", help: "server port" },
+        server_option!(host, "server host"),
+        server_option!(port, "27017", "server port"),
         EngineOption { name: "database", default: "ycsb", help: "database (default: the url's database if it names one, else ycsb)" },
         EngineOption { name: "collection", default: "usertable", help: "collection of the records; raw key-values go to <collection>_kv" },
         EngineOption { name: "write_concern", default: "1", help: "w: a number of nodes (1, YCSB's default) or majority; the url's w= wins" },
         EngineOption { name: "read_preference", default: "primary", help: "primary, primary_preferred, secondary, secondary_preferred or nearest; the url's readPreference= wins" },
-        EngineOption { name: "username", default: "", help: "user (SCRAM); default: environment KVPERF_MONGODB_USERNAME" },
-        EngineOption { name: "password", default: "", help: "its password; default: environment KVPERF_MONGODB_PASSWORD (never recorded)" },
-        EngineOption { name: "connect_timeout_s", default: "10", help: "seconds to wait for the server at open" },
+        server_option!(username, "MONGODB", "user (SCRAM)"),
+        server_option!(password, "MONGODB"),
+        server_option!(connect_timeout_s, "seconds to wait for the server at open"),
         EngineOption { name: "max_pool_size", default: "auto", help: "connections of the one shared client at most; auto: as many as the run's clients have operations in flight (made as needed); the url's maxPoolSize= wins" },
-        EngineOption { name: "runtime_threads", default: "2", help: "worker threads of the engine's own tokio runtime (the driver's I/O) with clients=threads and kvperf bench; with clients=tasks the driver runs on the runner's runtime (runtimethreads)" },
+        server_option!(runtime_threads, " and kvperf bench"),
     ],
     open,
     // Every db_bench engine flag configures an embedded store.
@@ -141,15 +134,6 @@ impl std::fmt::Debug for Settings {
             .field("effective", &self.effective)
             .finish()
     }
-}
-
-/// The option, else the environment variable, else nothing.
-fn option_or_env(v: &OptionValues, name: &str, var: &str) -> Option<String> {
-    let given = v.text(name);
-    if !given.is_empty() {
-        return Some(given);
-    }
-    std::env::var(var).ok().filter(|s| !s.is_empty())
 }
 
 /// A driver error in a few words: a server error's code name, code and
@@ -371,7 +355,7 @@ impl Settings {
         let v = OptionValues::new(&SPEC, props);
         let url = v.text("url");
         let mut secrets: Vec<String> = url_password(&url).into_iter().collect();
-        let connect_timeout = Duration::from_secs(v.u64_at_most("connect_timeout_s", 3600)?.max(1));
+        let connect_timeout = endpoint::connect_timeout(&v)?;
         let mut options = connection_options(&v, &url, &secrets)?;
         let address = hosts_text(&options.hosts);
         // Without a timeout of its own the driver tries for 30 s.
@@ -383,20 +367,13 @@ impl Settings {
         }
         options.app_name.get_or_insert_with(|| "kvperf".into());
         set_pool_size(&v, &mut options)?;
-        let runtime_threads = v.u64_at_most("runtime_threads", 64)?.max(1) as usize;
-        if tasks && props.contains("mongodb.runtime_threads") {
-            return Err(InputError::property(
-                "mongodb.runtime_threads",
-                "sizes the engine's own runtime, which clients=tasks does not start (the driver runs on the runner's runtime: set runtimethreads)",
-            ));
-        }
+        let runtime_threads = driver_runtime::runtime_threads(&v, tasks)?;
 
         let w = v.text("write_concern");
         set_write_concern(&w, &mut options)?;
         set_read_preference(&v, &mut options)?;
 
-        let username = option_or_env(&v, "username", "KVPERF_MONGODB_USERNAME");
-        let password = option_or_env(&v, "password", "KVPERF_MONGODB_PASSWORD");
+        let (username, password) = endpoint::login(&v);
         if let Some(p) = &password {
             secrets.push(p.clone());
         }
@@ -410,10 +387,7 @@ impl Settings {
                 );
             }
             (None, false) if password.is_some() => {
-                return Err(InputError::property(
-                    "mongodb.password",
-                    "is set but no username is (mongodb.username or KVPERF_MONGODB_USERNAME)",
-                ))
+                return Err(endpoint::password_without_username(&v))
             }
             _ => {}
         }
@@ -854,11 +828,7 @@ impl MongoEngine {
 
 impl Engine for MongoEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "mongodb".into(),
-            version: self.version.clone(),
-            options: self.settings.effective.clone(),
-        }
+        EngineInfo::new(&SPEC, self.version.clone(), &self.settings.effective)
     }
 
     /// One shared client serves every client: a task awaits its futures
@@ -1012,22 +982,16 @@ impl MongoClient<'_> {
         }
     }
 
-    pub async fn scan(
-        &mut self,
-        start_key: &[u8],
-        count: usize,
-        fields: Option<&[&str]>,
-        out: &mut ScanResults,
-    ) -> OpResult {
-        let key = key_text(start_key)?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+    pub async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        let key = key_text(asked.start_key)?;
+        let limit = i64::try_from(asked.count).unwrap_or(i64::MAX);
         let mut find = self
             .coll
             .find(doc! {"_id": {"$gte": key}})
             .sort(doc! {"_id": 1})
             .limit(limit)
-            .batch_size(u32::try_from(count).unwrap_or(u32::MAX).max(1));
-        if let Some(p) = projection(fields)? {
+            .batch_size(u32::try_from(asked.count).unwrap_or(u32::MAX).max(1));
+        if let Some(p) = projection(asked.fields)? {
             find = find.projection(p);
         }
         let mut cursor = find.await.map_err(|e| op_failed(e, self.secrets))?;
@@ -1089,7 +1053,7 @@ impl MongoClient<'_> {
 }
 
 // The seam of client tasks: forwards to the inherent operations.
-async_records!(impl[] MongoClient<'_>, true);
+super::async_records!(impl[] MongoClient<'_>, true);
 
 /// A client thread's worker: blocks on each operation (clients=threads).
 pub struct MongoWorker<'e> {
@@ -1290,34 +1254,26 @@ impl MongoKvWorker<'_> {
     }
 }
 
-blocking_raw!(MongoKvWorker<'_>);
+super::blocking_raw!(MongoKvWorker<'_>);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::fake_listener;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::refusal;
+    use crate::testing::secret_checks::{
+        assert_secret_hidden, login_on_port_1, open_error, props, SECRET,
+    };
     use std::time::Instant;
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[
-            ("mongodb.username", "alice"),
-            ("mongodb.password", SECRET),
-            ("mongodb.port", "1"),
-            ("mongodb.connect_timeout_s", "1"),
-        ]);
+        let p = login_on_port_1("mongodb");
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.secrets, [SECRET]);
-        let err = open(&OpenOptions {
-            dir: None,
-            properties: &p,
-            mode: OpenMode::Any,
-            runtime: None,
-        })
-        .err()
-        .expect("no server on port 1");
-        assert_secret_hidden("ferretdb", &s, &s.effective, err);
+        let err = open_error(&SPEC, &p);
+        let kept = s.secrets.first().map(String::as_str);
+        assert_secret_hidden("ferretdb", &s, kept, &s.effective, err);
     }
 
     #[test]
@@ -1341,24 +1297,21 @@ mod tests {
         assert_eq!(size, Some(7), "the url's maxPoolSize wins");
         assert_eq!(effective["max_pool_size"], "7");
         for bad in ["0", "many"] {
-            let err = pool(&[("mongodb.max_pool_size", bad)])
-                .unwrap_err()
-                .to_string();
+            let err = refusal(pool(&[("mongodb.max_pool_size", bad)]));
             assert!(err.contains("mongodb.max_pool_size"), "{err}");
         }
     }
 
     #[test]
     fn the_engines_own_runtime_is_not_sized_when_clients_are_tasks() {
-        let mut p = Properties::new();
-        p.set("mongodb.runtime_threads", "4");
+        let p = props(&[("mongodb.runtime_threads", "4")]);
         assert_eq!(
             Settings::from_properties(&p, false)
                 .unwrap()
                 .runtime_threads,
             4
         );
-        let err = Settings::from_properties(&p, true).unwrap_err().to_string();
+        let err = refusal(Settings::from_properties(&p, true));
         assert!(err.contains("runtimethreads"), "{err}");
         let tasks = Settings::from_properties(&Properties::new(), true).unwrap();
         assert!(!tasks.effective.contains_key("runtime_threads"));
@@ -1415,8 +1368,7 @@ mod tests {
 
     #[test]
     fn credentials_never_show() {
-        let mut p = Properties::new();
-        p.set("mongodb.url", "mongodb://bob:hunter2@127.0.0.1:1/shop");
+        let p = props(&[("mongodb.url", "mongodb://bob:hunter2@127.0.0.1:1/shop")]);
         let s = Settings::from_properties(&p, false).unwrap();
         assert_eq!(s.database, "shop", "the url's database");
         assert_eq!(
@@ -1456,23 +1408,17 @@ mod tests {
 
     #[test]
     fn write_concern_and_names_are_checked() {
-        let mut p = Properties::new();
-        p.set("mongodb.write_concern", "0");
-        let err = Settings::from_properties(&p, false)
-            .unwrap_err()
-            .to_string();
+        let p = props(&[("mongodb.write_concern", "0")]);
+        let err = refusal(Settings::from_properties(&p, false));
         assert!(err.contains("not supported"), "{err}");
-        let mut p = Properties::new();
-        p.set("mongodb.write_concern", "majority");
+        let p = props(&[("mongodb.write_concern", "majority")]);
         assert_eq!(
             Settings::from_properties(&p, false).unwrap().effective["write_concern"],
             "majority"
         );
-        let mut p = Properties::new();
-        p.set("mongodb.url", "http://x");
+        let p = props(&[("mongodb.url", "http://x")]);
         assert!(Settings::from_properties(&p, false).is_err());
-        let mut p = Properties::new();
-        p.set("mongodb.database", "a.b");
+        let p = props(&[("mongodb.database", "a.b")]);
         assert!(Settings::from_properties(&p, false).is_err());
     }
 }

@@ -81,8 +81,8 @@ use wire::{
     ConnectError, Said, TaskStream, Transport, WireConfig, WireRow, WireSession, WireStatement,
 };
 
-use super::endpoint;
-use super::kv::{self, KvBatch};
+use super::endpoint::{self, server_option};
+use super::kv::{KvBatch, Start};
 use super::options::OptionValues;
 use super::reconnect::{
     handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
@@ -90,7 +90,8 @@ use super::reconnect::{
 use super::{
     run_now, Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine,
     EngineInfo, EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult,
-    OpenMode, OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    OpenMode, OpenOptions, Operations, Record, Runs, ScanRequest, ScanResults, SetupFuture,
+    StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -111,11 +112,6 @@ pub static SPEC: EngineSpec = EngineSpec {
         // VACUUM FULL.
         compact: true,
         kv: KvSupport::Ordered,
-        adopt: true,
-        ordered_scans: true,
-        update_needs_existing: true,
-        // a new row version, but long values TOASTed out of line stay where they are.
-        whole_record_updates: false,
         // Clients as tasks from 16 clients, each awaiting its own session's
         // socket on the worker it is pinned to; fewer on threads
         // (bench/RESULTS.md 6k).
@@ -123,14 +119,15 @@ pub static SPEC: EngineSpec = EngineSpec {
         tasks_own_sockets: true,
         // Its statistics views, over a session of the sampler's own.
         events: EventSupport::Reports(&[EventKind::Checkpoint, EventKind::Vacuum, EventKind::Analyze]),
-        stats_report: false,
-        shared_store: false,
+        // An update writes a new row version, but long values TOASTed out
+        // of line stay where they are: not whole records.
+        ..SERVER
     },
     options: &[
-        EngineOption { name: "host", default: "127.0.0.1", help: "server address" },
-        EngineOption { name: "port", default: "5432", help: "server port" },
+        server_option!(host, "server address"),
+        server_option!(port, "5432", "server port"),
         EngineOption { name: "user", default: "postgres", help: "user to connect as" },
-        EngineOption { name: "password", default: "", help: "password (else env KVPERF_POSTGRES_PASSWORD); never recorded" },
+        server_option!(password, "password", "POSTGRES"),
         EngineOption { name: "database", default: "kvperf", help: "database (`kvperf server start postgres` creates kvperf)" },
         EngineOption { name: "table", default: "usertable", help: "the store's table (and {table}_kv for kvperf bench): keeps two stores apart in one database" },
         EngineOption { name: "synchronous_commit", default: "", help: "on, off, local, remote_write or remote_apply for kvperf's sessions; empty = the server's setting" },
@@ -209,11 +206,8 @@ struct PgOptions {
 
 impl std::fmt::Debug for PgOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgOptions")
-            .field("host", &self.host)
-            .field("port", &self.port)
+        endpoint::debug_server(f, "PgOptions", &self.host, self.port, &self.password)
             .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "(redacted)"))
             .field("database", &self.database)
             .field("table", &self.table)
             .field("synchronous_commit", &self.synchronous_commit)
@@ -248,12 +242,7 @@ impl PgOptions {
         let v = OptionValues::new(&SPEC, props);
         let port_text = v.text("port");
         let port = endpoint::tcp_port_text("postgres.port", &port_text)?;
-        let password = if props.contains("postgres.password") {
-            v.text("password")
-        } else {
-            std::env::var("KVPERF_POSTGRES_PASSWORD").unwrap_or_default()
-        };
-        let password = Some(password).filter(|p| !p.is_empty());
+        let password = Some(endpoint::given_or_env(&v, "password")).filter(|p| !p.is_empty());
         let table = v.text("table");
         check_table(&table)?;
         let synchronous_commit = match v.text("synchronous_commit").as_str() {
@@ -291,11 +280,7 @@ impl PgOptions {
     }
 
     fn addr(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
+        endpoint::socket_address(&self.host, self.port)
     }
 
     fn config(&self) -> postgres::Config {
@@ -831,11 +816,7 @@ impl PgEngine {
 
 impl Engine for PgEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "postgres".into(),
-            version: self.version.clone(),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(&SPEC, self.version.clone(), &self.options.effective)
     }
 
     /// A thread's client blocks on its connection; a task's awaits an
@@ -1270,12 +1251,7 @@ impl<'e, T: Transport> Records<'e, T> {
 super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
 
 impl<T: Transport> Records<'_, T> {
-    async fn read<'a>(
-        &'a mut self,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         let key = text("key", key)?;
         let stmt = match fields {
             None | Some([]) => self.session().await?.read_all.clone(),
@@ -1288,19 +1264,13 @@ impl<T: Transport> Records<'_, T> {
         }
     }
 
-    async fn scan<'a>(
-        &'a mut self,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpResult {
-        let start = text("key", start_key)?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+    async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        let start = text("key", asked.start_key)?;
+        let limit = i64::try_from(asked.count).unwrap_or(i64::MAX);
         let session = self.session().await?;
         let found = session.client.query(&session.scan, &[&start, &limit]).await;
         for row in &self.checked(found)? {
-            push_row(row, fields, out.next_slot())?;
+            push_row(row, asked.fields, out.next_slot())?;
         }
         Ok(())
     }
@@ -1323,13 +1293,6 @@ impl<T: Transport> Records<'_, T> {
         let done = session.client.execute(&session.delete, &[&key]).await;
         self.checked(done).map(|_| ())
     }
-}
-
-/// Where a batch starts.
-enum Start<'k> {
-    First,
-    AtOrAfter(&'k [u8]),
-    After(&'k [u8]),
 }
 
 /// Raw keys and values for `kvperf bench`, in the `{table}_kv` table.
@@ -1383,7 +1346,7 @@ impl PgKvWorker {
     }
 }
 
-super::blocking_raw!(PgKvWorker);
+super::blocking_raw!(PgKvWorker, refilled);
 
 impl PgKvWorker {
     fn get(&mut self, key: &[u8]) -> Result<usize, OpError> {
@@ -1403,41 +1366,21 @@ impl PgKvWorker {
         let done = run_now(self.session.execute(&self.delete, &[&key]));
         done.map_err(said).map(|_| ())
     }
-
-    /// Every seek queries afresh (no statement stays open), so `fresh`
-    /// changes nothing.
-    fn seek(&mut self, target: Option<&[u8]>, _fresh: bool) -> Result<bool, OpError> {
-        self.cursor.reset();
-        self.fill(target.map_or(Start::First, Start::AtOrAfter))
-    }
-
-    fn next(&mut self) -> Result<bool, OpError> {
-        kv::next_entry(
-            self,
-            |w| &mut w.cursor,
-            |w, after| w.fill(Start::After(after)),
-        )
-    }
-
-    fn current(&self) -> Option<(&[u8], &[u8])> {
-        self.cursor.current()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::fake_listener;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::refusal;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, secret_on_port_1, SECRET};
     use std::io::{Read, Write};
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[("postgres.password", SECRET), ("postgres.port", "1")]);
-        let o = PgOptions::from_properties(&p).unwrap();
-        assert_eq!(o.password.as_deref(), Some(SECRET));
+        let o = PgOptions::from_properties(&secret_on_port_1("postgres")).unwrap();
         let err = o.connect().err().expect("no server on port 1");
-        assert_secret_hidden("postgres", &o, &o.effective, err);
+        assert_secret_hidden("postgres", &o, o.password.as_deref(), &o.effective, err);
     }
 
     fn at(port: u16, password: &str) -> PgOptions {
@@ -1611,9 +1554,8 @@ mod tests {
 
     #[test]
     fn tables_are_plain_names_and_fields_follow_ycsb() {
-        let err = PgOptions::from_properties(&props(&[("postgres.table", "t; DROP TABLE x")]))
-            .unwrap_err()
-            .to_string();
+        let injected = props(&[("postgres.table", "t; DROP TABLE x")]);
+        let err = refusal(PgOptions::from_properties(&injected));
         assert!(err.contains("postgres.table"), "{err}");
         let o =
             PgOptions::from_properties(&props(&[("fieldcount", "3"), ("fieldnameprefix", "Col")]))
@@ -1627,9 +1569,8 @@ mod tests {
             kv.starts_with("CREATE TABLE usertable_kv (k BYTEA PRIMARY KEY"),
             "{kv}"
         );
-        let err = PgOptions::from_properties(&props(&[("postgres.synchronous_commit", "offf")]))
-            .unwrap_err()
-            .to_string();
+        let offf = props(&[("postgres.synchronous_commit", "offf")]);
+        let err = refusal(PgOptions::from_properties(&offf));
         assert!(err.contains("did you mean 'off'"), "{err}");
     }
 

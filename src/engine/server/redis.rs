@@ -79,15 +79,15 @@ use redis::{
     Script, ScriptInvocation, Value,
 };
 
-use super::endpoint;
+use super::endpoint::{self, given_or_env, server_option};
 use super::options::OptionValues;
 use super::reconnect::{
     handshake_limit, no_answer, say_still_waiting, wait_limit, within_saying, Backoff,
 };
 use super::{
     Access, Activity, AsyncOps, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
-    EngineOption, EngineSpec, EventKind, EventSupport, KvSupport, OpError, OpResult, OpenMode,
-    OpenOptions, Operations, Record, Runs, ScanResults, SetupFuture, StoreKind,
+    EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions,
+    Operations, Record, Runs, ScanRequest, ScanResults, SetupFuture, StoreKind, SERVER,
 };
 use crate::error::InputError;
 use crate::properties::{redacted, scrubbed, Properties};
@@ -101,32 +101,24 @@ pub static SPEC: EngineSpec = EngineSpec {
         namespace: "redis.keyprefix",
     },
     capabilities: Capabilities {
-        // Persistence runs in the server as it is configured; nothing for kvperf to wait for.
-        background_work: false,
-        compact: false,
-        // GET/SET/DEL; Redis has no ordered iteration over keys.
-        kv: KvSupport::Point,
-        adopt: true,
-        // ZRANGEBYLEX over an index of equal scores (YCSB's binding: hash order).
-        ordered_scans: true,
-        update_needs_existing: true,
-        // a hash: HSET writes only the fields given.
-        whole_record_updates: false,
         // Clients as tasks, each on its own multiplexed async connection;
         // a lone client on a thread (bench/RESULTS.md 6g).
         async_ops: AsyncOps::ByDefaultFrom(2),
-        // Each connection's driver task does its socket I/O; pinned beside
-        // its client it measured 0.80x at 4 clients (bench/RESULTS.md 6k).
-        tasks_own_sockets: false,
         // INFO persistence, over a connection of the sampler's own.
         events: EventSupport::Reports(&[EventKind::BgSave, EventKind::AofRewrite]),
-        stats_report: false,
-        shared_store: false,
+        // The rest is SERVER's: persistence runs in the server as it is
+        // configured, nothing for kvperf to wait for; point access only
+        // (GET/SET/DEL: Redis has no ordered iteration over keys); scans in
+        // key order by ZRANGEBYLEX over an index of equal scores (YCSB's
+        // binding: hash order); a hash's HSET writes only the fields given;
+        // each connection's driver task does its socket I/O (pinned beside
+        // its client it measured 0.80x at 4 clients, bench/RESULTS.md 6k).
+        ..SERVER
     },
     options: &[
-        EngineOption { name: "host", default: "127.0.0.1", help: "server address (else env KVPERF_REDIS_HOST)" },
-        EngineOption { name: "port", default: "6379", help: "server port (else env KVPERF_REDIS_PORT)" },
-        EngineOption { name: "password", default: "", help: "AUTH password (else env KVPERF_REDIS_PASSWORD); never recorded" },
+        server_option!(host, "server address (else env KVPERF_REDIS_HOST)"),
+        server_option!(port, "6379", "server port (else env KVPERF_REDIS_PORT)"),
+        server_option!(password, "AUTH password", "REDIS"),
         EngineOption { name: "database", default: "0", help: "Redis database number (SELECT)" },
         EngineOption { name: "keyprefix", default: "", help: "prefix of every key of the store, its index included: keeps two stores apart on one server" },
     ],
@@ -163,36 +155,19 @@ struct RedisOptions {
 
 impl std::fmt::Debug for RedisOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisOptions")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("password", &self.password.as_ref().map(|_| "(redacted)"))
+        endpoint::debug_server(f, "RedisOptions", &self.host, self.port, &self.password)
             .field("database", &self.database)
             .field("prefix", &String::from_utf8_lossy(&self.prefix))
             .finish()
     }
 }
 
-/// An option's text: `-p redis.NAME` if given, else the environment
-/// variable if set, else the declared default.
-fn given_or_env(v: &OptionValues, props: &Properties, name: &str, env: &str) -> String {
-    if props.contains(&format!("redis.{name}")) {
-        return v.text(name);
-    }
-    match std::env::var(env) {
-        Ok(value) if !value.is_empty() => value,
-        _ => v.text(name),
-    }
-}
-
 impl RedisOptions {
     fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
-        let host = given_or_env(&v, props, "host", "KVPERF_REDIS_HOST");
-        let port_text = given_or_env(&v, props, "port", "KVPERF_REDIS_PORT");
-        let port = endpoint::tcp_port_text("redis.port", &port_text)?;
-        let password = Some(given_or_env(&v, props, "password", "KVPERF_REDIS_PASSWORD"))
-            .filter(|p| !p.is_empty());
+        let host = given_or_env(&v, "host");
+        let port = endpoint::tcp_port_text("redis.port", &given_or_env(&v, "port"))?;
+        let password = Some(given_or_env(&v, "password")).filter(|p| !p.is_empty());
         let database = v.u64_at_most("database", i32::MAX as u64)? as i64;
         let mut effective = v.effective();
         effective.insert("host".into(), host.clone());
@@ -213,11 +188,7 @@ impl RedisOptions {
     }
 
     fn addr(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
+        endpoint::socket_address(&self.host, self.port)
     }
 
     /// Where to connect: the database selected, the password, no Nagle.
@@ -767,11 +738,7 @@ impl RedisEngine {
 
 impl Engine for RedisEngine {
     fn info(&self) -> EngineInfo {
-        EngineInfo {
-            name: "redis".into(),
-            version: self.version.clone(),
-            options: self.options.effective.clone(),
-        }
+        EngineInfo::new(&SPEC, self.version.clone(), &self.options.effective)
     }
 
     /// A thread's client blocks on its connection; a task's awaits an
@@ -1210,12 +1177,7 @@ impl<'e, T: Transport> Records<'e, T> {
 super::async_records!(impl[T: Transport] Records<'_, T>, T::WAITS);
 
 impl<T: Transport> Records<'_, T> {
-    async fn read<'a>(
-        &'a mut self,
-        key: &'a [u8],
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut Record,
-    ) -> OpResult {
+    async fn read(&mut self, key: &[u8], fields: Option<&[&str]>, out: &mut Record) -> OpResult {
         self.set_key(key);
         match fields {
             None => {
@@ -1244,23 +1206,17 @@ impl<T: Transport> Records<'_, T> {
         }
     }
 
-    async fn scan<'a>(
-        &'a mut self,
-        start_key: &'a [u8],
-        count: usize,
-        fields: Option<&'a [&'a str]>,
-        out: &'a mut ScanResults,
-    ) -> OpResult {
-        if count == 0 {
+    async fn scan(&mut self, asked: ScanRequest<'_>, out: &mut ScanResults) -> OpResult {
+        if asked.count == 0 {
             return Ok(());
         }
         let mut c = cmd("ZRANGEBYLEX");
         c.arg(&self.index)
-            .arg([&b"["[..], start_key].concat())
+            .arg([&b"["[..], asked.start_key].concat())
             .arg("+")
             .arg("LIMIT")
             .arg(0)
-            .arg(count);
+            .arg(asked.count);
         let members: Vec<Vec<u8>> = converted(self.link.query(&c).await?)?;
         if members.is_empty() {
             return Ok(());
@@ -1268,7 +1224,7 @@ impl<T: Transport> Records<'_, T> {
         let mut p = pipe();
         for m in &members {
             self.set_key(m);
-            match fields {
+            match asked.fields {
                 None => p.cmd("HGETALL").arg(&self.key),
                 Some(f) => p.cmd("HMGET").arg(&self.key).arg(f),
             };
@@ -1276,7 +1232,7 @@ impl<T: Transport> Records<'_, T> {
         let replies: Vec<Value> = converted(self.link.query_pipeline(&p).await?)?;
         for reply in &replies {
             // A record deleted between the two round trips is left out.
-            match fields {
+            match asked.fields {
                 None if !hash_is_empty(reply) => push_hash(reply, out.next_slot())?,
                 Some(f) if !values_are_empty(reply) => push_fields(reply, f, out.next_slot())?,
                 _ => {}
@@ -1380,7 +1336,8 @@ impl RedisKvWorker<'_> {
 mod tests {
     use super::*;
     use crate::testing::fake_listener;
-    use crate::testing::secret_checks::{assert_secret_hidden, props, SECRET};
+    use crate::testing::refusal;
+    use crate::testing::secret_checks::{assert_secret_hidden, props, secret_on_port_1, SECRET};
 
     #[test]
     fn info_persistence_gives_saves_in_progress_and_made() {
@@ -1404,11 +1361,9 @@ mod tests {
 
     #[test]
     fn the_password_is_never_shown() {
-        let p = props(&[("redis.password", SECRET), ("redis.port", "1")]);
-        let o = RedisOptions::from_properties(&p).unwrap();
-        assert_eq!(o.password.as_deref(), Some(SECRET));
+        let o = RedisOptions::from_properties(&secret_on_port_1("redis")).unwrap();
         let err = o.connect().err().expect("no server on port 1");
-        assert_secret_hidden("redis", &o, &o.effective, err);
+        assert_secret_hidden("redis", &o, o.password.as_deref(), &o.effective, err);
         assert_eq!(
             scrubbed(&format!("bad {SECRET}!"), Some(SECRET)),
             "bad (redacted)!"
@@ -1515,9 +1470,8 @@ mod tests {
         let o = RedisOptions::from_properties(&props(&[("redis.host", "10.1.2.3")])).unwrap();
         assert_eq!(o.host, "10.1.2.3");
         assert!(!endpoint::is_loopback_name(&o.host));
-        let err = RedisOptions::from_properties(&props(&[("redis.port", "70000")]))
-            .unwrap_err()
-            .to_string();
+        let too_high = props(&[("redis.port", "70000")]);
+        let err = refusal(RedisOptions::from_properties(&too_high));
         assert!(err.contains("redis.port"), "{err}");
     }
 
