@@ -278,11 +278,9 @@ fn is_own_temporary(dir: &Path, name: &str) -> bool {
     let Some(bytes) = read_small_own(&dir.join(name)) else {
         return false;
     };
-    // Blocks a crash left unwritten read as zeros.
-    let written = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
-    if bytes[written.len()..].iter().any(|&b| b != 0) {
+    let Some(written) = written_part(&bytes) else {
         return false;
-    }
+    };
     if marker {
         parse_marker(&bytes).is_some()
     } else if ledger {
@@ -394,22 +392,17 @@ fn parse_marker(bytes: &[u8]) -> Option<Marker> {
     if bytes.len() as u64 > MARKER_LIMIT {
         return None;
     }
-    // Blocks a crash left unwritten read as zeros.
-    let written = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
-    if bytes[written.len()..].iter().any(|&b| b != 0) {
-        return None;
-    }
+    let written = written_part(bytes)?;
     let text = std::str::from_utf8(written).ok()?;
     // An engine kvperf knows, not any word: a user's file holding one
     // lowercase word ("mine\n") is no marker of kvperf's (hostile pass 7).
-    let known = marker_owners;
     let Some((owner, rest)) = text.split_once('\n') else {
         // Cut short while its first line was written.
-        return known()
+        return marker_owners()
             .any(|name| name.starts_with(text))
             .then_some(Marker::Partial);
     };
-    if !known().any(|name| name == owner) {
+    if !marker_owners().any(|name| name == owner) {
         return None;
     }
     for how in [CREATED, ADOPTED] {
@@ -425,6 +418,17 @@ fn parse_marker(bytes: &[u8]) -> Option<Marker> {
         }
     }
     None
+}
+
+/// What was written of a file kvperf writes in one piece: the bytes up to
+/// the first zero, when only zeros follow (blocks a crash left unwritten
+/// read as zeros); None when anything else follows.
+fn written_part(bytes: &[u8]) -> Option<&[u8]> {
+    let written = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    bytes[written.len()..]
+        .iter()
+        .all(|&b| b == 0)
+        .then_some(written)
 }
 
 /// The names a marker's first line may hold: the engines kvperf knows,
