@@ -214,12 +214,13 @@ fn claim(spec: &EngineSpec, dir: &Path, place: Place) -> anyhow::Result<()> {
 fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
     let mut entries = entry_names(dir)?;
     let own_lock = store_lock::is_own(dir);
-    entries.retain(|name| {
-        name != MARKER
-            && !is_own_temporary(dir, name)
-            && !(own_lock && name == store_lock::LOCK_FILE)
-            && !(name == PRECONDITION_FILE && is_own_fill(dir))
-    });
+    let kvperfs = |name: &String| {
+        name == MARKER
+            || is_own_temporary(dir, name)
+            || (own_lock && name == store_lock::LOCK_FILE)
+            || (name == PRECONDITION_FILE && is_own_fill(dir))
+    };
+    entries.retain(|name| !kvperfs(name));
     if entries.is_empty() {
         return Ok(None);
     }
