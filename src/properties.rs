@@ -68,7 +68,10 @@ impl Properties {
         }
         let text =
             crate::files::read_input(path, "workload file", crate::files::bound::PROPERTY_FILE)?;
-        self.load_str(&text);
+        // A byte-order mark (as Windows editors save UTF-8) is no part of
+        // the first name: it was read as '\u{feff}readproportion', unknown,
+        // and the run measured the default instead.
+        self.load_str(text.strip_prefix('\u{feff}').unwrap_or(&text));
         Ok(())
     }
 

@@ -54,17 +54,32 @@ impl HdrLogs {
     }
 
     /// Writes each group's log for a window that opened at
-    /// `opened_unix_ms`; the paths written, or the first failure (its
-    /// log kept elsewhere, named in the error).
+    /// `opened_unix_ms`; the paths written, or the failures (each log
+    /// kept elsewhere, named in the error). A log that fails stops no
+    /// other: the groups after it were lost.
     pub fn write(&self, logs: &IntervalLogs, opened_unix_ms: u64) -> anyhow::Result<Vec<PathBuf>> {
         let mut written = Vec::new();
+        let mut failed = Vec::new();
         for (group, text) in logs.files(opened_unix_ms) {
-            let destination = self.destinations.get(&group).ok_or_else(|| {
-                anyhow::anyhow!("no interval log file was checked for group {group}")
-            })?;
-            destination.write(text.as_bytes())?;
-            written.push(destination.path().to_path_buf());
+            let Some(destination) = self.destinations.get(&group) else {
+                failed.push(format!(
+                    "no interval log file was checked for group {group}"
+                ));
+                continue;
+            };
+            match destination.write(text.as_bytes()) {
+                Ok(()) => written.push(destination.path().to_path_buf()),
+                Err(e) => failed.push(format!("{e:#}")),
+            }
         }
-        Ok(written)
+        if failed.is_empty() {
+            return Ok(written);
+        }
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        let others = match names.is_empty() {
+            true => String::new(),
+            false => format!(" (written: {})", names.join(", ")),
+        };
+        anyhow::bail!("{}{others}", failed.join("; "))
     }
 }

@@ -211,11 +211,14 @@ fn measure(
     )?;
     let late = replay.lateness();
     drop(replay);
-    if let Some(capture) = capture {
+    // The window's figures are kept before the trace is put in place,
+    // which may fail (a file put at its path meanwhile).
+    let traced = capture.map(|capture| {
         let path = capture.path().display().to_string();
-        let operations = capture.finish()?;
-        eprintln!("kvperf: trace of {operations} operations written to '{path}'");
-    }
+        capture.finish().map(|operations| {
+            eprintln!("kvperf: trace of {operations} operations written to '{path}'");
+        })
+    });
     out.measurements.push(Measurement {
         accounting: Some(window.accounting),
         engine_stats: window.engine_stats,
@@ -227,6 +230,7 @@ fn measure(
     if let Some(s) = schedule {
         tell_lateness(out, s, &late);
     }
+    traced.transpose()?;
     if let Some(closed) = window.closed {
         closed?;
     }

@@ -433,7 +433,10 @@ fn measure(
         },
         true,
     )?;
-    finish_capture(capture)?;
+    // The window's figures are kept whatever becomes of the files written
+    // beside them: a trace or a log that cannot be put in place is an
+    // error said after they are (it dropped the whole window).
+    let traced = finish_capture(capture);
 
     let integrity = integrity_of(&workload, &outcome);
     live::finished(live.as_ref());
@@ -451,6 +454,7 @@ fn measure(
         record_loaded_keys(out, db.as_deref(), &workload);
     }
     warn_of_the_window(out, phase);
+    traced?;
     say_logs_written(logs_written?);
     how_it_ended(&outcome, &workload, closed, integrity)
 }

@@ -9,6 +9,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
+use crate::files::owned::{has_fill_mark, set_fill_mark, FILL_MARK};
 
 /// Where the I/O goes.
 #[derive(Debug)]
@@ -24,8 +25,21 @@ pub struct Target {
 }
 
 impl Drop for Target {
+    /// Removes the test file kvperf made, only while its name still leads
+    /// to that file: a file or link put there since (moved over it
+    /// mid-run) is not kvperf's and stays.
     fn drop(&mut self) {
-        if let Some(path) = &self.created {
+        let Some(path) = &self.created else { return };
+        let made = self.file.metadata().ok();
+        let there = std::fs::symlink_metadata(path).ok();
+        let same = match (made, there) {
+            (Some(made), Some(there)) => {
+                there.file_type().is_file()
+                    && crate::files::identity(&made) == crate::files::identity(&there)
+            }
+            _ => false,
+        };
+        if same {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -109,6 +123,7 @@ pub fn open(
 /// (made, or found from an earlier run) and kept afterwards, since filling
 /// the device is its purpose. Owned by no engine, it never counts as a store.
 ///
+/// `dir` must be usable as a data directory (absent, empty, or kvperf's).
 /// A new fill is created exclusively and marked with an extended attribute
 /// ([`FILL_MARK`]); an existing one is reused only when it carries that
 /// mark and is a regular file with one name, opened without following a
@@ -128,8 +143,13 @@ pub fn open_fill(dir: &Path, name: &str, size: u64) -> anyhow::Result<Target> {
             ""
         }
     };
+    // A data directory: kvperf writes its fill only into one it made or
+    // marked, or an empty one (it wrote into a user's directory). An
+    // existing fill is judged first, in its own words.
+    let usable = || crate::engine::store::check_usable(dir);
     let file = match existing {
         None => {
+            usable()?;
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -160,6 +180,7 @@ pub fn open_fill(dir: &Path, name: &str, size: u64) -> anyhow::Result<Target> {
                 ))
                 .into());
             }
+            usable()?;
             file
         }
     };
@@ -172,50 +193,6 @@ pub fn open_fill(dir: &Path, name: &str, size: u64) -> anyhow::Result<Target> {
         is_device: false,
         created: None,
     })
-}
-
-/// The extended attribute (name, value) kvperf puts on a fill it creates.
-pub const FILL_MARK: (&str, &str) = ("user.kvperf", "precondition-fill/1");
-
-fn set_fill_mark(file: &File) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let name = std::ffi::CString::new(FILL_MARK.0).map_err(std::io::Error::other)?;
-    let value = FILL_MARK.1.as_bytes();
-    // SAFETY: a NUL-terminated name and a buffer of `value.len()` bytes,
-    // both outliving the call, on an open descriptor.
-    let code = unsafe {
-        libc::fsetxattr(
-            file.as_raw_fd(),
-            name.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    if code == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-fn has_fill_mark(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    let Ok(name) = std::ffi::CString::new(FILL_MARK.0) else {
-        return false;
-    };
-    let mut value = [0u8; 64];
-    // SAFETY: a NUL-terminated name and a buffer of `value.len()` bytes,
-    // both outliving the call, on an open descriptor.
-    let read = unsafe {
-        libc::fgetxattr(
-            file.as_raw_fd(),
-            name.as_ptr(),
-            value.as_mut_ptr().cast(),
-            value.len(),
-        )
-    };
-    usize::try_from(read).is_ok_and(|n| &value[..n] == FILL_MARK.1.as_bytes())
 }
 
 fn check_room(path: &Path, size: u64) -> Result<(), InputError> {
@@ -348,7 +325,7 @@ mod tests {
     #[test]
     fn a_fill_is_reused_only_when_kvperf_made_it() {
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-        let name = "fill";
+        let name = crate::engine::store::PRECONDITION_FILE;
         drop(open_fill(dir.path(), name, 1 << 20).unwrap());
         drop(open_fill(dir.path(), name, 2 << 20).unwrap());
         assert_eq!(

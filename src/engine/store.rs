@@ -214,11 +214,13 @@ fn claim(spec: &EngineSpec, dir: &Path, place: Place) -> anyhow::Result<()> {
 fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
     let mut entries = entry_names(dir)?;
     let own_lock = store_lock::is_own(dir);
-    entries.retain(|name| {
-        name != MARKER
-            && !is_own_temporary(dir, name)
-            && !(own_lock && name == store_lock::LOCK_FILE)
-    });
+    let kvperfs = |name: &String| {
+        name == MARKER
+            || is_own_temporary(dir, name)
+            || (own_lock && name == store_lock::LOCK_FILE)
+            || (name == PRECONDITION_FILE && is_own_fill(dir))
+    };
+    entries.retain(|name| !kvperfs(name));
     if entries.is_empty() {
         return Ok(None);
     }
@@ -289,6 +291,17 @@ fn is_own_temporary(dir: &Path, name: &str) -> bool {
     } else {
         store_lock::content().as_bytes().starts_with(written)
     }
+}
+
+/// kvperf's own precondition fill in `dir`: a regular file with one name
+/// carrying kvperf's mark (`kvperf device precondition DIR` makes it in a
+/// directory before any store; it was taken for a user's file there).
+fn is_own_fill(dir: &Path) -> bool {
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(dir.join(PRECONDITION_FILE))
+        .is_ok_and(|file| owned::check_own(&file).is_ok() && owned::has_fill_mark(&file))
 }
 
 /// The bytes of `path` when it is a regular file with one name of at most

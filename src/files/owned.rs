@@ -158,6 +158,53 @@ pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::remove_file(from)
 }
 
+/// The extended attribute (name, value) kvperf puts on a precondition
+/// fill it creates: the proof that a fill is kvperf's.
+pub const FILL_MARK: (&str, &str) = ("user.kvperf", "precondition-fill/1");
+
+/// Marks a fill kvperf just created as its own ([`FILL_MARK`]).
+pub fn set_fill_mark(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let name = std::ffi::CString::new(FILL_MARK.0).map_err(std::io::Error::other)?;
+    let value = FILL_MARK.1.as_bytes();
+    // SAFETY: a NUL-terminated name and a buffer of `value.len()` bytes,
+    // both outliving the call, on an open descriptor.
+    let code = unsafe {
+        libc::fsetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Whether the open `file` carries kvperf's fill mark ([`FILL_MARK`]).
+pub fn has_fill_mark(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(name) = std::ffi::CString::new(FILL_MARK.0) else {
+        return false;
+    };
+    let mut value = [0u8; 64];
+    // SAFETY: a NUL-terminated name and a buffer of `value.len()` bytes,
+    // both outliving the call, on an open descriptor.
+    let read = unsafe {
+        libc::fgetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    usize::try_from(read).is_ok_and(|n| &value[..n] == FILL_MARK.1.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

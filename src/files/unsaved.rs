@@ -5,6 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+static KEPT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Writes `bytes` to a new file `kvperf-unsaved-<time>-<pid>.<extension>`
 /// in the first of `near`, the temporary directory and the working
 /// directory that takes it; its path, or the last error.
@@ -14,7 +16,13 @@ pub fn keep_unsaved(
     extension: &str,
 ) -> std::io::Result<PathBuf> {
     let now = crate::clock::unix_secs();
-    let name = format!("kvperf-unsaved-{now}-{}.{extension}", std::process::id());
+    // Several results of one process may need keeping in one second (the
+    // interval logs of a step): each gets a name of its own.
+    let n = match KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => String::new(),
+        n => format!("-{n}"),
+    };
+    let name = format!("kvperf-unsaved-{now}-{}{n}.{extension}", std::process::id());
     let mut dirs: Vec<PathBuf> = near.map(Path::to_path_buf).into_iter().collect();
     dirs.push(std::env::temp_dir());
     dirs.push(PathBuf::from("."));

@@ -71,9 +71,12 @@ impl TraceFile {
             file.sync_all()
         });
         synced.map_err(|e| self.cannot(e))?;
-        self.destination.put_in_place(&self.tmp)?;
+        let placed = self.destination.put_in_place(&self.tmp);
+        // Complete either way: kept where the error names it when it could
+        // not be put in place (the drop removed it, though the error said
+        // it was kept).
         self.tmp = PathBuf::new();
-        Ok(operations)
+        placed.map(|()| operations)
     }
 
     /// A failed write: the writer's error, named.

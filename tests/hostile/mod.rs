@@ -10,6 +10,7 @@ mod outputs;
 mod ownership;
 mod pass4;
 mod pass6;
+mod pass7;
 mod plans;
 mod resources;
 mod secrets;

@@ -78,14 +78,23 @@ pub static SPEC: EngineSpec = EngineSpec {
     db_bench: map_db_bench_flags,
 };
 
-/// RocksDB's own files in a data directory (what `DestroyDB` removes).
+/// RocksDB's own files in a data directory (what `DestroyDB` removes),
+/// by RocksDB's exact names: numbered (`000012.sst`, `MANIFEST-000005`),
+/// never a name that only ends like one (a user's `app.log` or
+/// `notes.sst` in kvperf's directory was deleted by `--fresh`).
 fn owns(name: &str) -> bool {
     const EXACT: [&str; 4] = ["CURRENT", "IDENTITY", "LOCK", "LOG"];
     const PREFIXES: [&str; 4] = ["MANIFEST-", "OPTIONS-", "LOG.old.", "METADB-"];
     const SUFFIXES: [&str; 5] = [".sst", ".log", ".blob", ".dbtmp", ".ldb"];
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     EXACT.contains(&name)
-        || PREFIXES.iter().any(|p| name.starts_with(p))
-        || SUFFIXES.iter().any(|s| name.ends_with(s))
+        || PREFIXES.iter().any(|p| {
+            name.strip_prefix(p)
+                .is_some_and(|n| number(n.strip_suffix(".dbtmp").unwrap_or(n)))
+        })
+        || SUFFIXES
+            .iter()
+            .any(|s| name.strip_suffix(s).is_some_and(number))
 }
 
 use super::rocksdb_library;
@@ -1257,6 +1266,9 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
             "OPTIONS-000007",
             "000012.sst",
             "000011.log",
+            "000013.blob",
+            "000014.dbtmp",
+            "OPTIONS-000015.dbtmp",
         ] {
             assert!(owns(own), "{own}");
         }
@@ -1265,6 +1277,11 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
             "kvperf-precondition.fill",
             "notes.txt",
             "photos",
+            "app.log",
+            "notes.sst",
+            "MANIFEST-notes",
+            "LOG.old.mine",
+            ".log",
         ] {
             assert!(!owns(foreign), "{foreign}");
         }

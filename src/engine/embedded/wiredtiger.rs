@@ -64,7 +64,7 @@ pub static SPEC: EngineSpec = EngineSpec {
 /// `.backup`, `.turtle.set`...), the history or lookaside file
 /// (`WiredTigerHS.wt`, `WiredTigerLAS.wt`), statistics logs, log files
 /// (`WiredTigerLog.*`, `WiredTigerPreplog.*`, `WiredTigerTmplog.*`), the
-/// tables (`*.wt`) and MongoDB's `journal` log directory
+/// table kvperf makes (`usertable.wt`) and MongoDB's `journal` log directory
 /// (`config=log=(path=journal)`).
 fn owns(name: &str) -> bool {
     const PREFIXES: [&str; 6] = [
@@ -79,7 +79,9 @@ fn owns(name: &str) -> bool {
         || name == "WiredTigerLAS.wt"
         || name == "journal"
         || PREFIXES.iter().any(|p| name.starts_with(p))
-        || (name.len() > 3 && name.ends_with(".wt"))
+        // kvperf's one table: another `*.wt` is a user's (`--fresh`
+        // deleted a user's `mine.wt`).
+        || name == "usertable.wt"
 }
 
 const URI: &CStr = c"table:usertable";
@@ -1058,6 +1060,7 @@ mod tests {
             ".wt",
             "WiredTigerX",
             "my-folder",
+            "mine.wt",
         ] {
             assert!(!owns(name), "{name}");
         }
