@@ -4,16 +4,17 @@
 //!
 //! [`CoreWorkload`] is shared by all clients (counters, precomputed zeta);
 //! each client gets a [`CoreThread`] with its own RNG and generators. Its
-//! operations are written once, as async code over the engine's
-//! [`Operations`], and run on a client thread ([`wait`]) or a client task
-//! (awaited).
+//! operations are drawn and counted once over the engine's [`Operations`]
+//! (operation.rs); a client thread settles each engine call at once, a
+//! client task awaits it.
 
 pub mod config;
 pub mod keys;
+mod operation;
 pub mod values;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use config::CoreConfig;
 use config::{FieldLength, RequestDistribution, ScanLengthDistribution};
@@ -360,13 +361,12 @@ impl<'a> BoundWorkload<'a> {
         Self { capture, ..self }
     }
 
-    /// A client's state around its engine client `db`, driven as `runs` says.
-    fn client(&self, db: Box<dyn Operations + 'a>, runs: Runs, slot: ThreadSlot) -> CoreThread<'a> {
+    /// A client's state around its engine client `db`.
+    fn client(&self, db: Box<dyn Operations + 'a>, slot: ThreadSlot) -> CoreThread<'a> {
         let wl = self.workload;
         let c = &wl.cfg;
         CoreThread {
             db,
-            runs,
             wl,
             rng: rng_from_seed(wl.seed, slot.index as u64),
             keys: wl.key_chooser(),
@@ -398,13 +398,13 @@ impl<'a> BoundWorkload<'a> {
 impl Workload for BoundWorkload<'_> {
     fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
         let db = wait(self.engine.client(records(slot, Runs::Thread)))?;
-        Ok(Box::new(self.client(db, Runs::Thread, slot)))
+        Ok(Box::new(self.client(db, slot)))
     }
 
     fn task(&self, slot: ThreadSlot) -> SetupFuture<'_, Box<dyn WorkloadTask + '_>> {
         Box::pin(async move {
             let db = self.engine.client(records(slot, Runs::Task)).await?;
-            Ok(Box::new(self.client(db, Runs::Task, slot)) as Box<dyn WorkloadTask + '_>)
+            Ok(Box::new(self.client(db, slot)) as Box<dyn WorkloadTask + '_>)
         })
     }
 }
@@ -455,8 +455,6 @@ enum ScanLength {
 /// One client of the core workload.
 pub struct CoreThread<'a> {
     db: Box<dyn Operations + 'a>,
-    /// How the client is driven: how it pauses before an insert retry.
-    runs: Runs,
     wl: &'a CoreWorkload,
     rng: Rng,
     keys: KeyChooser,
@@ -498,7 +496,7 @@ fn counted(meter: &Meter, result: &OpResult, bytes: usize) -> u64 {
 impl WorkloadThread for CoreThread<'_> {
     #[inline]
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step {
-        wait(self.operation(meter, intended))
+        self.operation_now(meter, intended)
     }
 }
 
@@ -509,20 +507,6 @@ impl WorkloadTask for CoreThread<'_> {
 }
 
 impl<'a> CoreThread<'a> {
-    /// One operation of the phase (YCSB `doInsert` or `doTransaction`).
-    #[inline]
-    async fn operation(&mut self, meter: &mut Meter, intended: Instant) -> Step {
-        // A capture needs each operation's times as instants.
-        meter.keep_times |= self.trace.is_some();
-        match self.wl.phase {
-            Phase::Load => self.do_insert(meter, intended).await,
-            Phase::Run => {
-                self.do_transaction(meter, intended).await;
-                Step::Continue
-            }
-        }
-    }
-
     /// YCSB `nextKeynum`: redraw until the key has been acknowledged as
     /// inserted, so reads never target keys that do not exist yet.
     fn next_keynum(&mut self) -> u64 {
@@ -593,180 +577,28 @@ impl<'a> CoreThread<'a> {
         self.push_field(name);
     }
 
-    /// The field set a read or scan asks for: `None` is all fields.
-    fn read_fields(&mut self) -> Option<&'a str> {
+    /// The field a read or scan asks for, as a range of the client's
+    /// field names: `None` is all fields.
+    fn read_field(&mut self) -> operation::Fields {
         if self.wl.cfg.read_all_fields {
             None
         } else {
-            Some(self.all_fields[self.field_chooser.next(&mut self.rng) as usize])
+            let at = self.field_chooser.next(&mut self.rng) as usize;
+            Some(at..at + 1)
         }
     }
 
-    async fn do_insert(&mut self, meter: &mut Meter, intended: Instant) -> Step {
-        let keynum = self.wl.load_keys.next();
-        // A load inserts insertcount records in all, warm-up included: the
-        // window's quota alone would let a warmed-up load insert past them.
-        if keynum - self.wl.cfg.insert_start >= self.wl.cfg.insert_count {
-            return Step::Exhausted;
-        }
-        self.build_key(keynum);
-        self.build_all_values();
-        let inserted = self.insert_with_retries(meter, intended).await.is_ok();
-        if !inserted {
-            self.wl.failed_load_inserts.fetch_add(1, Relaxed);
-        }
-        inserted.into()
-    }
-
-    /// YCSB retries a failed insert `core_workload_insertion_retry_limit`
-    /// times, sleeping interval x U[0.8, 1.2) seconds between tries.
-    async fn insert_with_retries(&mut self, meter: &mut Meter, intended: Instant) -> OpResult {
-        let table = self.wl.cfg.table.as_str();
-        let mut retries = 0;
-        loop {
-            let result = meter
-                .time_await(OpKind::Insert, intended, || {
-                    self.db.insert(table, &self.key, &self.record)
-                })
-                .await;
-            if result.is_ok() || retries >= self.wl.cfg.insertion_retry_limit {
-                self.written_bytes += counted(meter, &result, self.record.logical_bytes());
-                // Its last try: a retried insert is one operation.
-                self.trace(meter, OpType::Insert, &result, false, 0, true);
-                return result;
-            }
-            retries += 1;
-            eprintln!("kvperf: retrying insertion, retry count: {retries}");
-            let jitter = 0.8 + 0.4 * crate::workload::generator::next_f64(&mut self.rng);
-            let pause = self.wl.cfg.insertion_retry_interval_s as f64 * jitter;
-            let pause = Duration::from_secs_f64(pause);
-            match self.runs {
-                // A thread sleeps; a task waits without holding its worker thread.
-                Runs::Thread => std::thread::sleep(pause),
-                Runs::Task => crate::runner::sleep_until(Instant::now() + pause).await,
-            }
-        }
-    }
-
-    async fn do_transaction(&mut self, meter: &mut Meter, intended: Instant) {
-        match self.wl.op_chooser.next(&mut self.rng) {
-            Op::Read => self.do_read(meter, intended).await,
-            Op::Update => self.do_update(meter, intended).await,
-            Op::Insert => self.do_run_insert(meter, intended).await,
-            Op::Scan => self.do_scan(meter, intended).await,
-            Op::ReadModifyWrite => self.do_read_modify_write(meter, intended).await,
-        }
-    }
-
-    async fn do_read(&mut self, meter: &mut Meter, intended: Instant) {
+    /// Draws the key an operation on an existing record uses and builds it.
+    fn next_key(&mut self) {
         let keynum = self.next_keynum();
         self.build_key(keynum);
-        let one = self.read_fields();
-        let integrity = self.wl.cfg.data_integrity;
-        let fields: Option<&[&str]> = match &one {
-            Some(name) => Some(std::slice::from_ref(name)),
-            // YCSB passes the full field list when verifying.
-            None if integrity => Some(&self.all_fields),
-            None => None,
-        };
-        self.read.clear();
-        let table = self.wl.cfg.table.as_str();
-        let read = meter
-            .time_await(OpKind::Read, intended, || {
-                self.db.read(table, &self.key, fields, &mut self.read)
-            })
-            .await;
-        self.read_bytes += counted(meter, &read, self.read.logical_bytes());
-        self.trace(meter, OpType::Read, &read, one.is_some(), 0, false);
-        if integrity {
-            self.verify(meter);
-        }
     }
 
-    async fn do_update(&mut self, meter: &mut Meter, intended: Instant) {
-        let keynum = self.next_keynum();
-        self.build_key(keynum);
-        self.build_update_values();
-        let table = self.wl.cfg.table.as_str();
-        let update = meter
-            .time_await(OpKind::Update, intended, || {
-                self.db.update(table, &self.key, &self.record)
-            })
-            .await;
-        let bytes = counted(meter, &update, self.record.logical_bytes());
-        self.written_bytes += bytes;
-        self.updated_bytes += bytes;
-        self.trace(meter, OpType::Update, &update, false, 0, true);
-    }
-
-    async fn do_run_insert(&mut self, meter: &mut Meter, intended: Instant) {
-        let counted = self.wl.run_inserts.next();
-        self.build_key(self.wl.run_insert_keynum(counted));
-        self.build_all_values();
-        let _ = self.insert_with_retries(meter, intended).await;
-        // Acknowledged whatever the outcome, as YCSB does in `finally`. The
-        // window only fills with > 2^20 inserts in flight at once.
-        let _ = self.wl.run_inserts.acknowledge(counted);
-    }
-
-    async fn do_scan(&mut self, meter: &mut Meter, intended: Instant) {
-        let keynum = self.next_keynum();
-        self.build_key(keynum);
-        let len = match &mut self.scan_length {
+    fn next_scan_length(&mut self) -> usize {
+        (match &mut self.scan_length {
             ScanLength::Uniform(g) => g.next(&mut self.rng),
             ScanLength::Zipfian(g) => g.next(&mut self.rng),
-        } as usize;
-        let one = self.read_fields();
-        let fields = one.as_ref().map(std::slice::from_ref);
-        self.scan.clear();
-        let table = self.wl.cfg.table.as_str();
-        let scan = meter
-            .time_await(OpKind::Scan, intended, || {
-                self.db.scan(table, &self.key, len, fields, &mut self.scan)
-            })
-            .await;
-        let rows: usize = self.scan.rows().iter().map(Record::logical_bytes).sum();
-        self.read_bytes += counted(meter, &scan, rows);
-        self.trace(meter, OpType::Scan, &scan, one.is_some(), len, false);
-    }
-
-    async fn do_read_modify_write(&mut self, meter: &mut Meter, intended: Instant) {
-        let keynum = self.next_keynum();
-        self.build_key(keynum);
-        let one = self.read_fields();
-        let fields = one.as_ref().map(std::slice::from_ref);
-        self.build_update_values();
-        self.read.clear();
-        let table = self.wl.cfg.table.as_str();
-        let started = meter.start();
-        let read = meter
-            .time_await(OpKind::Read, intended, || {
-                self.db.read(table, &self.key, fields, &mut self.read)
-            })
-            .await;
-        let update = meter
-            .time_await(OpKind::Update, intended, || {
-                self.db.update(table, &self.key, &self.record)
-            })
-            .await;
-        self.read_bytes += counted(meter, &read, self.read.logical_bytes());
-        let bytes = counted(meter, &update, self.record.logical_bytes());
-        self.written_bytes += bytes;
-        self.updated_bytes += bytes;
-        // YCSB's extra group around both calls; it fails if either failed.
-        let both: OpResult = read.and(update);
-        meter.finish(OpKind::ReadModifyWrite, intended, started, &both);
-        self.trace(
-            meter,
-            OpType::ReadModifyWrite,
-            &both,
-            one.is_some(),
-            0,
-            true,
-        );
-        if self.wl.cfg.data_integrity {
-            self.verify(meter);
-        }
+        }) as usize
     }
 
     /// Adds the operation just timed to the trace, if one is captured:
