@@ -10,6 +10,7 @@ mod outputs;
 mod ownership;
 mod pass4;
 mod pass6;
+mod pass7_servers;
 mod plans;
 mod resources;
 mod secrets;
