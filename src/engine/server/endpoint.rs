@@ -211,6 +211,22 @@ pub fn loopback_listeners(host: &str, port: u16) -> Vec<u32> {
     }
 }
 
+/// Whether `ENGINE.adopt` opts into writing into a store kvperf did not
+/// make (see [`server_option!`]'s `adopt` row).
+pub fn adopts(v: &OptionValues) -> Result<bool, InputError> {
+    v.bool("adopt")
+}
+
+/// The refusal of a plain load, run or replay whose store is there but not
+/// kvperf's: `store` says what and where (it ends before ", so"), `other`
+/// the option that names another store. The same words on every server
+/// engine.
+pub fn not_kvperfs_store(store: &str, engine: &str, other: &str) -> InputError {
+    InputError::Invalid(format!(
+        "{store} without kvperf's mark (kvperf did not make it), so kvperf writes nothing into it: set another -p {other}, or -p {engine}.adopt=true to use it as it is (a load overwrites its records of the same keys)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,20 +258,4 @@ mod tests {
         assert_eq!(socket_address("127.0.0.1", 5432), "127.0.0.1:5432");
         assert_eq!(socket_address("::1", 6379), "[::1]:6379");
     }
-}
-
-/// Whether `ENGINE.adopt` opts into writing into a store kvperf did not
-/// make (see [`server_option!`]'s `adopt` row).
-pub fn adopts(v: &OptionValues) -> Result<bool, InputError> {
-    v.bool("adopt")
-}
-
-/// The refusal of a plain load, run or replay whose store is there but not
-/// kvperf's: `store` says what and where (it ends before ", so"), `other`
-/// the option that names another store. The same words on every server
-/// engine.
-pub fn not_kvperfs_store(store: &str, engine: &str, other: &str) -> InputError {
-    InputError::Invalid(format!(
-        "{store} without kvperf's mark (kvperf did not make it), so kvperf writes nothing into it: set another -p {other}, or -p {engine}.adopt=true to use it as it is (a load overwrites its records of the same keys)"
-    ))
 }
