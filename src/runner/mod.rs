@@ -524,12 +524,17 @@ fn watch_for_stalls(
 ) {
     let measure_start = window.at;
     let (mut last_ops, mut last_change) = (0, measure_start);
+    // An interrupt seen by the last round: clients still inside the engine
+    // a round after it are stuck there (a stopped server), so the step ends
+    // at the interrupt, not at `limit` (it waited out stalltimeout).
+    let mut interrupted = false;
     while !ended_within(Duration::from_secs(1)) {
         let ops: u64 = shared.slots.iter().map(|s| s.ops_done.load(Relaxed)).sum();
         let now = Instant::now();
+        let stalled = now.duration_since(last_change) >= limit;
         if ops != last_ops || now < measure_start {
             (last_ops, last_change) = (ops, now.max(measure_start));
-        } else if now.duration_since(last_change) >= limit {
+        } else if stalled || interrupted {
             let stuck = shared
                 .slots
                 .iter()
@@ -537,19 +542,31 @@ fn watch_for_stalls(
                 .count();
             let measured = stalled_outcome(shared, &window, last_change);
             let missing = ops.saturating_sub(measured.operations);
+            let what = match stalled {
+                true => format!(
+                    "no operation completed in {} s and {stuck} of {} {clients} are still inside the engine after {ops} operations: it stopped answering (stalltimeout={})",
+                    limit.as_secs(),
+                    shared.slots.len(),
+                    limit.as_secs()
+                ),
+                false => format!(
+                    "interrupted after {ops} operations while {stuck} of {} {clients} were still inside the engine (it does not answer)",
+                    shared.slots.len()
+                ),
+            };
             let why = format!(
-                "no operation completed in {} s and {stuck} of {} {clients} are still inside the engine after {ops} operations: it stopped answering (stalltimeout={}); stopping, what was measured is kept{}",
-                limit.as_secs(),
-                shared.slots.len(),
-                limit.as_secs(),
+                "{what}; stopping, what was measured is kept{}",
                 if missing > 0 {
-                    format!(" (but {missing} operations the stuck {clients} had not handed over yet)")
+                    format!(
+                        " (but {missing} operations the stuck {clients} had not handed over yet)"
+                    )
                 } else {
                     String::new()
                 }
             );
             keeper.keep_and_end(&why, Some(&measured));
         }
+        interrupted = INTERRUPTED.load(Relaxed);
     }
 }
 

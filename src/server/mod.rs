@@ -110,6 +110,7 @@ impl Instance {
                 line: format!("{name}: not running (no kvperf server in '{shown}')"),
             });
         }
+        let _alone = self.hold_dir()?;
         let recorded = Record::read(&self.dir)?;
         let alive: Vec<Proc> = recorded
             .as_ref()
@@ -152,6 +153,27 @@ impl Instance {
                 let mut at = self.clone();
                 at.port = port;
                 at.script(Action::Status, 180, Some(&alive))
+            }
+        }
+    }
+
+    /// One kvperf at a time acts on a server directory (held until the
+    /// file is dropped; closed on exec, so no server inherits it): two
+    /// starts at once each launched a server and the record kept one, the
+    /// other left running unrecorded, named by neither start.
+    fn hold_dir(&self) -> anyhow::Result<std::fs::File> {
+        let shown = self.dir.display();
+        let dir =
+            std::fs::File::open(&self.dir).with_context(|| format!("cannot open '{shown}'"))?;
+        match dir.try_lock() {
+            Ok(()) => Ok(dir),
+            Err(std::fs::TryLockError::WouldBlock) => Err(InputError::Invalid(format!(
+                "another kvperf is starting, stopping or asking after the {} server in '{shown}' now: nothing done; run this command after it",
+                self.server.name
+            ))
+            .into()),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(anyhow::Error::new(e).context(format!("cannot lock '{shown}'")))
             }
         }
     }
@@ -302,7 +324,7 @@ impl Instance {
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create server directory '{shown}'"))?;
         // Atomically, never through a link (docs/reliability.md, "Links").
-        crate::files::owned::write_atomically(
+        let written = crate::files::owned::write_atomically(
             &self.dir,
             MARKER,
             format!(
@@ -312,8 +334,12 @@ impl Instance {
             )
             .as_bytes(),
             crate::files::owned::Place::New,
-        )
-        .with_context(|| format!("cannot write to '{shown}'"))
+        );
+        match written {
+            // Another kvperf claimed it at the same moment: judge its marker.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => self.claim_dir(),
+            other => other.with_context(|| format!("cannot write to '{shown}'")),
+        }
     }
 
     /// No link and no file with another name among the server directory's

@@ -11,6 +11,7 @@ mod ownership;
 mod pass4;
 mod pass6;
 mod pass7;
+mod pass7_servers;
 mod plans;
 mod resources;
 mod secrets;

@@ -14,14 +14,14 @@ use crate::common::{self, server::free_port, server::Server};
 
 /// A redis-server of the user's own: started by the test, not by kvperf,
 /// holding a key of the user's; killed when dropped.
-struct UsersRedis {
+pub(super) struct UsersRedis {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
     _dir: tempfile::TempDir,
 }
 
 impl UsersRedis {
-    fn start() -> Option<Self> {
+    pub(super) fn start() -> Option<Self> {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let Ok(child) = Command::new("redis-server")
@@ -59,12 +59,12 @@ impl UsersRedis {
     }
 
     /// redis-cli's answer, or None when it could not reach the server.
-    fn cli(&self, args: &[&str]) -> Option<String> {
+    pub(super) fn cli(&self, args: &[&str]) -> Option<String> {
         redis_cli(self.port, args)
     }
 
     /// Still running, its key still there.
-    fn assert_untouched(&mut self) {
+    pub(super) fn assert_untouched(&mut self) {
         assert_eq!(
             self.child.try_wait().unwrap(),
             None,
@@ -95,7 +95,7 @@ fn redis_cli(port: u16, args: &[&str]) -> Option<String> {
 }
 
 /// `kvperf server ACTION redis --dir DIR --port PORT`.
-fn server(dir: &Path, action: &str, port: u16) -> common::Output {
+pub(super) fn server(dir: &Path, action: &str, port: u16) -> common::Output {
     let shown = dir.display().to_string();
     common::kvperf(
         dir.parent().unwrap(),
@@ -111,7 +111,7 @@ fn server(dir: &Path, action: &str, port: u16) -> common::Output {
     )
 }
 
-fn answers(port: u16) -> bool {
+pub(super) fn answers(port: u16) -> bool {
     redis_cli(port, &["PING"]).as_deref() == Some("PONG")
 }
 
@@ -363,7 +363,7 @@ fn a_users_key_where_the_index_goes_is_named_not_a_failed_run() {
 }
 
 /// psql on kvperf's PostgreSQL, database kvperf: its output, trimmed.
-fn psql(port: u16, sql: &str) -> String {
+pub(super) fn psql(port: u16, sql: &str) -> String {
     let out = Command::new("psql")
         .args([
             "-h",

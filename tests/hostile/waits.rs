@@ -238,7 +238,7 @@ pub fn records(port: u16) -> Vec<String> {
     ]
 }
 
-fn loaded_redis(test: &str) -> Option<common::server::Server> {
+pub fn loaded_redis(test: &str) -> Option<common::server::Server> {
     let redis = common::server::Server::start("redis", test)?;
     let json = redis.dir().join("load.json");
     let args = step_args("load", "redis", "a", &records(redis.port), &json);
@@ -248,7 +248,7 @@ fn loaded_redis(test: &str) -> Option<common::server::Server> {
     Some(redis)
 }
 
-fn output(json: &Path) -> kvperf::results::StepOutput {
+pub fn output(json: &Path) -> kvperf::results::StepOutput {
     kvperf::results::StepOutput::from_json(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 

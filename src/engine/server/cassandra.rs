@@ -113,6 +113,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "hosts", default: "127.0.0.1", help: "nodes to contact, comma-separated (a local 3-node cluster: 127.0.0.1,127.0.0.2,127.0.0.3)" },
         EngineOption { name: "port", default: "9042", help: "CQL native transport port of every node" },
         EngineOption { name: "keyspace", default: "ycsb", help: "keyspace of the tables (lowercased, as CQL does)" },
+        server_option!(adopt),
         EngineOption { name: "replication_factor", default: "1", help: "SimpleStrategy replication factor of a keyspace kvperf creates (3 for a 3-node cluster); a fresh load sets it" },
         EngineOption { name: "read_consistency", default: "one", help: "consistency of reads and scans: any, one, two, three, quorum, all, local_quorum, each_quorum, local_one (YCSB: one)" },
         EngineOption { name: "write_consistency", default: "one", help: "consistency of inserts, updates and deletes (YCSB: one)" },
@@ -166,6 +167,8 @@ struct Settings {
     port: u16,
     keyspace: String,
     replication_factor: u64,
+    /// `cassandra.adopt`: write into tables kvperf did not mark.
+    adopt: bool,
     read_consistency: Consistency,
     write_consistency: Consistency,
     credentials: Option<Credentials>,
@@ -301,6 +304,7 @@ impl Settings {
             port,
             keyspace,
             replication_factor,
+            adopt: endpoint::adopts(&v)?,
             read_consistency: consistency(&v.choice("read_consistency", &CONSISTENCIES)?),
             write_consistency: consistency(&v.choice("write_consistency", &CONSISTENCIES)?),
             credentials,
@@ -491,6 +495,18 @@ async fn prepare_schema(
             "Cassandra at {where_} has no table {ks}.{TABLE} (nor {ks}.{KV_TABLE}): load it first (kvperf load --fresh), or name its keyspace with -p cassandra.keyspace"
         ))
         .into());
+    }
+    // A plain load, run or settle uses only tables kvperf made, unless the
+    // user opts in (--fresh refuses them below, opt-in or not).
+    if mode != OpenMode::Fresh && !settings.adopt {
+        for table in existing.keys() {
+            if !is_marked(&table_comment(session, &ks, table).await?) {
+                let store = format!("Cassandra table {ks}.{table} at {where_} is there");
+                return Err(
+                    endpoint::not_kvperfs_store(&store, "cassandra", "cassandra.keyspace").into(),
+                );
+            }
+        }
     }
     if mode != OpenMode::Existing {
         let rf = settings.replication_factor;

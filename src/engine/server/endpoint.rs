@@ -52,6 +52,13 @@ macro_rules! server_option {
             help: concat!("its password; default: environment KVPERF_", $env, "_PASSWORD (never recorded)"),
         }
     };
+    (adopt) => {
+        $crate::engine::EngineOption {
+            name: "adopt",
+            default: "false",
+            help: "true: a load, run or replay writes into a store of this name kvperf did not make and mark (one YCSB or you loaded), leaving it unmarked; --fresh still refuses it. false: one line, exit 2",
+        }
+    };
     (connect_timeout_s, $help:literal) => {
         $crate::engine::EngineOption { name: "connect_timeout_s", default: "10", help: $help }
     };
@@ -202,6 +209,22 @@ pub fn loopback_listeners(host: &str, port: u16) -> Vec<u32> {
     } else {
         Vec::new()
     }
+}
+
+/// Whether `ENGINE.adopt` opts into writing into a store kvperf did not
+/// make (see [`server_option!`]'s `adopt` row).
+pub fn adopts(v: &OptionValues) -> Result<bool, InputError> {
+    v.bool("adopt")
+}
+
+/// The refusal of a plain load, run or replay whose store is there but not
+/// kvperf's: `store` says what and where (it ends before ", so"), `other`
+/// the option that names another store. The same words on every server
+/// engine.
+pub fn not_kvperfs_store(store: &str, engine: &str, other: &str) -> InputError {
+    InputError::Invalid(format!(
+        "{store} without kvperf's mark (kvperf did not make it), so kvperf writes nothing into it: set another -p {other}, or -p {engine}.adopt=true to use it as it is (a load overwrites its records of the same keys)"
+    ))
 }
 
 #[cfg(test)]

@@ -85,6 +85,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         EngineOption { name: "url", default: "", help: "mongodb:// connection string; when given it wins over host and port (its password is never recorded)" },
         server_option!(host, "server host"),
         server_option!(port, "27017", "server port"),
+        server_option!(adopt),
         EngineOption { name: "database", default: "ycsb", help: "database (default: the url's database if it names one, else ycsb)" },
         EngineOption { name: "collection", default: "usertable", help: "collection of the records; raw key-values go to <collection>_kv" },
         EngineOption { name: "write_concern", default: "1", help: "w: a number of nodes (1, YCSB's default) or majority; the url's w= wins" },
@@ -114,6 +115,8 @@ struct Settings {
     address: String,
     database: String,
     collection: String,
+    /// `mongodb.adopt`: write into collections kvperf did not mark.
+    adopt: bool,
     /// Secrets to scrub from any message.
     secrets: Vec<String>,
     /// Workers of the engine's own runtime (clients on threads, bench).
@@ -422,6 +425,7 @@ impl Settings {
             address,
             database,
             collection,
+            adopt: endpoint::adopts(&v)?,
             secrets,
             runtime_threads,
             handshake: super::reconnect::handshake_limit(props),
@@ -657,13 +661,43 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
         .map_err(|e| command_error("listing collections", e))?;
     let kv = settings.kv_collection();
     match mode {
-        OpenMode::Existing => {
-            if !names.iter().any(|n| *n == settings.collection || *n == kv) {
+        OpenMode::Existing | OpenMode::Any => {
+            if mode == OpenMode::Existing
+                && !names.iter().any(|n| *n == settings.collection || *n == kv)
+            {
                 return Err(InputError::Invalid(format!(
                     "MongoDB at {} has no collection {}.{} (nor {kv}): load it first (kvperf load --fresh), or name its database with -p mongodb.database",
                     settings.address, settings.database, settings.collection
                 ))
                 .into());
+            }
+            // Only into collections kvperf made, unless the user opts in.
+            for name in [&settings.collection, &kv] {
+                if names.contains(name)
+                    && !settings.adopt
+                    && !marked(&db, name)
+                        .await
+                        .map_err(|e| command_error("reading kvperf's marks", e))?
+                {
+                    let store = format!(
+                        "collection {}.{name} on MongoDB at {} is there",
+                        settings.database, settings.address
+                    );
+                    return Err(endpoint::not_kvperfs_store(
+                        &store,
+                        "mongodb",
+                        "mongodb.collection",
+                    )
+                    .into());
+                }
+            }
+            // Collections this store will make are marked as kvperf's.
+            for name in [&settings.collection, &kv] {
+                if mode == OpenMode::Any && !names.contains(name) {
+                    mark(&db, name)
+                        .await
+                        .map_err(|e| command_error("marking the store", e))?;
+                }
             }
         }
         OpenMode::Fresh => {
@@ -696,16 +730,6 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
                 mark(&db, name)
                     .await
                     .map_err(|e| command_error("marking the store", e))?;
-            }
-        }
-        OpenMode::Any => {
-            // Collections this store will make are marked as kvperf's.
-            for name in [&settings.collection, &kv] {
-                if !names.contains(name) {
-                    mark(&db, name)
-                        .await
-                        .map_err(|e| command_error("marking the store", e))?;
-                }
             }
         }
     }

@@ -57,9 +57,10 @@
 //! mark (a `COMMENT ON TABLE`, [`MARK`]), and `--fresh` refuses, in one
 //! line, a table of that name without it (a user's, YCSB's, or one an
 //! older kvperf made before it marked them: `DROP TABLE` it by hand).
-//! `Any` creates them if missing (marked); `Existing` needs one of them (a
-//! table made by YCSB's own JDBC binding is adopted: its columns are
-//! `ycsb_key`, `field0`...). Durability is the server's
+//! `Any` creates them if missing (marked); `Existing` needs one of them;
+//! both refuse a table there without the mark (a user's, one YCSB's JDBC
+//! binding made) unless `postgres.adopt=true`, which uses it as it is
+//! (its columns must be `ycsb_key`, `field0`...) and leaves it unmarked. Durability is the server's
 //! `synchronous_commit` unless `postgres.synchronous_commit` sets it per
 //! session (db_bench's `--sync` does). `settle` waits for autovacuum on the
 //! store's tables and then runs `CHECKPOINT`, which writes every dirty page
@@ -126,6 +127,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     options: &[
         server_option!(host, "server address"),
         server_option!(port, "5432", "server port"),
+        server_option!(adopt),
         EngineOption { name: "user", default: "postgres", help: "user to connect as" },
         server_option!(password, "password", "POSTGRES"),
         EngineOption { name: "database", default: "kvperf", help: "database (`kvperf server start postgres` creates kvperf)" },
@@ -195,6 +197,8 @@ struct PgOptions {
     table: String,
     kv_table: String,
     synchronous_commit: Option<String>,
+    /// `postgres.adopt`: write into tables kvperf did not mark.
+    adopt: bool,
     /// Columns of a fresh table: `{fieldnameprefix}{i}`.
     fields: Vec<String>,
     effective: BTreeMap<String, String>,
@@ -272,6 +276,7 @@ impl PgOptions {
             kv_table: format!("{table}_kv"),
             table,
             synchronous_commit,
+            adopt: endpoint::adopts(&v)?,
             fields,
             effective,
             wait: wait_limit(props),
@@ -524,6 +529,24 @@ fn waiting_out_locks<T>(
     }
 }
 
+/// The first of `names` that exists without kvperf's mark.
+fn unmarked_table<'n>(
+    client: &mut Client,
+    names: [&'n String; 2],
+) -> Result<Option<&'n String>, postgres::Error> {
+    for name in names {
+        let row = client.query_one(
+            "SELECT to_regclass($1::text) IS NOT NULL, obj_description(to_regclass($1::text)::oid, 'pg_class')",
+            &[name],
+        )?;
+        let (exists, comment): (bool, Option<String>) = (row.get(0), row.get(1));
+        if exists && comment.as_deref() != Some(MARK) {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     let options = PgOptions::from_properties(opts.properties)?;
     let mut client = options.connect()?;
@@ -539,21 +562,12 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     match opts.mode {
         OpenMode::Fresh => {
             // Only tables kvperf made (and marked) are dropped.
-            for name in [t, kv] {
-                let row = client
-                    .query_one(
-                        "SELECT to_regclass($1::text) IS NOT NULL, obj_description(to_regclass($1::text)::oid, 'pg_class')",
-                        &[name],
-                    )
-                    .map_err(sql_error)?;
-                let (exists, comment): (bool, Option<String>) = (row.get(0), row.get(1));
-                if exists && comment.as_deref() != Some(MARK) {
-                    return Err(InputError::Invalid(format!(
-                        "table {name} in database '{}' on PostgreSQL at {addr} has no kvperf mark (kvperf did not make it, or made it before it marked its tables), so --fresh does not drop it: set another -p postgres.table, or drop it by hand if it may go (DROP TABLE {name})",
-                        options.database
-                    ))
-                    .into());
-                }
+            if let Some(name) = unmarked_table(&mut client, [t, kv]).map_err(sql_error)? {
+                return Err(InputError::Invalid(format!(
+                    "table {name} in database '{}' on PostgreSQL at {addr} has no kvperf mark (kvperf did not make it, or made it before it marked its tables), so --fresh does not drop it: set another -p postgres.table, or drop it by hand if it may go (DROP TABLE {name})",
+                    options.database
+                ))
+                .into());
             }
             let [create_t, create_kv] = options.create_sql(false);
             let remake = format!(
@@ -590,6 +604,18 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
                         options.database
                     ))
                     .into());
+                }
+            }
+            // Only into tables kvperf made, unless the user opts in.
+            if let Some(name) = unmarked_table(&mut client, [t, kv]).map_err(sql_error)? {
+                if !options.adopt {
+                    let store = format!(
+                        "table {name} in database '{}' on PostgreSQL at {addr} is there",
+                        options.database
+                    );
+                    return Err(
+                        endpoint::not_kvperfs_store(&store, "postgres", "postgres.table").into(),
+                    );
                 }
             }
             // A table made here is marked as kvperf's; one that was there

@@ -53,8 +53,10 @@
 //! [`MARK`], written when kvperf emptied the prefix or found nothing under
 //! it. Keys under the prefix without that mark (a user's `kv:*` keys under
 //! the default empty prefix, YCSB's own index, a store an older kvperf
-//! made) are refused by `--fresh` in one line. An existing store is one
-//! with the index or the marker. A store indexed by YCSB's own binding (scores not all 0) is
+//! made) are refused by `--fresh` in one line, and so is any key under
+//! the prefix by a plain load, run or replay, unless `redis.adopt=true`
+//! (used as it is, never marked). An existing store is one with the index
+//! or the marker. A store indexed by YCSB's own binding (scores not all 0) is
 //! refused, because lexicographic scans over it would be wrong.
 //!
 //! **Durability and size.** Redis keeps its data in memory; persistence
@@ -118,6 +120,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     options: &[
         server_option!(host, "server address (else env KVPERF_REDIS_HOST)"),
         server_option!(port, "6379", "server port (else env KVPERF_REDIS_PORT)"),
+        server_option!(adopt),
         server_option!(password, "AUTH password", "REDIS"),
         EngineOption { name: "database", default: "0", help: "Redis database number (SELECT)" },
         EngineOption { name: "keyprefix", default: "", help: "prefix of every key of the store, its index included: keeps two stores apart on one server" },
@@ -147,6 +150,8 @@ struct RedisOptions {
     password: Option<String>,
     database: i64,
     prefix: Vec<u8>,
+    /// `redis.adopt`: write into a prefix kvperf did not mark.
+    adopt: bool,
     effective: BTreeMap<String, String>,
     /// How long connecting and the first reply (`PING`) may take:
     /// `stalltimeout`, as every call before the window.
@@ -182,6 +187,7 @@ impl RedisOptions {
             password,
             database,
             prefix: v.text("keyprefix").into_bytes(),
+            adopt: endpoint::adopts(&v)?,
             effective,
             handshake: handshake_limit(props),
         })
@@ -351,14 +357,23 @@ impl RedisOptions {
 
     /// `SCAN MATCH` pattern of the raw key-values (the prefix glob-escaped).
     fn kv_pattern(&self) -> Vec<u8> {
-        let mut pattern = Vec::with_capacity(self.prefix.len() + 4);
+        self.pattern(b"kv:*")
+    }
+
+    /// `SCAN MATCH` pattern of every key under the prefix.
+    fn prefix_pattern(&self) -> Vec<u8> {
+        self.pattern(b"*")
+    }
+
+    fn pattern(&self, glob: &[u8]) -> Vec<u8> {
+        let mut pattern = Vec::with_capacity(self.prefix.len() + glob.len());
         for &b in &self.prefix {
             if matches!(b, b'*' | b'?' | b'[' | b']' | b'\\') {
                 pattern.push(b'\\');
             }
             pattern.push(b);
         }
-        pattern.extend_from_slice(b"kv:*");
+        pattern.extend_from_slice(glob);
         pattern
     }
 
@@ -442,6 +457,18 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
         ))
         .into(),
     })?;
+    // A plain load, run or replay writes only into a store kvperf made
+    // (or one it finds empty and marks), unless the user opts in.
+    if let Owner::Other(what) = &owner {
+        if opts.mode != OpenMode::Fresh && !options.adopt {
+            let store = format!(
+                "Redis at {addr} (database {}) holds {what} under prefix '{}'",
+                options.database,
+                options.shown_prefix()
+            );
+            return Err(endpoint::not_kvperfs_store(&store, "redis", "redis.keyprefix").into());
+        }
+    }
     // Marked as kvperf's only when kvperf made it: emptied just now, or
     // nothing was under the prefix.
     if opts.mode == OpenMode::Fresh || owner == Owner::Nobody {
@@ -514,12 +541,18 @@ fn owner(con: &mut Connection, options: &RedisOptions) -> Result<Owner, RedisErr
             String::from_utf8_lossy(&index)
         )));
     }
-    // The first raw key-value key, if any: SCAN stops at it.
-    let pattern = options.kv_pattern();
+    // The first key under the prefix, if any (a user's records, raw
+    // key-values, anything): SCAN stops at it. Another kvperf may have
+    // marked the prefix since (it writes its mark before any record).
+    let pattern = options.prefix_pattern();
     let mut cursor = 0u64;
     loop {
         let (next, keys) = scan_page(con, &pattern, cursor)?;
         if let Some(key) = keys.first() {
+            let marker: Option<Vec<u8>> = cmd("GET").arg(options.marker_key()).query(con)?;
+            if marker.as_deref() == Some(MARK.as_bytes()) {
+                return Ok(Owner::Kvperf);
+            }
             return Ok(Owner::Other(format!(
                 "keys such as '{}'",
                 String::from_utf8_lossy(key)
