@@ -264,9 +264,36 @@ pub(super) fn stream_named(path: &Path) -> Option<Stream> {
     None
 }
 
+/// Set (by the kubernetes launcher, in a pod) to a tag that starts every
+/// line of a result printed on stdout: a pod's log mixes stdout with
+/// stderr line by line, so a warning could land inside the JSON; the
+/// launcher reads back only the tagged lines.
+pub const RESULT_LINE_TAG_VAR: &str = "KVPERF_RESULT_LINE_TAG";
+
+/// `bytes` with `tag` before each line.
+fn tagged(tag: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 16);
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        out.extend_from_slice(tag.as_bytes());
+        out.extend_from_slice(line);
+    }
+    out
+}
+
 /// Writes `bytes` to `stream`, with SIGPIPE ignored meanwhile (a gone
 /// reader is an error that keeps the result, not a silent end).
 fn write_stream(stream: Stream, bytes: &[u8]) -> std::io::Result<()> {
+    let tag = std::env::var(RESULT_LINE_TAG_VAR)
+        .ok()
+        .filter(|t| !t.is_empty());
+    let tagged_bytes;
+    let bytes = match (&stream, tag) {
+        (Stream::Stdout, Some(tag)) => {
+            tagged_bytes = tagged(&tag, bytes);
+            &tagged_bytes[..]
+        }
+        _ => bytes,
+    };
     // SAFETY: changing a signal's disposition; no handler runs Rust code.
     let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let written = match stream {
@@ -424,6 +451,11 @@ mod tests {
         };
         assert_eq!(stream(Path::new("-")), Some(Stream::Stdout));
         assert_eq!(stream(Path::new("/dev/stdout")), Some(Stream::Stdout));
+        assert_eq!(
+            tagged("t ", b"{\n  \"a\": 1\n}\n"),
+            b"t {\nt   \"a\": 1\nt }\n"
+        );
+        assert_eq!(tagged("t ", b"{}"), b"t {}");
         assert_eq!(stream(Path::new("/dev/stderr")), Some(Stream::Stderr));
         assert_eq!(stream(&link), Some(Stream::Stdout));
         assert_eq!(stream(&hop), Some(Stream::Stdout), "a chain of links");

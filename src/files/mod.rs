@@ -13,7 +13,7 @@ pub mod owned;
 pub mod signature;
 mod unsaved;
 
-pub use destination::{Destination, Stream, Written};
+pub use destination::{Destination, Stream, Written, RESULT_LINE_TAG_VAR};
 pub use distinct::Outputs;
 pub use input::{
     bound, open_input, opened_input, read_input, read_input_bytes, read_opened, require_regular,

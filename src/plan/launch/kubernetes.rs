@@ -27,12 +27,16 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::{first_failed, merge_shards, printing_args, shard_output, Launcher};
+use crate::files::RESULT_LINE_TAG_VAR;
 use crate::plan::child;
 use crate::plan::expand::Step;
 use crate::plan::Plan;
 use crate::private_args::PRIVATE_ARGS;
 use crate::results::step::StepOutput;
 use crate::shard::{NODE_NAME_VAR, POD_NAMESPACE_VAR, POD_NAME_VAR};
+
+/// The tag before each line of a pod's printed result.
+const RESULT_LINE_TAG: &str = "kvperf-result| ";
 
 /// `[kubernetes]` in a plan: where and how the Jobs run. Not part of the
 /// plan's identity (like `launcher`): the same study run elsewhere.
@@ -225,6 +229,7 @@ fn manifest(
         json!({ "name": POD_NAME_VAR, "valueFrom": field("metadata.name") }),
         json!({ "name": POD_NAMESPACE_VAR, "valueFrom": field("metadata.namespace") }),
         json!({ "name": NODE_NAME_VAR, "valueFrom": field("spec.nodeName") }),
+        json!({ "name": RESULT_LINE_TAG_VAR, "value": RESULT_LINE_TAG }),
     ];
     let mut items = Vec::new();
     if !private.is_empty() {
@@ -793,7 +798,7 @@ fn gather(
         let result = log.as_deref().ok().and_then(printed_result);
         match result {
             Some(text) => {
-                let output = shard_output(text, &format!("shard {i}/{n} (pod {pod_name})"), "")?;
+                let output = shard_output(&text, &format!("shard {i}/{n} (pod {pod_name})"), "")?;
                 parts.push((format!("pod {pod_name}"), output));
             }
             None => {
@@ -845,7 +850,21 @@ fn gather(
 
 /// The JSON result a shard printed (pretty, from a line `{` to a line
 /// `}`) among its log's other lines (its stderr: status lines, warnings).
-fn printed_result(log: &str) -> Option<&str> {
+fn printed_result(log: &str) -> Option<std::borrow::Cow<'_, str>> {
+    // Each line of the result is tagged: lines of stderr the log put
+    // between them are left out.
+    let tagged: Vec<&str> = log
+        .lines()
+        .filter_map(|line| line.strip_prefix(RESULT_LINE_TAG))
+        .collect();
+    if !tagged.is_empty() {
+        return Some(tagged.join("\n").into());
+    }
+    untagged_result(log).map(Into::into)
+}
+
+/// The result printed by a kvperf that tags no line (an older image).
+fn untagged_result(log: &str) -> Option<&str> {
     let start = log
         .match_indices("\n{\n")
         .map(|(i, _)| i + 1)
@@ -932,11 +951,15 @@ mod tests {
     fn the_result_is_found_among_the_logs_other_lines() {
         let log = "kvperf: warning: x\n{\n  \"a\": {\n    \"b\": 1\n  }\n}\n10 sec: late line\n";
         assert_eq!(
-            printed_result(log),
+            printed_result(log).as_deref(),
             Some("{\n  \"a\": {\n    \"b\": 1\n  }\n}")
         );
-        assert_eq!(printed_result("{\n}\n"), Some("{\n}"));
+        assert_eq!(printed_result("{\n}\n").as_deref(), Some("{\n}"));
         assert_eq!(printed_result("kvperf: cannot reach Redis\n"), None);
+        // A pod's log mixes stderr into the result line by line (seen:
+        // "key must be a string at line 219"): tagged lines are kept alone.
+        let mixed = "kvperf-result| {\nkvperf: warning: late\nkvperf-result|   \"b\": 1\nkvperf-result| }\n";
+        assert_eq!(printed_result(mixed).as_deref(), Some("{\n  \"b\": 1\n}"));
     }
 
     #[test]
