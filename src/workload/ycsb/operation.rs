@@ -273,7 +273,11 @@ impl CoreThread<'_> {
                 self.read_bytes += counted(meter, &result, rows);
                 self.trace(meter, OpType::Scan, &result, fields.is_some(), len, false);
             }
-            Planned::LoadInsert | Planned::RunInsert { .. } | Planned::ReadModifyWrite { .. } => {
+            // Both its calls are counted together, by `account_both`.
+            Planned::ReadModifyWrite { .. } => {
+                unreachable!("a read-modify-write is accounted by account_both")
+            }
+            Planned::LoadInsert | Planned::RunInsert { .. } => {
                 self.written_bytes += counted(meter, &result, self.record.logical_bytes());
                 // Its last try: a retried insert is one operation.
                 self.trace(meter, OpType::Insert, &result, false, 0, true);
