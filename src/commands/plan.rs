@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::Args;
 
 use crate::plan::child;
@@ -113,7 +114,7 @@ pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
     // The report's place is checked before the first step runs, and every
     // file the run writes has a path of its own.
     runner::check_outputs(&args.results, &report_dir)?;
-    report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
+    let report_dir = report::check_out(&report_dir, "--report", &[&args.results, &args.plan.plan])?;
     let (prepared, opts) = prepare(
         &args.plan,
         check_step,
@@ -136,11 +137,16 @@ pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
     }
     if has_results && !input_error && !crate::runner::interrupted() {
         let study = report::load(std::slice::from_ref(&opts.results))?;
-        report::write(&study, &report_dir, &[&opts.results])?;
+        report::write(&study, &report_dir, &[&opts.results]).with_context(|| {
+            format!(
+                "every step's result is kept in '{}', but its report",
+                opts.results.display()
+            )
+        })?;
         eprintln!(
             "report: {}",
             ["report.md", "report.csv", "report.html"]
-                .map(|f| report_dir.join(f).display().to_string())
+                .map(|f| report_dir.path().join(f).display().to_string())
                 .join(", ")
         );
     }

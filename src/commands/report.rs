@@ -77,14 +77,14 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.timeline {
         outputs.file("--timeline", path)?;
     }
-    report::check_out(&args.out, "--out", &inputs)?;
+    let out = report::check_out(&args.out, "--out", &inputs)?;
     let timeline = args
         .timeline
         .as_deref()
         .map(|path| Destination::check(path, "--timeline", report::timeline_csv::WRITTEN, &inputs))
         .transpose()?;
     let study = report::load(&args.results)?;
-    report::write(&study, &args.out, &inputs)?;
+    report::write(&study, &out, &inputs)?;
     for name in ["report.md", "report.csv", "report.html"] {
         crate::say!("{}", args.out.join(name).display());
     }

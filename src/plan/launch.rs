@@ -86,7 +86,7 @@ pub(super) fn srun(
     let n = step.clients;
     let dir = shards_dir(results)?;
     // Left from an earlier attempt of a step: never read as this one's.
-    let _ = std::fs::remove_dir_all(&dir);
+    clear_shards_dir(&dir)?;
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create '{}' for the shards' results", dir.display()))?;
     // Each task prints its result; srun writes it to the task's file.
@@ -144,7 +144,8 @@ pub(super) fn srun(
     let what_passes = "SLURM_PROCID and SLURM_NTASKS";
     let merged = merge_shards(parts, first_failed, what_passes, &kept)?;
     if merged.error.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
+        // A file put there by another stays, with the directory.
+        let _ = clear_shards_dir(&dir);
     }
     srun_args.insert(0, "srun".into());
     srun_args.push("kvperf".into());
@@ -342,6 +343,83 @@ fn shards_dir(results: &Path) -> anyhow::Result<PathBuf> {
         .file_name()
         .map_or("results".into(), |n| n.to_string_lossy().into_owned());
     Ok(results.with_file_name(format!(".{name}.srun-{}", std::process::id())))
+}
+
+/// Checks, before the first step, that the shards' directory is absent
+/// or kvperf's own (see [`shard_files`]).
+pub(super) fn check_shards_dir(results: &Path) -> Result<(), InputError> {
+    let dir = shards_dir(results).map_err(|e| InputError::Invalid(format!("{e:#}")))?;
+    shard_files(&dir).map(drop)
+}
+
+/// Removes the shards' directory and the shards' files in it, when it
+/// holds nothing else: kvperf's own, left by an attempt of a step by a
+/// plan of this pid that died. Anything else there is refused, not removed.
+fn clear_shards_dir(dir: &Path) -> anyhow::Result<()> {
+    let Some(files) = shard_files(dir)? else {
+        return Ok(());
+    };
+    for file in files {
+        std::fs::remove_file(&file).with_context(|| {
+            format!(
+                "cannot remove '{}', left by an earlier attempt",
+                file.display()
+            )
+        })?;
+    }
+    std::fs::remove_dir(dir).with_context(|| {
+        format!(
+            "cannot remove '{}', left by an earlier attempt",
+            dir.display()
+        )
+    })
+}
+
+/// The files in the shards' directory, all of them shards' results or
+/// stderr (`shard-N.json`, `shard-N.err`, regular files); `None` when no
+/// directory is there. A directory holding anything else, or anything
+/// other than a directory at its name, is not kvperf's: one line.
+fn shard_files(dir: &Path) -> Result<Option<Vec<PathBuf>>, InputError> {
+    let refuse = |why: String| {
+        InputError::Invalid(format!(
+            "'{}', where srun's shards write their results, {why}, so kvperf did not make it: move it",
+            dir.display()
+        ))
+    };
+    let meta = match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refuse(format!("cannot be checked ({e})"))),
+        Ok(meta) => meta,
+    };
+    if !meta.is_dir() {
+        return Err(refuse(format!(
+            "is {}",
+            crate::files::kind_of(meta.file_type())
+        )));
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| refuse(format!("cannot be read ({e})")))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| refuse(format!("cannot be read ({e})")))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if !regular || !is_shard_file(&name) {
+            return Err(refuse(format!("holds '{name}'")));
+        }
+        files.push(entry.path());
+    }
+    Ok(Some(files))
+}
+
+/// `shard-<digits>.json` or `shard-<digits>.err`, as srun is told to write.
+fn is_shard_file(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("shard-") else {
+        return false;
+    };
+    let digits = rest
+        .strip_suffix(".json")
+        .or_else(|| rest.strip_suffix(".err"));
+    digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn last_line(text: &str) -> Option<&str> {

@@ -135,6 +135,8 @@ pub fn check_outputs(results: &Path, report_dir: &Path) -> Result<(), InputError
     for name in ["report.md", "report.csv", "report.html"] {
         outputs.file("a --report file", &report_dir.join(name))?;
     }
+    check_step_output(&step_output_path(results))?;
+    super::launch::check_shards_dir(results)?;
     Ok(())
 }
 
@@ -788,7 +790,7 @@ fn run_child(
         });
     }
     if let Some(path) = json {
-        let _ = std::fs::remove_file(path);
+        clear_step_output(path)?;
     }
     if let Some(dir) = LIVE_DIR.get() {
         cmd.env(LIVE_DIR_ENV, dir);
@@ -852,6 +854,31 @@ fn run_child(
     } else {
         anyhow::anyhow!(message)
     })
+}
+
+/// What may stand at a step's output path before the step: nothing, or a
+/// result kvperf wrote there (an attempt of this pid's that died); a
+/// user's file there is refused, never removed.
+fn check_step_output(path: &Path) -> Result<(), InputError> {
+    if std::fs::symlink_metadata(path).is_err() {
+        // Nothing there (or its directory is made with the results).
+        return Ok(());
+    }
+    crate::files::Destination::check(path, "a step's output", crate::output::STEP_JSON, &[])
+        .map(drop)
+}
+
+/// Removes an earlier attempt's output (see [`check_step_output`]), so it
+/// is never read as this step's.
+fn clear_step_output(path: &Path) -> Result<(), InputError> {
+    check_step_output(path)?;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(InputError::Invalid(format!(
+            "a step's output '{}' is left from an earlier attempt and cannot be removed: {e}",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn step_output_path(results: &Path) -> PathBuf {

@@ -12,6 +12,7 @@ mod csv;
 mod document;
 mod energy;
 mod failures;
+mod files;
 mod format;
 mod grid;
 mod how_tested;
@@ -26,14 +27,9 @@ mod tables;
 pub mod timeline_csv;
 mod windows;
 
-use std::path::Path;
-
-use crate::error::InputError;
-use crate::files::signature::line;
-use crate::files::{Destination, Written};
-
 pub use csv::csv;
 pub use document::{Block, Document, Table};
+pub use files::{check_out, write, ReportDir};
 pub use model::{compare, load, Comparison, Study};
 
 use citations::Section;
@@ -682,108 +678,6 @@ const MIXED_PACING_NOTE: &str =
      of step record, so like is compared with like. A paced step's latency from its intended \
      start (coordinated-omission corrected) is in its own result and in a report of paced \
      steps alone.";
-
-/// The files of a report, each with how kvperf recognises one it wrote:
-/// kvperf's signature line in report.md and report.html (an HTML comment,
-/// unseen when rendered), report.csv's whole header, never a prefix a
-/// user may type (`# kvperf report: my notes`).
-const FILES: [(&str, Written); 3] = [
-    (
-        "report.md",
-        Written {
-            what: "kvperf report",
-            recognizes: |head| line(head, 0) == Some(MD_SIGNATURE),
-            extension: "md",
-        },
-    ),
-    (
-        "report.csv",
-        Written {
-            what: "kvperf report table",
-            recognizes: |head| line(head, 0).is_some_and(csv::is_header),
-            extension: "csv",
-        },
-    ),
-    (
-        "report.html",
-        Written {
-            what: "kvperf HTML report",
-            recognizes: |head| {
-                line(head, 0) == Some("<!DOCTYPE html>") && line(head, 1) == Some(HTML_SIGNATURE)
-            },
-            extension: "html",
-        },
-    ),
-];
-
-/// The first line of a report.md kvperf writes.
-const MD_SIGNATURE: &str = "<!-- kvperf-file/1 report.md -->";
-/// The second line of a report.html kvperf writes, after its doctype.
-const HTML_SIGNATURE: &str = "<!-- kvperf-file/1 report.html -->";
-
-/// `text` of report file `name` with kvperf's signature put in.
-fn signed(name: &str, text: String) -> String {
-    match name {
-        "report.md" => format!("{MD_SIGNATURE}\n{text}"),
-        "report.html" => match text.split_once('\n') {
-            Some((doctype, rest)) => format!("{doctype}\n{HTML_SIGNATURE}\n{rest}"),
-            None => text,
-        },
-        _ => text,
-    }
-}
-
-/// Checks, before anything is measured, that a report may be written into
-/// `dir`: a directory or a path kvperf can create one at, whose report
-/// files are new or kvperf's own, and none of them one of `inputs`.
-pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<(), InputError> {
-    let refuse = |why: String| InputError::Invalid(format!("{flag} '{}' {why}", dir.display()));
-    match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => {
-            for (name, written) in FILES {
-                Destination::check(&dir.join(name), flag, written, inputs)?;
-            }
-            Ok(())
-        }
-        Ok(meta) => Err(refuse(format!(
-            "is {}; a report is a directory of files",
-            crate::files::kind_of(meta.file_type())
-        ))),
-        // Created when the report is written: its nearest existing
-        // ancestor must be a directory.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            match dir
-                .ancestors()
-                .skip(1)
-                .find(|a| a.as_os_str().is_empty() || a.exists())
-            {
-                Some(a) if !a.as_os_str().is_empty() && !a.is_dir() => Err(refuse(format!(
-                    "cannot be created: '{}' is not a directory",
-                    a.display()
-                ))),
-                _ => Ok(()),
-            }
-        }
-        Err(e) => Err(refuse(format!("cannot be checked: {e}"))),
-    }
-}
-
-/// Writes report.md, report.csv and report.html into `dir` (atomically
-/// each, and only in place of kvperf's own; see [`check_out`]).
-pub fn write(study: &Study, dir: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| InputError::Invalid(format!("cannot create '{}': {e}", dir.display())))?;
-    let texts = [
-        build(study, false).to_markdown(),
-        csv(study),
-        build(study, true).to_html(),
-    ];
-    for ((name, written), text) in FILES.into_iter().zip(texts) {
-        Destination::check(&dir.join(name), "report file", written, inputs)?
-            .write(signed(name, text).as_bytes())?;
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {
