@@ -257,6 +257,7 @@ mod tests {
         ] {
             assert!(err.to_string().contains("is a FIFO"), "{err}");
         }
+        std::fs::remove_file(&fifo).unwrap();
         assert!(open_own_for_update(&hard, 0).is_err());
         let err = write_atomically(tmp.path(), "link", b"x", Place::New).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
