@@ -216,8 +216,15 @@ fn bench_flags(
                 let hint = did_you_mean(name, known.iter().copied())
                     .map(|k| format!(" (did you mean --{k}?)"))
                     .unwrap_or_default();
+                // RocksDB's options that put its files outside --db are
+                // refused in rocksdb.options too: not suggested there.
+                let option = if name == "db_log_dir" {
+                    String::new()
+                } else {
+                    format!("; if it is a RocksDB option, -p rocksdb.options={name}=VALUE sets it")
+                };
                 return Err(InputError::Invalid(format!(
-                    "--{name} is not a flag of kvperf bench{hint}; if it is a RocksDB option, -p rocksdb.options={name}=VALUE sets it; --undefok={name} ignores it"
+                    "--{name} is not a flag of kvperf bench{hint}{option}; --undefok={name} ignores it"
                 )));
             }
         }

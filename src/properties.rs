@@ -256,7 +256,7 @@ impl Properties {
 
 /// Words whose presence in a name (a property, a flag, an option) marks
 /// its value a credential: every output shows it as `(redacted)`.
-const SECRET_WORDS: [&str; 10] = [
+const SECRET_WORDS: [&str; 11] = [
     "password",
     "passwd",
     "passphrase",
@@ -267,7 +267,13 @@ const SECRET_WORDS: [&str; 10] = [
     "apikey",
     "accesskey",
     "privatekey",
+    "requirepass",
 ];
+
+/// Parts of a name (between separators) that are a credential's name only
+/// whole: `redis.pass`, `redis.pw`, `redis.auth` (Redis's own `AUTH`), not
+/// `passes` or `author`.
+const SECRET_PARTS: [&str; 3] = ["pass", "pw", "auth"];
 
 /// Whether `key` names a credential: it holds one of [`SECRET_WORDS`]
 /// (in any case, with any separators: `api_key`, `Access-Key`), or one
@@ -281,8 +287,9 @@ pub fn is_secret(key: &str) -> bool {
     if SECRET_WORDS.iter().any(|w| squeezed.contains(w)) {
         return true;
     }
-    key.split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|part| SECRET_WORDS.iter().any(|w| misspelt_within(part, w)))
+    key.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| {
+        SECRET_PARTS.contains(&part) || SECRET_WORDS.iter().any(|w| misspelt_within(part, w))
+    })
 }
 
 /// Whether some stretch of `part` is a misspelling of `word`: within two
@@ -305,7 +312,10 @@ fn misspelt_within(part: &str, word: &str) -> bool {
 }
 
 /// `value` as results may show it: credentials replaced, and a URL's
-/// password (`scheme://user:PASSWORD@host`) removed.
+/// password (`scheme://user:PASSWORD@host`) removed, and so is a
+/// credential's value in a URL's query or a connection string
+/// (`jdbc:postgresql://h/db?user=u&password=PW`, as YCSB's JDBC binding
+/// takes `db.url`; `host=h password=PW`).
 pub fn redacted(key: &str, value: &str) -> String {
     if is_secret(key) {
         return if value.is_empty() {
@@ -315,9 +325,43 @@ pub fn redacted(key: &str, value: &str) -> String {
         };
     }
     match url_credentials(value) {
-        Some(c) => format!("{}://{}:(redacted)@{}", c.scheme, c.user, c.host),
-        None => value.to_string(),
+        Some(c) => redacted_pairs(&format!("{}://{}:(redacted)@{}", c.scheme, c.user, c.host)),
+        None => redacted_pairs(value),
     }
+}
+
+/// `text` with the value of every `NAME=VALUE` whose NAME [`is_secret`]
+/// replaced, where NAME starts `text` or follows `?`, `&`, `;`, `,` or
+/// white space, and VALUE runs to the next of those.
+fn redacted_pairs(text: &str) -> String {
+    let ends_value = |c: char| "?&;,".contains(c) || c.is_whitespace();
+    let in_name = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('=') {
+        let before = &rest[..at];
+        let start = before
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| in_name(c))
+            .last()
+            .map_or(at, |(i, _)| i);
+        let name = &before[start..];
+        let after_separator = before[..start].chars().next_back().is_none_or(ends_value);
+        let value_len = rest[at + 1..]
+            .find(ends_value)
+            .unwrap_or(rest.len() - at - 1);
+        if !name.is_empty() && after_separator && value_len > 0 && is_secret(name) {
+            out.push_str(&rest[..=at]);
+            out.push_str("(redacted)");
+            rest = &rest[at + 1 + value_len..];
+        } else {
+            out.push_str(&rest[..=at]);
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One command-line argument as every output shows it (the `Command line:`
@@ -355,7 +399,7 @@ pub fn redacted_arg(arg: &str) -> String {
             let from = arg[..scheme_end].rfind('=').map_or(0, |i| i + 1);
             format!("{}{}", &arg[..from], redacted("", &arg[from..]))
         }
-        None => arg.to_string(),
+        None => redacted_pairs(arg),
     }
 }
 
@@ -512,6 +556,10 @@ mod tests {
             "private.key",
             "ssh.passphrase",
             "gcp.credentials",
+            "redis.requirepass",
+            "redis.pass",
+            "redis.pw",
+            "redis.auth",
         ] {
             assert!(is_secret(key), "{key}");
         }
@@ -594,6 +642,37 @@ mod tests {
         let mut p = Properties::new();
         p.set("cassandra.password", "pw");
         assert_eq!(p.redacted_map()["cassandra.password"], "(redacted)");
+        for (value, shown) in [
+            (
+                "jdbc:postgresql://h/db?user=u&password=PW",
+                "jdbc:postgresql://h/db?user=u&password=(redacted)",
+            ),
+            (
+                "jdbc:sqlserver://h;user=u;Password=PW;db=x",
+                "jdbc:sqlserver://h;user=u;Password=(redacted);db=x",
+            ),
+            (
+                "host=h password=PW dbname=d",
+                "host=h password=(redacted) dbname=d",
+            ),
+            (
+                "postgres://kv:PW@h/db?sslpassword=PW2&x=1",
+                "postgres://kv:(redacted)@h/db?sslpassword=(redacted)&x=1",
+            ),
+            ("a=1&b=2", "a=1&b=2"),
+            ("/data/password=1", "/data/password=1"),
+            ("password=", "password="),
+        ] {
+            assert_eq!(redacted("db.url", value), shown, "{value}");
+        }
+        assert_eq!(
+            redacted_arg("db.url=jdbc:postgresql://h/db?user=u&password=PW"),
+            "db.url=jdbc:postgresql://h/db?user=u&password=(redacted)"
+        );
+        assert_eq!(
+            redacted_arg("pg.conninfo=host=h password=PW"),
+            "pg.conninfo=host=h password=(redacted)"
+        );
     }
 
     #[test]

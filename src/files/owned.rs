@@ -24,6 +24,7 @@ pub fn create_new(path: &Path) -> std::io::Result<File> {
 /// (`O_NOFOLLOW`), never a FIFO or device (`O_NONBLOCK`, then checked to
 /// be a regular file), never a file with another name (a hard link).
 pub fn open_own_for_append(path: &Path) -> std::io::Result<File> {
+    not_a_device(path)?;
     let file = OpenOptions::new()
         .append(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -36,6 +37,7 @@ pub fn open_own_for_append(path: &Path) -> std::io::Result<File> {
 /// Opens for reading and writing, without truncating, a file kvperf made
 /// earlier (as [`open_own_for_append`]), with `flags` added (`O_DIRECT`).
 pub fn open_own_for_update(path: &Path, flags: i32) -> std::io::Result<File> {
+    not_a_device(path)?;
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -44,6 +46,24 @@ pub fn open_own_for_update(path: &Path, flags: i32) -> std::io::Result<File> {
         .map_err(no_follow_error)?;
     check_own(&file)?;
     Ok(file)
+}
+
+/// Refuses, before it is opened for writing, what stands at `path` when it
+/// is a device, a FIFO, a socket or a directory: opening a device has
+/// effects of its own, and its error spoke of something else (a FIFO or
+/// a device at a precondition fill's name was "Invalid argument (the
+/// filesystem does not support direct I/O: tmpfs?)"). A link is left to
+/// `O_NOFOLLOW`; [`check_own`] checks again what was opened.
+fn not_a_device(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() && !meta.file_type().is_symlink() => {
+            Err(std::io::Error::other(format!(
+                "it is {}, not a file kvperf made",
+                super::kind_of(meta.file_type())
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// An open file that kvperf may write: a regular file with one name.
@@ -227,6 +247,17 @@ mod tests {
         std::fs::hard_link(&theirs, &hard).unwrap();
         let err = open_own_for_append(&hard).unwrap_err().to_string();
         assert!(err.contains("2 hard links"), "{err}");
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for err in [
+            open_own_for_append(&fifo).unwrap_err(),
+            open_own_for_update(&fifo, libc::O_DIRECT).unwrap_err(),
+        ] {
+            assert!(err.to_string().contains("is a FIFO"), "{err}");
+        }
+        std::fs::remove_file(&fifo).unwrap();
         assert!(open_own_for_update(&hard, 0).is_err());
         let err = write_atomically(tmp.path(), "link", b"x", Place::New).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);

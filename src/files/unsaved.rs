@@ -1,6 +1,7 @@
 //! Where a result goes when it cannot be written where it was asked to:
 //! a new file (never one that exists) beside the destination, else in the
-//! temporary directory, else in the working directory.
+//! temporary directory, else in the working directory, else in the home
+//! directory.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,8 +9,10 @@ use std::path::{Path, PathBuf};
 static KEPT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// Writes `bytes` to a new file `kvperf-unsaved-<time>-<pid>.<extension>`
-/// in the first of `near`, the temporary directory and the working
-/// directory that takes it; its path, or the last error.
+/// in the first of `near`, the temporary directory, the working directory
+/// and `$HOME` that takes it; its path, or the last error. (A working
+/// directory removed while the step ran, beside a `TMPDIR` that is gone,
+/// lost the whole result.)
 pub fn keep_unsaved(
     bytes: &[u8],
     near: Option<&Path>,
@@ -26,6 +29,7 @@ pub fn keep_unsaved(
     let mut dirs: Vec<PathBuf> = near.map(Path::to_path_buf).into_iter().collect();
     dirs.push(std::env::temp_dir());
     dirs.push(PathBuf::from("."));
+    dirs.extend(std::env::var_os("HOME").map(PathBuf::from));
     let mut last = std::io::Error::other("no directory to keep it in");
     for dir in dirs {
         let path = dir.join(&name);

@@ -118,7 +118,72 @@ fn check_db_dirs(steps: &[Step]) -> Result<(), InputError> {
             .map_err(|e| InputError::Invalid(format!("config '{}': {e}", step.config)))?;
         checked.push((step.config.as_str(), dir));
     }
+    check_db_dirs_apart(steps, &checked)
+}
+
+/// Two configs' data directories where one config's store would stand in
+/// the other's: one directory for two engines, or one directory inside
+/// another (the outer config's load found the inner's store as a user's
+/// file and was refused, after the inner config's steps had run).
+fn check_db_dirs_apart(steps: &[Step], checked: &[(&str, &Path)]) -> Result<(), InputError> {
+    let engine_of = |config: &str| {
+        steps
+            .iter()
+            .find(|s| s.config == config)
+            .map_or("", |s| s.engine.as_str())
+    };
+    let resolved: Vec<(&str, &Path, PathBuf)> = checked
+        .iter()
+        .map(|&(config, dir)| (config, dir, resolved_dir(dir)))
+        .collect();
+    for (i, (a, a_dir, a_real)) in resolved.iter().enumerate() {
+        for (b, b_dir, b_real) in &resolved[i + 1..] {
+            if a == b {
+                continue;
+            }
+            let clash = if a_real == b_real && engine_of(a) != engine_of(b) {
+                Some(format!(
+                    "configs '{a}' ({}) and '{b}' ({}) both keep their stores in '{}'",
+                    engine_of(a),
+                    engine_of(b),
+                    a_dir.display()
+                ))
+            } else if a_real != b_real && b_real.starts_with(a_real) {
+                Some(format!(
+                    "config '{b}' keeps its store in '{}', inside config '{a}''s '{}'",
+                    b_dir.display(),
+                    a_dir.display()
+                ))
+            } else if a_real != b_real && a_real.starts_with(b_real) {
+                Some(format!(
+                    "config '{a}' keeps its store in '{}', inside config '{b}''s '{}'",
+                    a_dir.display(),
+                    b_dir.display()
+                ))
+            } else {
+                None
+            };
+            if let Some(clash) = clash {
+                return Err(InputError::Invalid(format!(
+                    "{clash}: one would find the other's files as a user's; give each config a directory of its own, neither inside another"
+                )));
+            }
+        }
+    }
     Ok(())
+}
+
+/// `dir` made absolute through its longest existing ancestor's real path
+/// (links and `..` resolved there), the rest as given.
+fn resolved_dir(dir: &Path) -> PathBuf {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for ancestor in absolute.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            let rest = absolute.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            return real.join(rest);
+        }
+    }
+    absolute
 }
 
 /// Every file a plan run writes, each at a path of its own: the results,

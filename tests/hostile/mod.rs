@@ -12,6 +12,7 @@ mod pass4;
 mod pass6;
 mod pass7;
 mod pass7_servers;
+mod pass8_files;
 mod pass8_lead;
 mod plans;
 mod resources;

@@ -100,6 +100,27 @@ fn owns(name: &str) -> bool {
 use super::rocksdb_library;
 use super::rocksdb_options_string::options_from_string;
 
+/// The DBOptions of an options string that name a directory of their own
+/// for RocksDB's files (`wal_dir`, `db_log_dir`), given a value (bare or
+/// in braces), at any depth of `{...}`: the first found. RocksDB writes
+/// there, and on opening deletes the numbered logs it finds there as
+/// obsolete: a user's `000099.log` in a `wal_dir` was deleted by a `run`.
+fn names_a_place_outside_the_store(options: &str) -> Option<&'static str> {
+    const OUTSIDE: [&str; 2] = ["wal_dir", "db_log_dir"];
+    let unbraced = options.replace(['{', '}'], "");
+    let found = [options, unbraced.as_str()].into_iter().find_map(|text| {
+        text.split([';', '{', '}'])
+            .filter_map(|part| part.split_once('='))
+            .find_map(|(name, value)| {
+                let name = name.trim();
+                OUTSIDE
+                    .into_iter()
+                    .find(|o| *o == name && !value.trim().is_empty())
+            })
+    });
+    found
+}
+
 /// Options kvperf sets, each settable with `-p rocksdb.<name>=`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RocksOptions {
@@ -186,6 +207,15 @@ impl RocksOptions {
                 ),
             ));
         }
+        let options = v.text("options");
+        if let Some(name) = names_a_place_outside_the_store(&options) {
+            return Err(InputError::property(
+                "rocksdb.options",
+                format!(
+                    "'{name}' puts RocksDB's files outside --db, into a directory kvperf did not make (RocksDB deletes the old log files it finds there, a user's too); kvperf keeps the whole store in --db, the directory it marks, empties and measures: leave {name} out"
+                ),
+            ));
+        }
         let given = |name: &str| !v.text(name).is_empty();
         Ok(Self {
             num_levels: given("num_levels")
@@ -222,7 +252,7 @@ impl RocksOptions {
             use_direct_io_for_flush_and_compaction: v
                 .bool("use_direct_io_for_flush_and_compaction")?,
             format_version,
-            options: v.text("options"),
+            options,
             trace: v.text("trace"),
             effective: v.effective(),
         })
@@ -1125,6 +1155,30 @@ impl RocksKvWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `wal_dir` and `db_log_dir` put RocksDB's files where kvperf did not
+    /// make them: refused in every spelling, other options kept.
+    #[test]
+    fn options_that_put_files_outside_the_store_are_found() {
+        for text in [
+            "wal_dir=/home/me/wal",
+            " wal_dir = w ;max_open_files=10",
+            "max_open_files=10;db_log_dir=/tmp/logs",
+            "wal_dir={/home/me/wal}",
+            "a={b=1;wal_dir=x}",
+        ] {
+            assert!(names_a_place_outside_the_store(text).is_some(), "{text}");
+        }
+        for text in [
+            "",
+            "wal_dir=",
+            "max_open_files=10",
+            "block_based_table_factory={block_size=8192}",
+            "my_wal_dir=x",
+        ] {
+            assert_eq!(names_a_place_outside_the_store(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn effective_options_are_what_rocksdb_reports() {

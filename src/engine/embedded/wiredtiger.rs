@@ -278,6 +278,14 @@ impl WtOptions {
                 "contains a NUL byte",
             ));
         }
+        if let Some(path) = a_path_outside_home(&config) {
+            return Err(InputError::property(
+                "wiredtiger.config",
+                format!(
+                    "path={path} puts WiredTiger's files outside --db, into a directory kvperf did not make (WiredTiger recovers from and removes the log files it finds there, another store's too); kvperf keeps the whole store in --db, the directory it marks, empties and measures: give a path inside it (log=(path=journal)) or leave it out"
+                ),
+            ));
+        }
         Ok(Self {
             cache_size,
             checkpoint: v.u64_at_most("checkpoint", 100_000)?,
@@ -322,6 +330,24 @@ impl WtOptions {
             self.block_compressor, self.leaf_page_size
         )
     }
+}
+
+/// The first `path=` value of a configuration string (`log=(path=...)`,
+/// `statistics_log=(path=...)`) that leads out of WiredTiger's home, the
+/// store's directory: an absolute path, or one through `..`.
+fn a_path_outside_home(config: &str) -> Option<String> {
+    config
+        .split([',', '(', ')', '[', ']'])
+        .filter_map(|part| part.split_once('='))
+        .filter(|(name, _)| name.trim() == "path")
+        .map(|(_, value)| value.trim().trim_matches('"').to_string())
+        .find(|path| {
+            let path = Path::new(path);
+            path.is_absolute()
+                || path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir)
+        })
 }
 
 /// The shared object of a compressor extension.
@@ -499,17 +525,33 @@ impl WtEngine {
         check(code).map_err(|why| anyhow::anyhow!("WiredTiger checkpoint failed: {why}"))
     }
 
-    fn records(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+    /// A client's session: more clients than WiredTiger has sessions for
+    /// are too many threads, said as such (exit 2, as LMDB's readers),
+    /// not in WiredTiger's words as an engine failure (exit 3).
+    fn client_session(&self, slot: ClientSlot) -> anyhow::Result<Session<'_>> {
+        self.session().map_err(|e| {
+            if !format!("{e:#}").contains("out of sessions") {
+                return e;
+            }
+            InputError::Invalid(format!(
+                "{} client threads are more than WiredTiger has sessions for (session_max=1024 here, its own and kvperf's sessions included); run fewer threads, or give -p wiredtiger.config=session_max=N",
+                slot.count
+            ))
+            .into()
+        })
+    }
+
+    fn records(&self, slot: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
         Ok(Box::new(WtWorker {
-            session: self.session()?,
+            session: self.client_session(slot)?,
             encoded: Vec::new(),
             scratch: Record::new(),
         }))
     }
 
-    fn raw(&self, _: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
+    fn raw(&self, slot: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {
         Ok(Box::new(WtKvWorker {
-            session: self.session()?,
+            session: self.client_session(slot)?,
             entry: None,
         }))
     }
@@ -1033,6 +1075,26 @@ unsafe impl Send for WtKvWorker<'_> {}
 mod tests {
     use super::*;
     use crate::engine::{wait, Access};
+
+    #[test]
+    fn a_path_out_of_the_store_is_found_in_the_configuration() {
+        for config in [
+            "log=(path=/var/lib/mongodb/journal)",
+            "eviction=(threads_max=4),log=(enabled=true,path=\"/srv/wal\")",
+            "statistics_log=(wait=1,path=../stats)",
+            "log=(path=journal/../../x)",
+        ] {
+            assert!(a_path_outside_home(config).is_some(), "{config}");
+        }
+        for config in [
+            "",
+            "log=(path=journal)",
+            "eviction=(threads_max=4)",
+            "statistics_log=(wait=1,path=.)",
+        ] {
+            assert_eq!(a_path_outside_home(config), None, "{config}");
+        }
+    }
 
     #[test]
     fn owns_exactly_wiredtigers_files() {
