@@ -134,6 +134,11 @@ pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
         .as_deref()
         .map(|p| Destination::check_or_stream(p, "--output", output::written_as(format), &[target]))
         .transpose()?;
+    // Ctrl-C, SIGTERM or SIGHUP end the corner (or the fill) in progress:
+    // the corners measured are written and kvperf's test file removed (by
+    // default the signal ended the process, losing both, and the next run
+    // refused the file left behind).
+    crate::runner::stop_on_interrupt();
     let (mut out, measured) = match &command {
         DeviceCommand::Corners(args) => {
             let mut out = StepOutput::begin("corners");
@@ -149,7 +154,8 @@ pub fn run(command: DeviceCommand) -> anyhow::Result<()> {
     let finished = step::finish(&mut out, measured);
     let text = match format {
         Format::Json => Some(output::json::to_pretty(&out)),
-        Format::Text => finished.is_ok().then(|| render(&out)),
+        // Corners measured before an interrupt or a failure are shown too.
+        Format::Text => (finished.is_ok() || !out.measurements.is_empty()).then(|| render(&out)),
     };
     if let Some(text) = text {
         output::emit(text, format, &out.command, destination.as_ref())?;
@@ -265,11 +271,26 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
     out.engine.version = kernel_release();
     let shown = target.path.display().to_string();
     eprintln!("kvperf: laying out {shown} ({} bytes)...", target.size);
-    corners::layout(&target).map_err(|e| anyhow::anyhow!("cannot write '{shown}': {e}"))?;
+    corners::layout(&target).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            anyhow::anyhow!("interrupted while laying out '{shown}', before the first corner; nothing was measured")
+        } else {
+            anyhow::anyhow!("cannot write '{shown}': {e}")
+        }
+    })?;
     for corner in cfg.corners() {
         eprintln!("kvperf: {} ...", corner.name);
-        let mut m = corners::measure(&target, &corner, &cfg)
-            .map_err(|e| anyhow::anyhow!("{} on '{shown}': {e}", corner.name))?;
+        let mut m = corners::measure(&target, &corner, &cfg).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                anyhow::anyhow!(
+                    "interrupted during the {} corner on '{shown}'; the corners measured before it are kept ({} of 4), that one is not",
+                    corner.name,
+                    out.measurements.len()
+                )
+            } else {
+                anyhow::anyhow!("{} on '{shown}': {e}", corner.name)
+            }
+        })?;
         if args.with_fio {
             let figures = fio::run(&target.path, target.size, &corner, &cfg)?;
             if let Some(d) = m.device.as_mut() {

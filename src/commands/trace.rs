@@ -75,6 +75,10 @@ fn import_trace(args: &ImportArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    // Ctrl-C, SIGTERM or SIGHUP end the import between lines and its
+    // temporary is removed (by default the signal left it, hidden, beside
+    // --output). RocksDB's traces are still ended by the signal itself.
+    crate::runner::stop_on_interrupt();
     let done = import::import(&args.input, args.from, destination)?;
     eprintln!(
         "kvperf: {} operations of {} clients imported into '{}'{}",

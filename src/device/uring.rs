@@ -141,8 +141,12 @@ pub fn run(
     }
     let mut completions = Vec::with_capacity(depth);
     while in_flight > 0 {
-        // Nothing is queued here: this only waits for a completion.
-        ring.submit_and_wait(1)?;
+        // Nothing is queued here: this only waits for a completion. A
+        // signal's handler (Ctrl-C) cuts the wait short: wait again.
+        match ring.submit_and_wait(1) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            waited => waited?,
+        };
         completions.clear();
         completions.extend(
             ring.completion()
@@ -159,7 +163,9 @@ pub fn run(
                 let ns = now.duration_since(submitted_at[slot]).as_nanos() as u64;
                 let _ = latency.record(ns.max(1));
             }
-            let stopping = stop_at.is_some_and(|end| now >= end);
+            // SIGINT, SIGTERM or SIGHUP (when the command catches them):
+            // the I/Os in flight complete, none is queued.
+            let stopping = stop_at.is_some_and(|end| now >= end) || crate::runner::interrupted();
             if !stopping {
                 if let Some(offset) = next_offset(&mut rng) {
                     submitted_at[slot] = Instant::now();
@@ -168,6 +174,12 @@ pub fn run(
                 }
             }
         }
+    }
+    if crate::runner::interrupted() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "interrupted",
+        ));
     }
     done.seconds = match until {
         Until::Time { runtime, .. } => runtime.as_secs_f64(),

@@ -589,8 +589,15 @@ fn validate(plan: &Plan) -> Result<(), String> {
         if step.duration == Some(0) {
             return Err(format!("{at}: duration must be at least 1 second"));
         }
-        for w in &step.workloads {
+        for (j, w) in step.workloads.iter().enumerate() {
             expand::check_workload(plan.driver, step.load, w).map_err(|e| format!("{at}: {e}"))?;
+            // As a thread count twice: both runs would be repeat 1 of one
+            // cell, counted by the report as two repeats.
+            if step.workloads[..j].contains(w) {
+                return Err(format!(
+                    "{at}: workloads has '{w}' twice (repeats = N runs a cell N times)"
+                ));
+            }
         }
     }
     check_step_count(plan)?;

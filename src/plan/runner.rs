@@ -4,7 +4,7 @@
 //! command line is recorded for reproduction. Each finished step becomes one
 //! durable line in the results file; a rerun skips the steps already there.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -518,6 +518,37 @@ fn open_results(p: &Prepared, results: &Path) -> anyhow::Result<(Appender, resul
         ))
         .into());
     }
+    // Each record is one of this plan's steps as the plan says it, and a
+    // step is measured once: a record edited, copied in or joined from
+    // another run would be skipped as done, or shown as a repeat.
+    results::check_one_plan_once_each(results, &loaded.records)?;
+    let planned: BTreeMap<&str, StepId> = p
+        .steps
+        .iter()
+        .map(|s| (s.id.as_str(), step_id(s)))
+        .collect();
+    if let Some(r) = loaded
+        .records
+        .iter()
+        .find(|r| planned.get(r.step.id.as_str()) != Some(&r.step))
+    {
+        let what = if planned.contains_key(r.step.id.as_str()) {
+            format!(
+                "a record of step {} whose configuration, kind, workload, threads, repeat or data directory differ from the plan's",
+                r.step.id
+            )
+        } else {
+            format!(
+                "step {}, which plan '{}' does not have",
+                r.step.id, p.id.name
+            )
+        };
+        return Err(InputError::Invalid(format!(
+            "results file '{}' holds {what}: the file was edited or joined; use a new --results file",
+            results.display()
+        ))
+        .into());
+    }
     if loaded.torn_tail > 0 {
         progress::torn_tail(loaded.torn_tail, results);
     }
@@ -695,6 +726,23 @@ fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record>
     Ok(record_of(p, step, started_at, before, command, output))
 }
 
+/// What `step`'s record says it is.
+fn step_id(step: &Step) -> StepId {
+    StepId {
+        id: step.id.clone(),
+        config: step.config.clone(),
+        kind: step.kind.name().to_string(),
+        workload: step.workload.clone(),
+        label: step.label.clone(),
+        // Every client's threads: what ran against the engine at once.
+        threads: step.threads * u64::from(step.clients),
+        repeat: step.repeat,
+        db: step
+            .data_dir()
+            .map_or_else(String::new, |d| d.display().to_string()),
+    }
+}
+
 /// `step`'s record: what ran before it and as it (redacted), its output.
 fn record_of(
     p: &Prepared,
@@ -707,19 +755,7 @@ fn record_of(
     Record {
         kvperf_results: results::FORMAT,
         plan: p.id.clone(),
-        step: StepId {
-            id: step.id.clone(),
-            config: step.config.clone(),
-            kind: step.kind.name().to_string(),
-            workload: step.workload.clone(),
-            label: step.label.clone(),
-            // Every client's threads: what ran against the engine at once.
-            threads: step.threads * u64::from(step.clients),
-            repeat: step.repeat,
-            db: step
-                .data_dir()
-                .map_or_else(String::new, |d| d.display().to_string()),
-        },
+        step: step_id(step),
         started_at_unix_ms: started_at,
         finished_at_unix_ms: unix_ms(),
         before: before.iter().map(|c| redacted_args(c)).collect(),

@@ -280,6 +280,9 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
     let mut per_file = Vec::new();
     for file in files {
         let records = results::read_records(file)?;
+        // A step measured twice (a file joined or edited) would count as
+        // two repeats of its cell.
+        results::check_one_plan_once_each(file, &records)?;
         if records.is_empty() {
             return Err(crate::error::InputError::Invalid(format!(
                 "results file '{}' holds no results",

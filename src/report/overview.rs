@@ -62,8 +62,18 @@ pub fn table(study: &Study) -> Table {
             };
             Some(vec![
                 w.name.clone(),
-                format!("{} ({})", super::pacing::ops_of(peak), peak.threads),
-                format!("{} ({})", super::pacing::ops_of(low), low.threads),
+                format!(
+                    "{}{} ({})",
+                    super::pacing::ops_of(peak),
+                    super::tables::marks(peak),
+                    peak.threads
+                ),
+                format!(
+                    "{}{} ({})",
+                    super::pacing::ops_of(low),
+                    super::tables::marks(low),
+                    low.threads
+                ),
                 latency(peak.latency_avg_us),
                 latency(peak.latency_p99_us),
                 windows,

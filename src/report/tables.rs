@@ -13,6 +13,21 @@ pub use crate::measure::amplification::{
     amplification, Amplification, Bytes, Direction, UNRELIABLE,
 };
 
+/// The marks a cell's throughput carries wherever it is shown, besides
+/// its pace ([`super::pacing::ops_of`] shows that): failed operations or a
+/// step error, a window too short to judge. A summary's figure is the
+/// same cell's and is marked as its table is.
+pub fn marks(p: &Point) -> String {
+    let mut marks = String::new();
+    if p.has_failures() {
+        marks.push_str(&format!(" {}", super::failures::MARK));
+    }
+    if p.short_window() {
+        marks.push_str(&format!(" {}", super::windows::MARK));
+    }
+    marks
+}
+
 /// Per workload: each series' peak, and the first series' improvement
 /// over each other one (peak, average, range), its latency averaged over
 /// thread counts (the briefs' arithmetic mean of "% lower", and the
@@ -47,7 +62,8 @@ pub fn summary(study: &Study, style: &Style) -> Table {
             let mut row = vec![w.name.clone()];
             for points in &w.points {
                 row.push(model::peak(points).map_or("-".into(), |(t, _)| {
-                    format!("{} ({t} thr)", super::pacing::ops_of(&points[&t]))
+                    let p = &points[&t];
+                    format!("{}{} ({t} thr)", super::pacing::ops_of(p), marks(p))
                 }));
             }
             let op = w.latency_op.map_or("", |o| o.name());
@@ -196,7 +212,7 @@ pub fn best_threads(study: &Study, style: &Style) -> Table {
                 w.name.clone(),
                 name.clone(),
                 t.to_string(),
-                super::pacing::ops_of(p),
+                format!("{}{}", super::pacing::ops_of(p), marks(p)),
             ];
             if compared {
                 row.push(
@@ -350,15 +366,7 @@ pub fn throughput(study: &Study, w: &WorkloadView, threads: &[u64], style: &Styl
                         } else {
                             mean
                         };
-                        let mut marks = if p.has_failures() {
-                            format!(" {}", super::failures::MARK)
-                        } else {
-                            String::new()
-                        };
-                        if p.short_window() {
-                            marks.push_str(&format!(" {}", super::windows::MARK));
-                        }
-                        marks.push_str(&super::pacing::mark(p));
+                        let marks = format!("{}{}", marks(p), super::pacing::mark(p));
                         if p.repeats > 1 {
                             let flag = if p.spread_pct() > SPREAD_FLAG_PCT {
                                 " \u{2020}"

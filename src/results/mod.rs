@@ -149,6 +149,45 @@ fn not_results(path: &Path, bytes: &[u8]) -> Option<InputError> {
     )))
 }
 
+/// One plan's results, each step measured once, as `plan run` writes a
+/// results file: a failed record may be followed by its retry, but a step
+/// measured twice, or records of two plans, mean the file was joined or
+/// edited. A report would count the copy as a repeat of the cell (four
+/// copies of one run made a "slower" verdict at 95%), so such a file is
+/// refused in one line naming the step.
+pub fn check_one_plan_once_each(path: &Path, records: &[Record]) -> Result<(), InputError> {
+    if let Some(first) = records.first() {
+        if let Some(other) = records
+            .iter()
+            .find(|r| r.plan.fingerprint != first.plan.fingerprint)
+        {
+            return Err(InputError::Invalid(format!(
+                "results file '{}' holds results of two plans ('{}', fingerprint {}, and '{}', fingerprint {}, from step {}): a plan run writes one plan's results to a file, so it was joined or edited; give each plan's results file on its own",
+                path.display(),
+                first.plan.name,
+                first.plan.fingerprint,
+                other.plan.name,
+                other.plan.fingerprint,
+                other.step.id
+            )));
+        }
+    }
+    let mut measured = std::collections::BTreeMap::<&str, usize>::new();
+    for r in records.iter().filter(|r| r.output.error.is_none()) {
+        let times = measured.entry(r.step.id.as_str()).or_default();
+        *times += 1;
+        if *times == 2 {
+            return Err(InputError::Invalid(format!(
+                "results file '{}' records step {} of plan '{}' as measured more than once: a plan run measures a step once (a failed record may be followed by its retry), so the file was joined or edited, and a copy would count as a repeat; give each plan run's results file on its own",
+                path.display(),
+                r.step.id,
+                r.plan.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// One line: its format version first, so an old file gets a clear line.
 fn parse_line(line: &[u8]) -> Result<Record, String> {
     #[derive(serde::Deserialize)]
@@ -160,6 +199,10 @@ fn parse_line(line: &[u8]) -> Result<Record, String> {
     match version.kvperf_results {
         Some(FORMAT) => serde_json::from_slice(line)
             .map_err(|e| format!("a kvperf result that does not parse ({e})")),
+        Some(newer) if newer > FORMAT => Err(format!(
+            "written in results format {newer} by a newer kvperf; this kvperf reads format {FORMAT}: \
+             read it with the kvperf that wrote it, or rerun the plan into a new results file"
+        )),
         Some(old) => Err(format!(
             "written in results format {old} by an older kvperf; this kvperf reads format {FORMAT}: \
              rerun the plan into a new results file"

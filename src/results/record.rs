@@ -93,7 +93,7 @@ pub struct PlanId {
     pub brief: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepId {
     pub id: String,
     pub config: String,

@@ -180,23 +180,41 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-/// Set by the first SIGINT or SIGTERM after [`stop_on_interrupt`].
+/// Set by the first SIGINT, SIGTERM or SIGHUP after [`stop_on_interrupt`].
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Makes the first Ctrl-C (or SIGTERM) end a run like its time limit, so
-/// what it measured is written; a second one kills the process as the
-/// signal does by default. Later calls change nothing.
+/// Makes the first Ctrl-C (or SIGTERM, or SIGHUP: the terminal or the
+/// ssh session closed) end a run like its time limit, so what it measured
+/// is written; a second one kills the process as the signal does by
+/// default. A SIGHUP ignored when kvperf started (`nohup`) stays ignored.
+/// Later calls change nothing.
 pub fn stop_on_interrupt() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let mut signals = vec![signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+        if !ignored(libc::SIGHUP) {
+            signals.push(signal_hook::consts::SIGHUP);
+        }
+        for signal in signals {
             // Handlers run in the order registered: a signal that finds the
             // flag already set (the second) dies of it, the first sets it.
             signal_hook::flag::register_conditional_default(signal, &INTERRUPTED)
                 .and_then(|_| signal_hook::flag::register(signal, &INTERRUPTED))
-                .expect("SIGINT and SIGTERM take handlers");
+                .expect("SIGINT, SIGTERM and SIGHUP take handlers");
         }
     });
+}
+
+/// Whether `signal`'s disposition is to be ignored (as `nohup` leaves
+/// SIGHUP for the program it starts).
+fn ignored(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction(2) with no new action only reads the current one
+    // into a zeroed struct this function owns.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Whether a SIGINT or SIGTERM came since [`stop_on_interrupt`].

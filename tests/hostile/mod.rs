@@ -14,6 +14,7 @@ mod pass7;
 mod pass7_servers;
 mod pass8_files;
 mod pass8_lead;
+mod pass8_life;
 mod plans;
 mod resources;
 mod secrets;

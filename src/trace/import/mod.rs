@@ -79,6 +79,12 @@ pub fn import(input: &Path, layout: Layout, destination: Destination) -> anyhow:
             break;
         }
         n += 1;
+        if n.is_multiple_of(4096) && crate::runner::interrupted() {
+            return Err(anyhow::anyhow!(
+                "interrupted at line {n} of '{}'; nothing was written to --output",
+                input.display()
+            ));
+        }
         if buf.last() != Some(&b'\n') && read as u64 > MAX_LINE {
             return Err(bad(n, format!("longer than {MAX_LINE} bytes")).into());
         }
