@@ -117,6 +117,59 @@ fn open_own(dir: &Path) -> anyhow::Result<Option<File>> {
     Ok(Some(file))
 }
 
+/// A plan's hold on a store for the whole plan, released when dropped: an
+/// exclusive lock on the directory itself, not on the lock file that each
+/// of its steps takes, so that a second plan cannot empty or load the
+/// store between the first one's steps (each step's lock alone allowed it).
+#[derive(Debug)]
+pub struct PlanHold {
+    _dir: File,
+}
+
+/// How a plan's hold on a store went.
+pub enum Held {
+    Held(PlanHold),
+    /// The filesystem takes no lock on a directory (`flock` failed): the
+    /// plan goes on without one, and says so.
+    Unavailable(String),
+}
+
+/// Holds `dir` (made now when absent: an empty directory is kvperf's to
+/// use) for a plan; another plan holding it is one line naming it.
+pub fn hold_for_plan(dir: &Path) -> Result<Held, InputError> {
+    let refuse = |why: String| InputError::Invalid(format!("--db '{}' {why}", dir.display()));
+    if fs::symlink_metadata(dir).is_err() {
+        fs::create_dir_all(dir).map_err(|e| refuse(format!("cannot be created: {e}")))?;
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(|e| refuse(format!("cannot be opened: {e}")))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Held::Held(PlanHold { _dir: file })),
+        Err(fs::TryLockError::WouldBlock) => {
+            let pids = file.metadata().map(|m| holders(&m)).unwrap_or_default();
+            let named: Vec<String> = pids
+                .iter()
+                .map(|pid| format!("pid {pid}"))
+                .collect();
+            let who = if named.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", named.join(", "))
+            };
+            Err(refuse(format!(
+                "is the store of another kvperf plan running now{who}; two plans on one store would empty and load it between each other's steps: wait for it to end or give this plan another --db"
+            )))
+        }
+        Err(fs::TryLockError::Error(e)) => Ok(Held::Unavailable(format!(
+            "--db '{}' cannot be held for the whole plan ({e}): another plan on it would not be stopped",
+            dir.display()
+        ))),
+    }
+}
+
 /// The refusal of a directory another process holds locked, naming it.
 fn in_use(dir: &Path, file: &File) -> InputError {
     let holders = file.metadata().map(|m| holders(&m)).unwrap_or_default();

@@ -100,6 +100,32 @@ pub fn prepare(loaded: LoadedPlan, opts: &RunOptions) -> anyhow::Result<Prepared
     Ok(Prepared { loaded, steps, id })
 }
 
+/// Every config's data directory, held for the whole plan (see
+/// [`engine::store_lock::hold_for_plan`]): another plan running on one of
+/// them is refused before this one's first step.
+fn hold_stores(p: &Prepared) -> Result<Vec<engine::store_lock::PlanHold>, InputError> {
+    let mut seen: Vec<&Path> = Vec::new();
+    let mut held = Vec::new();
+    for step in &p.steps {
+        let Some(dir) = step.db.as_deref() else {
+            continue;
+        };
+        if seen.contains(&dir) || !engine::find(&step.engine).is_ok_and(|e| e.uses_data_dir()) {
+            continue;
+        }
+        seen.push(dir);
+        let hold = engine::store_lock::hold_for_plan(dir)
+            .map_err(|e| InputError::Invalid(format!("config '{}': {e}", step.config)))?;
+        match hold {
+            engine::store_lock::Held::Held(hold) => held.push(hold),
+            engine::store_lock::Held::Unavailable(why) => {
+                progress::note(&format!("config '{}': {why}", step.config));
+            }
+        }
+    }
+    Ok(held)
+}
+
 /// A config's data directory (its own `db` or a `--db` given for it) that
 /// a directory engine cannot use (not creatable, or holding files kvperf
 /// did not create), refused before anything runs.
@@ -349,6 +375,7 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
     check_libraries(p)?;
     check_steps(p, &opts.results, opts.check_step)?;
+    let _held = hold_stores(p)?;
     let (mut out, loaded) = open_results(p, &opts.results)?;
     // A step recorded as failed is run again; its record stays, and the
     // report shows the later one.

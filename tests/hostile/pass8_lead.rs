@@ -144,7 +144,7 @@ fn a_users_directory_at_the_shards_name_is_refused_not_removed() {
 
 #[test]
 fn shards_files_left_by_a_dead_attempt_are_cleared_for_the_step() {
-    let (dir, out) = plan_after(srun_plan, "mkdir .r.jsonl.srun-$$ && echo '{' > .r.jsonl.srun-$$/shard-0.json && echo old > .r.jsonl.srun-$$/shard-1.err", &[("KVPERF_SRUN", "/bin/false")]);
+    let (_dir, out) = plan_after(srun_plan, "mkdir .r.jsonl.srun-$$ && echo '{' > .r.jsonl.srun-$$/shard-0.json && echo old > .r.jsonl.srun-$$/shard-1.err", &[("KVPERF_SRUN", "/bin/false")]);
     // The step ran (srun here is /bin/false, so it fails at its step).
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(!out.stderr.contains("did not make it"), "{}", out.stderr);
@@ -279,4 +279,103 @@ fn a_report_directory_that_stays_gets_the_report() {
             );
         }
     }
+}
+
+/// An LMDB plan on `DIR/store`: a load of 2 000 records and a run of
+/// workload C lasting `run_s` seconds.
+fn lmdb_plan(dir: &Path, name: &str, run_s: u32) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            r#"name = "{name}"
+driver = "ycsb"
+settle = false
+[properties]
+recordcount = 2000
+operationcount = 1000000000000
+maxexecutiontime = {run_s}
+[[configs]]
+name = "lmdb"
+engine = "lmdb"
+db = "{}/store"
+[[steps]]
+load = true
+workloads = ["c"]
+threads = [1]
+[[steps]]
+workloads = ["c"]
+threads = [1]
+"#,
+            dir.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_second_plan_on_a_store_a_plan_is_using_is_refused_before_its_first_step() {
+    // Pass 8 (signals and results) saw a second plan's load empty the store
+    // a first plan had loaded, between the first one's steps, 3 times in 3.
+    let dir = tempfile::tempdir().unwrap();
+    let first = lmdb_plan(dir.path(), "first", 3);
+    let second = lmdb_plan(dir.path(), "second", 1);
+    let args: Vec<String> = [
+        "plan",
+        "run",
+        first.to_str().unwrap(),
+        "--results",
+        "1.jsonl",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (mut child, lines) = spawn(dir.path(), &args);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while common::lines(&dir.path().join("1.jsonl")).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the first plan's load never recorded"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = common::kvperf(
+        dir.path(),
+        &[
+            "plan",
+            "run",
+            second.to_str().unwrap(),
+            "--results",
+            "2.jsonl",
+        ],
+    );
+    common::assert_input_error(&out, "is the store of another kvperf plan running now");
+    assert!(!dir.path().join("2.jsonl").exists(), "{}", out.stderr);
+    let status = wait_within(&mut child, Duration::from_secs(120), "first plan");
+    let stderr = rest(&lines).join("\n");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let records = common::lines(&dir.path().join("1.jsonl"));
+    assert_eq!(records.len(), 2);
+    let run = &records[1].output;
+    // Its reads found every record its load wrote (an emptied store warns
+    // of failed reads, or of a store holding fewer records).
+    let emptied = |w: &&String| w.contains("fail") || w.contains("holds");
+    assert!(
+        !run.warnings.iter().any(|w| emptied(&w)),
+        "{:?}",
+        run.warnings
+    );
+    // After it, the store is free for the second plan.
+    let out = common::kvperf(
+        dir.path(),
+        &[
+            "plan",
+            "run",
+            second.to_str().unwrap(),
+            "--results",
+            "2.jsonl",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
