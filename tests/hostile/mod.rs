@@ -12,6 +12,7 @@ mod pass4;
 mod pass6;
 mod pass7;
 mod pass7_servers;
+mod pass8_servers;
 mod plans;
 mod resources;
 mod secrets;
