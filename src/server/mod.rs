@@ -100,7 +100,12 @@ impl Instance {
         }
         if action == Action::Start {
             self.claim_dir()?;
-        } else if !self.dir.join(MARKER).exists() {
+        } else if std::fs::symlink_metadata(self.dir.join(MARKER)).is_ok() {
+            self.check_server_named()?;
+        } else if std::fs::symlink_metadata(self.dir.join(record::RECORD)).is_err() {
+            // No marker and no record. (A record without its marker, the
+            // marker moved away, still names a server kvperf started here:
+            // it was called "not running" while it ran.)
             if self.port_given && action == Action::Stop {
                 return Err(self.no_record().into());
             }
@@ -112,6 +117,13 @@ impl Instance {
         }
         let _alone = self.hold_dir()?;
         let recorded = Record::read(&self.dir)?;
+        if let Some(r) = recorded.as_ref().filter(|r| r.server != name) {
+            return Err(InputError::Invalid(format!(
+                "--dir '{shown}' holds kvperf's record of a {0} server, not {name}'s: nothing done; name {0}, or give {name} another --dir",
+                r.server
+            ))
+            .into());
+        }
         let alive: Vec<Proc> = recorded
             .as_ref()
             .map(|r| r.alive().into_iter().cloned().collect())
@@ -240,6 +252,7 @@ impl Instance {
             server: self.server.name.to_string(),
             port: self.port,
             procs,
+            dir: Record::identity(&self.dir),
         }
         .write(&self.dir)?;
         Ok(answer)
@@ -307,7 +320,14 @@ impl Instance {
                 ))
                 .into());
             }
+            self.check_server_named()?;
             return self.check_no_links();
+        }
+        if self.dir.exists() && !self.dir.is_dir() {
+            return Err(InputError::Invalid(format!(
+                "--dir '{shown}' is not a directory; give a new or empty directory"
+            ))
+            .into());
         }
         if self.dir.exists() {
             let empty = std::fs::read_dir(&self.dir)
@@ -339,6 +359,33 @@ impl Instance {
             // Another kvperf claimed it at the same moment: judge its marker.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => self.claim_dir(),
             other => other.with_context(|| format!("cannot write to '{shown}'")),
+        }
+    }
+
+    /// The server directory is this server's: its marker's first line
+    /// names the server that claimed it. `server stop redis --dir D` where
+    /// kvperf's PostgreSQL ran in D stopped the PostgreSQL server (its
+    /// recorded processes), and `server start postgres` in a stopped Redis
+    /// server's directory made a PostgreSQL cluster beside Redis's files.
+    fn check_server_named(&self) -> anyhow::Result<()> {
+        let name = self.server.name;
+        let shown = self.dir.display();
+        let marker = self.dir.join(MARKER);
+        let owner = std::fs::symlink_metadata(&marker)
+            .is_ok_and(|m| m.is_file())
+            .then(|| crate::files::read_input(&marker, "marker", crate::files::bound::MARKER).ok())
+            .flatten()
+            .and_then(|text| text.lines().next().map(str::to_string));
+        match owner {
+            Some(owner) if owner == name => Ok(()),
+            Some(owner) if find(&owner).is_ok() => Err(InputError::Invalid(format!(
+                "--dir '{shown}' is kvperf's {owner} server directory, not {name}'s: nothing done; name {owner} (kvperf server ... {owner} --dir '{shown}'), or give {name} another --dir"
+            ))
+            .into()),
+            _ => Err(InputError::Invalid(format!(
+                "--dir '{shown}' has a '{MARKER}' that is not kvperf's marker of a {name} server directory: nothing done; give another --dir"
+            ))
+            .into()),
         }
     }
 
@@ -404,6 +451,11 @@ impl Instance {
                 if pids.is_empty() { "none".into() } else { pids },
             );
         }
+        // Its own process group: a Ctrl-C at the terminal reaches kvperf,
+        // which ends the script and what it launched (below); killed
+        // alone, kvperf left its script to start a server no record named.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        catch_interrupts();
         let mut child = cmd
             .spawn()
             .context("cannot run bash for the server script")?;
@@ -423,6 +475,29 @@ impl Instance {
         let status = loop {
             if let Some(status) = child.try_wait()? {
                 break status;
+            }
+            if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                // SIGTERM to the script's group, SIGKILL 5 s later; a start
+                // then stops what it launched ([`Instance::start`]).
+                let group = child.id() as libc::pid_t;
+                // SAFETY: killpg takes a process group id and a signal.
+                unsafe { libc::killpg(group, libc::SIGTERM) };
+                let until = Instant::now() + Duration::from_secs(5);
+                while child.try_wait()?.is_none() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                // SAFETY: as above.
+                unsafe { libc::killpg(group, libc::SIGKILL) };
+                let _ = child.wait();
+                anyhow::bail!(
+                    "kvperf server {} {name}: interrupted (SIGINT or SIGTERM); its script was stopped{}",
+                    action.word(),
+                    if action == Action::Start {
+                        ", and so is what it had started"
+                    } else {
+                        ""
+                    }
+                );
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
@@ -460,11 +535,35 @@ impl Instance {
                     .rev()
                     .find(|l| l.contains(": error: "))
                     .map(|l| l.split(": error: ").nth(1).unwrap_or(l).to_string())
+                    // No error line: its summary says what it found
+                    // ("running pid=9 but not answering on ...").
+                    .or_else(|| {
+                        line.strip_prefix(&format!("{name}: "))
+                            .filter(|l| !l.is_empty())
+                            .map(str::to_string)
+                    })
                     .unwrap_or_else(|| format!("the {} script failed ({status})", action.word()));
                 anyhow::bail!("kvperf server {} {name}: {why}", action.word())
             }
         }
     }
+}
+
+/// Set by SIGINT or SIGTERM once a server script has run in this process.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From the first server script on, SIGINT and SIGTERM (each time, a
+/// plan's forwarded SIGTERM after the terminal's Ctrl-C too) end the
+/// script and what it launched rather than kvperf alone: killed, kvperf
+/// left its script to start a server that no record named.
+fn catch_interrupts() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::flag::register(signal, &INTERRUPTED)
+                .expect("SIGINT and SIGTERM take handlers");
+        }
+    });
 }
 
 /// `redis: started pid=9135 addr=127.0.0.1:6379 version=7.0.15` -> the pairs.

@@ -80,6 +80,11 @@ pub struct Record {
     pub server: String,
     pub port: u16,
     pub procs: Vec<Proc>,
+    /// The server directory's device and inode when the record was written
+    /// (None in a record of an older kvperf): a record read in another
+    /// directory was copied there with it (`cp -a`), and its processes are
+    /// that other directory's server.
+    pub dir: Option<(u64, u64)>,
 }
 
 impl Record {
@@ -116,7 +121,20 @@ impl Record {
         file.take(MAX_LEN)
             .read_to_string(&mut text)
             .map_err(|_| bad())?;
-        Record::parse(&text).map(Some).ok_or_else(|| bad().into())
+        let record = Record::parse(&text).ok_or_else(bad)?;
+        // A copy of another server directory holds that directory's
+        // record: no server of this one (its `stop` stopped the other).
+        if record.dir.is_some() && record.dir != Record::identity(dir) {
+            return Ok(None);
+        }
+        Ok(Some(record))
+    }
+
+    /// The device and inode of `dir` (through a link to it, the linked
+    /// directory's).
+    pub fn identity(dir: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
     }
 
     fn parse(text: &str) -> Option<Record> {
@@ -124,12 +142,16 @@ impl Record {
         if lines.next()? != HEADER {
             return None;
         }
-        let (mut server, mut port, mut procs) = (None, None, Vec::new());
+        let (mut server, mut port, mut procs, mut dir) = (None, None, Vec::new(), None);
         for line in lines {
             let mut words = line.splitn(2, ' ');
             match (words.next()?, words.next()) {
                 ("server", Some(name)) => server = Some(name.to_string()),
                 ("port", Some(p)) => port = Some(p.parse().ok()?),
+                ("dir", Some(id)) => {
+                    let (dev, ino) = id.split_once(' ')?;
+                    dir = Some((dev.parse().ok()?, ino.parse().ok()?));
+                }
                 ("proc", Some(rest)) => {
                     // proc PID START [EXE]
                     let mut parts = rest.splitn(3, ' ');
@@ -148,11 +170,15 @@ impl Record {
             server: server?,
             port: port?,
             procs,
+            dir,
         })
     }
 
     fn text(&self) -> String {
         let mut text = format!("{HEADER}\nserver {}\nport {}\n", self.server, self.port);
+        if let Some((dev, ino)) = self.dir {
+            text.push_str(&format!("dir {dev} {ino}\n"));
+        }
         for p in &self.procs {
             text.push_str(&format!("proc {} {}", p.pid, p.start));
             if let Some(exe) = p.exe.as_ref().and_then(|e| e.to_str()) {
@@ -279,9 +305,21 @@ mod tests {
             server: "redis".into(),
             port: 6379,
             procs: vec![me.clone()],
+            dir: Record::identity(tmp.path()),
         };
         record.write(tmp.path()).unwrap();
-        assert_eq!(Record::read(tmp.path()).unwrap(), Some(record));
+        assert_eq!(Record::read(tmp.path()).unwrap(), Some(record.clone()));
+        // Copied into another directory, it is no record of that one's.
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::copy(tmp.path().join(RECORD), copy.path().join(RECORD)).unwrap();
+        assert_eq!(Record::read(copy.path()).unwrap(), None);
+        // An older kvperf's record (no directory line) is read as before.
+        let old = Record {
+            dir: None,
+            ..record
+        };
+        old.write(copy.path()).unwrap();
+        assert_eq!(Record::read(copy.path()).unwrap(), Some(old));
         std::fs::write(tmp.path().join(RECORD), "pid=1\n").unwrap();
         let err = Record::read(tmp.path()).unwrap_err().to_string();
         assert!(err.contains("not a server record kvperf wrote"), "{err}");

@@ -15,6 +15,7 @@ mod pass7_servers;
 mod pass8_files;
 mod pass8_lead;
 mod pass8_life;
+mod pass8_servers;
 mod plans;
 mod resources;
 mod secrets;

@@ -48,7 +48,9 @@
 //!
 //! Flushing: Cassandra 5.0 flushes a table's memtable when the table's
 //! schema changes, and CQL has no FLUSH, so `settle(true)` and `close()`
-//! change the tables' `comment` (to `kvperf flush <time>`) and then wait
+//! change the tables' `comment` (kvperf's mark with `; flushed <time>`; a
+//! table kvperf did not make, `cassandra.adopt`, gets its own comment back
+//! at once) and then wait
 //! until no node has flush or compaction work queued or running
 //! (`system_views.thread_pools`, `system_views.sstable_tasks`). Without
 //! that, a loaded table would sit in memtables and the footprint would be
@@ -317,14 +319,17 @@ impl Settings {
     }
 
     /// Why a session could not be made, in the driver's words, but never
-    /// with the password in them.
+    /// with the password in them: before the window, as on every server
+    /// engine, a bad input (exit 2; it was exit 3 here alone).
     fn connect_error(&self, why: &dyn std::fmt::Display) -> anyhow::Error {
         let password = self.credentials.as_ref().map(|c| c.password.as_str());
-        anyhow::anyhow!(
-            "cannot connect to Cassandra at {} ({}); is the server running? `kvperf server start cassandra` starts one (set -p cassandra.hosts and cassandra.port to reach another)",
+        InputError::Invalid(format!(
+            "cannot connect to Cassandra at {} ({}); `kvperf server start cassandra --port {}` starts one, or set -p cassandra.hosts and cassandra.port",
             self.addresses().join(", "),
-            scrubbed(&why.to_string(), password)
-        )
+            scrubbed(&why.to_string(), password),
+            self.port
+        ))
+        .into()
     }
 
     /// `host:port` of every node to contact.
@@ -778,20 +783,25 @@ impl CassandraEngine {
         for table in self.tables.keys() {
             // A table kvperf made keeps its mark.
             let ks = &self.settings.keyspace;
-            let comment = if is_marked(&table_comment(&self.control, ks, table).await?) {
+            let was = table_comment(&self.control, ks, table).await?;
+            let comment = if is_marked(&was) {
                 format!("{MARK}; flushed {stamp}")
             } else {
                 format!("kvperf flush {stamp}")
             };
-            query(
-                &self.control,
-                &format!(
-                    "ALTER TABLE {} WITH comment = '{comment}'",
-                    self.settings.table(table)
-                ),
-                &[],
-            )
-            .await?;
+            let alter = |comment: &str| {
+                format!(
+                    "ALTER TABLE {} WITH comment = '{}'",
+                    self.settings.table(table),
+                    comment.replace('\'', "''")
+                )
+            };
+            query(&self.control, &alter(&comment), &[]).await?;
+            // A table kvperf did not make (cassandra.adopt) gets its own
+            // comment back: the flush replaced it with kvperf's stamp.
+            if !is_marked(&was) {
+                query(&self.control, &alter(&was), &[]).await?;
+            }
         }
         Ok(())
     }

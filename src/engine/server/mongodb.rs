@@ -154,6 +154,11 @@ fn describe(e: &mongodb::error::Error) -> String {
         ErrorKind::Write(WriteFailure::WriteConcernError(w)) => {
             format!("write concern {} ({}): {}", w.code_name, w.code, w.message)
         }
+        // Its message alone, on one line: the error's text went on with the
+        // debug dump of its source (a refused login was one 700-byte line).
+        ErrorKind::Authentication { message, .. } => {
+            message.split_whitespace().collect::<Vec<_>>().join(" ")
+        }
         _ => e.to_string(),
     }
 }
@@ -737,22 +742,60 @@ async fn connect(settings: &Settings, mode: OpenMode) -> anyhow::Result<(Client,
 }
 
 /// The collection of kvperf's marks in a database: one document per
-/// collection kvperf made, `{_id: NAME, mark: MARK}`. `--fresh` drops
-/// only a collection marked there.
+/// collection kvperf made, `{_id: NAME, mark: MARK, uuid: UUID}`, the
+/// UUID the server gave the collection kvperf made. `--fresh` drops only
+/// a collection marked there. The mark lives apart from the collection, so
+/// it names the collection by its UUID: a collection a user (or YCSB's own
+/// binding, whose names are kvperf's defaults) made after dropping
+/// kvperf's has the name but not the UUID, and is not kvperf's (it was
+/// dropped by the next `--fresh`, and written into by a plain load).
 const MARKS: &str = "kvperf_owned";
 const MARK: &str = "kvperf-store 1: made by kvperf, which drops it at load --fresh";
 
-async fn marked(db: &Database, name: &str) -> mongodb::error::Result<bool> {
-    let found = db
-        .collection::<Document>(MARKS)
-        .find_one(doc! {"_id": name, "mark": MARK})
-        .await?;
-    Ok(found.is_some())
+/// The server's UUID of collection `name` (None: no such collection, or a
+/// server that gives none).
+async fn collection_uuid(db: &Database, name: &str) -> mongodb::error::Result<Option<Binary>> {
+    let mut specs = db.list_collections().filter(doc! {"name": name}).await?;
+    while specs.advance().await? {
+        if let Some(uuid) = specs.deserialize_current()?.info.uuid {
+            return Ok(Some(uuid));
+        }
+    }
+    Ok(None)
 }
 
+async fn marked(db: &Database, name: &str) -> mongodb::error::Result<bool> {
+    let Some(found) = db
+        .collection::<Document>(MARKS)
+        .find_one(doc! {"_id": name, "mark": MARK})
+        .await?
+    else {
+        return Ok(false);
+    };
+    // A mark without a UUID is an older kvperf's (it named collections
+    // only): honoured, as it was.
+    let Some(Bson::Binary(uuid)) = found.get("uuid") else {
+        return Ok(true);
+    };
+    Ok(collection_uuid(db, name).await?.as_ref() == Some(uuid))
+}
+
+/// Makes collection `name` if it is not there (its marks name it by its
+/// UUID, which only a collection has) and marks it as kvperf's.
 async fn mark(db: &Database, name: &str) -> mongodb::error::Result<()> {
+    if let Err(e) = db.create_collection(name).await {
+        // NamespaceExists: made since the listing (by this store's fresh
+        // load just now, or another kvperf at the same moment).
+        if !matches!(&*e.kind, mongodb::error::ErrorKind::Command(c) if c.code == 48) {
+            return Err(e);
+        }
+    }
+    let mut entry = doc! {"_id": name, "mark": MARK};
+    if let Some(uuid) = collection_uuid(db, name).await? {
+        entry.insert("uuid", uuid);
+    }
     db.collection::<Document>(MARKS)
-        .replace_one(doc! {"_id": name}, doc! {"_id": name, "mark": MARK})
+        .replace_one(doc! {"_id": name}, entry)
         .upsert(true)
         .await?;
     Ok(())

@@ -102,15 +102,21 @@ init_cluster() {
     if [ -d "$PGDATA_DIR" ] && [ -n "$(ls -A "$PGDATA_DIR")" ]; then
         die "$PGDATA_DIR exists and is not a cluster (failed initdb?); remove it"
     fi
-    mkdir -p "$PGDATA_DIR"
-    [ -z "$OSUSER" ] || chown "$OSUSER:" "$PGDATA_DIR"
-    chmod 700 "$PGDATA_DIR"
-    as_user "$PGBIN/initdb" -D "$PGDATA_DIR" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+    # Made whole in $NEW, then renamed: an interrupted start (its initdb stopped after PG_VERSION)
+    # left a cluster without kvperf's settings, on port 5432, and the next start waited 120 s.
+    local NEW=$DIR/pgdata.kvperf-initdb
+    rm -rf "$NEW"   # what an interrupted start of this directory began
+    mkdir -p "$NEW"
+    [ -z "$OSUSER" ] || chown "$OSUSER:" "$NEW"
+    chmod 700 "$NEW"
+    as_user "$PGBIN/initdb" -D "$NEW" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
         >"$DIR/initdb.log" 2>&1 || die "initdb failed, see $DIR/initdb.log"
     printf '# written by kvperf: trust, local socket and 127.0.0.1 only\nlocal all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n' \
-        > "$PGDATA_DIR/pg_hba.conf"
-    echo "include_if_exists = 'kvperf.conf'" >> "$PGDATA_DIR/postgresql.conf"
-    [ -z "$OSUSER" ] || chown "$OSUSER:" "$PGDATA_DIR/pg_hba.conf"
+        > "$NEW/pg_hba.conf"
+    echo "include_if_exists = 'kvperf.conf'" >> "$NEW/postgresql.conf"
+    [ -z "$OSUSER" ] || chown "$OSUSER:" "$NEW/pg_hba.conf"
+    rmdir "$PGDATA_DIR" 2>/dev/null || true
+    mv -T "$NEW" "$PGDATA_DIR"
 }
 
 do_start() {
