@@ -121,7 +121,8 @@ pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
         args.results,
         args.fail_fast,
         args.metrics_addr,
-    )?;
+    )
+    .inspect_err(|_| report_dir.discard())?;
     let existed = std::fs::symlink_metadata(&opts.results).is_ok();
     let ran = runner::run(&prepared, &opts);
     // A study that failed part of the way still gets its report, failures
@@ -135,7 +136,10 @@ pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
         // Bad input leaves no empty results file this run created behind.
         let _ = std::fs::remove_file(&opts.results);
     }
-    if has_results && !input_error && !crate::runner::interrupted() {
+    if !has_results || input_error || crate::runner::interrupted() {
+        // No report: a directory made for it at the check goes, if empty.
+        report_dir.discard();
+    } else {
         let study = report::load(std::slice::from_ref(&opts.results))?;
         report::write(&study, &report_dir, &[&opts.results]).with_context(|| {
             format!(

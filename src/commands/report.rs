@@ -78,13 +78,19 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
         outputs.file("--timeline", path)?;
     }
     let out = report::check_out(&args.out, "--out", &inputs)?;
-    let timeline = args
-        .timeline
-        .as_deref()
-        .map(|path| Destination::check(path, "--timeline", report::timeline_csv::WRITTEN, &inputs))
-        .transpose()?;
-    let study = report::load(&args.results)?;
-    report::write(&study, &out, &inputs)?;
+    let written = (|| {
+        let timeline = args
+            .timeline
+            .as_deref()
+            .map(|path| {
+                Destination::check(path, "--timeline", report::timeline_csv::WRITTEN, &inputs)
+            })
+            .transpose()?;
+        let study = report::load(&args.results)?;
+        report::write(&study, &out, &inputs)?;
+        anyhow::Ok((study, timeline))
+    })();
+    let (study, timeline) = written.inspect_err(|_| out.discard())?;
     for name in ["report.md", "report.csv", "report.html"] {
         crate::say!("{}", args.out.join(name).display());
     }

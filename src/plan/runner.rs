@@ -375,8 +375,9 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
     check_libraries(p)?;
     check_steps(p, &opts.results, opts.check_step)?;
-    let _held = hold_stores(p)?;
     let (mut out, loaded) = open_results(p, &opts.results)?;
+    // Once every input is found good: holding a store may make its directory.
+    let _held = hold_stores(p)?;
     // A step recorded as failed is run again; its record stays, and the
     // report shows the later one.
     let done: BTreeSet<String> = loaded

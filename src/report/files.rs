@@ -1,6 +1,6 @@
-//! Where a report's files go: checked before anything is measured, and
-//! written only into the directory that was checked (a directory replaced
-//! or re-linked while a plan ran is not written into), each file only in
+//! Where a report's files go: checked (or made) before anything is
+//! measured, and written only into that directory (one replaced or
+//! re-linked while a plan ran is not written into), each file only in
 //! place of kvperf's own.
 
 use std::path::{Path, PathBuf};
@@ -10,16 +10,26 @@ use crate::error::InputError;
 use crate::files::signature::line;
 use crate::files::{Destination, Written};
 
-/// A report's directory as [`check_out`] found it: the directory that
-/// stood there (its identity), or none, so that [`write`] writes into
-/// that same directory or one it makes itself, never into one put there
-/// since.
+/// A report's directory as [`check_out`] left it: the directory that
+/// stood there, or the one it made (before anything was measured, so that
+/// nothing put there since is taken for kvperf's), known by its identity;
+/// [`write`] writes into that same directory only.
 #[derive(Debug, Clone)]
 pub struct ReportDir {
     path: PathBuf,
     flag: String,
-    /// Device and inode of the directory checked; `None`: none stood there.
-    checked: Option<(u64, u64)>,
+    /// The directory checked or made: device and inode, and its birth time
+    /// where the filesystem keeps one (an inode number is reused by a
+    /// directory made just after one is removed).
+    checked: Identity,
+    /// The topmost directory [`check_out`] made for it, if it made any.
+    made: Option<PathBuf>,
+}
+
+type Identity = ((u64, u64), Option<std::time::SystemTime>);
+
+fn identity(meta: &std::fs::Metadata) -> Identity {
+    (crate::files::identity(meta), meta.created().ok())
 }
 
 impl ReportDir {
@@ -27,41 +37,35 @@ impl ReportDir {
         &self.path
     }
 
-    fn refuse(&self, why: &str) -> InputError {
-        InputError::Invalid(format!("{} '{}' {why}", self.flag, self.path.display()))
-    }
-
-    /// The directory to write into, made now when none stood there at the
-    /// check: still the one checked, or refused in one line.
+    /// Still the directory checked, or one line saying it is not.
     fn ready(&self) -> Result<(), InputError> {
-        let standing = std::fs::metadata(&self.path).ok();
-        match (self.checked, standing) {
-            (Some(id), Some(meta)) if meta.is_dir() && crate::files::identity(&meta) == id => {
-                Ok(())
-            }
-            (Some(_), _) => Err(self.replaced()),
-            (None, Some(_)) => Err(self.refuse(
-                "was made by another while kvperf measured (nothing stood there when it was \
-                 checked), so kvperf writes nothing into it: give a new --report, or write the \
-                 report with `kvperf report`",
-            )),
-            (None, None) => {
-                if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|e| {
-                        self.refuse(&format!("cannot be created in '{}': {e}", parent.display()))
-                    })?;
-                }
-                std::fs::create_dir(&self.path)
-                    .map_err(|e| self.refuse(&format!("cannot be created: {e}")))
-            }
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if meta.is_dir() && identity(&meta) == self.checked => Ok(()),
+            _ => Err(InputError::Invalid(format!(
+                "{} '{}' is no longer the directory checked before measuring (replaced or \
+                 re-linked since), so kvperf writes nothing into it: write the report with \
+                 `kvperf report`",
+                self.flag,
+                self.path.display()
+            ))),
         }
     }
 
-    fn replaced(&self) -> InputError {
-        self.refuse(
-            "is no longer the directory checked before measuring (replaced or re-linked since), \
-             so kvperf writes nothing into it: write the report with `kvperf report`",
-        )
+    /// Removes what [`check_out`] made, when no report was written: each
+    /// directory from the report's up to the topmost it made, while still
+    /// the one made and empty (`rmdir` removes no directory with anything in it).
+    pub fn discard(&self) {
+        let Some(top) = &self.made else {
+            return;
+        };
+        if self.ready().is_err() {
+            return;
+        }
+        for dir in self.path.ancestors() {
+            if std::fs::remove_dir(dir).is_err() || dir == top.as_path() {
+                return;
+            }
+        }
     }
 }
 
@@ -116,40 +120,52 @@ fn signed(name: &str, text: String) -> String {
 }
 
 /// Checks, before anything is measured, that a report may be written into
-/// `dir`: a directory or a path kvperf can create one at, whose report
-/// files are new or kvperf's own, and none of them one of `inputs`.
+/// `dir`: a directory whose report files are new or kvperf's own, none of
+/// them one of `inputs`, or a path where it makes one now (see
+/// [`ReportDir::discard`] when no report is written after all).
 pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<ReportDir, InputError> {
     let refuse = |why: String| InputError::Invalid(format!("{flag} '{}' {why}", dir.display()));
-    let place = |checked| ReportDir {
+    let place = |meta: &std::fs::Metadata, made| ReportDir {
         path: dir.to_path_buf(),
         flag: flag.to_string(),
-        checked,
+        checked: identity(meta),
+        made,
     };
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_dir() => {
             for (name, written) in FILES {
                 Destination::check(&dir.join(name), flag, written, inputs)?;
             }
-            Ok(place(Some(crate::files::identity(&meta))))
+            Ok(place(&meta, None))
         }
         Ok(meta) => Err(refuse(format!(
             "is {}; a report is a directory of files",
             crate::files::kind_of(meta.file_type())
         ))),
-        // Created when the report is written: its nearest existing
+        // Made now, before anything is measured: its nearest existing
         // ancestor must be a directory.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            match dir
+            let missing: Vec<&Path> = dir
                 .ancestors()
-                .skip(1)
-                .find(|a| a.as_os_str().is_empty() || a.exists())
+                .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+                .collect();
+            let top = missing.last().map_or(dir, |a| *a);
+            if let Some(a) = top
+                .parent()
+                .filter(|a| !a.as_os_str().is_empty() && !a.is_dir())
             {
-                Some(a) if !a.as_os_str().is_empty() && !a.is_dir() => Err(refuse(format!(
+                return Err(refuse(format!(
                     "cannot be created: '{}' is not a directory",
                     a.display()
-                ))),
-                _ => Ok(place(None)),
+                )));
             }
+            for a in missing.iter().rev() {
+                std::fs::create_dir(a)
+                    .map_err(|e| refuse(format!("cannot be created ('{}': {e})", a.display())))?;
+            }
+            let meta = std::fs::metadata(dir)
+                .map_err(|e| refuse(format!("cannot be checked once made: {e}")))?;
+            Ok(place(&meta, Some(top.to_path_buf())))
         }
         Err(e) => Err(refuse(format!("cannot be checked: {e}"))),
     }
@@ -159,20 +175,13 @@ pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<ReportDir, 
 /// [`check_out`] checked (atomically each, and only in place of kvperf's
 /// own), checking before each file that it is still that directory.
 pub fn write(study: &Study, dir: &ReportDir, inputs: &[&Path]) -> anyhow::Result<()> {
-    dir.ready()?;
-    let checked = ReportDir {
-        checked: std::fs::metadata(&dir.path)
-            .ok()
-            .map(|m| crate::files::identity(&m)),
-        ..dir.clone()
-    };
     let texts = [
         build(study, false).to_markdown(),
         csv(study),
         build(study, true).to_html(),
     ];
     for ((name, written), text) in FILES.into_iter().zip(texts) {
-        checked.ready()?;
+        dir.ready()?;
         Destination::check(&dir.path.join(name), "report file", written, inputs)?
             .write(signed(name, text).as_bytes())?;
     }

@@ -160,6 +160,7 @@ fn shards_files_left_by_a_dead_attempt_are_cleared_for_the_step() {
 fn plan_past_its_first_step(
     dir: &Path,
     report: &str,
+    results: &str,
     run_s: u32,
 ) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
     let plan = dir.join("long.toml");
@@ -191,7 +192,7 @@ threads = [1]
         "run",
         plan.to_str().unwrap(),
         "--results",
-        "r.jsonl",
+        results,
         "--report",
         report,
     ]
@@ -199,7 +200,7 @@ threads = [1]
     .map(|s| s.to_string())
     .collect();
     let started = spawn(dir, &args);
-    let results = dir.join("r.jsonl");
+    let results = dir.join(results);
     let deadline = Instant::now() + Duration::from_secs(120);
     while common::lines(&results).is_empty() {
         assert!(Instant::now() < deadline, "the load step never recorded");
@@ -214,7 +215,7 @@ fn a_report_directory_re_linked_while_the_plan_runs_is_not_written_into() {
     let users = dir.path().join("documents");
     std::fs::create_dir(&users).unwrap();
     std::fs::create_dir(dir.path().join("rep")).unwrap();
-    let (mut child, lines) = plan_past_its_first_step(dir.path(), "rep", 3);
+    let (mut child, lines) = plan_past_its_first_step(dir.path(), "rep", "r.jsonl", 3);
     // The checked directory moves away; a link to the user's own takes its name.
     std::fs::rename(dir.path().join("rep"), dir.path().join("rep.old")).unwrap();
     std::os::unix::fs::symlink(&users, dir.path().join("rep")).unwrap();
@@ -242,16 +243,24 @@ fn a_report_directory_re_linked_while_the_plan_runs_is_not_written_into() {
 }
 
 #[test]
-fn a_report_directory_a_user_makes_while_the_plan_runs_is_not_written_into() {
+fn a_report_directory_kvperf_made_then_replaced_by_a_users_is_not_written_into() {
+    // No directory at the check: kvperf makes it then, before measuring
+    // (the quickstart's results file goes inside it); a user's put in its
+    // place while the plan runs is not kvperf's.
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, lines) = plan_past_its_first_step(dir.path(), "newrep", 3);
-    std::fs::create_dir(dir.path().join("newrep")).unwrap();
-    std::fs::write(dir.path().join("newrep/mine.txt"), "mine").unwrap();
+    let (mut child, lines) = plan_past_its_first_step(dir.path(), "newrep", "r.jsonl", 3);
+    // The user's own is made first, then takes the name (made after the
+    // removal, it could get kvperf's inode number back: its birth time
+    // tells them apart, where the filesystem keeps one).
+    std::fs::create_dir(dir.path().join("users")).unwrap();
+    std::fs::write(dir.path().join("users/mine.txt"), "mine").unwrap();
+    std::fs::remove_dir(dir.path().join("newrep")).unwrap();
+    std::fs::rename(dir.path().join("users"), dir.path().join("newrep")).unwrap();
     let status = wait_within(&mut child, Duration::from_secs(120), "plan");
     let stderr = rest(&lines).join("\n");
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("was made by another while kvperf measured"),
+        stderr.contains("is no longer the directory checked"),
         "{stderr}"
     );
     let names: Vec<_> = std::fs::read_dir(dir.path().join("newrep"))
@@ -262,13 +271,51 @@ fn a_report_directory_a_user_makes_while_the_plan_runs_is_not_written_into() {
 }
 
 #[test]
+fn a_report_directory_made_for_a_plan_that_writes_no_report_is_removed() {
+    // Bad input found after the check (an unknown engine in the plan):
+    // the directories made for the report go, and a user's stays.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("mine")).unwrap();
+    let plan = dir.path().join("bad.toml");
+    std::fs::write(
+        &plan,
+        "name = \"bad\"\ndriver = \"ycsb\"\n[[configs]]\nname = \"c\"\nengine = \"nosuch\"\n[[steps]]\nworkloads = [\"a\"]\nthreads = [1]\n",
+    )
+    .unwrap();
+    for report in ["mine/new/deeper", "top/new"] {
+        let out = common::kvperf(
+            dir.path(),
+            &[
+                "plan",
+                "run",
+                plan.to_str().unwrap(),
+                "--results",
+                "r.jsonl",
+                "--report",
+                report,
+            ],
+        );
+        assert_eq!(out.code, 2, "{}", out.stderr);
+    }
+    assert!(dir.path().join("mine").is_dir());
+    assert!(!dir.path().join("mine/new").exists());
+    assert!(!dir.path().join("top").exists());
+}
+
+#[test]
 fn a_report_directory_that_stays_gets_the_report() {
     // The control: the same plan, nothing swapped, writes its report into
-    // the directory it checked, and into one it makes.
-    for report in ["rep", "new/deeper"] {
+    // the directory it checked, into one it makes, and into one holding
+    // its results file (as the quickstart's does).
+    for report in ["rep", "new/deeper", "r-in"] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("rep")).unwrap();
-        let (mut child, lines) = plan_past_its_first_step(dir.path(), report, 1);
+        let results = if report == "r-in" {
+            "r-in/r.jsonl"
+        } else {
+            "r.jsonl"
+        };
+        let (mut child, lines) = plan_past_its_first_step(dir.path(), report, results, 1);
         let status = wait_within(&mut child, Duration::from_secs(120), "plan");
         let stderr = rest(&lines).join("\n");
         assert_eq!(status.code(), Some(0), "{stderr}");
