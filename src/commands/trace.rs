@@ -64,6 +64,12 @@ pub fn run(command: TraceCommand) -> anyhow::Result<()> {
 }
 
 fn import_trace(args: &ImportArgs) -> anyhow::Result<()> {
+    // Ctrl-C, SIGTERM or SIGHUP end the import between lines (or RocksDB
+    // queries) and its temporary is removed (by default the signal left
+    // it, hidden, beside --output). Caught from the first moment: checking
+    // --output creates and removes a probe file there, which a signal must
+    // not strand either.
+    crate::runner::stop_on_interrupt();
     let destination = crate::trace::output::destination(&args.output, "--output", &[&args.input])?;
     if args.from == Layout::Rocksdb {
         let counts = import::from_rocksdb::import(&args.input, destination)?;
@@ -75,10 +81,6 @@ fn import_trace(args: &ImportArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    // Ctrl-C, SIGTERM or SIGHUP end the import between lines and its
-    // temporary is removed (by default the signal left it, hidden, beside
-    // --output). RocksDB's traces are still ended by the signal itself.
-    crate::runner::stop_on_interrupt();
     let done = import::import(&args.input, args.from, destination)?;
     eprintln!(
         "kvperf: {} operations of {} clients imported into '{}'{}",

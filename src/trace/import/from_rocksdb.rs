@@ -95,11 +95,16 @@ pub fn import(input: &Path, destination: Destination) -> anyhow::Result<RocksCou
         first_us: None,
         counts: RocksCounts::default(),
     };
+    let mut n = 0u64;
     loop {
         let next = trace
             .next_query()
             .map_err(|e| InputError::Invalid(format!("{what} '{name}' {e}")))?;
         let Some((ts, query)) = next else { break };
+        n += 1;
+        if n.is_multiple_of(4096) {
+            super::stop_if_interrupted("query", n, input)?;
+        }
         let blocks = state.add(ts, query).map_err(InputError::Invalid)?;
         for block in blocks {
             out.block(&block).map_err(|e| file.cannot(e))?;
@@ -108,6 +113,7 @@ pub fn import(input: &Path, destination: Destination) -> anyhow::Result<RocksCou
     if state.counts.operations == 0 {
         return Err(InputError::Invalid(format!("{what} '{name}' holds no queries")).into());
     }
+    super::stop_if_interrupted("query", n, input)?;
     out.block(&state.builder.take())
         .map_err(|e| file.cannot(e))?;
     file.finish(out)?;

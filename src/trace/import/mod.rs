@@ -79,11 +79,8 @@ pub fn import(input: &Path, layout: Layout, destination: Destination) -> anyhow:
             break;
         }
         n += 1;
-        if n.is_multiple_of(4096) && crate::runner::interrupted() {
-            return Err(anyhow::anyhow!(
-                "interrupted at line {n} of '{}'; nothing was written to --output",
-                input.display()
-            ));
+        if n.is_multiple_of(4096) {
+            stop_if_interrupted("line", n, input)?;
         }
         if buf.last() != Some(&b'\n') && read as u64 > MAX_LINE {
             return Err(bad(n, format!("longer than {MAX_LINE} bytes")).into());
@@ -108,6 +105,9 @@ pub fn import(input: &Path, layout: Layout, destination: Destination) -> anyhow:
         ))
         .into());
     }
+    // A signal in the last lines (or in a short input) is answered too:
+    // nothing is put in place after it.
+    stop_if_interrupted("line", n, input)?;
     state.flush_all(&mut out).map_err(|e| trace.cannot(e))?;
     let operations = trace.finish(out)?;
     Ok(Imported {
@@ -115,6 +115,19 @@ pub fn import(input: &Path, layout: Layout, destination: Destination) -> anyhow:
         clients: state.clients.len() as u32,
         before_first: state.before_first,
     })
+}
+
+/// The import's error once SIGINT, SIGTERM or SIGHUP came, at `unit` `n`
+/// ("line 4096") of `input` (its temporary is removed as the writer is
+/// dropped).
+fn stop_if_interrupted(unit: &str, n: u64, input: &Path) -> anyhow::Result<()> {
+    if crate::runner::interrupted() {
+        return Err(anyhow::anyhow!(
+            "interrupted at {unit} {n} of '{}'; nothing was written to --output",
+            input.display()
+        ));
+    }
+    Ok(())
 }
 
 enum Failure {
