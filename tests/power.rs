@@ -384,8 +384,12 @@ fn meters_and_drives_this_machine_lacks_say_why() {
             .iter()
             .find(|u| u.starts_with("power: unavailable: ipmi dcmi (local): "))
             .unwrap_or_else(|| panic!("{:?}", a.unavailable));
+        // ipmitool's own reason, or, on a loaded machine (the whole suite
+        // on 2 cores), that it gave none within the meter's deadline.
         assert!(
-            line.contains("cannot run ipmitool") || line.contains("ipmitool failed"),
+            line.contains("cannot run ipmitool")
+                || line.contains("ipmitool failed")
+                || line.contains("ipmitool gave no reading within"),
             "{line}"
         );
     }
