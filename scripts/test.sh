@@ -12,10 +12,22 @@ cd "$(dirname "$0")/.."
 scripts/sushy-tools.sh >/dev/null
 KVPERF_SKIP_LOG=$(mktemp "${TMPDIR:-/tmp}/kvperf-skips.XXXXXX")
 export KVPERF_SKIP_LOG
-trap 'rm -f "$KVPERF_SKIP_LOG"' EXIT
+# cargo test's output is kept too: a failing test's reason (its panic's
+# place and first line) is repeated at the very end, where a log cut to its
+# head and tail still shows it.
+KVPERF_TEST_LOG=$(mktemp "${TMPDIR:-/tmp}/kvperf-tests.XXXXXX")
+trap 'rm -f "$KVPERF_SKIP_LOG" "$KVPERF_TEST_LOG"' EXIT
 status=0
-cargo test --release --locked "$@" || status=$?
+cargo test --release --locked "$@" 2>&1 | tee "$KVPERF_TEST_LOG" || status=$?
 skipped=$(grep -c '^SKIPPED' "$KVPERF_SKIP_LOG" || true)
 echo "kvperf: $skipped tests skipped a case${CI:+ (CI=$CI)}" >&2
 sort "$KVPERF_SKIP_LOG" | sed 's/^/  /' >&2
+if [ "$status" -ne 0 ]; then
+    echo "kvperf: why each failing test failed (its panic's place and first line):" >&2
+    awk '
+        /^---- .* stdout ----$/ { name = $2; next }
+        name != "" && /panicked at / { place = $0; sub(/.*panicked at /, "", place); want = 1; next }
+        want && NF { printf "  %s: %s %s\n", name, place, substr($0, 1, 400); want = 0; name = "" }
+    ' "$KVPERF_TEST_LOG" >&2
+fi
 exit "$status"
