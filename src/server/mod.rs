@@ -124,10 +124,11 @@ impl Instance {
             ))
             .into());
         }
-        let alive: Vec<Proc> = recorded
-            .as_ref()
-            .map(|r| r.alive().into_iter().cloned().collect())
-            .unwrap_or_default();
+        let alive: Vec<Proc> = match recorded.as_ref() {
+            Some(r) if r.procs.is_empty() => self.launched_by_unfinished_start(r),
+            Some(r) => r.alive().into_iter().cloned().collect(),
+            None => Vec::new(),
+        };
         if let Some(r) = recorded.as_ref().filter(|_| !alive.is_empty()) {
             if r.port != self.port && (self.port_given || action == Action::Start) {
                 let pids = Record::pid_list(&alive.iter().collect::<Vec<_>>());
@@ -190,6 +191,37 @@ impl Instance {
         }
     }
 
+    /// The processes a start that never finished (its kvperf killed, its
+    /// record still `starting`) launched: those its pid files here name
+    /// that began after that kvperf and whose pid file is no older than
+    /// the record (a pid file an earlier server left may name a pid now
+    /// another process's).
+    fn launched_by_unfinished_start(&self, record: &Record) -> Vec<Proc> {
+        let Some(starter) = record.starting.as_ref() else {
+            return Vec::new();
+        };
+        let written = std::fs::symlink_metadata(self.dir.join(record::RECORD))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.checked_sub(Duration::from_secs(1)));
+        let Some(written) = written else {
+            return Vec::new();
+        };
+        let mut launched: Vec<Proc> = pid_files(&self.dir)
+            .into_iter()
+            .filter(|(path, _)| {
+                std::fs::symlink_metadata(path)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= written)
+            })
+            .filter_map(|(_, pid)| Proc::observe(pid))
+            .filter(|p| p.start >= starter.start && p.pid != starter.pid)
+            .collect();
+        launched.sort_by_key(|p| p.pid);
+        launched.dedup();
+        launched
+    }
+
     /// `stop --port P` where kvperf recorded no server on P in this directory.
     fn no_record(&self) -> InputError {
         InputError::Invalid(format!(
@@ -203,6 +235,20 @@ impl Instance {
     fn start(&self, alive: &[Proc]) -> anyhow::Result<Answer> {
         self.script(Action::Install, self.server.install_timeout_s, None)?;
         let began = record::own_start();
+        if alive.is_empty() {
+            // Recorded before the script launches anything: killed
+            // (`kill -9`) after it did, this kvperf left a server that no
+            // record named ("not running" while it ran, its port "in use
+            // by another process" to the next start, which nothing stopped).
+            Record {
+                server: self.server.name.to_string(),
+                port: self.port,
+                procs: Vec::new(),
+                dir: Record::identity(&self.dir),
+                starting: Proc::observe(std::process::id()),
+            }
+            .write(&self.dir)?;
+        }
         let started = self.script(
             Action::Start,
             self.server.start_timeout_s * u64::from(self.nodes.max(1)),
@@ -253,6 +299,7 @@ impl Instance {
             port: self.port,
             procs,
             dir: Record::identity(&self.dir),
+            starting: None,
         }
         .write(&self.dir)?;
         Ok(answer)

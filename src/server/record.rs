@@ -33,6 +33,15 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// `PID START [EXE]`, as [`Record`] writes it.
+    fn parse(text: &str) -> Option<Proc> {
+        let mut parts = text.splitn(3, ' ');
+        let pid = parts.next()?.parse().ok()?;
+        let start = parts.next()?.parse().ok()?;
+        let exe = parts.next().map(PathBuf::from);
+        Some(Proc { pid, start, exe })
+    }
+
     /// The live (not zombie) process `pid` as it is now.
     pub fn observe(pid: u32) -> Option<Proc> {
         let (state, start) = stat(pid)?;
@@ -85,6 +94,11 @@ pub struct Record {
     /// directory was copied there with it (`cp -a`), and its processes are
     /// that other directory's server.
     pub dir: Option<(u64, u64)>,
+    /// The kvperf whose start had not finished (its script at work, no
+    /// process recorded yet): written before the script runs, so a start
+    /// killed (`kill -9`) after its script launched the server leaves a
+    /// record of it, not a server that no record names.
+    pub starting: Option<Proc>,
 }
 
 impl Record {
@@ -143,6 +157,7 @@ impl Record {
             return None;
         }
         let (mut server, mut port, mut procs, mut dir) = (None, None, Vec::new(), None);
+        let mut starting = None;
         for line in lines {
             let mut words = line.splitn(2, ' ');
             match (words.next()?, words.next()) {
@@ -152,18 +167,13 @@ impl Record {
                     let (dev, ino) = id.split_once(' ')?;
                     dir = Some((dev.parse().ok()?, ino.parse().ok()?));
                 }
-                ("proc", Some(rest)) => {
-                    // proc PID START [EXE]
-                    let mut parts = rest.splitn(3, ' ');
-                    let pid = parts.next()?.parse().ok()?;
-                    let start = parts.next()?.parse().ok()?;
-                    let exe = parts.next().map(PathBuf::from);
-                    procs.push(Proc { pid, start, exe });
-                }
+                // proc PID START [EXE]; starting PID START [EXE]
+                ("proc", Some(rest)) => procs.push(Proc::parse(rest)?),
+                ("starting", Some(rest)) => starting = Some(Proc::parse(rest)?),
                 _ => return None,
             }
         }
-        if procs.is_empty() {
+        if procs.is_empty() && starting.is_none() {
             return None;
         }
         Some(Record {
@@ -171,6 +181,7 @@ impl Record {
             port: port?,
             procs,
             dir,
+            starting,
         })
     }
 
@@ -179,8 +190,9 @@ impl Record {
         if let Some((dev, ino)) = self.dir {
             text.push_str(&format!("dir {dev} {ino}\n"));
         }
-        for p in &self.procs {
-            text.push_str(&format!("proc {} {}", p.pid, p.start));
+        let lines = self.procs.iter().map(|p| ("proc", p));
+        for (word, p) in lines.chain(self.starting.iter().map(|p| ("starting", p))) {
+            text.push_str(&format!("{word} {} {}", p.pid, p.start));
             if let Some(exe) = p.exe.as_ref().and_then(|e| e.to_str()) {
                 if !exe.contains('\n') {
                     text.push_str(&format!(" {exe}"));
@@ -306,6 +318,7 @@ mod tests {
             port: 6379,
             procs: vec![me.clone()],
             dir: Record::identity(tmp.path()),
+            starting: None,
         };
         record.write(tmp.path()).unwrap();
         assert_eq!(Record::read(tmp.path()).unwrap(), Some(record.clone()));
@@ -327,6 +340,30 @@ mod tests {
             crate::error::exit_code(&Record::read(tmp.path()).unwrap_err()),
             2
         );
+    }
+
+    /// A start's record before its script ran names the starting kvperf
+    /// and no process yet.
+    #[test]
+    fn a_starting_record_reads_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let record = Record {
+            server: "redis".into(),
+            port: 6379,
+            procs: Vec::new(),
+            dir: Record::identity(tmp.path()),
+            starting: Proc::observe(std::process::id()),
+        };
+        assert!(record.starting.is_some());
+        record.write(tmp.path()).unwrap();
+        assert_eq!(Record::read(tmp.path()).unwrap(), Some(record));
+        // Neither a process nor a start: not a record.
+        std::fs::write(
+            tmp.path().join(RECORD),
+            format!("{HEADER}\nserver redis\nport 1\n"),
+        )
+        .unwrap();
+        assert!(Record::read(tmp.path()).is_err());
     }
 
     /// A pid whose start time differs is another process: never signalled.
