@@ -101,3 +101,62 @@ fn two_plans_started_together_on_one_new_results_file_lose_neither_ones_results(
         );
     }
 }
+
+/// Runs `tiny` (the null engine's load and run) into `results`.
+fn tiny_results(dir: &Path, results: &str) {
+    let plan = super::plans::null_plan(dir);
+    let out = common::kvperf(
+        dir,
+        &["plan", "run", plan.to_str().unwrap(), "--results", results],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_results_file_given_twice_is_refused_and_two_files_of_one_name_stay_two() {
+    // On 31ece17 `report r.jsonl ./r.jsonl` showed each step as 2 repeats
+    // of one measurement (pass 8 refused a copy inside one file, not one
+    // file given twice); one plan run on two machines into `m1/r.jsonl`
+    // and `m2/r.jsonl` became one configuration `r:c` of 2 repeats, and
+    // `compare` of the two said "nothing to compare".
+    let dir = tempfile::tempdir().unwrap();
+    tiny_results(dir.path(), "m1/r.jsonl");
+    tiny_results(dir.path(), "m2/r.jsonl");
+    std::fs::hard_link(dir.path().join("m1/r.jsonl"), dir.path().join("m1/h.jsonl")).unwrap();
+    for twice in [["m1/r.jsonl", "./m1/r.jsonl"], ["m1/r.jsonl", "m1/h.jsonl"]] {
+        let out = common::kvperf(
+            dir.path(),
+            &["report", twice[0], twice[1], "--out", "twice"],
+        );
+        common::assert_input_error(&out, "is given twice");
+        assert!(
+            !dir.path().join("twice").exists(),
+            "a refused report leaves no directory"
+        );
+        let out = common::kvperf(dir.path(), &["compare", twice[0], twice[1]]);
+        common::assert_input_error(&out, "is given twice");
+    }
+    let out = common::kvperf(
+        dir.path(),
+        &["report", "m1/r.jsonl", "m2/r.jsonl", "--out", "both"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let csv = std::fs::read_to_string(dir.path().join("both/report.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(!rows.is_empty(), "{csv}");
+    for row in &rows {
+        assert_eq!(
+            row[3], "1",
+            "one measurement per cell, never a repeat of the other file's: {csv}"
+        );
+    }
+    for config in ["m1/r.jsonl:c", "m2/r.jsonl:c"] {
+        assert!(rows.iter().any(|r| r[0] == config), "{config}: {csv}");
+    }
+    let out = common::kvperf(dir.path(), &["compare", "m1/r.jsonl", "m2/r.jsonl"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
