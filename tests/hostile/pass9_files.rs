@@ -160,3 +160,16 @@ fn a_results_file_given_twice_is_refused_and_two_files_of_one_name_stay_two() {
     let out = common::kvperf(dir.path(), &["compare", "m1/r.jsonl", "m2/r.jsonl"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+#[test]
+fn a_report_directory_that_cannot_be_made_leaves_none_of_the_directories_it_made() {
+    // On 31ece17 `--out new/..` made `new`, then failed on `new/..`
+    // ("File exists") and left `new`; `--out a/b/..` left `a/b`.
+    let dir = tempfile::tempdir().unwrap();
+    tiny_results(dir.path(), "r.jsonl");
+    for (out_dir, made) in [("new/..", "new"), ("a/b/..", "a")] {
+        let out = common::kvperf(dir.path(), &["report", "r.jsonl", "--out", out_dir]);
+        common::assert_input_error(&out, "cannot be created");
+        assert!(!dir.path().join(made).exists(), "{out_dir} left '{made}'");
+    }
+}
