@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{self, Output};
+use crate::common::{self, workload, Output};
 
 /// An LMDB plan on `--db lmdb=...`: a load of 20 000 records and a run of
 /// workload C lasting one second.
@@ -172,4 +172,120 @@ fn a_report_directory_that_cannot_be_made_leaves_none_of_the_directories_it_made
         common::assert_input_error(&out, "cannot be created");
         assert!(!dir.path().join(made).exists(), "{out_dir} left '{made}'");
     }
+}
+
+/// `kvperf ARGS` in `dir` with `env` set.
+fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_wiredtiger_config_in_the_environment_is_refused_before_anything_is_written() {
+    // Pass 8 refused `-p wiredtiger.config=log=(path=DIR)`; WiredTiger
+    // also adds WIREDTIGER_CONFIG from the environment to every open. On
+    // 31ece17, with it naming another store's directory, a load into a new
+    // --db wrote its log there, recovered that store's log and removed its
+    // WiredTigerLog.0000000001: the other store no longer opened
+    // ("txn-recover: ... No such file or directory"), and the load failed.
+    let dir = tempfile::tempdir().unwrap();
+    let wa = workload("a");
+    let load = |db: &str, env: &[(&str, String)]| {
+        let args = ["load", "--engine", "wiredtiger", "-P", &wa, "--db", db];
+        kvperf_with(
+            dir.path(),
+            &[&args[..], &["-p", "recordcount=100"]].concat(),
+            env,
+        )
+    };
+    let out = load("theirs", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let theirs = dir.path().join("theirs");
+    let before = names(&theirs);
+    let env = [(
+        "WIREDTIGER_CONFIG",
+        format!("log=(enabled=true,path={})", theirs.display()),
+    )];
+    let out = load("mine", &env);
+    common::assert_input_error(&out, "WIREDTIGER_CONFIG");
+    assert!(!dir.path().join("mine").exists(), "{}", out.stderr);
+    assert_eq!(names(&theirs), before, "{}", out.stderr);
+    let run = [
+        "run",
+        "--engine",
+        "wiredtiger",
+        "-P",
+        &wa,
+        "--db",
+        "theirs",
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=100",
+    ];
+    let out = kvperf_with(dir.path(), &run, &[]);
+    assert_eq!(out.code, 0, "the other store still opens: {}", out.stderr);
+    // And a store kvperf made opens again (its second open reads the
+    // configuration WiredTiger saved at the first).
+    let out = kvperf_with(dir.path(), &run, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_wiredtiger_config_file_put_into_kvperfs_store_is_refused_not_read() {
+    // On 31ece17 a `WiredTiger.config` put into kvperf's WiredTiger store
+    // (WiredTiger reads it at every open, after kvperf's configuration)
+    // with `log=(path=DIR)` made a `run` write WiredTiger's log into DIR,
+    // outside --db, unchecked and recorded nowhere, exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    let wa = workload("a");
+    let args = [
+        "--engine",
+        "wiredtiger",
+        "-P",
+        &wa,
+        "--db",
+        "st",
+        "-p",
+        "recordcount=100",
+    ];
+    let out = common::kvperf(dir.path(), &[&["load"][..], &args].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    let config = format!("log=(enabled=true,path={})\n", theirs.display());
+    std::fs::write(dir.path().join("st/WiredTiger.config"), &config).unwrap();
+    let more = ["-p", "operationcount=100"];
+    let out = common::kvperf(dir.path(), &[&["run"][..], &args, &more].concat());
+    common::assert_input_error(&out, "WiredTiger.config");
+    assert_eq!(names(&theirs), Vec::<String>::new(), "{}", out.stderr);
+    // A `--fresh` load empties kvperf's store but keeps the user's file
+    // (31ece17 deleted it as WiredTiger's), and is refused at the open.
+    let fresh = ["load", "--fresh"];
+    let out = common::kvperf(dir.path(), &[&fresh[..], &args].concat());
+    common::assert_input_error(&out, "WiredTiger.config");
+    assert_eq!(names(&theirs), Vec::<String>::new(), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("st/WiredTiger.config")).unwrap(),
+        config
+    );
 }
