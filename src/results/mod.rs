@@ -260,7 +260,14 @@ impl Appender {
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
-            .with_context(|| format!("cannot open results file '{}'", path.display()))?;
+            // The path given cannot be opened (`r.jsonl/`, `sub/.`): bad
+            // input, before the first step (exit 2, not 3).
+            .map_err(|e| {
+                InputError::Invalid(format!(
+                    "cannot open results file '{}': {e}",
+                    path.display()
+                ))
+            })?;
         let meta = crate::files::opened_input(&file, path, "results file")?;
         crate::files::owned::check_own(&file)
             .map_err(|e| InputError::Invalid(format!("results file '{}': {e}", path.display())))?;

@@ -289,3 +289,24 @@ fn a_wiredtiger_config_file_put_into_kvperfs_store_is_refused_not_read() {
         config
     );
 }
+
+#[test]
+fn a_results_path_that_cannot_be_opened_is_a_bad_input() {
+    // On 31ece17 `--results r.jsonl/` and `--results sub/.` ended exit 3
+    // ("cannot open results file 'r.jsonl/': Is a directory"), as if a
+    // step had failed, though nothing ran: bad input is exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let plan = super::plans::null_plan(dir.path());
+    for results in ["r.jsonl/", "sub/."] {
+        let out = common::kvperf(
+            dir.path(),
+            &["plan", "run", plan.to_str().unwrap(), "--results", results],
+        );
+        common::assert_input_error(&out, "cannot open results file");
+        assert!(
+            !out.stderr.lines().any(|l| l.starts_with('[')),
+            "a step ran: {}",
+            out.stderr
+        );
+    }
+}
