@@ -133,8 +133,9 @@ pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
         .as_ref()
         .is_err_and(|e| crate::error::exit_code(e) == crate::error::EXIT_INPUT);
     if input_error && !existed && !has_results {
-        // Bad input leaves no empty results file this run created behind.
-        let _ = std::fs::remove_file(&opts.results);
+        // Bad input leaves no empty results file this run created behind
+        // (never one another plan run made since and holds).
+        crate::results::remove_if_new_and_unused(&opts.results);
     }
     if !has_results || input_error || crate::runner::interrupted() {
         // No report: a directory made for it at the check goes, if empty.

@@ -159,9 +159,18 @@ pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<ReportDir, 
                     a.display()
                 )));
             }
-            for a in missing.iter().rev() {
-                std::fs::create_dir(a)
-                    .map_err(|e| refuse(format!("cannot be created ('{}': {e})", a.display())))?;
+            for (made, a) in missing.iter().rev().enumerate() {
+                if let Err(e) = std::fs::create_dir(a) {
+                    // Those made before it go again (`new/..`: `new` made,
+                    // then `new/..` exists): a refused report leaves nothing.
+                    for made in missing.iter().rev().take(made).rev() {
+                        let _ = std::fs::remove_dir(made);
+                    }
+                    return Err(refuse(format!(
+                        "cannot be created ('{}': {e})",
+                        a.display()
+                    )));
+                }
             }
             let meta = std::fs::metadata(dir)
                 .map_err(|e| refuse(format!("cannot be checked once made: {e}")))?;

@@ -4,7 +4,7 @@
 //! comparison arithmetic.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::measure::accounting::Accounting;
 use crate::measure::hdr;
@@ -278,8 +278,24 @@ pub struct Study {
 /// shown as `file-stem:config`.
 pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
     let mut per_file = Vec::new();
+    let mut given: Vec<((u64, u64), &PathBuf)> = Vec::new();
     for file in files {
         let records = results::read_records(file)?;
+        // One file by two names (`r.jsonl ./r.jsonl`, a hard link) would
+        // show each of its steps as two repeats of itself.
+        if let Ok(meta) = std::fs::metadata(file) {
+            let id = crate::files::identity(&meta);
+            if let Some((_, other)) = given.iter().find(|(seen, _)| *seen == id) {
+                return Err(crate::error::InputError::Invalid(format!(
+                    "results file '{}' is given twice ('{}' and '{}'): its steps would count as repeats of themselves; give each results file once",
+                    file.display(),
+                    other.display(),
+                    file.display()
+                ))
+                .into());
+            }
+            given.push((id, file));
+        }
         // A step measured twice (a file joined or edited) would count as
         // two repeats of its cell.
         results::check_one_plan_once_each(file, &records)?;
@@ -301,11 +317,23 @@ pub fn load(files: &[PathBuf]) -> anyhow::Result<Study> {
             *count_by_config.entry(c.to_string()).or_default() += 1;
         }
     }
+    let stem_of = |file: &Path| {
+        file.file_stem()
+            .map_or("results".into(), |s| s.to_string_lossy().into_owned())
+    };
+    let stems: Vec<String> = per_file.iter().map(|(f, _)| stem_of(f)).collect();
     let mut tagged: Vec<(String, Record)> = Vec::new();
     for (file, records) in per_file {
-        let stem = file
-            .file_stem()
-            .map_or("results".into(), |s| s.to_string_lossy().into_owned());
+        // Two files of one name in two directories (`m1/r.jsonl`,
+        // `m2/r.jsonl`: one plan on two machines) are told apart by their
+        // paths: by their names alone their cells would be one cell, each
+        // file's run a repeat of the other's.
+        let stem = stem_of(file);
+        let stem = if stems.iter().filter(|s| **s == stem).count() > 1 {
+            file.display().to_string()
+        } else {
+            stem
+        };
         for r in records {
             let name = if count_by_config[&r.step.config] > 1 {
                 format!("{stem}:{}", r.step.config)

@@ -223,6 +223,23 @@ impl Appender {
     /// cutting an incomplete last line so the next record starts on a line
     /// of its own. Only a regular file of kvperf's results is opened.
     pub fn open(path: &Path) -> anyhow::Result<(Self, Loaded)> {
+        // A new file another plan run removed between its open and its lock
+        // (see [`remove_if_new_and_unused`]) is opened again.
+        for _ in 0..3 {
+            if let Some(opened) = Self::try_open(path)? {
+                return Ok(opened);
+            }
+        }
+        Err(InputError::Invalid(format!(
+            "results file '{}' was removed or replaced each time it was opened (another plan run on it?); give another --results",
+            path.display()
+        ))
+        .into())
+    }
+
+    /// [`Appender::open`] once; `None` when the name no longer leads to the
+    /// file opened once it is locked.
+    fn try_open(path: &Path) -> anyhow::Result<Option<(Self, Loaded)>> {
         // Only a regular file is opened (a FIFO's open would block); what
         // it holds is read once, under the lock.
         if !is_missing(path)? {
@@ -243,7 +260,14 @@ impl Appender {
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path)
-            .with_context(|| format!("cannot open results file '{}'", path.display()))?;
+            // The path given cannot be opened (`r.jsonl/`, `sub/.`): bad
+            // input, before the first step (exit 2, not 3).
+            .map_err(|e| {
+                InputError::Invalid(format!(
+                    "cannot open results file '{}': {e}",
+                    path.display()
+                ))
+            })?;
         let meta = crate::files::opened_input(&file, path, "results file")?;
         crate::files::owned::check_own(&file)
             .map_err(|e| InputError::Invalid(format!("results file '{}': {e}", path.display())))?;
@@ -259,6 +283,12 @@ impl Appender {
                     path.display()
                 ),
             });
+        }
+        // Locked: still the file at the name? (A plan run refused before it
+        // could lock removes a new empty file it found unlocked.)
+        let here = std::fs::symlink_metadata(path).ok();
+        if here.is_none_or(|m| crate::files::identity(&m) != crate::files::identity(&meta)) {
+            return Ok(None);
         }
         // Read again under the lock: the file is now ours alone.
         let bytes = crate::files::read_opened(
@@ -278,13 +308,13 @@ impl Appender {
             // A new file's directory entry must be durable too.
             File::open(dir).and_then(|d| d.sync_all()).ok();
         }
-        Ok((
+        Ok(Some((
             Self {
                 file,
                 path: path.to_path_buf(),
             },
             loaded,
-        ))
+        )))
     }
 
     /// Appends `record` as one line with a single write, then fsyncs. On
@@ -318,6 +348,32 @@ impl Appender {
             });
         }
         Ok(())
+    }
+}
+
+/// Removes the results file at `path` when it is empty and no plan run
+/// holds it: one this plan run found absent and made, then left without a
+/// record (bad input). Another plan run started at the same moment may
+/// have made the file this one found: it holds it locked, so it stays.
+pub fn remove_if_new_and_unused(path: &Path) {
+    let Ok(file) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    else {
+        return;
+    };
+    let Ok(meta) = file.metadata() else {
+        return;
+    };
+    if !meta.is_file() || meta.len() != 0 || file.try_lock().is_err() {
+        return;
+    }
+    // Under the lock: still the file at the name, and still empty.
+    let here = std::fs::symlink_metadata(path).ok();
+    let same = here.is_some_and(|m| crate::files::identity(&m) == crate::files::identity(&meta));
+    if same && file.metadata().is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(path);
     }
 }
 

@@ -75,6 +75,10 @@ fn owns(name: &str) -> bool {
         "WiredTigerStat.",
         "WiredTigerHS.",
     ];
+    // WiredTiger reads a `WiredTiger.config` but never writes one: a user's.
+    if name == "WiredTiger.config" {
+        return false;
+    }
     name == "WiredTiger"
         || name == "WiredTigerLAS.wt"
         || name == "journal"
@@ -236,6 +240,15 @@ pub struct WtOptions {
 
 impl WtOptions {
     pub fn from_properties(props: &Properties) -> Result<Self, InputError> {
+        // WiredTiger adds WIREDTIGER_CONFIG from the environment to every
+        // open's configuration, unchecked here and recorded nowhere: a
+        // `log=(path=DIR)` left in the shell wrote the log outside --db, and
+        // recovered and removed another store's log in DIR.
+        if std::env::var_os("WIREDTIGER_CONFIG").is_some_and(|v| !v.is_empty()) {
+            return Err(InputError::Invalid(
+                "WIREDTIGER_CONFIG is set in the environment: WiredTiger would add it to kvperf's configuration, unchecked and unrecorded (a log path in it puts files outside --db); unset it and give its settings with -p wiredtiger.config=...".into(),
+            ));
+        }
         let v = OptionValues::new(&SPEC, props);
         let cache_size = v.u64_at_most("cache_size", MAX_MEMORY_OPTION)?;
         if cache_size < 1 << 20 {
@@ -423,6 +436,17 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
     let options = WtOptions::from_properties(opts.properties)?;
     // A fresh store was emptied by store::prepare.
     let open_config = options.open_config(opts.mode != OpenMode::Existing);
+    // WiredTiger reads a `WiredTiger.config` in its home at every open, as
+    // configuration after kvperf's (never checked, never recorded: a
+    // `log=(path=DIR)` there wrote outside --db). WiredTiger never makes one.
+    let user_config = dir.join("WiredTiger.config");
+    if std::fs::symlink_metadata(&user_config).is_ok() {
+        return Err(InputError::Invalid(format!(
+            "--db '{}' holds 'WiredTiger.config', which WiredTiger would read as configuration beside kvperf's, unchecked and unrecorded: move it out and give its settings with -p wiredtiger.config=...",
+            dir.display()
+        ))
+        .into());
+    }
     let home = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| {
         InputError::Invalid(format!("--db '{}' contains a NUL byte", dir.display()))
     })?;
@@ -1123,6 +1147,7 @@ mod tests {
             "WiredTigerX",
             "my-folder",
             "mine.wt",
+            "WiredTiger.config",
         ] {
             assert!(!owns(name), "{name}");
         }
