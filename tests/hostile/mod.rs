@@ -16,6 +16,7 @@ mod pass8_files;
 mod pass8_lead;
 mod pass8_life;
 mod pass8_servers;
+mod pass9_life;
 mod plans;
 mod resources;
 mod secrets;
