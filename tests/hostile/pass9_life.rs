@@ -250,11 +250,32 @@ fn sighup_to_a_server_start_leaves_no_server_unrecorded() {
             assert_eq!(out.code, 0, "{}", out.stderr);
             continue;
         }
+        // redis-server writes its title over its environment: found by
+        // its pid file as well as by what names the directory.
+        let launched = || {
+            let mut found = super::pass8_servers::launched_for(&dir);
+            let pid = std::fs::read_to_string(dir.join("redis.pid"))
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok());
+            if let Some(pid) = pid {
+                let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    s.contains("(redis-server)")
+                        && !s
+                            .rsplit(')')
+                            .next()
+                            .is_some_and(|r| r.trim_start().starts_with('Z'))
+                });
+                if alive && !found.contains(&pid) {
+                    found.push(pid);
+                }
+            }
+            found
+        };
         let deadline = Instant::now() + Duration::from_secs(15);
-        let mut left = super::pass8_servers::launched_for(&dir);
+        let mut left = launched();
         while !left.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(100));
-            left = super::pass8_servers::launched_for(&dir);
+            left = launched();
         }
         for pid in &left {
             // SAFETY: processes of this test's own start, killed so they do
