@@ -91,6 +91,13 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
         anyhow::Ok((study, timeline))
     })();
     let (study, timeline) = written.inspect_err(|_| out.discard())?;
+    if crate::runner::interrupted() {
+        anyhow::bail!(
+            "interrupted while the report was written: report.md, report.csv and report.html in '{}' were written in full{}",
+            args.out.display(),
+            if timeline.is_some() { "; --timeline was not written" } else { "" }
+        );
+    }
     for name in ["report.md", "report.csv", "report.html"] {
         crate::say!("{}", args.out.join(name).display());
     }

@@ -525,6 +525,11 @@ pub fn parse(text: &str) -> Result<Plan, String> {
     Ok(plan)
 }
 
+/// The longest config name: it names steps, the step marker and records
+/// (a 40 kB name made the marker larger than a marker is read, and kvperf
+/// took its own for a stranger's).
+const MAX_CONFIG_NAME: usize = 255;
+
 fn validate(plan: &Plan) -> Result<(), String> {
     if plan.name.trim().is_empty() {
         return Err("'name' is empty".into());
@@ -532,7 +537,15 @@ fn validate(plan: &Plan) -> Result<(), String> {
     if plan.configs.is_empty() {
         return Err("no [[configs]]: a plan needs at least one data directory".into());
     }
-    for (i, config) in plan.configs.iter().enumerate() {
+    let mut names = std::collections::HashSet::new();
+    for config in &plan.configs {
+        if config.name.len() > MAX_CONFIG_NAME {
+            return Err(format!(
+                "config name '{}...' is {} bytes long; a config name is at most {MAX_CONFIG_NAME}",
+                config.name.chars().take(32).collect::<String>(),
+                config.name.len()
+            ));
+        }
         let ok_name = !config.name.is_empty()
             && config
                 .name
@@ -544,7 +557,7 @@ fn validate(plan: &Plan) -> Result<(), String> {
                 config.name
             ));
         }
-        if plan.configs[..i].iter().any(|c| c.name == config.name) {
+        if !names.insert(config.name.as_str()) {
             return Err(format!("config name '{}' is used twice", config.name));
         }
         if config.db.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {

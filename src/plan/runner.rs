@@ -670,16 +670,24 @@ fn skipped(
 /// recorded again: a step that died while it changed the store left it in
 /// a state no record describes.
 fn remake_store(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<()> {
-    let load = p
+    let Some(load) = p
         .steps
         .iter()
         .find(|s| s.config == step.config && s.kind == StepKind::Load)
-        .ok_or_else(|| {
-            InputError::Invalid(format!(
-                "a step of config '{}' was interrupted while it changed the store, and the plan has no load to make the store again; start over with a new --results file",
-                step.config
-            ))
-        })?;
+    else {
+        // The null engine keeps nothing: no store was changed.
+        if matches!(
+            engine::find(&step.engine)?.store,
+            engine::StoreKind::Nothing
+        ) {
+            return Ok(());
+        }
+        return Err(InputError::Invalid(format!(
+            "a step of config '{}' was interrupted while it changed the store, and the plan has no load to make the store again; start over with a new --results file",
+            step.config
+        ))
+        .into());
+    };
     progress::remaking_store(&step.config, &load.id);
     let record = run_step(p, load, results)?;
     match record.output.error {

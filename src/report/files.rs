@@ -189,6 +189,10 @@ pub fn write(study: &Study, dir: &ReportDir, inputs: &[&Path]) -> anyhow::Result
         csv(study),
         build(study, true).to_html(),
     ];
+    // From here an interrupt waits for the three writes (a moment): a
+    // signal's default would leave a hidden temporary beside a file and
+    // the report half new; the caller says it came ([`crate::runner::interrupted`]).
+    crate::runner::stop_on_interrupt();
     for ((name, written), text) in FILES.into_iter().zip(texts) {
         dir.ready()?;
         Destination::check(&dir.path.join(name), "report file", written, inputs)?

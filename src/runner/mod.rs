@@ -207,7 +207,7 @@ pub fn stop_on_interrupt() {
 
 /// Whether `signal`'s disposition is to be ignored (as `nohup` leaves
 /// SIGHUP for the program it starts).
-fn ignored(signal: libc::c_int) -> bool {
+pub(crate) fn ignored(signal: libc::c_int) -> bool {
     // SAFETY: sigaction(2) with no new action only reads the current one
     // into a zeroed struct this function owns.
     unsafe {

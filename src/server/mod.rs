@@ -537,7 +537,7 @@ impl Instance {
                 unsafe { libc::killpg(group, libc::SIGKILL) };
                 let _ = child.wait();
                 anyhow::bail!(
-                    "kvperf server {} {name}: interrupted (SIGINT or SIGTERM); its script was stopped{}",
+                    "kvperf server {} {name}: interrupted (SIGINT, SIGTERM or SIGHUP); its script was stopped{}",
                     action.word(),
                     if action == Action::Start {
                         ", and so is what it had started"
@@ -596,19 +596,26 @@ impl Instance {
     }
 }
 
-/// Set by SIGINT or SIGTERM once a server script has run in this process.
+/// Set by SIGINT, SIGTERM or SIGHUP once a server script has run in this process.
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// From the first server script on, SIGINT and SIGTERM (each time, a
+/// From the first server script on, SIGINT, SIGTERM and SIGHUP (each time, a
 /// plan's forwarded SIGTERM after the terminal's Ctrl-C too) end the
 /// script and what it launched rather than kvperf alone: killed, kvperf
 /// left its script to start a server that no record named.
 fn catch_interrupts() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let mut signals = vec![signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+        // The terminal or the ssh session closed: by default kvperf died
+        // of it, its script going on to start a server no record named.
+        // Ignored at start (`nohup`), it stays ignored.
+        if !crate::runner::ignored(libc::SIGHUP) {
+            signals.push(signal_hook::consts::SIGHUP);
+        }
+        for signal in signals {
             signal_hook::flag::register(signal, &INTERRUPTED)
-                .expect("SIGINT and SIGTERM take handlers");
+                .expect("SIGINT, SIGTERM and SIGHUP take handlers");
         }
     });
 }

@@ -17,6 +17,7 @@ mod pass8_lead;
 mod pass8_life;
 mod pass8_servers;
 mod pass9_files;
+mod pass9_life;
 mod pass9_servers;
 mod plans;
 mod resources;

@@ -401,7 +401,7 @@ fn an_unreachable_cassandra_is_a_bad_input_as_on_every_server_engine() {
 /// `KVPERF_DIR` (the script, and what it launched), or whose command line
 /// names `dir` (a server that wrote its title over its environment, as
 /// PostgreSQL's does: `postgres -D DIR/pgdata`).
-fn launched_for(dir: &std::path::Path) -> Vec<u32> {
+pub(super) fn launched_for(dir: &std::path::Path) -> Vec<u32> {
     let needle = format!("KVPERF_DIR={}", dir.display());
     let named = dir.display().to_string();
     let mut found = Vec::new();
