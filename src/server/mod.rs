@@ -193,20 +193,26 @@ impl Instance {
 
     /// The processes a start that never finished (its kvperf killed, its
     /// record still `starting`) launched: those its pid files here name
-    /// that began after that kvperf and whose pid file is no older than
-    /// the record (a pid file an earlier server left may name a pid now
-    /// another process's).
+    /// that began after that kvperf, no later than the start could have
+    /// lasted after its record was written, and whose pid file is no older
+    /// than the record (a pid file an earlier server left, or one the
+    /// killed start's server left when it died, may name a pid now another
+    /// process's: one begun long after the start is not its server).
     fn launched_by_unfinished_start(&self, record: &Record) -> Vec<Proc> {
         let Some(starter) = record.starting.as_ref() else {
             return Vec::new();
         };
-        let written = std::fs::symlink_metadata(self.dir.join(record::RECORD))
+        let recorded = std::fs::symlink_metadata(self.dir.join(record::RECORD))
             .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.checked_sub(Duration::from_secs(1)));
-        let Some(written) = written else {
+            .ok();
+        let Some(recorded) = recorded else {
             return Vec::new();
         };
+        let written = recorded
+            .checked_sub(Duration::from_secs(1))
+            .unwrap_or(recorded);
+        let longest = self.server.start_timeout_s * u64::from(self.nodes.max(1)) + 5;
+        let latest = recorded + Duration::from_secs(longest);
         let mut launched: Vec<Proc> = pid_files(&self.dir)
             .into_iter()
             .filter(|(path, _)| {
@@ -216,6 +222,7 @@ impl Instance {
             })
             .filter_map(|(_, pid)| Proc::observe(pid))
             .filter(|p| p.start >= starter.start && p.pid != starter.pid)
+            .filter(|p| p.began().is_some_and(|b| b <= latest))
             .collect();
         launched.sort_by_key(|p| p.pid);
         launched.dedup();

@@ -42,6 +42,24 @@ impl Proc {
         Some(Proc { pid, start, exe })
     }
 
+    /// When the process began, by the wall clock: the boot (now less
+    /// /proc/uptime) plus its start time in clock ticks.
+    pub fn began(&self) -> Option<std::time::SystemTime> {
+        let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if ticks <= 0 {
+            return None;
+        }
+        let boot = std::time::SystemTime::now().checked_sub(Duration::from_secs_f64(uptime))?;
+        boot.checked_add(Duration::from_secs_f64(self.start as f64 / ticks as f64))
+    }
+
     /// The live (not zombie) process `pid` as it is now.
     pub fn observe(pid: u32) -> Option<Proc> {
         let (state, start) = stat(pid)?;

@@ -45,32 +45,24 @@ impl Drop for Leftovers {
     }
 }
 
-/// `kill -9` of `kvperf server start` after its script launched the
-/// server, before the record was written (an OOM kill, a CI job's
-/// timeout): the server ran on with no record naming it. `status` said
-/// "not running" while it ran, the next `start` "port ... in use by another
-/// process", `stop --port` "has no record": kvperf could not stop its own
-/// server. The start now records itself before its script runs; what that
-/// script launched is then kvperf's, and `status` and `stop` act on it.
-#[test]
-fn a_start_killed_after_its_script_launched_the_server_leaves_it_recorded() {
+/// A redis `server start` in `work/redis` killed (`kill -9`) after its
+/// script launched redis-server, before the start ended: its directory,
+/// port and server's pid, and what the test ends when it ends. `None`
+/// (skipped, or failed under CI) without redis.
+fn killed_start(work: &Path, test: &str) -> Option<(std::path::PathBuf, u16, i32, Leftovers)> {
     let have = std::process::Command::new("sh")
         .args(["-c", "command -v redis-server && command -v redis-cli"])
         .output()
         .is_ok_and(|o| o.status.success());
     if !have {
-        common::skip_unless_ci(
-            "pass9_servers::killed_start",
-            "no redis-server here (apt-get install redis-server)",
-        );
-        return;
+        common::skip_unless_ci(test, "no redis-server here (apt-get install redis-server)");
+        return None;
     }
-    let work = tempfile::tempdir().unwrap();
-    let dir = work.path().join("redis");
+    let dir = work.join("redis");
     let port = common::server::free_port();
     // A redis-cli that never hears PONG: the start script waits after it
     // launched redis-server (up to its 60 s), which is the moment killed.
-    let bin = work.path().join("bin");
+    let bin = work.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::write(bin.join("redis-cli"), "#!/bin/sh\nexit 1\n").unwrap();
     std::fs::set_permissions(
@@ -128,6 +120,23 @@ fn a_start_killed_after_its_script_launched_the_server_leaves_it_recorded() {
     }
     start.kill().unwrap();
     start.wait().unwrap();
+    Some((dir, port, server, left))
+}
+
+/// `kill -9` of `kvperf server start` after its script launched the
+/// server, before the record was written (an OOM kill, a CI job's
+/// timeout): the server ran on with no record naming it. `status` said
+/// "not running" while it ran, the next `start` "port ... in use by another
+/// process", `stop --port` "has no record": kvperf could not stop its own
+/// server. The start now records itself before its script runs; what that
+/// script launched is then kvperf's, and `status` and `stop` act on it.
+#[test]
+fn a_start_killed_after_its_script_launched_the_server_leaves_it_recorded() {
+    let work = tempfile::tempdir().unwrap();
+    let Some((dir, port, server, _left)) = killed_start(work.path(), "pass9_servers::killed_start")
+    else {
+        return;
+    };
 
     let status = redis(&dir, "status", port);
     assert_eq!(status.code, 0, "{}", status.stderr);
@@ -151,5 +160,72 @@ fn a_start_killed_after_its_script_launched_the_server_leaves_it_recorded() {
     assert!(
         !cmdline(server).is_some_and(|c| c.contains("redis-server")),
         "`server stop` left the killed start's redis-server running"
+    );
+}
+
+/// Pass 10 (lead): a start killed after its script launched the server
+/// leaves a `starting` record, whose server is found by its pid files. If
+/// that server then died (`kill -9`, a crash) and its pid was reused by
+/// another process, `server stop` signalled that process: found by a pid
+/// file no older than the record and begun after the killed kvperf, it
+/// passed for the server (seen with a `sleep` at the pid file's pid: "redis:
+/// stopped pid=N", the `sleep` killed). A process begun later than the
+/// start could have lasted after its record was written is now not the
+/// start's server. (Here the record and pid file are dated back ten minutes,
+/// as when the pid is reused long after; a reuse within the start's own
+/// time limit stays indistinguishable.)
+#[test]
+fn a_pid_reused_after_a_killed_starts_server_died_is_not_signalled() {
+    let work = tempfile::tempdir().unwrap();
+    let Some((dir, port, server, _left)) =
+        killed_start(work.path(), "pass9_servers::reused_pid_after_killed_start")
+    else {
+        return;
+    };
+    // The server dies; its pid file stays, naming a pid now a stranger's.
+    // SAFETY: the redis-server this test's start launched.
+    unsafe { libc::kill(server, libc::SIGKILL) };
+    let began = Instant::now();
+    while cmdline(server).is_some_and(|c| c.contains("redis-server")) {
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "redis-server did not die"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    struct Ends<'a>(&'a mut std::process::Child);
+    impl Drop for Ends<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let pid = stranger.id();
+    let stranger = Ends(&mut stranger);
+    std::fs::write(dir.join("redis.pid"), format!("{pid}\n")).unwrap();
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(600);
+    for name in [".kvperf-server-run", "redis.pid"] {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join(name))
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+    }
+    let stop = redis(&dir, "stop", port);
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(
+        stop.stdout.contains("redis: not running"),
+        "{}",
+        stop.stdout
+    );
+    assert!(
+        stranger.0.try_wait().unwrap().is_none(),
+        "`server stop` signalled the process that reused the dead server's pid: {}",
+        stop.stdout
     );
 }
