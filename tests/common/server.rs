@@ -104,7 +104,23 @@ pub fn cannot_start(test: &str, why: &str, ci: Option<&str>) -> Result<String, S
     }
 }
 
+/// A port free now, below the kernel's ephemeral range (32768-60999 by
+/// default): a port of that range, free when picked, may meanwhile become
+/// the local port of any outgoing connection on the machine (a Cassandra
+/// started seconds later failed twice to bind one in a whole-suite run).
+/// Each pick in this process is another port; the start differs by pid.
 pub fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static PICKS: AtomicU32 = AtomicU32::new(0);
+    let offset = std::process::id().wrapping_mul(7919) % SPAN;
+    loop {
+        let pick = PICKS.fetch_add(1, Ordering::Relaxed);
+        assert!(pick < SPAN, "no free port left below the ephemeral range");
+        let port = (LOW + (offset + pick) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
