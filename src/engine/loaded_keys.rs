@@ -115,6 +115,11 @@ impl LoadedKeys {
         }
     }
 
+    /// Whether no load finished in the store (a ledger just begun).
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
     /// How many of the keys `keys` are surely loaded: those a load
     /// inserted, less every failed insert that may have been one of them.
     pub fn within(&self, keys: Range<u64>) -> u64 {

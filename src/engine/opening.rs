@@ -2,7 +2,7 @@
 //! directory engine, its data directory prepared and locked
 //! (`store.rs`), before the engine's own `open` runs.
 
-use super::{options, store, Engine, EngineSpec, OpenOptions, StoreKind};
+use super::{loaded_keys, options, store, Engine, EngineSpec, OpenMode, OpenOptions, StoreKind};
 use crate::error::InputError;
 use crate::properties::Properties;
 
@@ -42,11 +42,32 @@ pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Eng
         }
         (_, None) => None,
     };
-    let engine = (spec.open)(opts)?;
+    let engine = (spec.open)(opts).map_err(|e| unfinished_store(spec, opts, e))?;
     Ok(match lock {
         Some(lock) => Box::new(super::locked::Locked { engine, lock }),
         None => engine,
     })
+}
+
+/// The engine's refusal to open a store kvperf made in which no load
+/// finished (its ledger is empty), said in one line with its remedy: a
+/// load stopped while the engine was making its files leaves such a store
+/// (redb writes its magic number last, so a kill before it leaves a file
+/// redb refuses). Any other refusal stays the engine's own failure.
+fn unfinished_store(spec: &EngineSpec, opts: &OpenOptions, e: anyhow::Error) -> anyhow::Error {
+    let Some(dir) = opts.dir else { return e };
+    if opts.mode == OpenMode::Fresh || e.is::<InputError>() {
+        return e;
+    }
+    match loaded_keys::loaded(dir) {
+        Ok(Some(keys)) if keys.is_empty() => InputError::Invalid(format!(
+            "--db '{}' holds a {name} store in which no load finished (a load stopped while {name} was making its files leaves it so), and {name} cannot open it ({e:#}); load it again with `kvperf load --fresh`",
+            dir.display(),
+            name = spec.name,
+        ))
+        .into(),
+        _ => e,
+    }
 }
 
 /// Checks the values of the engine options `props` give that an engine
