@@ -223,6 +223,9 @@ impl Instance {
             .filter_map(|(_, pid)| Proc::observe(pid))
             .filter(|p| p.start >= starter.start && p.pid != starter.pid)
             .filter(|p| p.began().is_some_and(|b| b <= latest))
+            // A pid reused within that time names another program: the
+            // start's server runs this server's.
+            .filter(|p| runs(p.pid, self.server.process))
             .collect();
         launched.sort_by_key(|p| p.pid);
         launched.dedup();
@@ -498,6 +501,9 @@ impl Instance {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if action != Action::Install {
+            without_servers_variables(&mut cmd, action, name);
+        }
         if let Some(procs) = verified {
             let pids = Record::pid_list(&procs.iter().collect::<Vec<_>>());
             cmd.env(
@@ -625,6 +631,56 @@ fn catch_interrupts() {
                 .expect("SIGINT, SIGTERM and SIGHUP take handlers");
         }
     });
+}
+
+/// A variable of the user's environment that the servers kvperf starts,
+/// or the tools their scripts run, read in place of kvperf's own settings:
+/// libpq's, initdb's and pg_ctl's `PG*` (PGSSLMODE, PGSERVICE, PGOPTIONS,
+/// PGDATA...), FerretDB's `FERRETDB_*` (each a flag, FERRETDB_MODE and
+/// FERRETDB_PROXY_ADDR among them), redis-cli's `REDISCLI_*`, Cassandra's
+/// `CASSANDRA_*` and the JVM's options. None reaches a server script but
+/// its install.
+fn read_by_servers(name: &str) -> bool {
+    ["PG", "FERRETDB_", "REDISCLI_", "CASSANDRA_"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+        || matches!(
+            name,
+            "JAVA_TOOL_OPTIONS" | "JDK_JAVA_OPTIONS" | "_JAVA_OPTIONS" | "JVM_OPTS"
+        )
+}
+
+/// Leaves out of `cmd`'s environment the user's variables that a server
+/// or its tools read ([`read_by_servers`]): with FERRETDB_MODE=proxy
+/// kvperf's FerretDB wrote into the server FERRETDB_PROXY_ADDR named;
+/// PGSSLMODE=require or PGSERVICE had a start wait 120 s for its own
+/// server. A start names them in a note. (An install keeps them: a proxy's
+/// settings for Maven or Go, say.)
+fn without_servers_variables(cmd: &mut Command, action: Action, name: &str) {
+    let mut foreign: Vec<std::ffi::OsString> = std::env::vars_os()
+        .map(|(key, _)| key)
+        .filter(|key| read_by_servers(&key.to_string_lossy()))
+        .collect();
+    foreign.sort();
+    for key in &foreign {
+        cmd.env_remove(key);
+    }
+    if action == Action::Start && !foreign.is_empty() {
+        let names: Vec<String> = foreign
+            .iter()
+            .map(|k| k.to_string_lossy().into_owned())
+            .collect();
+        eprintln!(
+            "kvperf: note: {} not passed to the {name} server and its tools: kvperf's server runs on kvperf's settings alone (-p KEY=VALUE)",
+            names.join(", ")
+        );
+    }
+}
+
+/// The live process `pid` has `word` in its command line.
+fn runs(pid: u32, word: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|raw| String::from_utf8_lossy(&raw).contains(word))
 }
 
 /// `redis: started pid=9135 addr=127.0.0.1:6379 version=7.0.15` -> the pairs.

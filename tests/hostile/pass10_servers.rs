@@ -1,0 +1,292 @@
+//! The tenth hostile pass, servers and what they inherit (docs/reliability.md,
+//! "Pass 10: servers"). Each case failed on main of 2026-11-29 (cc1ad35).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+/// `kvperf ARGS` in `dir` with `env` added to the environment.
+fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> common::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .expect("kvperf runs");
+    common::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The live process `pid`'s command line, if it runs.
+fn cmdline(pid: i32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(String::from_utf8_lossy(&raw).replace('\0', " "))
+}
+
+/// Polls `done` every 50 ms until it holds or `limit` passes.
+fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// FerretDB reads each flag kvperf does not give from `FERRETDB_*`: with
+/// `FERRETDB_MODE=proxy` and `FERRETDB_PROXY_ADDR` (a user's settings for
+/// their own FerretDB) kvperf's server forwarded every request to the
+/// user's server, and a load "into kvperf's server" wrote its records into
+/// the user's. The server now gets none of them (a note says so).
+#[cfg(feature = "mongodb")]
+#[test]
+fn a_users_ferretdb_variables_do_not_send_kvperfs_server_elsewhere() {
+    let test = "pass10_servers::ferretdb_variables";
+    let Some(users) = common::server::Server::start("ferretdb", test) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("kvperfs");
+    let shown = dir.display().to_string();
+    let port = common::server::free_port().to_string();
+    let proxy = format!("127.0.0.1:{}", users.port);
+    let env = [
+        ("FERRETDB_MODE", "proxy"),
+        ("FERRETDB_PROXY_ADDR", proxy.as_str()),
+    ];
+    let start = kvperf_with(
+        work.path(),
+        &[
+            "server", "start", "ferretdb", "--dir", &shown, "--port", &port,
+        ],
+        &env,
+    );
+    assert_eq!(start.code, 0, "{}", start.stderr);
+    let a = common::workload("a");
+    let at = format!("mongodb.port={port}");
+    let load = kvperf_with(
+        work.path(),
+        &[
+            "load",
+            "--engine",
+            "mongodb",
+            "-P",
+            &a,
+            "-p",
+            &at,
+            "-p",
+            "recordcount=30",
+        ],
+        &env,
+    );
+    let stop = kvperf_with(
+        work.path(),
+        &["server", "stop", "ferretdb", "--dir", &shown],
+        &[],
+    );
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(
+        start.stderr.contains("FERRETDB_MODE") && start.stderr.contains("not passed"),
+        "{}",
+        start.stderr
+    );
+    let users_files = users.server_dir().join("sqlite");
+    assert!(
+        !users_files.join("ycsb.sqlite").exists(),
+        "kvperf's load went into the user's server: {:?}",
+        std::fs::read_dir(&users_files).map(|d| d.count())
+    );
+    assert!(dir.join("sqlite/ycsb.sqlite").exists());
+}
+
+/// libpq's variables (a user's `PGSSLMODE=require` for a cloud database,
+/// `PGSERVICE`, `PGOPTIONS`) were read by the tools the PostgreSQL script
+/// runs against kvperf's own server: the start waited 120 s for an answer
+/// pg_isready never got ("no answer within 120 s", exit 3) or failed at
+/// its CREATE DATABASE. kvperf's server is reached as kvperf set it up.
+#[test]
+fn a_users_libpq_variables_do_not_stall_a_postgres_start() {
+    let have = Path::new("/usr/lib/postgresql").is_dir();
+    let test = "pass10_servers::libpq_variables";
+    if !have {
+        common::skip_unless_ci(test, "no PostgreSQL here (apt-get install postgresql)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("pg");
+    let shown = dir.display().to_string();
+    let port = common::server::free_port().to_string();
+    let env = [
+        ("PGSSLMODE", "require"),
+        ("PGSERVICE", "no-such-service"),
+        ("PGOPTIONS", "-c default_transaction_read_only=on"),
+    ];
+    let began = Instant::now();
+    let start = kvperf_with(
+        work.path(),
+        &[
+            "server", "start", "postgres", "--dir", &shown, "--port", &port,
+        ],
+        &env,
+    );
+    let took = began.elapsed();
+    let status = kvperf_with(
+        work.path(),
+        &["server", "status", "postgres", "--dir", &shown],
+        &env,
+    );
+    let stop = kvperf_with(
+        work.path(),
+        &["server", "stop", "postgres", "--dir", &shown],
+        &env,
+    );
+    assert_eq!(start.code, 0, "after {took:?}: {}", start.stderr);
+    assert!(
+        status.stdout.contains("postgres: running"),
+        "{}",
+        status.stderr
+    );
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(stop.stdout.contains("postgres: stopped"), "{}", stop.stdout);
+}
+
+/// What a killed start left, ended when the test ends: the start script's
+/// process group, the redis-server it launched and the stand-in process.
+struct Leftovers(Vec<i32>);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            // SAFETY: a process (group, when negative) this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// A start killed (`kill -9`, its script too, as a CI job's end kills a
+/// process tree) after redis-server was launched leaves its `starting`
+/// record; its server dies and its pid is soon another program's (pid_max
+/// is 32768 on many machines), within the time the start could have
+/// lasted. `status` said "not running" (the script checks the command
+/// line), yet `stop` signalled that program: "redis: stopped pid=...".
+#[test]
+fn a_pid_reused_within_a_killed_starts_time_is_not_signalled() {
+    let test = "pass10_servers::pid_reused_within_the_window";
+    let have = Command::new("sh")
+        .args(["-c", "command -v redis-server"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        common::skip_unless_ci(test, "no redis-server here (apt-get install redis-server)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("redis");
+    let port = common::server::free_port().to_string();
+    // A redis-cli that never hears PONG: the script waits after its launch.
+    let bin = work.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("redis-cli"), "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(
+        bin.join("redis-cli"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut start = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["server", "start", "redis", "--dir"])
+        .arg(&dir)
+        .args(["--port", &port])
+        .env("PATH", &path)
+        .current_dir(work.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut left = Leftovers(Vec::new());
+    let pid_file = dir.join("redis.pid");
+    let server = || -> Option<i32> {
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        cmdline(pid)
+            .filter(|c| c.contains("redis-server"))
+            .map(|_| pid)
+    };
+    let launched = wait_for(Duration::from_secs(60), || server().is_some());
+    // The script's group: the one process of kvperf's children in its own.
+    let script =
+        std::fs::read_to_string(format!("/proc/{}/task/{}/children", start.id(), start.id()))
+            .ok()
+            .and_then(|c| {
+                c.split_whitespace()
+                    .next()
+                    .and_then(|p| p.parse::<i32>().ok())
+            });
+    let _ = start.kill();
+    let _ = start.wait();
+    if let Some(group) = script {
+        left.0.push(-group);
+        // SAFETY: the script's process group, which this test's kvperf made.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    assert!(launched, "redis-server never launched");
+    let redis = server().unwrap();
+    left.0.push(redis);
+    // SAFETY: the redis-server this test's start launched.
+    unsafe { libc::kill(redis, libc::SIGKILL) };
+    assert!(wait_for(Duration::from_secs(30), || cmdline(redis)
+        .is_none_or(|c| c.is_empty())));
+    // Its pid is another program's now: a `sleep`, named by the pid file.
+    let mut other = Command::new("sleep").arg("600").spawn().unwrap();
+    left.0.push(other.id() as i32);
+    std::fs::write(&pid_file, format!("{}\n", other.id())).unwrap();
+    let shown = dir.display().to_string();
+    let status = kvperf_with(
+        work.path(),
+        &[
+            "server", "status", "redis", "--dir", &shown, "--port", &port,
+        ],
+        &[],
+    );
+    let stop = kvperf_with(
+        work.path(),
+        &["server", "stop", "redis", "--dir", &shown, "--port", &port],
+        &[],
+    );
+    assert_eq!(
+        other.try_wait().unwrap(),
+        None,
+        "the sleep was signalled: {}",
+        stop.stdout
+    );
+    assert!(
+        status.stdout.contains("redis: not running"),
+        "{}",
+        status.stdout
+    );
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(
+        stop.stdout.contains("redis: not running"),
+        "{}",
+        stop.stdout
+    );
+    let _ = other.kill();
+    let _ = other.wait();
+}
