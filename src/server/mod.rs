@@ -281,6 +281,7 @@ impl Instance {
                         self.server.stop_signal,
                         self.server.kill_stuck,
                         Duration::from_secs(self.server.stop_timeout_s),
+                        &|| false,
                     );
                 }
                 return Err(e);
@@ -329,12 +330,22 @@ impl Instance {
         let began = Instant::now();
         let procs: Vec<&Proc> = alive.iter().collect();
         let pids = Record::pid_list(&procs);
+        // Interrupted while it waits, it says what it had done: it died of
+        // the signal, its server's shutdown begun and no word of it.
+        catch_interrupts();
         let left = record::stop(
             &procs,
             self.server.stop_signal,
             self.server.kill_stuck,
             Duration::from_secs(self.server.stop_timeout_s),
+            &|| INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed),
         );
+        if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) && !left.is_empty() {
+            anyhow::bail!(
+                "kvperf server stop {name}: interrupted (SIGINT, SIGTERM or SIGHUP) while pid {pids} shut down: its stop signal was sent, so it may still be going; `kvperf server status {name} --dir '{}'` says when it is gone",
+                self.dir.display()
+            );
+        }
         if !left.is_empty() {
             anyhow::bail!(
                 "kvperf server stop {name}: pid {left:?} did not exit within {} s; see the logs in '{}'",

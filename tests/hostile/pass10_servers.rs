@@ -290,3 +290,56 @@ fn a_pid_reused_within_a_killed_starts_time_is_not_signalled() {
     let _ = other.kill();
     let _ = other.wait();
 }
+
+/// SIGINT (or SIGTERM) to `kvperf server stop` while its server shuts down
+/// killed kvperf (exit 130) with no word: the server's stop signal was
+/// already sent. It now says so in one line, exit 3, and sends no SIGKILL.
+#[test]
+fn an_interrupted_server_stop_says_its_stop_signal_was_sent() {
+    let Some(redis) = common::server::Server::start("redis", "pass10_servers::interrupted_stop")
+    else {
+        return;
+    };
+    let pid: i32 = std::fs::read_to_string(redis.server_dir().join("redis.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Stopped, it cannot exit: the SIGTERM kvperf sends stays pending.
+    // SAFETY: the redis-server this test started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let shown = redis.server_dir().display().to_string();
+    let stop = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["server", "stop", "redis", "--dir", &shown])
+        .current_dir(redis.dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // SIGTERM (15) pending on the stopped server: kvperf sent it.
+    let pending = || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("ShdPnd:"))?.to_string();
+                u64::from_str_radix(line.split_whitespace().nth(1)?, 16).ok()
+            })
+            .is_some_and(|bits| bits & (1 << (libc::SIGTERM - 1)) != 0)
+    };
+    let sent = wait_for(Duration::from_secs(60), pending);
+    // SAFETY: the kvperf this test started.
+    unsafe { libc::kill(stop.id() as i32, libc::SIGINT) };
+    let out = stop.wait_with_output().unwrap();
+    // SAFETY: as above; it exits on the pending SIGTERM.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert!(sent, "no SIGTERM reached the server");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("interrupted") && stderr.contains("stop signal was sent"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(wait_for(Duration::from_secs(30), || cmdline(pid)
+        .is_none_or(|c| c.is_empty())));
+}
