@@ -798,6 +798,24 @@ echo "$name"
         }
     }
 
+    /// The scripts' own variables are not taken from the environment:
+    /// `LAUNCHED=1` there made `verified` trust a pid kvperf never checked.
+    #[test]
+    fn a_pid_kvperf_did_not_check_is_not_verified_whatever_the_environment() {
+        let text = find("redis").unwrap().script_text();
+        let body = text.strip_suffix("dispatch \"$@\"\n").unwrap();
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{body}\nif verified 12345; then exit 1; fi\n"))
+            .arg("redis.sh")
+            .env("KVPERF_PORT", "1")
+            .env("KVPERF_VERIFIED", "none")
+            .env("LAUNCHED", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}", out.status);
+    }
+
     #[test]
     fn a_foreign_directory_is_not_taken() {
         let tmp = tempfile::tempdir().unwrap();

@@ -19,6 +19,9 @@
 # shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
 set -eEu
 name=${0##*/}; name=${name%.sh}
+# This script's own state, never the caller's environment: LAUNCHED=1 there made verified() trust
+# every pid file (a stale one naming a reused pid was "already running" and recorded).
+unset LAUNCHED EXITED
 trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
 die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
 note() { echo "kvperf-server $name: note: $*" >&2; }
