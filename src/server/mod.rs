@@ -614,6 +614,14 @@ impl Instance {
                             .map(str::to_string)
                     })
                     .unwrap_or_else(|| format!("the {} script failed ({status})", action.word()));
+                if status.code() == Some(64) {
+                    // Refused: a user's file where the script writes (scripts/common.sh).
+                    return Err(InputError::Invalid(format!(
+                        "kvperf server {} {name}: {why}",
+                        action.word()
+                    ))
+                    .into());
+                }
                 anyhow::bail!("kvperf server {} {name}: {why}", action.word())
             }
         }

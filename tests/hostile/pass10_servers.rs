@@ -343,3 +343,65 @@ fn an_interrupted_server_stop_says_its_stop_signal_was_sent() {
     assert!(wait_for(Duration::from_secs(30), || cmdline(pid)
         .is_none_or(|c| c.is_empty())));
 }
+
+/// `$KVPERF_CACHE/servers/cassandra-VERSION`, where the jars go, was
+/// removed whole (`rm -rf`) when it held no finished install: a user's
+/// directory at that name (notes.txt) was gone after `server start
+/// cassandra`, as pass 5 found for RocksDB's release cache. A link at the
+/// install's lock or log led its truncating open to a user's file. Each is
+/// refused now in one line, exit 2, before anything is fetched.
+#[test]
+fn a_users_files_in_the_server_cache_are_never_removed_or_written() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = work.path().join("cache");
+    let servers = cache.join("servers");
+    let inst = servers.join("cassandra-5.0.9");
+    std::fs::create_dir_all(&inst).unwrap();
+    std::fs::write(inst.join("notes.txt"), "my notes").unwrap();
+    let mine = work.path().join("mine.txt");
+    std::fs::write(&mine, "mine").unwrap();
+    let start = |what: &str| {
+        let dir = work.path().join(format!("server-{what}"));
+        let shown = dir.display().to_string();
+        let port = common::server::free_port().to_string();
+        let storage = format!("cassandra_storage_port={}", common::server::free_port());
+        let out = kvperf_with(
+            work.path(),
+            &[
+                "server",
+                "start",
+                "cassandra",
+                "--dir",
+                &shown,
+                "--port",
+                &port,
+                "-p",
+                &storage,
+            ],
+            &[("KVPERF_CACHE", cache.to_str().unwrap())],
+        );
+        // A start that went ahead (as before) leaves no Cassandra running.
+        kvperf_with(
+            work.path(),
+            &["server", "stop", "cassandra", "--dir", &shown],
+            &[],
+        );
+        out
+    };
+    let out = start("dir");
+    common::assert_input_error(&out, "holds 'notes.txt', which kvperf did not put there");
+    assert_eq!(
+        std::fs::read_to_string(inst.join("notes.txt")).unwrap(),
+        "my notes"
+    );
+    std::fs::remove_file(inst.join("notes.txt")).unwrap();
+    std::fs::remove_dir(&inst).unwrap();
+    for link in [".cassandra-5.0.9.lock", "cassandra-5.0.9-install.log"] {
+        let at = servers.join(link);
+        std::os::unix::fs::symlink(&mine, &at).unwrap();
+        let out = start(link);
+        common::assert_input_error(&out, "is not kvperf's (a link, or not a file)");
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine", "{link}");
+        std::fs::remove_file(&at).unwrap();
+    }
+}
