@@ -344,6 +344,50 @@ fn an_interrupted_server_stop_says_its_stop_signal_was_sent() {
         .is_none_or(|c| c.is_empty())));
 }
 
+/// The cassandra engine at a port where something accepts and never
+/// answers (a Redis reads CQL's OPTIONS as an unfinished command): "the
+/// server did not answer within 6 s while kvperf waited for the engine to
+/// open ... (stalltimeout=3)", twice the limit and naming neither the
+/// address nor what may listen there, where redis, postgres and mongodb
+/// name both at stalltimeout.
+#[cfg(feature = "cassandra")]
+#[test]
+fn cassandra_at_a_silent_port_is_said_as_on_every_server_engine() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let work = tempfile::tempdir().unwrap();
+    let at = format!("cassandra.port={port}");
+    let a = common::workload("a");
+    let began = Instant::now();
+    let out = common::kvperf(
+        work.path(),
+        &[
+            "load",
+            "--engine",
+            "cassandra",
+            "-P",
+            &a,
+            "-p",
+            &at,
+            "-p",
+            "recordcount=10",
+            "-p",
+            "stalltimeout=3",
+        ],
+    );
+    let took = began.elapsed();
+    drop(listener);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&format!(
+            "Cassandra at 127.0.0.1:{port} did not answer within 3 s while kvperf waited for"
+        )) && last.contains("or what listens there is not Cassandra (stalltimeout=3)"),
+        "after {took:?}: {}",
+        out.stderr
+    );
+}
+
 /// `$KVPERF_CACHE/servers/cassandra-VERSION`, where the jars go, was
 /// removed whole (`rm -rf`) when it held no finished install: a user's
 /// directory at that name (notes.txt) was gone after `server start
