@@ -449,3 +449,58 @@ fn a_users_files_in_the_server_cache_are_never_removed_or_written() {
         std::fs::remove_file(&at).unwrap();
     }
 }
+
+/// A Redis that refuses the password given: "refused the connection:
+/// Password authentication failed - AuthenticationFailed", where the other
+/// server engines say "refused the login" and name the option to set.
+#[cfg(feature = "redis")]
+#[test]
+fn a_refused_redis_login_is_said_as_on_every_server_engine() {
+    let Some(redis) = common::server::Server::start("redis", "pass10_servers::redis_login") else {
+        return;
+    };
+    let port = redis.port.to_string();
+    let set = |password: &str| {
+        Command::new("redis-cli")
+            .args(["-p", &port, "-a", "s3cret", "--no-auth-warning"])
+            .args(["CONFIG", "SET", "requirepass", password])
+            .output()
+            .unwrap()
+    };
+    let made = Command::new("redis-cli")
+        .args(["-p", &port, "CONFIG", "SET", "requirepass", "s3cret"])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let a = common::workload("a");
+    let at = redis.port_property("redis");
+    let out = common::kvperf(
+        redis.dir(),
+        &[
+            "load",
+            "--engine",
+            "redis",
+            "-P",
+            &a,
+            "-p",
+            &at,
+            "-p",
+            "recordcount=10",
+            "-p",
+            "redis.password=wrong",
+        ],
+    );
+    // The server is stopped (Drop) without a password again.
+    let reset = set("");
+    assert!(reset.status.success());
+    common::assert_input_error(
+        &out,
+        &format!("Redis at 127.0.0.1:{port} refused the login: "),
+    );
+    assert!(
+        out.stderr.contains("set -p redis.password")
+            && !out.stderr.contains("AuthenticationFailed"),
+        "{}",
+        out.stderr
+    );
+}
