@@ -223,6 +223,9 @@ impl Instance {
             .filter_map(|(_, pid)| Proc::observe(pid))
             .filter(|p| p.start >= starter.start && p.pid != starter.pid)
             .filter(|p| p.began().is_some_and(|b| b <= latest))
+            // A pid reused within that time names another program: the
+            // start's server runs this server's.
+            .filter(|p| runs(p.pid, self.server.process))
             .collect();
         launched.sort_by_key(|p| p.pid);
         launched.dedup();
@@ -278,6 +281,7 @@ impl Instance {
                         self.server.stop_signal,
                         self.server.kill_stuck,
                         Duration::from_secs(self.server.stop_timeout_s),
+                        &|| false,
                     );
                 }
                 return Err(e);
@@ -326,12 +330,22 @@ impl Instance {
         let began = Instant::now();
         let procs: Vec<&Proc> = alive.iter().collect();
         let pids = Record::pid_list(&procs);
+        // Interrupted while it waits, it says what it had done: it died of
+        // the signal, its server's shutdown begun and no word of it.
+        catch_interrupts();
         let left = record::stop(
             &procs,
             self.server.stop_signal,
             self.server.kill_stuck,
             Duration::from_secs(self.server.stop_timeout_s),
+            &|| INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed),
         );
+        if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) && !left.is_empty() {
+            anyhow::bail!(
+                "kvperf server stop {name}: interrupted (SIGINT, SIGTERM or SIGHUP) while pid {pids} shut down: its stop signal was sent, so it may still be going; `kvperf server status {name} --dir '{}'` says when it is gone",
+                self.dir.display()
+            );
+        }
         if !left.is_empty() {
             anyhow::bail!(
                 "kvperf server stop {name}: pid {left:?} did not exit within {} s; see the logs in '{}'",
@@ -498,6 +512,9 @@ impl Instance {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if action != Action::Install {
+            without_servers_variables(&mut cmd, action, name);
+        }
         if let Some(procs) = verified {
             let pids = Record::pid_list(&procs.iter().collect::<Vec<_>>());
             cmd.env(
@@ -597,6 +614,14 @@ impl Instance {
                             .map(str::to_string)
                     })
                     .unwrap_or_else(|| format!("the {} script failed ({status})", action.word()));
+                if status.code() == Some(64) {
+                    // Refused: a user's file where the script writes (scripts/common.sh).
+                    return Err(InputError::Invalid(format!(
+                        "kvperf server {} {name}: {why}",
+                        action.word()
+                    ))
+                    .into());
+                }
                 anyhow::bail!("kvperf server {} {name}: {why}", action.word())
             }
         }
@@ -625,6 +650,56 @@ fn catch_interrupts() {
                 .expect("SIGINT, SIGTERM and SIGHUP take handlers");
         }
     });
+}
+
+/// A variable of the user's environment that the servers kvperf starts,
+/// or the tools their scripts run, read in place of kvperf's own settings:
+/// libpq's, initdb's and pg_ctl's `PG*` (PGSSLMODE, PGSERVICE, PGOPTIONS,
+/// PGDATA...), FerretDB's `FERRETDB_*` (each a flag, FERRETDB_MODE and
+/// FERRETDB_PROXY_ADDR among them), redis-cli's `REDISCLI_*`, Cassandra's
+/// `CASSANDRA_*` and the JVM's options. None reaches a server script but
+/// its install.
+fn read_by_servers(name: &str) -> bool {
+    ["PG", "FERRETDB_", "REDISCLI_", "CASSANDRA_"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+        || matches!(
+            name,
+            "JAVA_TOOL_OPTIONS" | "JDK_JAVA_OPTIONS" | "_JAVA_OPTIONS" | "JVM_OPTS"
+        )
+}
+
+/// Leaves out of `cmd`'s environment the user's variables that a server
+/// or its tools read ([`read_by_servers`]): with FERRETDB_MODE=proxy
+/// kvperf's FerretDB wrote into the server FERRETDB_PROXY_ADDR named;
+/// PGSSLMODE=require or PGSERVICE had a start wait 120 s for its own
+/// server. A start names them in a note. (An install keeps them: a proxy's
+/// settings for Maven or Go, say.)
+fn without_servers_variables(cmd: &mut Command, action: Action, name: &str) {
+    let mut foreign: Vec<std::ffi::OsString> = std::env::vars_os()
+        .map(|(key, _)| key)
+        .filter(|key| read_by_servers(&key.to_string_lossy()))
+        .collect();
+    foreign.sort();
+    for key in &foreign {
+        cmd.env_remove(key);
+    }
+    if action == Action::Start && !foreign.is_empty() {
+        let names: Vec<String> = foreign
+            .iter()
+            .map(|k| k.to_string_lossy().into_owned())
+            .collect();
+        eprintln!(
+            "kvperf: note: {} not passed to the {name} server and its tools: kvperf's server runs on kvperf's settings alone (-p KEY=VALUE)",
+            names.join(", ")
+        );
+    }
+}
+
+/// The live process `pid` has `word` in its command line.
+fn runs(pid: u32, word: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|raw| String::from_utf8_lossy(&raw).contains(word))
 }
 
 /// `redis: started pid=9135 addr=127.0.0.1:6379 version=7.0.15` -> the pairs.
@@ -729,6 +804,24 @@ echo "$name"
             );
             assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), server.name);
         }
+    }
+
+    /// The scripts' own variables are not taken from the environment:
+    /// `LAUNCHED=1` there made `verified` trust a pid kvperf never checked.
+    #[test]
+    fn a_pid_kvperf_did_not_check_is_not_verified_whatever_the_environment() {
+        let text = find("redis").unwrap().script_text();
+        let body = text.strip_suffix("dispatch \"$@\"\n").unwrap();
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{body}\nif verified 12345; then exit 1; fi\n"))
+            .arg("redis.sh")
+            .env("KVPERF_PORT", "1")
+            .env("KVPERF_VERIFIED", "none")
+            .env("LAUNCHED", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}", out.status);
     }
 
     #[test]

@@ -288,12 +288,14 @@ pub fn signal(proc: &Proc, signal: libc::c_int) -> bool {
 
 /// Stops the processes: `stop_signal` to each, then waits up to `limit`
 /// for them to exit; SIGKILL for those still there if `kill_stuck`. The
-/// pids that did not exit, if any.
+/// pids that did not exit, if any. Once `interrupted` says so it waits no
+/// more and sends no SIGKILL.
 pub fn stop(
     procs: &[&Proc],
     stop_signal: libc::c_int,
     kill_stuck: bool,
     limit: Duration,
+    interrupted: &dyn Fn() -> bool,
 ) -> Vec<u32> {
     for p in procs {
         signal(p, stop_signal);
@@ -307,6 +309,9 @@ pub fn stop(
             .collect()
     };
     while !left(procs).is_empty() && Instant::now() < deadline {
+        if interrupted() {
+            return left(procs);
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     if kill_stuck && !left(procs).is_empty() {
@@ -398,7 +403,14 @@ mod tests {
         assert_eq!(child.try_wait().unwrap(), None);
         proc.start -= 1;
         assert!(proc.is_alive());
-        assert!(stop(&[&proc], libc::SIGTERM, true, Duration::from_secs(10)).is_empty());
+        assert!(stop(
+            &[&proc],
+            libc::SIGTERM,
+            true,
+            Duration::from_secs(10),
+            &|| false
+        )
+        .is_empty());
         let _ = child.wait();
         assert!(!proc.is_alive());
     }

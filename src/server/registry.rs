@@ -30,6 +30,9 @@ pub struct Server {
     pub kill_stuck: bool,
     /// Seconds a clean stop may take.
     pub stop_timeout_s: u64,
+    /// A word of its processes' command lines (its script's `PROCESS`): a
+    /// pid a killed start's pid file names is its server only if it holds it.
+    pub process: &'static str,
     /// What `-p KEY=VALUE` may set; the script reads `KVPERF_<KEY>`.
     pub settings: &'static [Setting],
     /// Its part of the start script (`scripts/NAME.sh`), run after
@@ -62,6 +65,7 @@ pub const SERVERS: [Server; 4] = [
         stop_signal: libc::SIGTERM,
         kill_stuck: true,
         stop_timeout_s: 30,
+        process: "redis-server",
         settings: &[setting(
             "persist",
             "1: append-only file, fsync every second; 0: no persistence (default)",
@@ -80,6 +84,7 @@ pub const SERVERS: [Server; 4] = [
         stop_signal: libc::SIGINT,
         kill_stuck: false,
         stop_timeout_s: 60,
+        process: "postgres",
         settings: &[
             setting("pg_shared_buffers", "shared_buffers, e.g. 1GB (default 128MB)"),
             setting(
@@ -108,6 +113,7 @@ pub const SERVERS: [Server; 4] = [
         stop_signal: libc::SIGTERM,
         kill_stuck: true,
         stop_timeout_s: 60,
+        process: "CassandraDaemon",
         settings: &[
             setting("cassandra_heap", "JVM heap per node, e.g. 2G (default 1G)"),
             setting(
@@ -133,6 +139,7 @@ pub const SERVERS: [Server; 4] = [
         stop_signal: libc::SIGTERM,
         kill_stuck: true,
         stop_timeout_s: 30,
+        process: "ferretdb",
         settings: &[
             setting("ferretdb_handler", "sqlite (default) or postgresql"),
             setting(
@@ -270,6 +277,14 @@ mod tests {
                 s.name
             );
             assert!(s.max_nodes >= 1, "{}", s.name);
+            // The word its script checks a pid's command line for.
+            assert!(
+                s.script.contains(&format!("PROCESS={}\n", s.process))
+                    || s.script.contains(&format!("grep -q {} ", s.process)),
+                "{}: {}",
+                s.name,
+                s.process
+            );
             for port in s.port_settings {
                 assert!(s.setting_var(port).is_ok(), "{}: {port}", s.name);
             }

@@ -9,6 +9,7 @@ mod links;
 mod outputs;
 mod ownership;
 mod pass10_lead;
+mod pass10_servers;
 mod pass4;
 mod pass6;
 mod pass7;

@@ -175,6 +175,9 @@ struct Settings {
     write_consistency: Consistency,
     credentials: Option<Credentials>,
     connect_timeout: Duration,
+    /// How long the session's start-up may wait for an answer at most
+    /// (`stalltimeout`, [`super::reconnect::handshake_limit`]).
+    handshake: Duration,
     runtime_threads: usize,
     /// One session for all clients (YCSB's binding) instead of one each.
     shared_session: bool,
@@ -311,6 +314,7 @@ impl Settings {
             write_consistency: consistency(&v.choice("write_consistency", &CONSISTENCIES)?),
             credentials,
             connect_timeout,
+            handshake: super::reconnect::handshake_limit(props),
             runtime_threads,
             shared_session,
             fields,
@@ -406,12 +410,22 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     }))
 }
 
+/// The first session. Something that accepts connections and never
+/// answers (a Redis, which reads CQL's OPTIONS as an unfinished command)
+/// is given up on at `stalltimeout`, in the words of every server engine:
+/// it was "the server did not answer within 2 x stalltimeout", naming
+/// neither the address nor what may listen there.
 async fn connect(settings: &Settings) -> anyhow::Result<Session> {
-    settings
-        .builder()
-        .build()
-        .await
-        .map_err(|e| settings.connect_error(&e))
+    let limit = settings.handshake;
+    match tokio::time::timeout(limit, settings.builder().build()).await {
+        Ok(built) => built.map_err(|e| settings.connect_error(&e)),
+        Err(_) => Err(super::reconnect::no_answer(
+            "Cassandra",
+            &settings.addresses().join(", "),
+            "a connection's start-up",
+            limit,
+        )),
+    }
 }
 
 /// Runs a statement of the engine's own (schema, system tables).

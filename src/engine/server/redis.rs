@@ -314,6 +314,16 @@ impl RedisOptions {
                 "Redis at {addr} wants a password: set -p redis.password or the environment variable KVPERF_REDIS_PASSWORD"
             ))
             .into()
+        } else if err.kind() == redis::ErrorKind::AuthenticationFailed {
+            // As PostgreSQL and MongoDB say a refused login; it was "refused
+            // the connection: ... - AuthenticationFailed".
+            let said = err.to_string();
+            let said = said.trim_end_matches("- AuthenticationFailed").trim();
+            InputError::Invalid(format!(
+                "Redis at {addr} refused the login: {}; set -p redis.password (or KVPERF_REDIS_PASSWORD)",
+                scrubbed(said, self.password.as_deref())
+            ))
+            .into()
         } else {
             InputError::Invalid(format!(
                 "Redis at {addr} refused the connection: {}",

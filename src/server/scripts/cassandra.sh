@@ -26,10 +26,14 @@ need_java() {
 
 do_install() {
     if installed; then echo "$name: installed version=$VERSION lib=$INST/lib (cached)"; return 0; fi
+    # $INST is removed whole below: only an install cut short (lib, no .complete) may be there
+    own_install_dir "$INST" lib .complete
+    own_cache_file "$CACHE/servers/.cassandra-$VERSION.lock"
+    own_cache_file "$CACHE/servers/cassandra-$VERSION-install.log"
     mkdir -p "$CACHE/servers"
     command -v mvn >/dev/null 2>&1 || apt_install "$CACHE/servers/cassandra-apt.log" maven
     need_java
-    exec 9>"$CACHE/servers/.cassandra-$VERSION.lock"
+    exec 9>>"$CACHE/servers/.cassandra-$VERSION.lock"
     flock 9
     if installed; then echo "$name: installed version=$VERSION lib=$INST/lib (installed concurrently)"; exec 9>&-; return 0; fi
     local t0 tmp log n

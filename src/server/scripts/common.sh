@@ -15,12 +15,18 @@
 # Answers: stdout's last line is the one-line summary ("NAME: started pid=... addr=..."; kvperf
 # parses its key=value words); stderr: progress and notes ("kvperf-server NAME: ..."), and on
 # failure one "kvperf-server NAME: error: ..." line, which kvperf shows.
-# Exit codes: 0 ok; 1 error; status: 0 running+answering, 3 not running.
+# Exit codes: 0 ok; 1 error; 64 refused (the user's files or input: kvperf exits 2); status: 0
+# running+answering, 3 not running.
 # shellcheck disable=SC2016  # single-quoted bash -c bodies expand in the child on purpose
 set -eEu
 name=${0##*/}; name=${name%.sh}
+# This script's own state, never the caller's environment: LAUNCHED=1 there made verified() trust
+# every pid file (a stale one naming a reused pid was "already running" and recorded).
+unset LAUNCHED EXITED
 trap 'echo "kvperf-server $name: error: command failed (exit $?): $BASH_COMMAND" >&2' ERR
 die() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 1; }
+# refuse: the user's input or files stand in the way (kvperf exits 2, a bad input, not a failure).
+refuse() { trap - ERR; echo "kvperf-server $name: error: $*" >&2; exit 64; }
 note() { echo "kvperf-server $name: note: $*" >&2; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -31,8 +37,32 @@ PORT=$KVPERF_PORT
 TIMEOUT=${KVPERF_START_TIMEOUT:-60}
 HOST=127.0.0.1
 
+# own_cache_file PATH: PATH, a file of kvperf's in the cache (a lock, a log), is absent or a plain file:
+# opened to write, a link there led the write into a user's file (pass 5 found it for RocksDB's).
+own_cache_file() {
+    if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then
+        refuse "'$1' is not kvperf's (a link, or not a file); move it away, kvperf writes its own file there"
+    fi
+}
+
+# own_install_dir DIR NAME...: DIR, where an install goes (removed or replaced when it is not complete),
+# is absent or a directory holding only the NAMEs the install puts there; anything else is a user's.
+own_install_dir() {
+    local dir=$1 entry known; shift
+    if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
+        refuse "'$dir' is not a directory kvperf made (a link, or not a directory); move it away, kvperf installs $name there"
+    fi
+    [ -d "$dir" ] || return 0
+    for entry in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
+        [ -e "$entry" ] || [ -L "$entry" ] || continue
+        for known in "$@"; do [ "${entry##*/}" != "$known" ] || continue 2; done
+        refuse "'$dir' holds '${entry##*/}', which kvperf did not put there; move it away, kvperf installs $name there"
+    done
+}
+
 apt_install() { # apt_install LOG PKG...
     local log=$1; shift
+    own_cache_file "$log"
     [ "$(id -u)" = 0 ] || die "$* missing and not root: run 'apt-get install -y $*' as root"
     command -v apt-get >/dev/null 2>&1 || die "$* missing and apt-get not found"
     mkdir -p "$(dirname "$log")"

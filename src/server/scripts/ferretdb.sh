@@ -23,11 +23,16 @@ installed() { [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | grep -q "version: 
 
 do_install() {
     if installed; then echo "$name: installed version=$VERSION bin=$BIN (cached)"; return 0; fi
+    own_cache_file "$CACHE/servers/.ferretdb-$VERSION.lock"
+    own_cache_file "$CACHE/servers/ferretdb-$VERSION-build.log"
     command -v go >/dev/null 2>&1 || die "the Go toolchain (go) is not on PATH; it is needed to build FerretDB $VERSION"
     mkdir -p "$CACHE/servers"
-    exec 9>"$CACHE/servers/.ferretdb-$VERSION.lock"
+    exec 9>>"$CACHE/servers/.ferretdb-$VERSION.lock"
     flock 9
     if installed; then echo "$name: installed version=$VERSION bin=$BIN (built concurrently)"; exec 9>&-; return 0; fi
+    # $BIN is replaced below: only what the build puts there may be there (not a binary of another)
+    own_install_dir "$INST" bin
+    own_install_dir "$INST/bin" ferretdb.tmp
     local t0 tmp log
     t0=$(now)
     tmp=$(mktemp -d "$CACHE/servers/.build-ferretdb-$VERSION.XXXXXX")
