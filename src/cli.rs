@@ -233,6 +233,19 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<()> {
             };
         }
     };
+    let measures = matches!(
+        cli.command,
+        Command::Load(_)
+            | Command::Run(_)
+            | Command::Bench(_)
+            | Command::Plan(PlanCommand::Run(_))
+            | Command::Device(_)
+            | Command::Replay(_)
+            | Command::Fit(_)
+    );
+    if measures {
+        crate::files::check_file_size_limit()?;
+    }
     let done = match cli.command {
         Command::Load(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Load),
         Command::Run(args) => commands::ycsb::run(args, crate::workload::ycsb::Phase::Run),

@@ -19,6 +19,27 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
     }
+    // A file grown past the file size limit (`ulimit -f`, RLIMIT_FSIZE)
+    // raises SIGXFSZ, whose default ends the process: a measured window
+    // lost with its result half written and a temporary left. Caught by a
+    // handler that does nothing, the write fails instead (EFBIG, "File
+    // too large"), and the result is kept elsewhere or said lost, as on a
+    // full disk. A handler, not SIG_IGN, so a child's exec (a server, curl)
+    // gets the default back.
+    // SAFETY: as above; the handler does nothing.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, on_sigxfsz as *const () as libc::sighandler_t);
+    }
+    // kvperf reads back what it writes (a step's result, a results file,
+    // a store's lock and marker): a umask that takes the owner's own
+    // rights (`umask 0777`) made a plan's measured step unreadable to the
+    // plan, and a new store's directory closed to its engine. The owner's
+    // bits are kept; the group's and others' stay as the user masked them.
+    // SAFETY: umask(2) cannot fail; read and set back before any thread.
+    unsafe {
+        let mask = libc::umask(0o077);
+        libc::umask(mask & 0o077);
+    }
     let private = std::env::var_os(kvperf::private_args::PRIVATE_ARGS);
     kvperf::private_args::keep(private.as_ref());
     // Not passed on to this process's own children (a server's script).
@@ -38,6 +59,9 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// SIGXFSZ: nothing to do, the write that raised it fails with EFBIG.
+extern "C" fn on_sigxfsz(_: libc::c_int) {}
 
 /// A store an engine writes through a memory map on a
 /// sparse file gets SIGBUS, not ENOSPC, when its disk fills: one line and

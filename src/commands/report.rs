@@ -104,6 +104,15 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     if let Some(timeline) = timeline {
         timeline.write(report::timeline_csv::csv(&study).as_bytes())?;
         crate::say!("{}", timeline.path().display());
+        // The handlers the report's files set take a signal from then on:
+        // one that came while the timeline was written is said, not lost.
+        if crate::runner::interrupted() {
+            anyhow::bail!(
+                "interrupted while --timeline was written: the report in '{}' and '{}' were written in full",
+                args.out.display(),
+                timeline.path().display()
+            );
+        }
     }
     Ok(())
 }

@@ -318,10 +318,23 @@ fn parent_of(path: &Path) -> &Path {
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// The most of a file's name a temporary beside it repeats: a name of up
+/// to 255 bytes (the most a name can be) still gets a temporary (a 250-byte
+/// `--output` was measured, then refused at its write: "File name too long").
+const TEMPORARY_BASE: usize = 200;
+
 /// A name for a new file in `dir` that no other kvperf process uses.
 fn private_name(dir: &Path, base: &str) -> PathBuf {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{base}.kvperf-{}-{n}", std::process::id()))
+    let mut end = base.len().min(TEMPORARY_BASE);
+    while !base.is_char_boundary(end) {
+        end -= 1;
+    }
+    dir.join(format!(
+        ".{}.kvperf-{}-{n}",
+        &base[..end],
+        std::process::id()
+    ))
 }
 
 /// Creates and removes a new file in `dir`: the only honest test that
@@ -332,11 +345,37 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
         return Err(std::io::Error::other("not a directory"));
     }
     let probe = private_name(dir, "probe");
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)?;
-    std::fs::remove_file(&probe)
+    interrupts_held(|| {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)?;
+        std::fs::remove_file(&probe)
+    })
+}
+
+/// Runs `f` with SIGINT, SIGTERM and SIGHUP held on this thread: one that
+/// comes meanwhile is taken when `f` is done, by the command's handler or
+/// by its default, which then ends the process with the file in place and
+/// no temporary beside it (a `merge --output` or `fit --output` ended by
+/// SIGTERM inside its write left its hidden `.NAME.kvperf-PID-N`, 6 times
+/// of 6 when the signal came as the temporary appeared).
+fn interrupts_held<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: sigset_t values this function owns, filled by sigemptyset and
+    // sigaddset; pthread_sigmask changes only this thread's mask and the
+    // second call restores what the first read.
+    unsafe {
+        let mut held: libc::sigset_t = std::mem::zeroed();
+        let mut previous: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut held);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut held, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &held, &mut previous);
+        let result = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+        result
+    }
 }
 
 /// Temporary file, fsync, rename over `path`, fsync of the directory.
@@ -346,19 +385,22 @@ fn replace(path: &Path, bytes: &[u8], mode: Option<Permissions>) -> anyhow::Resu
         .file_name()
         .map_or("out".into(), |n| n.to_string_lossy());
     let tmp = private_name(dir, &base);
-    let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        if let Some(mode) = mode {
-            file.set_permissions(mode)?;
+    let result = interrupts_held(|| {
+        let result = (|| {
+            let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            if let Some(mode) = mode {
+                file.set_permissions(mode)?;
+            }
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            File::open(dir)?.sync_all()
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+        result
+    });
     Ok(result?)
 }
 

@@ -48,3 +48,32 @@ pub(crate) fn identity(meta: &Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (meta.dev(), meta.ino())
 }
+
+/// The least file size limit (`ulimit -f`, RLIMIT_FSIZE) a command that
+/// measures starts under: a step's JSON or a results record is some
+/// kilobytes, its interval logs and traces more.
+pub const LEAST_FILE_SIZE_LIMIT: u64 = 1 << 20;
+
+/// Refuses, before anything is measured, a file size limit under
+/// [`LEAST_FILE_SIZE_LIMIT`]: no result could be kept in a file under it.
+/// Above it a file that grows past the limit fails to write (EFBIG: main
+/// catches SIGXFSZ, whose default ended the process mid-window) and what
+/// it held is kept in a new file or said lost.
+pub fn check_file_size_limit() -> Result<(), crate::error::InputError> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) fills the struct this function owns.
+    if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } != 0 {
+        return Ok(());
+    }
+    if limit.rlim_cur == libc::RLIM_INFINITY || limit.rlim_cur >= LEAST_FILE_SIZE_LIMIT {
+        return Ok(());
+    }
+    Err(crate::error::InputError::Invalid(format!(
+        "the file size limit (ulimit -f) is {} bytes, under the {} MiB kvperf needs to keep what it measures in a file (a result, a results record, a trace); raise it (ulimit -f unlimited) and run again",
+        limit.rlim_cur,
+        LEAST_FILE_SIZE_LIMIT >> 20
+    )))
+}

@@ -578,6 +578,22 @@ fn validate(plan: &Plan) -> Result<(), String> {
     }
     for (i, step) in plan.steps.iter().enumerate() {
         let at = format!("steps[{i}]");
+        // A label names its steps as a config's name does: bounded alike,
+        // and one line (a line break made the step marker four lines,
+        // which kvperf then took for a stranger's file).
+        if step.label.len() > MAX_CONFIG_NAME {
+            return Err(format!(
+                "{at}: label '{}...' is {} bytes long; a label is at most {MAX_CONFIG_NAME}",
+                step.label.chars().take(32).collect::<String>(),
+                step.label.len()
+            ));
+        }
+        if step.label.chars().any(char::is_control) {
+            return Err(format!(
+                "{at}: label {:?} holds a control character (a line break, a tab); a label is one line",
+                step.label
+            ));
+        }
         validate_threads(&step.threads).map_err(|e| format!("{at}: threads {e}"))?;
         if step.workloads.is_empty() {
             return Err(format!("{at}: workloads is empty"));

@@ -218,6 +218,22 @@ fn resolved_dir(dir: &Path) -> PathBuf {
 /// before the first step (`--results r.jsonl --report r.jsonl` ran the
 /// whole plan, then could not write its report).
 pub fn check_outputs(results: &Path, report_dir: &Path) -> Result<(), InputError> {
+    // The files a plan writes beside its results are named after them
+    // (`.NAME.step-PID.json`, the longest): a name past the bound made the
+    // first step fail, exit 3, with its marker "kept" as a result.
+    let name = results.file_name().map_or(0, |n| n.len());
+    if name > MAX_RESULTS_NAME {
+        return Err(InputError::Invalid(format!(
+            "results file name '{}...' is {name} bytes long; kvperf names the files it writes beside it after it ('.NAME.step-PID.json'), so it is at most {MAX_RESULTS_NAME}",
+            results
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .chars()
+                .take(32)
+                .collect::<String>()
+        )));
+    }
     let mut outputs = crate::files::Outputs::new();
     outputs.file("--results", results)?;
     outputs.file("the step marker", &InProgress::path_beside(results))?;
@@ -1017,6 +1033,11 @@ fn clear_step_output(path: &Path) -> Result<(), InputError> {
         _ => Ok(()),
     }
 }
+
+/// The longest results file name: 255 bytes less what
+/// [`step_output_path`] adds (`.`, `.step-`, a pid of up to 7 digits,
+/// `.json`).
+const MAX_RESULTS_NAME: usize = 255 - 19;
 
 fn step_output_path(results: &Path) -> PathBuf {
     let name = results

@@ -10,6 +10,7 @@ mod outputs;
 mod ownership;
 mod pass10_lead;
 mod pass10_servers;
+mod pass10_life;
 mod pass4;
 mod pass6;
 mod pass7;
