@@ -8,6 +8,7 @@ mod inputs;
 mod links;
 mod outputs;
 mod ownership;
+mod pass10_files;
 mod pass4;
 mod pass6;
 mod pass7;
