@@ -112,3 +112,70 @@ fn a_users_file_made_while_the_result_is_written_is_never_replaced() {
         );
     }
 }
+
+#[test]
+fn rocksdbs_trace_at_the_path_of_another_output_is_refused_before_measuring() {
+    // On cc1ad35 `--output R -p rocksdb.trace=R` (or `trace.output=R`)
+    // loaded the store, RocksDB's trace took the path, and then the
+    // result (or kvperf's trace) could not: exit 3 after measuring, the
+    // result kept in a `kvperf-unsaved-*` file; `replay` the same. The
+    // engine's own files are outputs of the command: one line, exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let workload = common::workload("c");
+    let load = |db: &str, extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            "--engine",
+            "rocksdb",
+            "-P",
+            &workload,
+            "-p",
+            "recordcount=200",
+            "--db",
+            db,
+        ];
+        args.extend_from_slice(extra);
+        common::kvperf(dir.path(), &args)
+    };
+    let out = load("r1", &["--output", "R.json", "-p", "rocksdb.trace=R.json"]);
+    common::assert_input_error(&out, "is given as both --output and rocksdb.trace");
+    let out = load("r2", &["-p", "trace.output=T", "-p", "rocksdb.trace=./T"]);
+    common::assert_input_error(&out, "is given as both trace.output and rocksdb.trace");
+    for made in ["R.json", "T", "r1", "r2"] {
+        assert!(
+            !dir.path().join(made).exists(),
+            "'{made}' was made: the command measured before it was refused"
+        );
+    }
+    // A trace to replay, then its replay with both outputs at one path.
+    let out = common::run_null(
+        dir.path(),
+        "c",
+        &[
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=100",
+            "-p",
+            "trace.output=in.kvtrace",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = common::kvperf(
+        dir.path(),
+        &[
+            "replay",
+            "in.kvtrace",
+            "--engine",
+            "rocksdb",
+            "--db",
+            "r3",
+            "-p",
+            "rocksdb.trace=o.json",
+            "--output",
+            "o.json",
+        ],
+    );
+    common::assert_input_error(&out, "is given as both --output and rocksdb.trace");
+    assert!(!dir.path().join("o.json").exists());
+}
