@@ -179,3 +179,54 @@ fn rocksdbs_trace_at_the_path_of_another_output_is_refused_before_measuring() {
     common::assert_input_error(&out, "is given as both --output and rocksdb.trace");
     assert!(!dir.path().join("o.json").exists());
 }
+
+#[test]
+fn a_link_among_an_engines_files_in_kvperfs_store_is_not_written_through() {
+    // On cc1ad35 a symbolic link put into kvperf's store at a name the
+    // engine opens (LMDB's lock.mdb, WiredTiger's WiredTiger.lock), to a
+    // user's file outside, had that file overwritten by the next `run`
+    // (LMDB's lock table, "WiredTiger lock file"), exit 0. Now: one line,
+    // exit 2, the file untouched; a `load --fresh` removes the link (never
+    // following it) and loads.
+    let workload = common::workload("c");
+    for (engine, name) in [("lmdb", "lock.mdb"), ("wiredtiger", "WiredTiger.lock")] {
+        let dir = tempfile::tempdir().unwrap();
+        let step = |phase: &str, extra: &[&str]| {
+            let mut args = vec![
+                phase,
+                "--engine",
+                engine,
+                "-P",
+                &workload,
+                "-p",
+                "recordcount=200",
+                "-p",
+                "operationcount=200",
+                "--db",
+                "s",
+            ];
+            args.extend_from_slice(extra);
+            common::kvperf(dir.path(), &args)
+        };
+        let out = step("load", &[]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        let theirs = dir.path().join("theirs.txt");
+        std::fs::write(&theirs, THEIRS).unwrap();
+        let at = dir.path().join("s").join(name);
+        std::fs::remove_file(&at).unwrap();
+        std::os::unix::fs::symlink(&theirs, &at).unwrap();
+        let out = step("run", &[]);
+        common::assert_input_error(&out, "a symbolic link where");
+        assert!(out.stderr.contains(name), "{engine}: {}", out.stderr);
+        assert_eq!(std::fs::read(&theirs).unwrap(), THEIRS, "{engine}");
+        let out = step("load", &["--fresh"]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        assert_eq!(std::fs::read(&theirs).unwrap(), THEIRS, "{engine}");
+        assert!(!std::fs::symlink_metadata(&at)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let out = step("run", &[]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+    }
+}
