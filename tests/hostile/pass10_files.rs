@@ -230,3 +230,43 @@ fn a_link_among_an_engines_files_in_kvperfs_store_is_not_written_through() {
         assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
     }
 }
+
+#[test]
+fn a_log_path_out_of_the_store_put_into_wiredtigers_base_configuration_is_refused() {
+    // WiredTiger reads its store's `WiredTiger.basecfg` at every open. On
+    // cc1ad35 a `log=(enabled=true,path=DIR)` line added there sent the
+    // next `run`'s log files into DIR, outside --db, exit 0 (with DIR
+    // another store's log directory, WiredTiger recovers from and removes
+    // its files: pass 8). Now: one line, exit 2, nothing written in DIR.
+    let dir = tempfile::tempdir().unwrap();
+    let workload = common::workload("c");
+    let step = |phase: &str| {
+        common::kvperf(
+            dir.path(),
+            &[
+                phase,
+                "--engine",
+                "wiredtiger",
+                "-P",
+                &workload,
+                "-p",
+                "recordcount=100",
+                "-p",
+                "operationcount=100",
+                "--db",
+                "s",
+            ],
+        )
+    };
+    let out = step("load");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let base = dir.path().join("s/WiredTiger.basecfg");
+    let mut text = std::fs::read_to_string(&base).unwrap();
+    text.push_str(&format!("log=(enabled=true,path={})\n", outside.display()));
+    std::fs::write(&base, text).unwrap();
+    let out = step("run");
+    common::assert_input_error(&out, "holds a 'WiredTiger.basecfg' whose path=");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
