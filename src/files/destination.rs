@@ -79,11 +79,19 @@ impl Destination {
         destination.replaceable()?;
         // Creating the atomic write's temporary file is the only honest test
         // that the directory takes it; done once, here, not at every write.
+        // Named as it will be (`.NAME.kvperf-PID-N`): a name the filesystem
+        // takes only without kvperf's suffix is found now, not after measuring.
         let dir = parent_of(path);
-        probe_writable(dir).map_err(|e| match e.kind() {
+        let base = path
+            .file_name()
+            .map_or("out".into(), |n| n.to_string_lossy());
+        probe_writable(dir, &base).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 destination.refuse(&format!("is in '{}', which does not exist", dir.display()))
             }
+            _ if e.raw_os_error() == Some(libc::ENAMETOOLONG) => destination.refuse(&format!(
+                "has too long a name for the temporary kvperf writes beside it first ('.NAME.kvperf-PID-N'): the filesystem refuses it ({e}); give a shorter name"
+            )),
             _ => destination.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
         })?;
         Ok(destination)
@@ -361,14 +369,17 @@ fn private_name(dir: &Path, base: &str) -> PathBuf {
     dir.join(format!(".{base}.kvperf-{}-{n}", std::process::id()))
 }
 
-/// Creates and removes a new file in `dir`: the only honest test that
-/// kvperf can create the temporary file of an atomic write there (as root,
-/// permission bits say nothing; a read-only mount says it only here).
-fn probe_writable(dir: &Path) -> std::io::Result<()> {
+/// Creates and removes a new file in `dir`, named as long as the temporary
+/// of `base`'s atomic write: the only honest test that kvperf can create
+/// that file there (as root, permission bits say nothing; a read-only
+/// mount says it only here, a name too long with kvperf's suffix too).
+fn probe_writable(dir: &Path, base: &str) -> std::io::Result<()> {
     if !std::fs::metadata(dir)?.is_dir() {
         return Err(std::io::Error::other("not a directory"));
     }
-    let probe = private_name(dir, "probe");
+    // As long as the temporary's name, and not to be taken for one.
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(".{base}.kvprobe-{}-{n}", std::process::id()));
     OpenOptions::new()
         .write(true)
         .create_new(true)

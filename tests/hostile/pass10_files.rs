@@ -270,3 +270,23 @@ fn a_log_path_out_of_the_store_put_into_wiredtigers_base_configuration_is_refuse
     common::assert_input_error(&out, "holds a 'WiredTiger.basecfg' whose path=");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+#[test]
+fn an_output_name_too_long_for_kvperfs_temporary_is_refused_before_measuring() {
+    // On cc1ad35 `--output` of a 250-byte name (a 245-byte `trace.output`)
+    // passed the check, whose probe file had a short name of its own; the
+    // result's temporary `.NAME.kvperf-PID-N` was past the filesystem's 255
+    // bytes: "File name too long", exit 3, after measuring, the result kept
+    // in a `kvperf-unsaved-*` file. Now: one line, exit 2, nothing made.
+    let dir = tempfile::tempdir().unwrap();
+    let long = "a".repeat(250);
+    let trace = format!("trace.output={}", "b".repeat(245));
+    for extra in [["--output", long.as_str()], ["-p", trace.as_str()]] {
+        let mut args = vec!["-p", "recordcount=100", "-p", "operationcount=100"];
+        args.extend_from_slice(&extra);
+        let out = common::run_null(dir.path(), "c", &args);
+        common::assert_input_error(&out, "has too long a name for the temporary kvperf writes");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
