@@ -131,8 +131,8 @@ fn measure(
         out.settings
             .insert("measurement.interval".into(), "both".into());
     }
-    let trace_output = trace_output(args, &props)?;
     let spec = engine::find(&args.engine)?;
+    let trace_output = trace_output(args, &props, spec)?;
     engine::run_on_asked_library(spec.name, &props)?;
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     // An interrupt from here keeps the settings.
@@ -276,17 +276,24 @@ fn schedule_and_threads(args: &ReplayArgs) -> anyhow::Result<(Option<Schedule>, 
 }
 
 /// Where `trace.output` (if given) writes the replay's own trace, checked
-/// against the other outputs and the trace read.
-fn trace_output(args: &ReplayArgs, props: &Properties) -> Result<Option<Destination>, InputError> {
+/// against the trace read; the replay's outputs (its result, that trace,
+/// the engine's own files such as RocksDB's trace) each at a path of its own.
+fn trace_output(
+    args: &ReplayArgs,
+    props: &Properties,
+    spec: &EngineSpec,
+) -> Result<Option<Destination>, InputError> {
+    let mut outputs = crate::files::Outputs::new();
+    if let Some(output) = &args.output {
+        outputs.file("--output", output)?;
+    }
+    for (what, path) in spec.files_written(props) {
+        outputs.file(what, &path)?;
+    }
     props
         .get(capture::PROPERTY)
         .map(|path| {
             let path = std::path::Path::new(path);
-            let mut outputs = crate::files::Outputs::new();
-            if let Some(output) = &args.output {
-                outputs.file("--output", output)?;
-            }
-            outputs.file(capture::PROPERTY, path)?;
             crate::trace::output::destination(path, capture::PROPERTY, &[&args.trace])
         })
         .transpose()

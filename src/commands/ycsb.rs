@@ -256,7 +256,8 @@ fn check(
     let client = ClientSettings::from(args.threads, args.target, props)?;
     let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
     let hdr_logs = HdrLogs::from_properties(props, &inputs)?;
-    // No file written twice: the result and the interval logs.
+    // No file written twice: the result, the interval logs, the trace and
+    // the engine's own files.
     let mut outputs = crate::files::Outputs::new();
     if let Some(path) = &args.output {
         outputs.file("--output", path)?;
@@ -275,6 +276,12 @@ fn check(
             trace::output::destination(path, capture::PROPERTY, &inputs)
         })
         .transpose()?;
+    // The engine's own files (RocksDB's trace) are outputs of the command too.
+    if let Ok(spec) = engine::find(&args.engine) {
+        for (what, path) in spec.files_written(props) {
+            outputs.file(what, &path)?;
+        }
+    }
     let (shard, shard_source) = shard
         .filter(|(s, _)| s.count > 1)
         .unwrap_or((Shard::WHOLE, String::new()));

@@ -11,7 +11,7 @@
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -141,10 +141,44 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
         ))
         .into());
     }
+    if let Some(link) = link_among_owned(dir, owns)? {
+        return Err(InputError::Invalid(format!(
+            "--db '{shown}' holds '{}', a symbolic link where {} keeps its own files: the engine would write through it, into a file outside the store that kvperf did not make; remove the link (a `kvperf load --fresh` empties the store, links and all, without following them)",
+            link.display(),
+            spec.name
+        ))
+        .into());
+    }
     match mode {
         OpenMode::Existing if !holds_owned(dir, owns) => Err(no_store(spec, dir).into()),
         _ => Ok(()),
     }
+}
+
+/// The first symbolic link among the engine's files in `dir`, at any
+/// depth of its directories: an engine opens its files by name and writes
+/// through a link (LMDB's `lock.mdb`, WiredTiger's `WiredTiger.lock`),
+/// so a link put into kvperf's store would have a user's file written.
+fn link_among_owned(dir: &Path, owns: fn(&str) -> bool) -> anyhow::Result<Option<PathBuf>> {
+    let mut pending: Vec<PathBuf> = entry_names(dir)?
+        .into_iter()
+        .filter(|name| owns(name))
+        .map(|name| dir.join(name))
+        .collect();
+    while let Some(path) = pending.pop() {
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            return Ok(Some(path));
+        }
+        if meta.is_dir() {
+            let entries =
+                fs::read_dir(&path).with_context(|| format!("cannot list '{}'", path.display()))?;
+            pending.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether `dir` can become a kvperf data directory, checked before a plan

@@ -79,11 +79,19 @@ impl Destination {
         destination.replaceable()?;
         // Creating the atomic write's temporary file is the only honest test
         // that the directory takes it; done once, here, not at every write.
+        // Named as it will be (`.NAME.kvperf-PID-N`): a name the filesystem
+        // takes only without kvperf's suffix is found now, not after measuring.
         let dir = parent_of(path);
-        probe_writable(dir).map_err(|e| match e.kind() {
+        let base = path
+            .file_name()
+            .map_or("out".into(), |n| n.to_string_lossy());
+        probe_writable(dir, &base).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 destination.refuse(&format!("is in '{}', which does not exist", dir.display()))
             }
+            _ if e.raw_os_error() == Some(libc::ENAMETOOLONG) => destination.refuse(&format!(
+                "has too long a name for the temporary kvperf writes beside it first ('.NAME.kvperf-PID-N'): the filesystem refuses it ({e}); give a shorter name"
+            )),
             _ => destination.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
         })?;
         Ok(destination)
@@ -137,11 +145,7 @@ impl Destination {
                 }
             });
         }
-        let written = self
-            .replaceable()
-            .map_err(anyhow::Error::from)
-            .and_then(|mode| replace(&self.path, bytes, mode));
-        written.map_err(|e| {
+        self.replace(bytes).map_err(|e| {
             let shown = format!(
                 "cannot write {} '{}': {e:#}",
                 self.flag,
@@ -177,11 +181,11 @@ impl Destination {
         let placed = self
             .replaceable()
             .map_err(anyhow::Error::from)
-            .and_then(|mode| {
-                if let Some(mode) = mode {
-                    std::fs::set_permissions(tmp, mode)?;
+            .and_then(|standing| {
+                if let Some(standing) = &standing {
+                    std::fs::set_permissions(tmp, standing.mode.clone())?;
                 }
-                std::fs::rename(tmp, &self.path)?;
+                place(tmp, &self.path, standing.as_ref())?;
                 File::open(parent_of(&self.path))?.sync_all()?;
                 Ok(())
             });
@@ -199,9 +203,51 @@ impl Destination {
         InputError::Invalid(format!("{} '{}' {why}", self.flag, self.path.display()))
     }
 
-    /// Whether what stands at the path may be replaced now: the mode of
-    /// the file it would replace (None for a new file), or why not.
-    fn replaceable(&self) -> Result<Option<Permissions>, InputError> {
+    /// Temporary file, fsync; then the path is checked again and the new
+    /// file put in place of what that check found only ([`place`]), and
+    /// the directory synced. Checked after the bytes are written, not
+    /// before: a file put at the path meanwhile is found and left alone.
+    fn replace(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        let dir = parent_of(&self.path);
+        let base = self
+            .path
+            .file_name()
+            .map_or("out".into(), |n| n.to_string_lossy());
+        let tmp = private_name(dir, &base);
+        // Made with the mode of the file it will replace, if any, so a
+        // private result is never readable by others meanwhile.
+        let mode = self.replaceable()?.map(|s| s.mode);
+        // SIGINT, SIGTERM and SIGHUP wait until the file is in place (or
+        // its temporary gone): none leaves a temporary behind.
+        interrupts_held(|| {
+            let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let ours = super::identity(&file.metadata()?);
+            let result = (|| {
+                if let Some(mode) = mode {
+                    file.set_permissions(mode)?;
+                }
+                file.write_all(bytes)?;
+                file.sync_all()?;
+                let standing = self.replaceable()?;
+                if let Some(standing) = &standing {
+                    file.set_permissions(standing.mode.clone())?;
+                }
+                place(&tmp, &self.path, standing.as_ref())?;
+                File::open(dir)?.sync_all()?;
+                anyhow::Ok(())
+            })();
+            // The temporary goes only while it is still the file made here.
+            let still_ours = std::fs::symlink_metadata(&tmp).is_ok_and(|m| super::identity(&m) == ours);
+            if result.is_err() && still_ours {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result
+        })
+    }
+
+    /// Whether what stands at the path may be replaced now: the file it
+    /// would replace (None for a new file), or why not.
+    fn replaceable(&self) -> Result<Option<Standing>, InputError> {
         if self.path.file_name().is_none() {
             return Err(self.refuse("names no file"));
         }
@@ -227,7 +273,10 @@ impl Destination {
                         self.written.what
                     )));
                 }
-                Some(meta.permissions())
+                Some(Standing {
+                    mode: meta.permissions(),
+                    id: super::identity(&meta),
+                })
             }
         })
     }
@@ -323,28 +372,41 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 /// `--output` was measured, then refused at its write: "File name too long").
 const TEMPORARY_BASE: usize = 200;
 
-/// A name for a new file in `dir` that no other kvperf process uses.
-fn private_name(dir: &Path, base: &str) -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+/// The start of `base` (at most [`TEMPORARY_BASE`] bytes, whole characters)
+/// that names of kvperf's temporaries beside it repeat.
+fn temporary_base(base: &str) -> &str {
     let mut end = base.len().min(TEMPORARY_BASE);
     while !base.is_char_boundary(end) {
         end -= 1;
     }
+    &base[..end]
+}
+
+/// A name for a new file in `dir` that no other kvperf process uses.
+fn private_name(dir: &Path, base: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     dir.join(format!(
         ".{}.kvperf-{}-{n}",
-        &base[..end],
+        temporary_base(base),
         std::process::id()
     ))
 }
 
-/// Creates and removes a new file in `dir`: the only honest test that
-/// kvperf can create the temporary file of an atomic write there (as root,
-/// permission bits say nothing; a read-only mount says it only here).
-fn probe_writable(dir: &Path) -> std::io::Result<()> {
+/// Creates and removes a new file in `dir`, named as long as the temporary
+/// of `base`'s atomic write: the only honest test that kvperf can create
+/// that file there (as root, permission bits say nothing; a read-only
+/// mount says it only here, a name too long with kvperf's suffix too).
+fn probe_writable(dir: &Path, base: &str) -> std::io::Result<()> {
     if !std::fs::metadata(dir)?.is_dir() {
         return Err(std::io::Error::other("not a directory"));
     }
-    let probe = private_name(dir, "probe");
+    // As long as the temporary's name, and not to be taken for one.
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(
+        ".{}.kvprobe-{}-{n}",
+        temporary_base(base),
+        std::process::id()
+    ));
     interrupts_held(|| {
         OpenOptions::new()
             .write(true)
@@ -378,30 +440,52 @@ fn interrupts_held<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Temporary file, fsync, rename over `path`, fsync of the directory.
-fn replace(path: &Path, bytes: &[u8], mode: Option<Permissions>) -> anyhow::Result<()> {
-    let dir = parent_of(path);
-    let base = path
-        .file_name()
-        .map_or("out".into(), |n| n.to_string_lossy());
-    let tmp = private_name(dir, &base);
-    let result = interrupts_held(|| {
-        let result = (|| {
-            let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-            if let Some(mode) = mode {
-                file.set_permissions(mode)?;
-            }
-            file.write_all(bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, path)?;
-            File::open(dir)?.sync_all()
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
-    });
-    Ok(result?)
+/// The file a destination's check found it may replace: kvperf's own.
+struct Standing {
+    /// Its mode, which the new file keeps.
+    mode: Permissions,
+    /// Its device and inode: the new file goes in place of this file only.
+    id: (u64, u64),
+}
+
+/// Puts `tmp` at `path` in place of what the check just made found
+/// there, and of nothing else: where nothing stood, only where nothing
+/// stands yet (`RENAME_NOREPLACE`: a user's file made since is never
+/// replaced); in place of kvperf's file checked, by exchanging the two
+/// (`RENAME_EXCHANGE`) and exchanging them back unless what came out is
+/// that file. A filesystem that cannot exchange gets a plain rename.
+fn place(tmp: &Path, path: &Path, standing: Option<&Standing>) -> std::io::Result<()> {
+    use super::owned;
+    use std::io::ErrorKind;
+    let changed = || {
+        std::io::Error::new(
+            ErrorKind::AlreadyExists,
+            "something was put there since kvperf checked it, and is left as it is",
+        )
+    };
+    let only_where_nothing_stands = || {
+        owned::rename_noreplace(tmp, path).map_err(|e| match e.kind() {
+            ErrorKind::AlreadyExists => changed(),
+            _ => e,
+        })
+    };
+    let Some(standing) = standing else {
+        return only_where_nothing_stands();
+    };
+    match owned::exchange(tmp, path) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return std::fs::rename(tmp, path),
+        // The file checked is gone since: nothing of anyone's to replace.
+        Err(e) if e.kind() == ErrorKind::NotFound => return only_where_nothing_stands(),
+        Err(e) => return Err(e),
+    }
+    // `tmp` now names what stood at `path`.
+    if std::fs::symlink_metadata(tmp).is_ok_and(|m| super::identity(&m) == standing.id) {
+        let _ = std::fs::remove_file(tmp);
+        return Ok(());
+    }
+    owned::exchange(tmp, path)?;
+    Err(changed())
 }
 
 #[cfg(test)]
@@ -512,6 +596,45 @@ mod tests {
         assert!(err.to_string().contains("is a symbolic link"), "{err}");
         // `check` itself never writes to a stream.
         assert!(Destination::check(Path::new("/dev/stdout"), "--x", MINE, &[]).is_err());
+    }
+
+    #[test]
+    fn a_file_put_at_the_path_after_the_last_check_is_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        let tmp = dir.path().join(".out.txt.new");
+        // Nothing stood at the check; a user's file stands now.
+        std::fs::write(&tmp, "MINE new").unwrap();
+        std::fs::write(&path, "theirs").unwrap();
+        let err = place(&tmp, &path, None).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        assert_eq!(std::fs::read(&tmp).unwrap(), b"MINE new");
+        // kvperf's own file stood at the check; a user's was moved over it.
+        std::fs::write(&path, "MINE old").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        let checked = Standing {
+            mode: meta.permissions(),
+            id: crate::files::identity(&meta),
+        };
+        let theirs = dir.path().join("theirs");
+        std::fs::write(&theirs, "theirs").unwrap();
+        std::fs::rename(&theirs, &path).unwrap();
+        let err = place(&tmp, &path, Some(&checked)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        assert_eq!(std::fs::read(&tmp).unwrap(), b"MINE new");
+        // Still kvperf's file: replaced, and no other name of it left.
+        std::fs::write(&theirs, "MINE old").unwrap();
+        std::fs::rename(&theirs, &path).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        let checked = Standing {
+            mode: meta.permissions(),
+            id: crate::files::identity(&meta),
+        };
+        place(&tmp, &path, Some(&checked)).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"MINE new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

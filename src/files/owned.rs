@@ -178,6 +178,30 @@ pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::remove_file(from)
 }
 
+/// Swaps what `a` and `b` name, atomically (`RENAME_EXCHANGE`); both
+/// must exist. A filesystem that cannot do it says `EINVAL`.
+pub fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c =
+        |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: both paths are NUL-terminated and outlive the call.
+    let code = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// The extended attribute (name, value) kvperf puts on a precondition
 /// fill it creates: the proof that a fill is kvperf's.
 pub const FILL_MARK: (&str, &str) = ("user.kvperf", "precondition-fill/1");

@@ -11,6 +11,7 @@ mod ownership;
 mod pass10_lead;
 mod pass10_servers;
 mod pass10_life;
+mod pass10_files;
 mod pass4;
 mod pass6;
 mod pass7;

@@ -447,6 +447,26 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
         ))
         .into());
     }
+    // WiredTiger reads its `WiredTiger.basecfg` (the configuration it
+    // wrote when the store was made) at every open, before kvperf's: a
+    // `path=` out of the store there (kvperf never makes a store with one)
+    // was put in since, and would write outside --db.
+    let base_config = dir.join("WiredTiger.basecfg");
+    if std::fs::symlink_metadata(&base_config).is_ok() {
+        let text = crate::files::read_input(
+            &base_config,
+            "WiredTiger.basecfg",
+            crate::files::bound::TEXT,
+        )?;
+        let settings: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        if let Some(path) = a_path_outside_home(&settings.join(",")) {
+            return Err(InputError::Invalid(format!(
+                "--db '{}' holds a 'WiredTiger.basecfg' whose path={path} puts WiredTiger's files outside --db, into a directory kvperf did not make (WiredTiger reads that file at every open; kvperf never makes a store with such a path, so it was edited since): load the store again with `kvperf load --fresh`",
+                dir.display()
+            ))
+            .into());
+        }
+    }
     let home = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| {
         InputError::Invalid(format!("--db '{}' contains a NUL byte", dir.display()))
     })?;
