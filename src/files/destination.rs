@@ -237,7 +237,8 @@ impl Destination {
                 anyhow::Ok(())
             })();
             // The temporary goes only while it is still the file made here.
-            let still_ours = std::fs::symlink_metadata(&tmp).is_ok_and(|m| super::identity(&m) == ours);
+            let still_ours =
+                std::fs::symlink_metadata(&tmp).is_ok_and(|m| super::identity(&m) == ours);
             if result.is_err() && still_ours {
                 let _ = std::fs::remove_file(&tmp);
             }

@@ -300,4 +300,3 @@ fn an_output_name_as_long_as_a_name_can_be_is_written_not_failed_after_measuring
         assert_eq!(left, [written.clone()], "{}", out.stderr);
     }
 }
-}
