@@ -297,6 +297,6 @@ fn an_output_name_as_long_as_a_name_can_be_is_written_not_failed_after_measuring
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(left, [written.clone()], "{}", out.stderr);
+        assert_eq!(left, std::slice::from_ref(written), "{}", out.stderr);
     }
 }
