@@ -141,9 +141,9 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
         ))
         .into());
     }
-    if let Some(link) = link_among_owned(dir, owns)? {
+    if let Some((link, what)) = link_among_owned(dir, owns)? {
         return Err(InputError::Invalid(format!(
-            "--db '{shown}' holds '{}', a symbolic link where {} keeps its own files: the engine would write through it, into a file outside the store that kvperf did not make; remove the link (a `kvperf load --fresh` empties the store, links and all, without following them)",
+            "--db '{shown}' holds '{}', {what} where {} keeps its own files: the engine would write through it, into a file outside the store that kvperf did not make; remove the link (a `kvperf load --fresh` empties the store, links and all, without following them)",
             link.display(),
             spec.name
         ))
@@ -155,11 +155,16 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
     }
 }
 
-/// The first symbolic link among the engine's files in `dir`, at any
-/// depth of its directories: an engine opens its files by name and writes
-/// through a link (LMDB's `lock.mdb`, WiredTiger's `WiredTiger.lock`),
-/// so a link put into kvperf's store would have a user's file written.
-fn link_among_owned(dir: &Path, owns: fn(&str) -> bool) -> anyhow::Result<Option<PathBuf>> {
+/// The first link among the engine's files in `dir`, at any depth of its
+/// directories, and what it is: an engine opens its files by name and
+/// writes through a symbolic link, and into every name of a file with
+/// hard links (LMDB's `lock.mdb`, WiredTiger's `WiredTiger.lock`, SQLite's
+/// `-wal`), so a link put into kvperf's store would have a user's file
+/// written. No engine kvperf runs makes hard links in its store.
+fn link_among_owned(
+    dir: &Path,
+    owns: fn(&str) -> bool,
+) -> anyhow::Result<Option<(PathBuf, String)>> {
     let mut pending: Vec<PathBuf> = entry_names(dir)?
         .into_iter()
         .filter(|name| owns(name))
@@ -170,7 +175,11 @@ fn link_among_owned(dir: &Path, owns: fn(&str) -> bool) -> anyhow::Result<Option
             continue;
         };
         if meta.file_type().is_symlink() {
-            return Ok(Some(path));
+            return Ok(Some((path, "a symbolic link".into())));
+        }
+        if !meta.is_dir() && meta.nlink() > 1 {
+            let what = format!("a file with {} hard links (names)", meta.nlink());
+            return Ok(Some((path, what)));
         }
         if meta.is_dir() {
             let entries =

@@ -252,8 +252,8 @@ impl Destination {
         if self.path.file_name().is_none() {
             return Err(self.refuse("names no file"));
         }
-        Ok(match std::fs::symlink_metadata(&self.path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        match std::fs::symlink_metadata(&self.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.refuse(&format!("cannot be checked: {e}"))),
             Ok(meta) if !meta.file_type().is_file() => {
                 return Err(self.refuse(&format!(
@@ -261,35 +261,51 @@ impl Destination {
                     super::kind_of(meta.file_type())
                 )))
             }
-            Ok(meta) if meta.nlink() > 1 => {
-                return Err(self.refuse(&format!(
-                    "has {} hard links; replacing it would detach them: give another path",
-                    meta.nlink()
-                )))
-            }
-            Ok(meta) => {
-                if meta.len() > 0 && !self.recognized()? {
-                    return Err(self.refuse(&format!(
-                        "exists and is not a {} (kvperf replaces only files it wrote): move it or give another path",
-                        self.written.what
-                    )));
-                }
-                Some(Standing {
-                    mode: meta.permissions(),
-                    id: super::identity(&meta),
-                })
-            }
-        })
-    }
-
-    fn recognized(&self) -> Result<bool, InputError> {
-        let mut head = Vec::with_capacity(HEAD);
-        // Never through a link, never blocking on a FIFO put there since.
-        OpenOptions::new()
+            Ok(_) => {}
+        }
+        // The file is opened (never through a link, never blocking on a
+        // FIFO put there since), checked through that descriptor, and held
+        // open until the new file is in place: an inode number cannot go to
+        // another file while it is open, and ext4 gives a freed number to
+        // the next file made at once (a user's file made at the path after
+        // kvperf's was removed was taken for it by its number, and deleted).
+        let file = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&self.path)
-            .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
+            .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| self.refuse(&format!("cannot be checked: {e}")))?;
+        if !meta.file_type().is_file() {
+            return Err(self.refuse(&format!(
+                "is {}; kvperf writes only regular files: give a file path",
+                super::kind_of(meta.file_type())
+            )));
+        }
+        if meta.nlink() > 1 {
+            return Err(self.refuse(&format!(
+                "has {} hard links; replacing it would detach them: give another path",
+                meta.nlink()
+            )));
+        }
+        if meta.len() > 0 && !self.recognized(&file)? {
+            return Err(self.refuse(&format!(
+                "exists and is not a {} (kvperf replaces only files it wrote): move it or give another path",
+                self.written.what
+            )));
+        }
+        Ok(Some(Standing {
+            mode: meta.permissions(),
+            id: super::identity(&meta),
+            _held: file,
+        }))
+    }
+
+    fn recognized(&self, file: &File) -> Result<bool, InputError> {
+        let mut head = Vec::with_capacity(HEAD);
+        file.take(HEAD as u64)
+            .read_to_end(&mut head)
             .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
         Ok((self.written.recognizes)(&head))
     }
@@ -447,6 +463,9 @@ struct Standing {
     mode: Permissions,
     /// Its device and inode: the new file goes in place of this file only.
     id: (u64, u64),
+    /// The file, open until the new one is in place, so that no other file
+    /// can have its inode number meanwhile.
+    _held: File,
 }
 
 /// Puts `tmp` at `path` in place of what the check just made found
@@ -617,6 +636,7 @@ mod tests {
         let checked = Standing {
             mode: meta.permissions(),
             id: crate::files::identity(&meta),
+            _held: File::open(&path).unwrap(),
         };
         let theirs = dir.path().join("theirs");
         std::fs::write(&theirs, "theirs").unwrap();
@@ -632,10 +652,35 @@ mod tests {
         let checked = Standing {
             mode: meta.permissions(),
             id: crate::files::identity(&meta),
+            _held: File::open(&path).unwrap(),
         };
         place(&tmp, &path, Some(&checked)).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"MINE new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_file_made_where_kvperfs_was_removed_is_never_taken_for_it() {
+        // ext4 gives a freed inode number to the next file made: a user's
+        // file made at the path after kvperf's checked file was removed got
+        // its number, was taken for kvperf's by it, and was deleted (pass
+        // 11). The checked file is held open until the exchange, so no file
+        // made meanwhile can have its number.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        std::fs::write(&path, "MINE old").unwrap();
+        let standing = check(&path).unwrap().replaceable().unwrap().unwrap();
+        for round in 0..20 {
+            std::fs::remove_file(&path).unwrap();
+            std::fs::write(&path, format!("theirs {round}")).unwrap();
+            let made = crate::files::identity(&std::fs::metadata(&path).unwrap());
+            assert_ne!(made, standing.id, "round {round}");
+        }
+        let tmp = dir.path().join(".out.txt.new");
+        std::fs::write(&tmp, "MINE new").unwrap();
+        let err = place(&tmp, &path, Some(&standing)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs 19");
     }
 
     #[test]

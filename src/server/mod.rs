@@ -657,15 +657,27 @@ fn catch_interrupts() {
 /// libpq's, initdb's and pg_ctl's `PG*` (PGSSLMODE, PGSERVICE, PGOPTIONS,
 /// PGDATA...), FerretDB's `FERRETDB_*` (each a flag, FERRETDB_MODE and
 /// FERRETDB_PROXY_ADDR among them), redis-cli's `REDISCLI_*`, Cassandra's
-/// `CASSANDRA_*` and the JVM's options. None reaches a server script but
-/// its install.
+/// `CASSANDRA_*` and the JVM's options; and what bash itself reads as it
+/// starts a script (`BASH_ENV`, `ENV`: a file sourced first, whose
+/// `export PG...` lines brought every variable above back; `SHELLOPTS`,
+/// `BASHOPTS`: `xtrace` printed a PostgreSQL URL's password; `CDPATH`: a
+/// relative `--dir` taken for a user's directory). None reaches a server
+/// script but its install.
 fn read_by_servers(name: &str) -> bool {
     ["PG", "FERRETDB_", "REDISCLI_", "CASSANDRA_"]
         .iter()
         .any(|prefix| name.starts_with(prefix))
         || matches!(
             name,
-            "JAVA_TOOL_OPTIONS" | "JDK_JAVA_OPTIONS" | "_JAVA_OPTIONS" | "JVM_OPTS"
+            "JAVA_TOOL_OPTIONS"
+                | "JDK_JAVA_OPTIONS"
+                | "_JAVA_OPTIONS"
+                | "JVM_OPTS"
+                | "BASH_ENV"
+                | "ENV"
+                | "SHELLOPTS"
+                | "BASHOPTS"
+                | "CDPATH"
         )
 }
 

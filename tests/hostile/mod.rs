@@ -12,6 +12,7 @@ mod pass10_files;
 mod pass10_lead;
 mod pass10_life;
 mod pass10_servers;
+mod pass11_lead;
 mod pass4;
 mod pass6;
 mod pass7;

@@ -39,9 +39,13 @@ HOST=127.0.0.1
 
 # own_cache_file PATH: PATH, a file of kvperf's in the cache (a lock, a log), is absent or a plain file:
 # opened to write, a link there led the write into a user's file (pass 5 found it for RocksDB's).
+# A file there with other names (hard links) is a user's too: the write went into every name of it.
 own_cache_file() {
     if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then
         refuse "'$1' is not kvperf's (a link, or not a file); move it away, kvperf writes its own file there"
+    fi
+    if [ -f "$1" ] && [ "$(stat -c %h -- "$1")" -gt 1 ]; then
+        refuse "'$1' is not kvperf's (a file with other names: hard links); move it away, kvperf writes its own file there"
     fi
 }
 
