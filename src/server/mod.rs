@@ -512,6 +512,9 @@ impl Instance {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        for key in READ_BY_BASH {
+            cmd.env_remove(key);
+        }
         if action != Action::Install {
             without_servers_variables(&mut cmd, action, name);
         }
@@ -658,28 +661,26 @@ fn catch_interrupts() {
 /// PGDATA...), FerretDB's `FERRETDB_*` (each a flag, FERRETDB_MODE and
 /// FERRETDB_PROXY_ADDR among them), redis-cli's `REDISCLI_*`, Cassandra's
 /// `CASSANDRA_*` and the JVM's options; and what bash itself reads as it
-/// starts a script (`BASH_ENV`, `ENV`: a file sourced first, whose
-/// `export PG...` lines brought every variable above back; `SHELLOPTS`,
-/// `BASHOPTS`: `xtrace` printed a PostgreSQL URL's password; `CDPATH`: a
-/// relative `--dir` taken for a user's directory). None reaches a server
-/// script but its install.
+/// starts a script ([`READ_BY_BASH`]). None reaches a server script but
+/// its install.
 fn read_by_servers(name: &str) -> bool {
     ["PG", "FERRETDB_", "REDISCLI_", "CASSANDRA_"]
         .iter()
         .any(|prefix| name.starts_with(prefix))
         || matches!(
             name,
-            "JAVA_TOOL_OPTIONS"
-                | "JDK_JAVA_OPTIONS"
-                | "_JAVA_OPTIONS"
-                | "JVM_OPTS"
-                | "BASH_ENV"
-                | "ENV"
-                | "SHELLOPTS"
-                | "BASHOPTS"
-                | "CDPATH"
+            "JAVA_TOOL_OPTIONS" | "JDK_JAVA_OPTIONS" | "_JAVA_OPTIONS" | "JVM_OPTS"
         )
+        || READ_BY_BASH.contains(&name)
 }
+
+/// What bash reads as it starts a script, kept from every script kvperf
+/// runs, its installs too: `BASH_ENV` and `ENV` name a file sourced first
+/// (a user's `export PG...` there brought back every variable
+/// [`read_by_servers`] leaves out); `SHELLOPTS` and `BASHOPTS` set options
+/// (`xtrace` printed a PostgreSQL URL's password); `CDPATH` made a
+/// relative `--dir` a user's directory.
+const READ_BY_BASH: [&str; 5] = ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "CDPATH"];
 
 /// Leaves out of `cmd`'s environment the user's variables that a server
 /// or its tools read ([`read_by_servers`]): with FERRETDB_MODE=proxy
