@@ -156,3 +156,45 @@ fn a_hard_link_at_a_server_caches_own_file_is_refused() {
         std::fs::remove_file(&at).unwrap();
     }
 }
+
+/// A block cache of 0 bytes: RocksDB crashed (SIGSEGV) opening a store
+/// with a hyper clock cache of 0 bytes, `bench --cache_size=0` (whose
+/// cache is hyper clock) and `load -p rocksdb.block_cache_size=0 -p
+/// rocksdb.cache_type=hyper_clock` alike. 0 now means no block cache, as
+/// db_bench reads it.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn a_block_cache_of_no_bytes_is_no_block_cache_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = kvperf(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "b",
+            "--benchmarks=fillseq,readrandom",
+            "--num=100",
+            "--cache_size=0",
+        ],
+    );
+    assert_eq!(bench.code, 0, "{}", bench.stderr);
+    for cache_type in ["hyper_clock", "lru"] {
+        let load = kvperf(
+            dir.path(),
+            &[
+                "load",
+                "-P",
+                &workload("c"),
+                "-p",
+                "recordcount=100",
+                "-p",
+                "rocksdb.block_cache_size=0",
+                "-p",
+                &format!("rocksdb.cache_type={cache_type}"),
+                "--db",
+                cache_type,
+            ],
+        );
+        assert_eq!(load.code, 0, "{cache_type}: {}", load.stderr);
+    }
+}

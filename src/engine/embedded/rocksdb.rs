@@ -48,7 +48,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ..EMBEDDED
     },
     options: &[
-        EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes (also 32m, 1GiB)" },
+        EngineOption { name: "block_cache_size", default: "33554432", help: "block cache bytes (also 32m, 1GiB); 0 = no block cache, as db_bench's --cache_size=0" },
         EngineOption { name: "block_size", default: "4096", help: "data block bytes (also 4k, 16KiB)" },
         EngineOption { name: "bloom_bits", default: "0", help: "bloom filter bits per key; 0 = no filter" },
         EngineOption { name: "compression", default: "snappy", help: "none, snappy, lz4, lz4hc, zstd, zlib or bzip2" },
@@ -304,12 +304,18 @@ impl RocksOptions {
 
         let mut table = BlockBasedOptions::default();
         let capacity = self.block_cache_size as usize;
-        let cache = match self.cache_type.as_str() {
-            // Entry charge 0: RocksDB sizes the table itself (AutoHyperClockCache).
-            "hyper_clock" => Cache::new_hyper_clock_cache(capacity, 0),
-            _ => Cache::new_lru_cache(capacity),
-        };
-        table.set_block_cache(&cache);
+        if capacity == 0 {
+            // No block cache, as db_bench makes none for --cache_size=0
+            // (a hyper clock cache of 0 bytes crashed RocksDB at open).
+            table.disable_cache();
+        } else {
+            let cache = match self.cache_type.as_str() {
+                // Entry charge 0: RocksDB sizes the table itself (AutoHyperClockCache).
+                "hyper_clock" => Cache::new_hyper_clock_cache(capacity, 0),
+                _ => Cache::new_lru_cache(capacity),
+            };
+            table.set_block_cache(&cache);
+        }
         table.set_block_size(self.block_size as usize);
         table.set_format_version(self.format_version as i32);
         if self.bloom_bits > 0 {
