@@ -27,6 +27,9 @@ pub struct Loaded {
     pub torn_tail: usize,
     /// Length of the file up to the last complete line.
     pub complete_len: u64,
+    /// The last record is whole but has no line end (a user's editor or
+    /// script dropped it): kept, and ended before the next is appended.
+    pub unterminated: bool,
 }
 
 /// How every line kvperf appends to a results file starts.
@@ -84,10 +87,25 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
         let at = || format!("results file '{}' line {}", path.display(), index + 1);
         records.push(parse_line(line).map_err(|e| InputError::Invalid(format!("{}: {e}", at())))?);
     }
+    // A last record whole but for its line end is a record, not a torn
+    // write: cutting it lost a study's only record (pass 11).
+    if let Some(record) = Some(tail)
+        .filter(|_| signed)
+        .and_then(|t| parse_line(t).ok())
+    {
+        records.push(record);
+        return Ok(Loaded {
+            records,
+            torn_tail: 0,
+            complete_len: bytes.len() as u64,
+            unterminated: true,
+        });
+    }
     Ok(Loaded {
         records,
         torn_tail: tail.len(),
         complete_len: complete as u64,
+        unterminated: false,
     })
 }
 
@@ -304,6 +322,17 @@ impl Appender {
                 .and_then(|_| file.sync_all())
                 .with_context(|| format!("cannot repair results file '{}'", path.display()))?;
         }
+        if loaded.unterminated {
+            (&file)
+                .write_all(b"\n")
+                .and_then(|_| file.sync_all())
+                .with_context(|| {
+                    format!(
+                        "cannot end the last line of results file '{}'",
+                        path.display()
+                    )
+                })?;
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             // A new file's directory entry must be durable too.
             File::open(dir).and_then(|d| d.sync_all()).ok();
@@ -441,6 +470,29 @@ mod tests {
         let again = read(&path).unwrap();
         assert_eq!(again.records.len(), 2);
         assert_eq!(again.torn_tail, 0);
+    }
+
+    #[test]
+    fn a_whole_last_record_without_its_line_end_is_kept_and_ended() {
+        // `printf %s "$(cat r.jsonl)" > r.jsonl` drops the last line end: the
+        // record was cut as torn, a study's only one with it (pass 11).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let (mut out, _) = Appender::open(&path).unwrap();
+        out.append(&record("x")).unwrap();
+        drop(out);
+        let text = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &text[..text.len() - 1]).unwrap();
+        let loaded = read(&path).unwrap();
+        assert_eq!(loaded.records.len(), 1);
+        assert_eq!(loaded.torn_tail, 0);
+        let (mut out, reopened) = Appender::open(&path).unwrap();
+        assert_eq!(reopened.records.len(), 1);
+        out.append(&record("y")).unwrap();
+        let again = read(&path).unwrap();
+        let ids: Vec<_> = again.records.iter().map(|r| r.step.id.as_str()).collect();
+        assert_eq!(ids, ["x", "y"]);
+        assert!(!again.unterminated);
     }
 
     #[test]

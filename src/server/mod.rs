@@ -512,12 +512,7 @@ impl Instance {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for key in READ_BY_BASH {
-            cmd.env_remove(key);
-        }
-        if action != Action::Install {
-            without_servers_variables(&mut cmd, action, name);
-        }
+        without_servers_variables(&mut cmd, action, name);
         if let Some(procs) = verified {
             let pids = Record::pid_list(&procs.iter().collect::<Vec<_>>());
             cmd.env(
@@ -686,9 +681,15 @@ const READ_BY_BASH: [&str; 5] = ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "CD
 /// or its tools read ([`read_by_servers`]): with FERRETDB_MODE=proxy
 /// kvperf's FerretDB wrote into the server FERRETDB_PROXY_ADDR named;
 /// PGSSLMODE=require or PGSERVICE had a start wait 120 s for its own
-/// server. A start names them in a note. (An install keeps them: a proxy's
-/// settings for Maven or Go, say.)
+/// server. A start names them in a note. (An install keeps them, but for
+/// bash's own ([`READ_BY_BASH`]): a proxy's settings for Maven or Go, say.)
 fn without_servers_variables(cmd: &mut Command, action: Action, name: &str) {
+    for key in READ_BY_BASH {
+        cmd.env_remove(key);
+    }
+    if action == Action::Install {
+        return;
+    }
     let mut foreign: Vec<std::ffi::OsString> = std::env::vars_os()
         .map(|(key, _)| key)
         .filter(|key| read_by_servers(&key.to_string_lossy()))
