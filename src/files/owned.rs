@@ -153,6 +153,24 @@ pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8], place: Place) -> s
 /// link, a file) stands at `to`; where the filesystem cannot say
 /// (`EINVAL`), a hard link and an unlink do the same.
 pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    match renameat2(from, to, libc::RENAME_NOREPLACE) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            std::fs::hard_link(from, to)?;
+            std::fs::remove_file(from)
+        }
+        done => done,
+    }
+}
+
+/// Swaps what `a` and `b` name, atomically (`RENAME_EXCHANGE`); both
+/// must exist. A filesystem that cannot do it says `EINVAL`.
+pub fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    renameat2(a, b, libc::RENAME_EXCHANGE)
+}
+
+/// `renameat2(from, to, flags)`, both paths relative to the working
+/// directory.
+fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let c =
         |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
@@ -164,35 +182,7 @@ pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
             a.as_ptr(),
             libc::AT_FDCWD,
             b.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if code == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() != Some(libc::EINVAL) {
-        return Err(e);
-    }
-    std::fs::hard_link(from, to)?;
-    std::fs::remove_file(from)
-}
-
-/// Swaps what `a` and `b` name, atomically (`RENAME_EXCHANGE`); both
-/// must exist. A filesystem that cannot do it says `EINVAL`.
-pub fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c =
-        |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-    let (a, b) = (c(a)?, c(b)?);
-    // SAFETY: both paths are NUL-terminated and outlive the call.
-    let code = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
+            flags,
         )
     };
     if code == 0 {

@@ -89,10 +89,7 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
     }
     // A last record whole but for its line end is a record, not a torn
     // write: cutting it lost a study's only record (pass 11).
-    if let Some(record) = Some(tail)
-        .filter(|_| signed)
-        .and_then(|t| parse_line(t).ok())
-    {
+    if let Some(record) = signed.then(|| parse_line(tail).ok()).flatten() {
         records.push(record);
         return Ok(Loaded {
             records,
