@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::common;
 
 /// `kvperf ARGS` in `dir` with `env` added to the environment.
-fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> common::Output {
+pub(super) fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> common::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_kvperf"))
         .args(args)
         .envs(env.iter().copied())
@@ -392,8 +392,9 @@ fn cassandra_at_a_silent_port_is_said_as_on_every_server_engine() {
 /// removed whole (`rm -rf`) when it held no finished install: a user's
 /// directory at that name (notes.txt) was gone after `server start
 /// cassandra`, as pass 5 found for RocksDB's release cache. A link at the
-/// install's lock or log led its truncating open to a user's file. Each is
-/// refused now in one line, exit 2, before anything is fetched.
+/// install's lock or log led its truncating open to a user's file (a hard
+/// link too, pass 11). Each is refused now in one line, exit 2, before
+/// anything is fetched.
 #[test]
 fn a_users_files_in_the_server_cache_are_never_removed_or_written() {
     let work = tempfile::tempdir().unwrap();
@@ -440,13 +441,30 @@ fn a_users_files_in_the_server_cache_are_never_removed_or_written() {
     );
     std::fs::remove_file(inst.join("notes.txt")).unwrap();
     std::fs::remove_dir(&inst).unwrap();
-    for link in [".cassandra-5.0.9.lock", "cassandra-5.0.9-install.log"] {
-        let at = servers.join(link);
-        std::os::unix::fs::symlink(&mine, &at).unwrap();
-        let out = start(link);
-        common::assert_input_error(&out, "is not kvperf's (a link, or not a file)");
-        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine", "{link}");
-        std::fs::remove_file(&at).unwrap();
+    // Pass 11: a hard link there emptied the user's file it shares too.
+    let links = [
+        ("symlink", "is not kvperf's (a link, or not a file)"),
+        (
+            "hard",
+            "is not kvperf's (a file with other names: hard links)",
+        ),
+    ];
+    for (kind, says) in links {
+        for link in [".cassandra-5.0.9.lock", "cassandra-5.0.9-install.log"] {
+            let at = servers.join(link);
+            match kind {
+                "symlink" => std::os::unix::fs::symlink(&mine, &at).unwrap(),
+                _ => std::fs::hard_link(&mine, &at).unwrap(),
+            }
+            let out = start(&format!("{kind}{link}"));
+            common::assert_input_error(&out, says);
+            assert_eq!(
+                std::fs::read_to_string(&mine).unwrap(),
+                "mine",
+                "{kind} {link}"
+            );
+            std::fs::remove_file(&at).unwrap();
+        }
     }
 }
 

@@ -52,21 +52,6 @@ fn a_hard_link_among_an_engines_files_in_kvperfs_store_is_not_written_through() 
     }
 }
 
-/// `kvperf ARGS` in `dir` with `env` added to the environment.
-fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"))
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .output()
-        .expect("kvperf runs");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 /// bash sources the file `BASH_ENV` names before a script: a user's
 /// `export FERRETDB_MODE=proxy` there (CI systems set BASH_ENV for every
 /// job) brought back what pass 10 cleared, and kvperf's FerretDB wrote a
@@ -83,12 +68,12 @@ fn a_users_bash_env_is_not_sourced_by_kvperfs_server_scripts() {
     let shown = dir.display().to_string();
     let port = crate::common::server::free_port().to_string();
     let env = [("BASH_ENV", bash_env.to_str().unwrap())];
-    let start = kvperf_with(
+    let start = super::pass10_servers::kvperf_with(
         work.path(),
         &["server", "start", "redis", "--dir", &shown, "--port", &port],
         &env,
     );
-    let stop = kvperf_with(
+    let stop = super::pass10_servers::kvperf_with(
         work.path(),
         &["server", "stop", "redis", "--dir", &shown],
         &env,
@@ -107,54 +92,6 @@ fn a_users_bash_env_is_not_sourced_by_kvperfs_server_scripts() {
     assert_eq!(stop.code, 0, "{}", stop.stderr);
     assert!(start.stderr.contains("BASH_ENV"), "{}", start.stderr);
     assert!(!sourced.exists(), "BASH_ENV was sourced: {}", start.stderr);
-}
-
-/// A hard link at an install's log in the server cache: the log's
-/// truncating open emptied the user's file it shares (pass 10 refused
-/// symbolic links there, not hard links). Refused in one line, exit 2,
-/// before anything is fetched.
-#[test]
-fn a_hard_link_at_a_server_caches_own_file_is_refused() {
-    let work = tempfile::tempdir().unwrap();
-    let cache = work.path().join("cache");
-    let servers = cache.join("servers");
-    std::fs::create_dir_all(&servers).unwrap();
-    let mine = work.path().join("mine.txt");
-    std::fs::write(&mine, "mine").unwrap();
-    for name in [".cassandra-5.0.9.lock", "cassandra-5.0.9-install.log"] {
-        let at = servers.join(name);
-        std::fs::hard_link(&mine, &at).unwrap();
-        let dir = work.path().join(format!("server-{name}"));
-        let shown = dir.display().to_string();
-        let port = crate::common::server::free_port().to_string();
-        let storage = format!(
-            "cassandra_storage_port={}",
-            crate::common::server::free_port()
-        );
-        let out = kvperf_with(
-            work.path(),
-            &[
-                "server",
-                "start",
-                "cassandra",
-                "--dir",
-                &shown,
-                "--port",
-                &port,
-                "-p",
-                &storage,
-            ],
-            &[("KVPERF_CACHE", cache.to_str().unwrap())],
-        );
-        kvperf_with(
-            work.path(),
-            &["server", "stop", "cassandra", "--dir", &shown],
-            &[],
-        );
-        assert_input_error(&out, "hard links");
-        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine", "{name}");
-        std::fs::remove_file(&at).unwrap();
-    }
 }
 
 /// A block cache of 0 bytes: RocksDB crashed (SIGSEGV) opening a store
