@@ -68,6 +68,21 @@ pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
 /// an interrupt of this process on to the child once: a SIGTERM sent to the
 /// plan alone (not to its process group, as Ctrl-C is) still ends the step.
 pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
+    watch_interrupt(pid, None, wait)
+}
+
+/// [`forward_interrupt`] for a child that leads a process group of its
+/// own and may not end at SIGTERM (a program the user named): its group is
+/// killed `grace` after the SIGTERM.
+pub(super) fn forward_interrupt_then_kill<T>(
+    pid: u32,
+    grace: Duration,
+    wait: impl FnOnce() -> T,
+) -> T {
+    watch_interrupt(pid, Some(grace), wait)
+}
+
+fn watch_interrupt<T>(pid: u32, kill_after: Option<Duration>, wait: impl FnOnce() -> T) -> T {
     let finished = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {
@@ -75,6 +90,18 @@ pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
                 if runner::interrupted() {
                     // SAFETY: the child has not been reaped while `wait` runs.
                     unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+                    let Some(grace) = kill_after else {
+                        return;
+                    };
+                    let until = std::time::Instant::now() + grace;
+                    while !finished.load(Ordering::Relaxed) {
+                        if std::time::Instant::now() >= until {
+                            // SAFETY: as above; the group is the child's own.
+                            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+                            return;
+                        }
+                        std::thread::park_timeout(Duration::from_millis(100));
+                    }
                     return;
                 }
                 std::thread::park_timeout(Duration::from_millis(100));

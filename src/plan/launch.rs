@@ -153,8 +153,20 @@ pub(super) fn srun(
     Ok((srun_args, merged))
 }
 
+/// How long srun has to end its step after the plan passes an interrupt
+/// on (real srun cancels its tasks in a second or two); then its process
+/// group is killed.
+const SRUN_GRACE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// How long srun's stderr may stay open after srun ended: a wrapper's child
+/// left holding it (`KVPERF_SRUN` a script) is killed with its group then.
+const STDERR_AFTER_EXIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs srun with `full` (its arguments, then kvperf's command), ended with
-/// kvperf (and so ending its tasks); its status and what it said.
+/// kvperf (and so ending its tasks); its status and what it said. srun runs
+/// in a process group of its own, which is killed when it does not end
+/// within [`SRUN_GRACE`] of an interrupt or leaves its stderr open: the
+/// plan waited for good on a wrapper ignoring SIGTERM (pass 12).
 fn run_srun(
     srun_exe: &Path,
     full: &[String],
@@ -165,7 +177,8 @@ fn run_srun(
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
     let parent = std::process::id();
     // SAFETY: prctl, getppid and _exit are async-signal-safe; nothing else
     // runs between fork and exec.
@@ -185,15 +198,27 @@ fn run_srun(
             srun_exe.display()
         )
     })?;
-    let mut srun_stderr = String::new();
-    let status = child::forward_interrupt(child.id(), || {
-        if let Some(mut pipe) = child.stderr.take() {
+    let group = child.id() as libc::pid_t;
+    // Read on a thread of its own: a pipe a leftover child holds open must
+    // not keep the plan from srun's status.
+    let (said, stderr) = std::sync::mpsc::channel();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::thread::spawn(move || {
             use std::io::Read;
-            let _ = pipe.read_to_string(&mut srun_stderr);
-        }
-        child.wait()
-    })
-    .context("lost the srun process")?;
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            let _ = said.send(text);
+        });
+    }
+    let status = child::forward_interrupt_then_kill(child.id(), SRUN_GRACE, || child.wait())
+        .context("lost the srun process")?;
+    let srun_stderr = stderr.recv_timeout(STDERR_AFTER_EXIT).unwrap_or_else(|_| {
+        // SAFETY: a kill(2) of the group srun led; srun itself is reaped.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+        stderr
+            .recv_timeout(std::time::Duration::from_secs(1))
+            .unwrap_or_default()
+    });
     Ok((status, srun_stderr))
 }
 

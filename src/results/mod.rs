@@ -230,6 +230,8 @@ fn parse_line(line: &[u8]) -> Result<Record, String> {
 pub struct Appender {
     file: File,
     path: PathBuf,
+    /// The opened file's (device, inode): what the name must still lead to.
+    identity: (u64, u64),
 }
 
 impl Appender {
@@ -338,16 +340,24 @@ impl Appender {
             Self {
                 file,
                 path: path.to_path_buf(),
+                identity: crate::files::identity(&meta),
             },
             loaded,
         )))
     }
 
     /// Appends `record` as one line with a single write, then fsyncs. On
-    /// failure (a full disk) the partial line is cut off again.
+    /// failure (a full disk) the partial line is cut off again. The name
+    /// must still lead to the file opened, before and after the write: an
+    /// editor's save or `sed -i` replaced it with a copy while a plan ran,
+    /// and every later step went into the unnamed file, the plan saying it
+    /// completed (pass 12).
     pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
+        if !self.still_named() {
+            return Err(self.kept_apart(&self.gone(), &line));
+        }
         let before = self.file.metadata().map(|m| m.len()).ok();
         let written = self
             .file
@@ -361,19 +371,40 @@ impl Appender {
                 "cannot append to results file '{}': {e}; the results already in it are intact",
                 self.path.display()
             );
-            // This step's record is kept apart, never dropped.
-            let near = self.path.parent().filter(|d| !d.as_os_str().is_empty());
-            return Err(match crate::files::keep_unsaved(&line, near, "jsonl") {
-                Ok(kept) => anyhow::anyhow!(
-                    "{shown}; this step's record is kept in '{}'",
-                    kept.display()
-                ),
-                Err(lost) => anyhow::anyhow!(
-                    "{shown}; this step's record could not be kept elsewhere either ({lost})"
-                ),
-            });
+            return Err(self.kept_apart(&shown, &line));
+        }
+        if !self.still_named() {
+            return Err(self.kept_apart(&self.gone(), &line));
         }
         Ok(())
+    }
+
+    /// Whether the results file's name still leads to the file opened.
+    fn still_named(&self) -> bool {
+        std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|here| crate::files::identity(&here) == self.identity)
+    }
+
+    fn gone(&self) -> String {
+        format!(
+            "results file '{}' was replaced or removed while the plan ran (an editor's save, `sed -i`, `rm`?): what stands there now is not the file kvperf opened, and it appends to no other; a rerun goes on from what that file holds",
+            self.path.display()
+        )
+    }
+
+    /// `shown` as an error, with this step's record kept apart, never
+    /// dropped.
+    fn kept_apart(&self, shown: &str, line: &[u8]) -> anyhow::Error {
+        let near = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        match crate::files::keep_unsaved(line, near, "jsonl") {
+            Ok(kept) => anyhow::anyhow!(
+                "{shown}; this step's record is kept in '{}'",
+                kept.display()
+            ),
+            Err(lost) => anyhow::anyhow!(
+                "{shown}; this step's record could not be kept elsewhere either ({lost})"
+            ),
+        }
     }
 }
 
@@ -517,9 +548,13 @@ mod tests {
     fn a_full_disk_is_a_clear_error() {
         // /dev/full fails every write with ENOSPC, as a full disk does.
         let dir = tempfile::tempdir().unwrap();
+        // The name leads to a results file; the writes go to /dev/full.
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(&path, "").unwrap();
         let mut out = Appender {
             file: OpenOptions::new().append(true).open("/dev/full").unwrap(),
-            path: dir.path().join("r.jsonl"),
+            identity: crate::files::identity(&std::fs::metadata(&path).unwrap()),
+            path,
         };
         let err = out.append(&record("x")).unwrap_err().to_string();
         assert!(err.contains("No space left on device"), "{err}");
@@ -560,6 +595,51 @@ mod tests {
                 foreign,
                 "left as it was"
             );
+        }
+    }
+
+    /// A results file replaced by a copy (an editor's save) or removed
+    /// while a plan runs: the next record goes into neither file, it is
+    /// kept apart and the append fails; the copy is left as it was.
+    #[test]
+    fn a_results_file_replaced_or_removed_is_appended_to_no_more() {
+        for replace in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("r.jsonl");
+            let (mut out, _) = Appender::open(&path).unwrap();
+            out.append(&record("001")).unwrap();
+            let copy = dir.path().join("copy");
+            std::fs::copy(&path, &copy).unwrap();
+            if replace {
+                std::fs::rename(&copy, &path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+            let err = out.append(&record("002")).unwrap_err().to_string();
+            assert!(err.contains("was replaced or removed"), "{err}");
+            assert!(err.contains("record is kept in"), "{err}");
+            if replace {
+                let ids: Vec<String> = read_records(&path)
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.step.id.clone())
+                    .collect();
+                assert_eq!(ids, ["001"]);
+            } else {
+                assert!(!path.exists());
+            }
+            let kept: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("kvperf-unsaved")
+                })
+                .collect();
+            assert_eq!(kept.len(), 1);
+            let text = std::fs::read_to_string(kept[0].path()).unwrap();
+            assert!(text.contains("\"002\""), "{text}");
         }
     }
 

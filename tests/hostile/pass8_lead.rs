@@ -104,7 +104,7 @@ fn a_result_left_at_a_steps_output_name_by_a_dead_attempt_is_never_read_as_this_
 
 /// A plan whose one run step has two clients started by srun (Redis on a
 /// closed port: the plan never talks to it before srun).
-fn srun_plan(dir: &Path) -> PathBuf {
+pub(super) fn srun_plan(dir: &Path) -> PathBuf {
     let path = dir.join("srun.toml");
     std::fs::write(
         &path,

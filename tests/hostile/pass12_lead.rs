@@ -1,0 +1,89 @@
+//! The twelfth hostile pass, the lead's part (docs/reliability.md, "Pass
+//! 12"): a plan interrupted while srun's step ran waited for good when the
+//! srun program (`KVPERF_SRUN`, a wrapper script) ignored SIGTERM or left
+//! a child holding its stderr. Fails on 990db44.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::pass8_lead::srun_plan;
+use super::waits::wait_within;
+
+/// Whether process `pid` is gone (or a zombie no one has reaped yet).
+fn gone(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn an_interrupted_plan_ends_whatever_srun_program_it_waits_for() {
+    for (trap, what) in [
+        ("", "a wrapper whose child holds srun's stderr"),
+        ("trap '' TERM INT\n", "a wrapper ignoring SIGTERM"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = srun_plan(dir.path());
+        let srun = dir.path().join("srun");
+        std::fs::write(
+            &srun,
+            format!("#!/bin/sh\n{trap}sleep 1000 &\necho $! > sleep.pid\nwait\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&srun, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+            .args([
+                "plan",
+                "run",
+                plan.to_str().unwrap(),
+                "--results",
+                "r.jsonl",
+            ])
+            .env("KVPERF_SRUN", &srun)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid_file = dir.path().join("sleep.pid");
+        let until = Instant::now() + Duration::from_secs(120);
+        let sleep: i32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+            {
+                break pid;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("{what}: the plan ended ({status}) before srun started");
+            }
+            assert!(Instant::now() < until, "{what}: srun never started");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // SAFETY: a plain kill(2) of our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        // srun's grace (15 s) and its stderr's (5 s), with room for load.
+        let status = wait_within(&mut child, Duration::from_secs(90), what);
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(status.code(), Some(3), "{what}: {stderr}");
+        let until = Instant::now() + Duration::from_secs(10);
+        while !gone(sleep) {
+            assert!(
+                Instant::now() < until,
+                "{what}: srun's child {sleep} left running"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
