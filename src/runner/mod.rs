@@ -78,6 +78,10 @@ pub trait WorkloadThread: Send {
     /// Performs one operation, timing its engine calls with `meter`.
     /// `intended` is when the operation was scheduled to start.
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step;
+
+    /// Called once when the client's loop ends, before it waits for the
+    /// other clients to end theirs.
+    fn finished(&mut self) {}
 }
 
 /// One operation of a client task.
