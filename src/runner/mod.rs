@@ -34,7 +34,7 @@ pub use before_window::BeforeWindow;
 pub use pacing::Pacer;
 pub use runtime::{ClientRuntime, TaskScheduling};
 pub use stall::StallKeeper;
-pub use status::{format_java_decimal, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
+pub use status::{format_java_decimal, lost_ops_log, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
 
 use crate::measure::interval_log::IntervalLogs;
 use crate::measure::timeline::Timeline;
