@@ -10,7 +10,7 @@ use crate::common::{assert_input_error, kvperf};
 
 /// A results file of one config, workload A at 8 threads: one record per
 /// repeat, with its throughput and 100 reads of its latency (us).
-fn results(dir: &Path, file: &str, repeats: &[(f64, u64)]) -> PathBuf {
+pub(crate) fn results(dir: &Path, file: &str, repeats: &[(f64, u64)]) -> PathBuf {
     results_at(dir, file, 8, repeats)
 }
 
@@ -44,7 +44,7 @@ fn scaled(factor: f64) -> Vec<(f64, u64)> {
         .collect()
 }
 
-fn compare(dir: &Path, base: &Path, new: &Path, extra: &[&str]) -> common::Output {
+pub(crate) fn compare(dir: &Path, base: &Path, new: &Path, extra: &[&str]) -> common::Output {
     let mut args = vec![
         "compare".to_string(),
         base.display().to_string(),

@@ -80,11 +80,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     // it with its output written (exit 3), and a server that stops
     // answering before the window ends it at stalltimeout plus a grace.
     runner::stop_on_interrupt();
+    let output: Vec<_> = args
+        .output
+        .iter()
+        .map(|p| ("--output", p.as_path()))
+        .collect();
+    let db = args.db.as_deref();
+    step::outputs_outside_store(&args.engine, db, super::ycsb::DEFAULT_DB, &output)?;
     let destination =
         super::ycsb::destination(args.output.as_deref(), args.format, &[&args.trace])?;
     let (out, finished) = measured_step(&args, destination.as_ref());
     super::ycsb::emit(&out, args.format, destination.as_ref())?;
-    finished.map(|Finished| ())
+    step::ended(finished)
 }
 
 /// The slowest and fastest `--speed`: a million times slower or faster
@@ -289,6 +296,12 @@ fn trace_output(
     }
     for (what, path) in spec.files_written(props) {
         outputs.file(what, &path)?;
+    }
+    if let Some(path) = props.get(capture::PROPERTY) {
+        outputs.file(capture::PROPERTY, std::path::Path::new(path))?;
+    }
+    if let Some(db) = crate::step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB) {
+        outputs.outside_store(&db)?;
     }
     props
         .get(capture::PROPERTY)

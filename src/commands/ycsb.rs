@@ -145,10 +145,16 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
     runner::stop_on_interrupt();
     // Where the result goes is checked before anything is measured.
     let inputs: Vec<&Path> = args.workload_files.iter().map(PathBuf::as_path).collect();
+    let output: Vec<_> = args
+        .output
+        .iter()
+        .map(|p| ("--output", p.as_path()))
+        .collect();
+    step::outputs_outside_store(&args.engine, args.db.as_deref(), DEFAULT_DB, &output)?;
     let destination = destination(args.output.as_deref(), args.format, &inputs)?;
     let (out, finished) = measured_step(&args, phase, destination.as_ref());
     emit(&out, args.format, destination.as_ref())?;
-    finished.map(|Finished| ())
+    step::ended(finished)
 }
 
 /// Runs a load or run and returns what it measured, not yet printed
@@ -280,6 +286,9 @@ fn check(
     if let Ok(spec) = engine::find(&args.engine) {
         for (what, path) in spec.files_written(props) {
             outputs.file(what, &path)?;
+        }
+        if let Some(db) = step::data_dir(spec, args.db.as_deref(), DEFAULT_DB) {
+            outputs.outside_store(&db)?;
         }
     }
     let (shard, shard_source) = shard

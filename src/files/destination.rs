@@ -439,7 +439,7 @@ fn probe_writable(dir: &Path, base: &str) -> std::io::Result<()> {
 /// no temporary beside it (a `merge --output` or `fit --output` ended by
 /// SIGTERM inside its write left its hidden `.NAME.kvperf-PID-N`, 6 times
 /// of 6 when the signal came as the temporary appeared).
-fn interrupts_held<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn interrupts_held<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: sigset_t values this function owns, filled by sigemptyset and
     // sigaddset; pthread_sigmask changes only this thread's mask and the
     // second call restores what the first read.

@@ -42,6 +42,25 @@ impl Outputs {
         self.add(what, dir, true)
     }
 
+    /// Refuses every output inside `store`, the engine's data directory:
+    /// the engine makes its own files there after kvperf's checks (RocksDB's
+    /// `LOG`, LMDB's `lock.mdb`), and writes into or over them.
+    pub fn outside_store(&self, store: &Path) -> Result<(), InputError> {
+        // Every spelling of the store: its real path when it exists (a
+        // link to it followed), else where it will be made.
+        let places = [store.canonicalize().ok(), Some(place_of(store))];
+        for (what, seen) in &self.seen {
+            if places.iter().flatten().any(|p| seen.path.starts_with(p)) {
+                return Err(InputError::Invalid(format!(
+                    "{what} '{}' is inside the store directory '{}', where the engine makes and replaces its own files: give a path outside it",
+                    seen.path.display(),
+                    store.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn add(&mut self, what: &str, path: &Path, dir: bool) -> Result<(), InputError> {
         let place = place_of(path);
         for (other, seen) in &self.seen {

@@ -13,6 +13,7 @@ pub mod owned;
 pub mod signature;
 mod unsaved;
 
+pub(crate) use destination::interrupts_held;
 pub use destination::{Destination, Stream, Written, RESULT_LINE_TAG_VAR};
 pub use distinct::Outputs;
 pub use input::{

@@ -260,6 +260,7 @@ pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Re
     let mut seen: std::collections::HashMap<Vec<String>, StepFiles> = Default::default();
     let mut files = crate::files::Outputs::new();
     for step in &p.steps {
+        results_outside_store(step, results)?;
         let command = StepCommand::of_step(plan.driver, plan.settle, plan.drop_caches, step, &json);
         let n = step.clients;
         let shards: Vec<StepCommand> = if n > 1 {
@@ -282,6 +283,23 @@ pub fn check_steps(p: &Prepared, results: &Path, check: StepCheck) -> anyhow::Re
         }
     }
     Ok(())
+}
+
+/// The results file inside a config's store, where its engine makes and
+/// replaces files of its own, is refused (a step's output beside it is
+/// refused by the step's own check).
+fn results_outside_store(step: &Step, results: &Path) -> Result<(), InputError> {
+    let Some(db) = step.db.as_deref() else {
+        return Ok(());
+    };
+    if !engine::find(&step.engine).is_ok_and(|e| e.uses_data_dir()) {
+        return Ok(());
+    }
+    let mut outputs = crate::files::Outputs::new();
+    outputs.file("--results", results)?;
+    outputs
+        .outside_store(db)
+        .map_err(|e| InputError::Invalid(format!("config '{}': {e}", step.config)))
 }
 
 /// Engines the plan names that this binary lacks, and what the plan asks

@@ -49,7 +49,7 @@ pub fn text(study: &Study, rows: &[Row], gate: Option<&Gate>) -> String {
             out,
             "--fail-if-slower {}%: {}: {}",
             g.limit_pct,
-            if g.passed() { "passed" } else { "failed" },
+            g.verdict(),
             g.summary()
         );
     }

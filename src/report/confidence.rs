@@ -198,6 +198,16 @@ impl Gate<'_> {
         self.regressions.is_empty()
     }
 
+    /// The gate's word: never "passed" when no figure had the repeats to
+    /// be judged (the command then refuses, exit 2).
+    pub fn verdict(&self) -> &'static str {
+        match (self.passed(), self.judged) {
+            (false, _) => "failed",
+            (true, 0) => "cannot judge",
+            (true, _) => "passed",
+        }
+    }
+
     /// One line: the outcome, and which cells failed it.
     pub fn summary(&self) -> String {
         let limit = self.limit_pct;
@@ -209,7 +219,9 @@ impl Gate<'_> {
         } else {
             String::new()
         };
-        if self.passed() {
+        if self.judged == 0 {
+            format!("no compared figure has at least {MIN_REPEATS} repeats of each cell: nothing judged")
+        } else if self.passed() {
             format!(
                 "no compared figure is slower by more than {limit}% with 95% confidence ({} judged{undecided})",
                 self.judged
@@ -323,7 +335,7 @@ pub fn blocks(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Vec<Block> {
         blocks.push(Block::Paragraph(format!(
             "**Gate --fail-if-slower {}%: {}.** {}.",
             g.limit_pct,
-            if g.passed() { "passed" } else { "failed" },
+            g.verdict(),
             capitalized(&g.summary())
         )));
     }
@@ -379,7 +391,8 @@ pub fn json(study: &Study, rows: &[Row], gate: Option<&Gate>) -> Value {
         "comparisons": rows.iter().map(row).collect::<Vec<_>>(),
         "gate": gate.map(|g| json!({
             "fail_if_slower_pct": g.limit_pct,
-            "passed": g.passed(),
+            "passed": g.verdict() == "passed",
+            "verdict": g.verdict(),
             "judged": g.judged,
             "undecided": g.undecided,
             "regressions": g.regressions.iter().map(|r| row(r)).collect::<Vec<_>>(),

@@ -13,11 +13,25 @@
 //! ```
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::cpu::thread_cpu_seconds;
 use super::{Pacer, RunSpec, Shared, Slot, Step, INTERRUPTED};
 use crate::measure::{Deadline, Meter};
+
+/// The longest a paced client sleeps before it looks again whether it is
+/// to stop.
+const PAUSE_SLICE: Duration = Duration::from_millis(50);
+
+/// What a paced client does next ([`ClientLoop::pause`]).
+pub(super) enum Pause {
+    /// Sleep until then, and ask again.
+    Sleep(Instant),
+    /// The operation is due: run it.
+    Due,
+    /// Its phase changed or it is to stop: back to [`ClientLoop::going`].
+    Recheck,
+}
 
 pub(super) struct ClientLoop<'a> {
     shared: &'a Shared,
@@ -133,6 +147,38 @@ impl<'a> ClientLoop<'a> {
         (self.pacer, phase_start, self.done)
     }
 
+    /// Where a paced client's wait for its next operation, due at `due`,
+    /// goes next: it sleeps in slices, so a slow pace (a target under one
+    /// operation per second per client) never holds it past the run's time
+    /// limit, its warmup's end, an interrupt or another client's failure.
+    pub fn pause(&mut self, due: Instant) -> Pause {
+        let now = Instant::now();
+        if self.should_stop() || self.background_done() {
+            self.stopped = true;
+            return Pause::Recheck;
+        }
+        let phase_end = match self.warming_up {
+            true => Some(self.measure_start),
+            false => self.deadline,
+        };
+        if phase_end.is_some_and(|end| now >= end) {
+            if !self.warming_up {
+                self.hit_time_limit = true;
+                self.stopped = true;
+            }
+            return Pause::Recheck;
+        }
+        if now >= due {
+            return Pause::Due;
+        }
+        let slice = due.min(now + PAUSE_SLICE);
+        Pause::Sleep(phase_end.map_or(slice, |end| slice.min(end)))
+    }
+
+    fn background_done(&self) -> bool {
+        self.background && self.shared.foreground_left.load(Relaxed) == 0
+    }
+
     /// Books the operation just done and decides whether the client stops.
     #[inline]
     pub fn record(&mut self, step: Step) {
@@ -169,7 +215,7 @@ impl<'a> ClientLoop<'a> {
         {
             self.hit_time_limit = true;
             self.stopped = true;
-        } else if self.background && self.shared.foreground_left.load(Relaxed) == 0 {
+        } else if self.background_done() {
             self.stopped = true;
         }
     }

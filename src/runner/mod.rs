@@ -34,7 +34,7 @@ pub use before_window::BeforeWindow;
 pub use pacing::Pacer;
 pub use runtime::{ClientRuntime, TaskScheduling};
 pub use stall::StallKeeper;
-pub use status::{format_java_decimal, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
+pub use status::{format_java_decimal, lost_ops_log, OpsLog, StatusOptions, OPS_LOG_WRITTEN};
 
 use crate::measure::interval_log::IntervalLogs;
 use crate::measure::timeline::Timeline;
@@ -78,6 +78,10 @@ pub trait WorkloadThread: Send {
     /// Performs one operation, timing its engine calls with `meter`.
     /// `intended` is when the operation was scheduled to start.
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step;
+
+    /// Called once when the client's loop ends, before it waits for the
+    /// other clients to end theirs.
+    fn finished(&mut self) {}
 }
 
 /// One operation of a client task.

@@ -71,7 +71,13 @@ pub const OPS_LOG_WRITTEN: crate::files::Written = crate::files::Written {
 };
 
 struct OpsLogWriter {
-    file: std::io::BufWriter<std::fs::File>,
+    /// None once it could not be made or written.
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    path: PathBuf,
+    /// Every line, kept in `kvperf-unsaved-*` when the file failed.
+    lines: String,
+    /// Why the file failed.
+    failed: Option<String>,
     interval: Duration,
     next: Instant,
     last_ops: u64,
@@ -82,22 +88,17 @@ impl OpsLogWriter {
     /// over it once the path is found to be new or kvperf's own log: never
     /// a truncating open, so a link or a user's file put at the path since
     /// the last benchmark is never written through or replaced.
+    /// One that cannot make its file keeps its lines for [`Self::end`].
     fn create(log: &OpsLog, start: Instant) -> Option<Self> {
-        let warn = |e: &dyn std::fmt::Display| {
-            eprintln!(
-                "kvperf: warning: cannot write '{}': {e}",
-                log.path.display()
-            );
-        };
-        let file = match new_ops_log(&log.path) {
-            Ok(f) => f,
-            Err(e) => {
-                warn(&format!("{e:#}"));
-                return None;
-            }
+        let (file, failed) = match new_ops_log(&log.path) {
+            Ok(f) => (Some(std::io::BufWriter::new(f)), None),
+            Err(e) => (None, Some(format!("{e:#}"))),
         };
         let mut w = Self {
-            file: std::io::BufWriter::new(file),
+            file,
+            path: log.path.clone(),
+            lines: String::new(),
+            failed,
             interval: log.interval,
             next: start + log.interval,
             last_ops: 0,
@@ -117,9 +118,47 @@ impl OpsLogWriter {
 
     fn write(&mut self, line: &str) {
         use std::io::Write;
+        self.lines.push_str(line);
+        self.lines.push('\n');
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
         // Flushed per line so a crash keeps what was measured.
-        let _ = writeln!(self.file, "{line}").and_then(|_| self.file.flush());
+        if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
+            self.failed = Some(e.to_string());
+            self.file = None;
+        }
     }
+
+    /// A log that failed is kept in `kvperf-unsaved-*`, and the command
+    /// told ([`lost_ops_log`]): the figures are never only warned about.
+    fn end(self) {
+        let Some(why) = self.failed else {
+            return;
+        };
+        let shown = format!(
+            "cannot write --report_file '{}': {why}",
+            self.path.display()
+        );
+        let near = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let said = match crate::files::keep_unsaved(self.lines.as_bytes(), Some(near), "csv") {
+            Ok(kept) => format!("{shown}; its lines are kept in '{}'", kept.display()),
+            Err(lost) => format!("{shown}; they could not be kept elsewhere either ({lost})"),
+        };
+        LOST_OPS_LOG.get_or_init(|| said);
+    }
+}
+
+/// The first ops log that could not be written, once it was kept.
+static LOST_OPS_LOG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Why an ops log of this process could not be written, and where its
+/// lines are: the command then fails (exit 3) after its other outputs.
+pub fn lost_ops_log() -> Option<&'static str> {
+    LOST_OPS_LOG.get().map(String::as_str)
 }
 
 /// Puts a new, empty ops log at `path` (see [`OpsLogWriter::create`]).
@@ -320,6 +359,9 @@ fn report_until_done(
         if finished {
             if let Some(bar) = bar {
                 bar.bar().finish_and_clear();
+            }
+            if let Some(log) = ops_log {
+                log.end();
             }
             return Recorded {
                 timeline: intervals.timeline,

@@ -11,7 +11,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::OnceLock;
 
-use super::client::{ClientDone, ClientLoop};
+use super::client::{ClientDone, ClientLoop, Pause};
 use super::runtime::TaskFuture;
 use super::timer::sleep_until;
 use super::{
@@ -52,16 +52,19 @@ pub(super) fn run(
                 let cpu_at_window = &cpu_at_window;
                 Box::pin(async move {
                     let mut client = ClientLoop::new(shared, spec, index, quota, background, false);
-                    while client.going() {
+                    'ops: while client.going() {
                         if client.in_window() {
                             cpu_at_window.get_or_init(|| rt.cpu_seconds());
                         }
                         let (pacer, phase_start, k) = client.schedule();
                         let intended = match pacer.due(phase_start, k) {
-                            Some(due) => {
-                                sleep_until(due).await;
-                                due
-                            }
+                            Some(due) => loop {
+                                match client.pause(due) {
+                                    Pause::Sleep(until) => sleep_until(until).await,
+                                    Pause::Due => break due,
+                                    Pause::Recheck => continue 'ops,
+                                }
+                            },
                             None => phase_start,
                         };
                         let step = work.step(&mut client.meter, intended).await;

@@ -4,8 +4,9 @@
 //! read the connections' counters).
 
 use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
 
-use super::client::{ClientDone, ClientLoop};
+use super::client::{ClientDone, ClientLoop, Pause};
 use super::gate::StartGate;
 use super::{status, watch_for_stalls, Clock, Ended, RunSpec, Shared, Workload};
 use crate::engine::ThreadSlot;
@@ -203,13 +204,25 @@ fn client_thread(
     };
     let quota = workload.thread_quota(spec.operations, threads, index);
     let mut client = ClientLoop::new(shared, spec, index, quota, background, true);
-    while client.going() {
+    'ops: while client.going() {
         let (pacer, phase_start, k) = client.schedule();
-        let intended = pacer.wait_for(phase_start, k);
+        let intended = match pacer.due(phase_start, k) {
+            Some(due) => loop {
+                match client.pause(due) {
+                    Pause::Sleep(until) => {
+                        std::thread::sleep(until.saturating_duration_since(Instant::now()))
+                    }
+                    Pause::Due => break due,
+                    Pause::Recheck => continue 'ops,
+                }
+            },
+            None => phase_start,
+        };
         let step = work.step(&mut client.meter, intended);
         client.record(step);
     }
     let done = client.finish();
+    work.finished();
     arrival.arrive_now();
     drop(work);
     Ok(Some(done))

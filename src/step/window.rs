@@ -250,6 +250,40 @@ pub fn finish(out: &mut StepOutput, result: anyhow::Result<()>) -> anyhow::Resul
     }
 }
 
+/// Refuses the command's `outputs` inside its engine's store directory
+/// (`db`, else `default`) before any is written: a refusal's own JSON
+/// went to the refused path.
+pub fn outputs_outside_store(
+    engine: &str,
+    db: Option<&Path>,
+    default: &str,
+    outputs: &[(&str, &Path)],
+) -> Result<(), crate::error::InputError> {
+    let Some(store) = crate::engine::find(engine)
+        .ok()
+        .and_then(|spec| data_dir(spec, db, default))
+    else {
+        return Ok(());
+    };
+    let mut checked = crate::files::Outputs::new();
+    for (what, path) in outputs {
+        checked.file(what, path)?;
+    }
+    checked.outside_store(&store)
+}
+
+/// How a step that finished ends once its output is written: a SIGINT or
+/// SIGTERM that came meanwhile (held while the output was written) is
+/// not lost but ends it as one after the window does, exit 3; its output
+/// is whole.
+pub fn ended(finished: anyhow::Result<Finished>) -> anyhow::Result<()> {
+    let Finished = finished?;
+    if crate::runner::interrupted() {
+        anyhow::bail!("interrupted as the step's figures were written; they are written whole");
+    }
+    Ok(())
+}
+
 /// How a step's measurement is labelled: what [`Shape::measurement`]
 /// needs besides what the runner measured.
 #[derive(Debug, Clone)]

@@ -14,6 +14,7 @@ mod pass10_life;
 mod pass10_servers;
 mod pass11_lead;
 mod pass12_lead;
+mod pass12_life;
 mod pass4;
 mod pass6;
 mod pass7;

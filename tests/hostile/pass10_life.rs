@@ -255,10 +255,10 @@ repeats = 20000
 }
 
 /// An inotify descriptor watching `dir` for new names.
-struct Watch(i32);
+pub(super) struct Watch(i32);
 
 impl Watch {
-    fn new(dir: &Path) -> Self {
+    pub(super) fn new(dir: &Path) -> Self {
         // SAFETY: inotify_init1 takes flags only; the path is a C string
         // this function owns, alive across the call.
         unsafe {
@@ -271,7 +271,7 @@ impl Watch {
     }
 
     /// Waits until a name starting with `prefix` is made, at most `bound`.
-    fn made(&self, prefix: &str, bound: Duration) -> bool {
+    pub(super) fn made(&self, prefix: &str, bound: Duration) -> bool {
         let deadline = Instant::now() + bound;
         let mut buf = [0u8; 8192];
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {

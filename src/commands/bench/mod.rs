@@ -23,7 +23,7 @@ use crate::output::{self};
 use crate::properties::Properties;
 use crate::results::step::StepOutput;
 use crate::runner::{OpsLog, StallKeeper};
-use crate::step::{self, Finished};
+use crate::step;
 use crate::workload::dbbench::{BenchConfig, Benchmark};
 
 /// db_bench's histogram order (its `OperationType` enum) and names.
@@ -46,6 +46,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     output::stdout::keep_going_on_a_gone_reader();
     let mut out = StepOutput::begin("bench");
     // Every file the run writes is checked before anything is measured.
+    let mut outputs: Vec<_> = args.json.iter().map(|p| ("--json", p.as_path())).collect();
+    if !args.report_interval_seconds.is_zero() {
+        outputs.push(("--report_file", &args.report_file));
+    }
+    let db = args.db.as_deref();
+    step::outputs_outside_store(&args.engine, db, &default_db_dir(), &outputs)?;
     let json = args
         .json
         .as_deref()
@@ -70,7 +76,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             None => output::stdout::lost_stdout(why, json_text.as_bytes(), "json"),
         });
     }
-    finished.map(|Finished| ())
+    // A measured figure not where it was asked for fails the command,
+    // said with any other failure in its one line.
+    if let Some(lost) = crate::runner::lost_ops_log() {
+        finished.map_err(|e| e.context(lost))?;
+        anyhow::bail!("{lost}");
+    }
+    step::ended(finished)
 }
 
 fn measure(
@@ -136,6 +148,14 @@ fn measure(
             }
         }
         if run_unmeasured(bench, engine.as_ref(), &shown_db)? {
+            // A signal during a compaction (not cut short) ends the
+            // sequence after it, as one during a measured benchmark does.
+            end_at_a_failure(
+                engine.as_ref(),
+                bench,
+                &OpHistograms::new(),
+                crate::runner::interrupted(),
+            )?;
             continue;
         }
         if args.drop_caches {
@@ -407,6 +427,13 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
         outputs.file("--report_file", &args.report_file)?;
     }
     let spec = engine::find(&args.engine)?;
+    let props = engine_properties(spec, args, out)?;
+    for (what, path) in spec.files_written(&props) {
+        outputs.file(what, &path)?;
+    }
+    if let Some(db) = step::data_dir(spec, args.db.as_deref(), &default_db_dir()) {
+        outputs.outside_store(&db)?;
+    }
     for bench in &benches {
         if *bench == Benchmark::Compact {
             spec.require(Capability::Compact, "--benchmarks=compact")?;
@@ -422,7 +449,6 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
             )?;
         }
     }
-    let props = engine_properties(spec, args, out)?;
     let power = PowerSetup::from_properties(&props)?;
     if let Some(power) = &power {
         power.check_remote()?;

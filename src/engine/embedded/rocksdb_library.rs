@@ -152,8 +152,13 @@ fn release_jar(library: &Path) -> Option<String> {
 }
 
 /// Opens a store in a directory made for it and reads the version RocksDB
-/// wrote into its `LOG`; the directory is removed after.
+/// wrote into its `LOG`; the directory is removed after, before a signal
+/// that came meanwhile is taken (it left the directory in TMPDIR).
 fn version_from_probe_store() -> Result<String, String> {
+    crate::files::interrupts_held(version_from_held_probe)
+}
+
+fn version_from_held_probe() -> Result<String, String> {
     let dir = probe_dir().map_err(|e| format!("cannot make a probe store's directory: {e}"))?;
     let version = (|| {
         let mut options = rocksdb::Options::default();

@@ -16,7 +16,7 @@
 pub mod keys;
 pub mod values;
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use crate::engine::{
@@ -209,6 +209,9 @@ pub struct BenchWorkload<'a> {
     /// Seed of this benchmark's threads (db_bench: seed base + thread number).
     pub seed: u64,
     pub tally: Tally,
+    /// Foreground threads not yet finished: readwhilewriting's writer
+    /// stops waiting on its rate once none is left.
+    readers: AtomicUsize,
 }
 
 impl<'a> BenchWorkload<'a> {
@@ -219,6 +222,7 @@ impl<'a> BenchWorkload<'a> {
             engine,
             seed,
             tally: Tally::default(),
+            readers: AtomicUsize::new(0),
         }
     }
 
@@ -261,6 +265,9 @@ impl Workload for BenchWorkload<'_> {
     fn thread(&self, slot: ThreadSlot) -> anyhow::Result<Box<dyn WorkloadThread + '_>> {
         let index = slot.index;
         let background = self.is_background(index);
+        if !background {
+            self.readers.fetch_add(1, Relaxed);
+        }
         Ok(Box::new(BenchThread {
             wl: self,
             index,
@@ -331,6 +338,12 @@ struct BenchThread<'a> {
 }
 
 impl WorkloadThread for BenchThread<'_> {
+    fn finished(&mut self) {
+        if !self.background {
+            self.wl.readers.fetch_sub(1, Relaxed);
+        }
+    }
+
     fn step(&mut self, meter: &mut Meter, intended: Instant) -> Step {
         let keep_going = match self.wl.bench {
             Benchmark::FillSeq => {
@@ -346,8 +359,11 @@ impl WorkloadThread for BenchThread<'_> {
             Benchmark::ReadWhileWriting if self.background => {
                 let k = self.random_key();
                 let ok = self.put(meter, intended, k);
+                let wl = self.wl;
+                let end = wl.cfg.duration.map(|d| self.rate.start + d);
+                let over = || crate::runner::interrupted() || wl.readers.load(Relaxed) == 0;
                 self.rate
-                    .wait((self.key.len() + self.wl.cfg.value_size) as u64);
+                    .wait((self.key.len() + wl.cfg.value_size) as u64, end, &over);
                 ok
             }
             Benchmark::ReadWhileWriting => self.get(meter, intended),
@@ -525,6 +541,10 @@ fn keeps_going(result: &OpResult) -> bool {
 
 /// `--benchmark_write_rate_limit`: bytes per second for the writer, like
 /// RocksDB's generic rate limiter (refilled continuously here).
+/// The longest a rate-limited writer sleeps before it looks again
+/// whether its benchmark is over.
+const RATE_SLICE: Duration = Duration::from_millis(50);
+
 struct WriteRate {
     bytes_per_sec: u64,
     start: Instant,
@@ -540,17 +560,23 @@ impl WriteRate {
         }
     }
 
-    /// Sleeps until `bytes` more fit in the budget since the start.
-    fn wait(&mut self, bytes: u64) {
+    /// Sleeps until `bytes` more fit in the budget since the start, in
+    /// slices: never past `end` (the benchmark's `--duration`) nor once
+    /// `over` says the benchmark is over (its readers done, an interrupt).
+    fn wait(&mut self, bytes: u64, end: Option<Instant>, over: &dyn Fn() -> bool) {
         if self.bytes_per_sec == 0 {
             return;
         }
         self.granted += bytes;
         let due =
             self.start + Duration::from_secs_f64(self.granted as f64 / self.bytes_per_sec as f64);
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
+        let until = end.map_or(due, |end| due.min(end));
+        loop {
+            let now = Instant::now();
+            if now >= until || over() {
+                return;
+            }
+            std::thread::sleep((until - now).min(RATE_SLICE));
         }
     }
 }
@@ -597,7 +623,7 @@ mod tests {
         let mut rate = WriteRate::new(1_000_000);
         let start = Instant::now();
         for _ in 0..100 {
-            rate.wait(1000); // 100 KB at 1 MB/s: 0.1 s
+            rate.wait(1000, None, &|| false); // 100 KB at 1 MB/s: 0.1 s
         }
         let elapsed = start.elapsed();
         assert!(elapsed >= Duration::from_millis(99), "{elapsed:?}");
