@@ -26,6 +26,9 @@ pub use registry::{find, Server, Setting, SERVERS};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     Install,
+    /// Before a start makes anything: what the server's script refuses in
+    /// the place it was given (not a command of its own).
+    Check,
     Start,
     Stop,
     Status,
@@ -35,6 +38,7 @@ impl Action {
     fn word(self) -> &'static str {
         match self {
             Action::Install => "install",
+            Action::Check => "check",
             Action::Start => "start",
             Action::Stop => "stop",
             Action::Status => "status",
@@ -270,10 +274,12 @@ impl Instance {
                 // Nodes this start launched are not left running; a server
                 // that ran before it is not touched.
                 if alive.is_empty() {
+                    // Begun after kvperf and running the server's
+                    // program: a pid file's pid may be reused by then.
                     let launched: Vec<Proc> = pids_in(&self.dir)
                         .into_iter()
                         .filter_map(Proc::observe)
-                        .filter(|p| p.start >= began)
+                        .filter(|p| p.start >= began && runs(p.pid, self.server.process))
                         .collect();
                     let launched: Vec<&Proc> = launched.iter().collect();
                     record::stop(
@@ -389,7 +395,8 @@ impl Instance {
                 .into());
             }
             self.check_server_named()?;
-            return self.check_no_links();
+            self.check_no_links()?;
+            return self.check_place();
         }
         if self.dir.exists() && !self.dir.is_dir() {
             return Err(InputError::Invalid(format!(
@@ -409,6 +416,7 @@ impl Instance {
                 .into());
             }
         }
+        self.check_place()?;
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create server directory '{shown}'"))?;
         // Atomically, never through a link (docs/reliability.md, "Links").
@@ -428,6 +436,13 @@ impl Instance {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => self.claim_dir(),
             other => other.with_context(|| format!("cannot write to '{shown}'")),
         }
+    }
+
+    /// The script's refusals of the place (a parent directory PostgreSQL's
+    /// OS user cannot pass, which kvperf will not change), before anything
+    /// is made there.
+    fn check_place(&self) -> anyhow::Result<()> {
+        self.script(Action::Check, 60, None).map(|_| ())
     }
 
     /// The server directory is this server's: its marker's first line
@@ -546,18 +561,7 @@ impl Instance {
                 break status;
             }
             if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-                // SIGTERM to the script's group, SIGKILL 5 s later; a start
-                // then stops what it launched ([`Instance::start`]).
-                let group = child.id() as libc::pid_t;
-                // SAFETY: killpg takes a process group id and a signal.
-                unsafe { libc::killpg(group, libc::SIGTERM) };
-                let until = Instant::now() + Duration::from_secs(5);
-                while child.try_wait()?.is_none() && Instant::now() < until {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                // SAFETY: as above.
-                unsafe { libc::killpg(group, libc::SIGKILL) };
-                let _ = child.wait();
+                end_group(&mut child);
                 anyhow::bail!(
                     "kvperf server {} {name}: interrupted (SIGINT, SIGTERM or SIGHUP); its script was stopped{}",
                     action.word(),
@@ -569,8 +573,9 @@ impl Instance {
                 );
             }
             if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
+                // The whole group: killed alone, bash left its children
+                // (a `psql` waiting on a server) waiting on.
+                end_group(&mut child);
                 anyhow::bail!(
                     "kvperf server {} {name}: no answer within {limit_s} s; see the logs in '{}'",
                     action.word(),
@@ -624,6 +629,22 @@ impl Instance {
             }
         }
     }
+}
+
+/// Ends a server script and what it runs (its own process group): SIGTERM,
+/// SIGKILL 5 s later; a start then stops what it launched
+/// ([`Instance::start`]).
+fn end_group(child: &mut std::process::Child) {
+    let group = child.id() as libc::pid_t;
+    // SAFETY: killpg takes a process group id and a signal.
+    unsafe { libc::killpg(group, libc::SIGTERM) };
+    let until = Instant::now() + Duration::from_secs(5);
+    while child.try_wait().ok().flatten().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above.
+    unsafe { libc::killpg(group, libc::SIGKILL) };
+    let _ = child.wait();
 }
 
 /// Set by SIGINT, SIGTERM or SIGHUP once a server script has run in this process.
@@ -710,10 +731,28 @@ fn without_servers_variables(cmd: &mut Command, action: Action, name: &str) {
     }
 }
 
-/// The live process `pid` has `word` in its command line.
-fn runs(pid: u32, word: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|raw| String::from_utf8_lossy(&raw).contains(word))
+/// The live process `pid` runs `program` (a registry's `process`): the
+/// file name of its argv[0]'s first word (redis-server retitles itself
+/// "redis-server 127.0.0.1:P") or of its executable, exactly; or it is a
+/// `java` whose main class is `program`. A word anywhere in its command
+/// line is not: `tail -f my-redis-server-notes.txt` passed that check. As
+/// scripts/common.sh's `is_program`.
+fn runs(pid: u32, program: &str) -> bool {
+    let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let raw = String::from_utf8_lossy(&raw);
+    let mut args = raw.split('\0');
+    let first = args.next().unwrap_or_default();
+    let argv0 = first.split(' ').next().unwrap_or_default();
+    let argv0 = argv0.rsplit('/').next().unwrap_or_default();
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let exe = exe
+        .as_ref()
+        .and_then(|e| e.file_name())
+        .map(|n| n.to_string_lossy());
+    let is = |name: &str| argv0 == name || exe.as_deref() == Some(name);
+    is(program) || (is("java") && args.any(|a| a == program))
 }
 
 /// `redis: started pid=9135 addr=127.0.0.1:6379 version=7.0.15` -> the pairs.
@@ -857,34 +896,27 @@ echo "$name"
         assert!(!status.running);
     }
 
-    /// Stand-ins for the FerretDB binary and psql record what they were
-    /// given; the PostgreSQL URL's password must be in their environment,
-    /// not their argv.
-    #[test]
-    fn ferretdb_gets_the_postgresql_url_from_its_environment() {
+    /// Writes an executable stand-in for a tool at `path`.
+    fn stand_in(path: &Path, body: &str) {
         use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let bin = tmp.path().join("cache/servers/ferretdb-v1.24.0/bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        let fake = bin.join("ferretdb");
-        std::fs::write(
-            &fake,
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// A FerretDB start in `tmp` on the postgresql handler with the _id
+    /// index (so its script runs psql): stand-ins for the FerretDB binary
+    /// (it exits at once, `argv` and `env` in its dir say what it got) and
+    /// for psql (`psql`); the listener stands for PostgreSQL's port.
+    fn ferretdb_on_postgres(tmp: &Path, psql: &str) -> (Instance, std::net::TcpListener) {
+        stand_in(
+            &tmp.join("cache/servers/ferretdb-v1.24.0/bin/ferretdb"),
             "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'version: v1.24.0'; exit 0; }\n\
              printf '%s\\n' \"$@\" > \"$KVPERF_DIR/argv\"\n\
              printf '%s' \"$FERRETDB_POSTGRESQL_URL\" > \"$KVPERF_DIR/env\"\nexit 1\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        // psql (for the _id index) gets the password in PGPASSWORD too.
-        let psql = tmp.path().join("psql-bin/psql");
-        std::fs::create_dir_all(psql.parent().unwrap()).unwrap();
-        std::fs::write(
-            &psql,
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$KVPERF_DIR/psql-argv\"\n\
-             printf '%s' \"$PGPASSWORD\" > \"$KVPERF_DIR/psql-env\"\ncat >/dev/null\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&psql, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
+        let psql_bin = tmp.join("psql-bin");
+        stand_in(&psql_bin.join("psql"), psql);
         // The script checks that PostgreSQL's port answers before starting.
         let pg = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -896,27 +928,24 @@ echo "$name"
             "postgres://kv:p@ss/w:rd%21@127.0.0.1:{}/kvperf?pool_max_conns=4",
             pg.local_addr().unwrap().port()
         );
-        let dir = tmp.path().join("f");
+        let dir = tmp.join("f");
         std::fs::create_dir_all(&dir).unwrap();
         let i = Instance {
             server: find("ferretdb").unwrap(),
-            dir: dir.clone(),
+            dir,
             port,
             port_given: true,
             nodes: 1,
             settings: [
-                (
-                    "KVPERF_CACHE",
-                    tmp.path().join("cache").display().to_string(),
-                ),
+                ("KVPERF_CACHE", tmp.join("cache").display().to_string()),
                 ("KVPERF_FERRETDB_HANDLER", "postgresql".into()),
-                ("KVPERF_FERRETDB_PG_URL", url.clone()),
+                ("KVPERF_FERRETDB_PG_URL", url),
                 ("KVPERF_FERRETDB_PG_ID_INDEX", "gin".into()),
                 (
                     "PATH",
                     format!(
                         "{}:{}",
-                        psql.parent().unwrap().display(),
+                        psql_bin.display(),
                         std::env::var("PATH").unwrap_or_default()
                     ),
                 ),
@@ -924,6 +953,23 @@ echo "$name"
             .map(|(k, v)| (k.to_string(), v))
             .into(),
         };
+        (i, pg)
+    }
+
+    /// Stand-ins for the FerretDB binary and psql record what they were
+    /// given; the PostgreSQL URL's password must be in their environment,
+    /// not their argv.
+    #[test]
+    fn ferretdb_gets_the_postgresql_url_from_its_environment() {
+        let tmp = tempfile::tempdir().unwrap();
+        // psql (for the _id index) gets the password in PGPASSWORD too.
+        let (i, pg) = ferretdb_on_postgres(
+            tmp.path(),
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$KVPERF_DIR/psql-argv\"\n\
+             printf '%s' \"$PGPASSWORD\" > \"$KVPERF_DIR/psql-env\"\ncat >/dev/null\n",
+        );
+        let url = i.settings["KVPERF_FERRETDB_PG_URL"].clone();
+        let dir = i.dir.clone();
         // The stand-in exits at once: the start fails after it ran.
         let err = i.script(Action::Start, 30, None).unwrap_err().to_string();
         assert!(!err.contains("ss/w"), "{err}");
@@ -951,6 +997,42 @@ echo "$name"
             std::fs::read_to_string(dir.join("psql-env")).unwrap(),
             "p@ss/w:rd!",
             "PGPASSWORD, its %21 decoded as libpq decodes a URL's"
+        );
+    }
+
+    /// A start past its time limit ended bash alone: its psql (no connect
+    /// timeout; a PostgreSQL that accepts and never answers) waited on,
+    /// reparented, for as long as it liked. The script's whole process
+    /// group ends at the limit now, and psql has a connect timeout.
+    #[test]
+    fn a_script_past_its_limit_leaves_no_child_waiting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (i, _pg) = ferretdb_on_postgres(
+            tmp.path(),
+            "#!/bin/sh\nprintf '%s' \"$PGCONNECT_TIMEOUT\" > \"$KVPERF_DIR/psql-timeout\"\n\
+             echo $$ > \"$KVPERF_DIR/psql.tmp\"; mv \"$KVPERF_DIR/psql.tmp\" \"$KVPERF_DIR/psql.pid\"\n\
+             exec sleep 600\n",
+        );
+        let err = i.script(Action::Start, 3, None).unwrap_err().to_string();
+        assert!(err.contains("no answer within 3 s"), "{err}");
+        let psql: u32 = std::fs::read_to_string(i.dir.join("psql.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(20);
+        while Proc::observe(psql).is_some() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = Proc::observe(psql).is_some();
+        if left {
+            // SAFETY: the stand-in this test's script started.
+            unsafe { libc::kill(psql as i32, libc::SIGKILL) };
+        }
+        assert!(!left, "the script's psql still waits");
+        assert_eq!(
+            std::fs::read_to_string(i.dir.join("psql-timeout")).unwrap(),
+            "5"
         );
     }
 

@@ -30,8 +30,9 @@ pub struct Server {
     pub kill_stuck: bool,
     /// Seconds a clean stop may take.
     pub stop_timeout_s: u64,
-    /// A word of its processes' command lines (its script's `PROCESS`): a
-    /// pid a killed start's pid file names is its server only if it holds it.
+    /// Its program (its script's `PROCESS`): argv[0]'s file name or the
+    /// executable's, exactly, or a `java`'s main class. A pid a pid file
+    /// names is its server only if it runs it.
     pub process: &'static str,
     /// What `-p KEY=VALUE` may set; the script reads `KVPERF_<KEY>`.
     pub settings: &'static [Setting],
@@ -113,7 +114,7 @@ pub const SERVERS: [Server; 4] = [
         stop_signal: libc::SIGTERM,
         kill_stuck: true,
         stop_timeout_s: 60,
-        process: "CassandraDaemon",
+        process: "org.apache.cassandra.service.CassandraDaemon",
         settings: &[
             setting("cassandra_heap", "JVM heap per node, e.g. 2G (default 1G)"),
             setting(
@@ -277,10 +278,11 @@ mod tests {
                 s.name
             );
             assert!(s.max_nodes >= 1, "{}", s.name);
-            // The word its script checks a pid's command line for.
+            // The program its script checks a pid for.
             assert!(
                 s.script.contains(&format!("PROCESS={}\n", s.process))
-                    || s.script.contains(&format!("grep -q {} ", s.process)),
+                    || s.script
+                        .contains(&format!("is_program \"$p\" {} ", s.process)),
                 "{}: {}",
                 s.name,
                 s.process

@@ -31,7 +31,7 @@ impl Server {
         let server = Self {
             name,
             port: free_port(),
-            work: tempfile::tempdir().unwrap(),
+            work: passable_tempdir(),
             extra,
         };
         let out = server.action("start");
@@ -123,4 +123,15 @@ pub fn free_port() -> u16 {
             return port;
         }
     }
+}
+
+/// A scratch directory of the test's own that a server's OS user may pass:
+/// as root, PostgreSQL runs as its own user, and kvperf refuses a --dir
+/// behind a directory that user cannot pass (under umask 077, say) rather
+/// than change it.
+pub fn passable_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    dir
 }

@@ -15,6 +15,7 @@ mod pass10_servers;
 mod pass11_lead;
 mod pass12_lead;
 mod pass12_life;
+mod pass12_servers;
 mod pass4;
 mod pass6;
 mod pass7;

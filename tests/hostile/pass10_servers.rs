@@ -30,7 +30,7 @@ fn cmdline(pid: i32) -> Option<String> {
 }
 
 /// Polls `done` every 50 ms until it holds or `limit` passes.
-fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub(super) fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + limit;
     while Instant::now() < until {
         if done() {
@@ -121,7 +121,7 @@ fn a_users_libpq_variables_do_not_stall_a_postgres_start() {
         common::skip_unless_ci(test, "no PostgreSQL here (apt-get install postgresql)");
         return;
     }
-    let work = tempfile::tempdir().unwrap();
+    let work = common::server::passable_tempdir();
     let dir = work.path().join("pg");
     let shown = dir.display().to_string();
     let port = common::server::free_port().to_string();
@@ -161,7 +161,7 @@ fn a_users_libpq_variables_do_not_stall_a_postgres_start() {
 
 /// What a killed start left, ended when the test ends: the start script's
 /// process group, the redis-server it launched and the stand-in process.
-struct Leftovers(Vec<i32>);
+pub(super) struct Leftovers(pub(super) Vec<i32>);
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
@@ -434,7 +434,7 @@ fn a_users_files_in_the_server_cache_are_never_removed_or_written() {
         out
     };
     let out = start("dir");
-    common::assert_input_error(&out, "holds 'notes.txt', which kvperf did not put there");
+    common::assert_input_error(&out, "holds no finished cassandra install");
     assert_eq!(
         std::fs::read_to_string(inst.join("notes.txt")).unwrap(),
         "my notes"

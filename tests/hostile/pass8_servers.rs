@@ -447,7 +447,7 @@ fn an_interrupted_server_start_leaves_no_server_unrecorded() {
         );
         return;
     }
-    let work = tempfile::tempdir().unwrap();
+    let work = common::server::passable_tempdir();
     let dir = work.path().join("pg");
     let port = common::server::free_port().to_string();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvperf"))

@@ -26,8 +26,7 @@ need_java() {
 
 do_install() {
     if installed; then echo "$name: installed version=$VERSION lib=$INST/lib (cached)"; return 0; fi
-    # $INST is removed whole below: only an install cut short (lib, no .complete) may be there
-    own_install_dir "$INST" lib .complete
+    own_install_dir "$INST"
     own_cache_file "$CACHE/servers/.cassandra-$VERSION.lock"
     own_cache_file "$CACHE/servers/cassandra-$VERSION-install.log"
     mkdir -p "$CACHE/servers"
@@ -36,9 +35,11 @@ do_install() {
     exec 9>>"$CACHE/servers/.cassandra-$VERSION.lock"
     flock 9
     if installed; then echo "$name: installed version=$VERSION lib=$INST/lib (installed concurrently)"; exec 9>&-; return 0; fi
+    own_install_dir "$INST"
     local t0 tmp log n
     t0=$(now)
-    tmp=$(mktemp -d "$CACHE/servers/.build-cassandra-$VERSION.XXXXXX")
+    # made whole here, then renamed to $INST: nothing at $INST is ever removed
+    tmp=$(new_install_dir "$INST")
     log=$CACHE/servers/cassandra-$VERSION-install.log
     cat > "$tmp/pom.xml" <<EOF
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -53,9 +54,8 @@ EOF
         rm -rf "$tmp"; die "mvn could not fetch cassandra-all $VERSION, see $log"
     fi
     ls "$tmp/lib/cassandra-all-$VERSION.jar" "$tmp/lib"/jamm-*.jar >/dev/null 2>&1 || { rm -rf "$tmp"; die "cassandra-all or jamm jar missing after mvn, see $log"; }
-    rm -rf "$INST"; mkdir -p "$INST"
-    mv "$tmp/lib" "$INST/lib"; rm -rf "$tmp"
-    touch "$INST/.complete"
+    rm -f "$tmp/pom.xml"; touch "$tmp/.complete"; chmod 755 "$tmp"
+    place_install "$tmp" "$INST"
     exec 9>&-   # release the lock (a server started by this shell must not inherit it)
     n=$(ls "$INST/lib" | wc -l)
     echo "$name: installed version=$VERSION lib=$INST/lib jars=$n size=$(du -sh "$INST/lib" | cut -f1) elapsed=$(since "$t0")s"
@@ -68,7 +68,7 @@ node_pid() { # pid of node $1 if its JVM is alive
     [ -f "$f" ] || return 1
     p=$(cat "$f" 2>/dev/null) || return 1
     [ -n "$p" ] && alive "$p" && verified "$p" || return 1
-    tr '\0' ' ' < "/proc/$p/cmdline" | grep -q CassandraDaemon || return 1
+    is_program "$p" org.apache.cassandra.service.CassandraDaemon || return 1
     echo "$p"
 }
 # CQL v4 OPTIONS frame; a live native transport answers with a SUPPORTED frame (version 0x84, opcode 0x06)
@@ -84,7 +84,9 @@ node_ready() { grep -q "Starting listening for CQL clients" "$DIR/node$1/system.
 
 write_conf() { # write_conf NODE
     local i=$1 nd=$DIR/node$1 a; a=$(addr "$1")
-    local rf=$NODES; [ "$rf" -le 3 ] || rf=3
+    local rf=$NODES f; [ "$rf" -le 3 ] || rf=3
+    own_dirs "$nd" "$nd/conf" "$nd/data" "$nd/commitlog" "$nd/saved_caches" "$nd/hints" "$nd/cdc_raw"
+    for f in conf/cassandra.yaml conf/logback.xml system.log stdout.log cassandra.pid .joined; do own_cache_file "$nd/$f"; done
     mkdir -p "$nd/conf" "$nd/data" "$nd/commitlog" "$nd/saved_caches" "$nd/hints" "$nd/cdc_raw"
     cat > "$nd/conf/cassandra.yaml" <<EOF
 # written by kvperf at each start

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kvperf server scripts, the shared part. src/server/mod.rs runs one string:
 #   this file + the server's script (scripts/NAME.sh) + `dispatch "$@"`
-# as `bash -c STRING NAME.sh install|start|stop|status`.
+# as `bash -c STRING NAME.sh install|check|start|stop|status`.
 # The server's script defines do_install and do_start; for the default do_stop/do_status
 # (one server process with a pid file) also PROCESS, answers and stop_server. It may override
 # any function below (bash keeps the last definition), as cassandra.sh does for its nodes.
@@ -37,9 +37,12 @@ PORT=$KVPERF_PORT
 TIMEOUT=${KVPERF_START_TIMEOUT:-60}
 HOST=127.0.0.1
 
-# own_cache_file PATH: PATH, a file of kvperf's in the cache (a lock, a log), is absent or a plain file:
-# opened to write, a link there led the write into a user's file (pass 5 found it for RocksDB's).
-# A file there with other names (hard links) is a user's too: the write went into every name of it.
+# own_cache_file PATH: PATH, a file of kvperf's in the cache (a lock, a log) or below a server directory
+# (a configuration kvperf writes at each start), is absent or a plain file: opened to write, a link
+# there led the write into a user's file (pass 5 found it for RocksDB's; pass 12 for Cassandra's
+# node1/conf/cassandra.yaml and PostgreSQL's pgdata/kvperf.conf: kvperf checks only a server
+# directory's top level). A file there with other names (hard links) is a user's too: the write
+# went into every name of it.
 own_cache_file() {
     if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then
         refuse "'$1' is not kvperf's (a link, or not a file); move it away, kvperf writes its own file there"
@@ -49,18 +52,34 @@ own_cache_file() {
     fi
 }
 
-# own_install_dir DIR NAME...: DIR, where an install goes (removed or replaced when it is not complete),
-# is absent or a directory holding only the NAMEs the install puts there; anything else is a user's.
+# own_install_dir DIR: DIR, where an install goes, holds no finished install (the caller checked): it
+# must be absent. kvperf builds each install whole in a directory of its own (new_install_dir) and
+# renames it to DIR (place_install), so an install cut short is never at DIR; whatever is there is
+# not kvperf's (checked by name only, `rm -rf` took a user's `lib/my-notes.txt`): never removed.
 own_install_dir() {
-    local dir=$1 entry known; shift
-    if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
-        refuse "'$dir' is not a directory kvperf made (a link, or not a directory); move it away, kvperf installs $name there"
+    if [ -e "$1" ] || [ -L "$1" ]; then
+        refuse "'$1' is there but holds no finished $name install, and kvperf did not make it (it installs whole, by one rename); move it away (an older kvperf's install cut short may be removed), kvperf installs $name there"
     fi
-    [ -d "$dir" ] || return 0
-    for entry in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
-        [ -e "$entry" ] || [ -L "$entry" ] || continue
-        for known in "$@"; do [ "${entry##*/}" != "$known" ] || continue 2; done
-        refuse "'$dir' holds '${entry##*/}', which kvperf did not put there; move it away, kvperf installs $name there"
+}
+
+# new_install_dir DIR: a fresh, empty directory of kvperf's (mktemp) beside DIR, for the install.
+new_install_dir() { mktemp -d "$(dirname "$1")/.kvperf-install-${1##*/}.XXXXXX"; }
+
+# place_install NEW DIR: renames NEW, a finished install, to DIR; never over anything there (a user's
+# directory made meanwhile, even an empty one): mv -n renames with RENAME_NOREPLACE.
+place_install() {
+    mv -nT -- "$1" "$2"
+    [ ! -e "$1" ] || { rm -rf -- "$1"; own_install_dir "$2"; die "cannot rename '$1' to '$2'"; }
+}
+
+# own_dirs DIR...: each DIR, below a server directory, is absent or a directory, not a link: a file
+# kvperf writes in a linked one went into a user's directory.
+own_dirs() {
+    local d
+    for d in "$@"; do
+        if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then
+            refuse "'$d' is not kvperf's (a link, or not a directory); move it away, kvperf keeps its own files there"
+        fi
     done
 }
 
@@ -100,13 +119,25 @@ verified() {
     [ -n "${LAUNCHED:-}" ] || [ -z "${KVPERF_VERIFIED+x}" ] || [[ ",$KVPERF_VERIFIED," == *",$1,"* ]]
 }
 
-# The pid in $PIDF if that process is alive, verified and its command line names $PROCESS.
+# is_program PID PROGRAM: PID runs PROGRAM: the file name of its argv[0]'s first word (redis-server
+# retitles itself "redis-server 127.0.0.1:P") or of its executable, exactly; or it is a java whose
+# main class is PROGRAM. A word anywhere in its command line is not (`tail -f my-redis-server-notes.txt`
+# passed that check). As server/mod.rs's `runs`.
+is_program() {
+    local a0 exe
+    a0=$(tr '\0' '\n' < "/proc/$1/cmdline" 2>/dev/null | head -n 1); a0=${a0%% *}; a0=${a0##*/}
+    exe=$(readlink "/proc/$1/exe" 2>/dev/null) || exe=; exe=${exe##*/}
+    if [ "$a0" = "$2" ] || [ "$exe" = "$2" ]; then return 0; fi
+    { [ "$a0" = java ] || [ "$exe" = java ]; } && tr '\0' '\n' < "/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "$2"
+}
+
+# The pid in $PIDF if that process is alive, verified and runs $PROCESS.
 running_pid() {
     local p
     [ -f "$PIDF" ] || return 1
     p=$(head -n 1 "$PIDF" 2>/dev/null) || return 1
     [ -n "$p" ] && alive "$p" && verified "$p" || return 1
-    tr '\0' ' ' < "/proc/$p/cmdline" | grep -q "$PROCESS" || return 1
+    is_program "$p" "$PROCESS" || return 1
     echo "$p"
 }
 
@@ -138,12 +169,16 @@ do_status() {
     echo "$name: not running"; trap - ERR; exit 3
 }
 
+# do_check: before a start makes anything, refuse what stands in the way (a server may say more).
+do_check() { :; }
+
 dispatch() {
     case ${1:-} in
         install) do_install ;;
+        check) do_check ;;
         start) do_start ;;
         stop) do_stop ;;
         status) do_status ;;
-        *) die "usage: $name.sh install|start|stop|status" ;;
+        *) die "usage: $name.sh install|check|start|stop|status" ;;
     esac
 }

@@ -30,19 +30,19 @@ do_install() {
     exec 9>>"$CACHE/servers/.ferretdb-$VERSION.lock"
     flock 9
     if installed; then echo "$name: installed version=$VERSION bin=$BIN (built concurrently)"; exec 9>&-; return 0; fi
-    # $BIN is replaced below: only what the build puts there may be there (not a binary of another)
-    own_install_dir "$INST" bin
-    own_install_dir "$INST/bin" ferretdb.tmp
+    # built whole in $tmp, then renamed to $INST: nothing at $INST (a binary of another version, a
+    # user's bin/ferretdb.tmp) is ever replaced
+    own_install_dir "$INST"
     local t0 tmp log
     t0=$(now)
-    tmp=$(mktemp -d "$CACHE/servers/.build-ferretdb-$VERSION.XXXXXX")
+    tmp=$(new_install_dir "$INST")
     log=$CACHE/servers/ferretdb-$VERSION-build.log
     # `go install ...@VERSION` is refused by the module proxy (403 on the version list), so build
     # through a wrapper module; `go mod vendor` lets us supply build/version/version.txt, without
     # which the binary panics at start.
     if ! (
         set -e
-        cd "$tmp"
+        mkdir "$tmp/build"; cd "$tmp/build"
         export GOFLAGS=-buildvcs=false GOWORK=off GO111MODULE=on
         go mod init kvperf.local/ferretdb-build
         printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/FerretDB/FerretDB/cmd/ferretdb"\n' > tools.go
@@ -50,15 +50,15 @@ do_install() {
         go mod tidy
         go mod vendor
         echo "$VERSION" > vendor/github.com/FerretDB/FerretDB/build/version/version.txt
-        go build -mod=vendor -trimpath -o "$tmp/ferretdb" github.com/FerretDB/FerretDB/cmd/ferretdb
-        "$tmp/ferretdb" --version | grep -q "version: $VERSION"
+        mkdir "$tmp/bin"
+        go build -mod=vendor -trimpath -o "$tmp/bin/ferretdb" github.com/FerretDB/FerretDB/cmd/ferretdb
+        "$tmp/bin/ferretdb" --version | grep -q "version: $VERSION"
     ) >"$log" 2>&1; then
         rm -rf "$tmp"
         die "build of FerretDB $VERSION failed, see $log"
     fi
-    mkdir -p "$INST/bin"
-    mv -f "$tmp/ferretdb" "$BIN.tmp" && mv -f "$BIN.tmp" "$BIN"
-    rm -rf "$tmp"
+    rm -rf "$tmp/build"; chmod 755 "$tmp"
+    place_install "$tmp" "$INST"
     exec 9>&-   # release the lock (a server started by this shell must not inherit it)
     echo "$name: installed version=$VERSION bin=$BIN elapsed=$(since "$t0")s"
 }
@@ -92,7 +92,8 @@ add_pg_id_index() {
     else
         url="$scheme://${rest%%\?*}"
     fi
-    PGPASSWORD=$pw psql "$url" -q -v ON_ERROR_STOP=1 >>"$LOG" 2>&1 <<'SQL' || die "cannot add the _id index trigger to PostgreSQL (see $LOG)"
+    # a connect timeout: a PostgreSQL that accepts and never answers held the start to its limit
+    PGCONNECT_TIMEOUT=5 PGPASSWORD=$pw psql "$url" -q -v ON_ERROR_STOP=1 >>"$LOG" 2>&1 <<'SQL' || die "cannot add the _id index trigger to PostgreSQL (see $LOG)"
 CREATE OR REPLACE FUNCTION kvperf_ferretdb_id_gin() RETURNS event_trigger LANGUAGE plpgsql AS $f$
 DECLARE r record;
 BEGIN

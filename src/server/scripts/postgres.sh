@@ -45,21 +45,24 @@ setup_user() {
     fi
 }
 
-# The server user must be able to traverse every ancestor of DIR. Grant search (x) permission only
-# where it is missing: with an ACL for that user if setfacl exists, else o+x (no read/list permission).
+# The server's OS user must pass (search, x) every directory on the way to DIR. kvperf changes no
+# directory it did not make (it did `chmod o+x` a user's parent, said in a note): one it cannot pass
+# is refused, naming it, before anything is made (do_check) and again at the start. The user
+# setup_user would make does not exist yet: it would have no rights of its own, as nobody.
 ensure_traversable() {
-    [ -n "$OSUSER" ] || return 0
-    local d=/ comp rest=${DIR#/}
-    while :; do
-        if ! runuser -u "$OSUSER" -- test -x "$d"; then
-            if command -v setfacl >/dev/null 2>&1; then setfacl -m "u:$OSUSER:x" "$d"; note "granted ACL u:$OSUSER:x on $d"
-            else chmod o+x "$d"; note "chmod o+x $d (so that $OSUSER can reach $DIR)"; fi
-        fi
+    [ "$(id -u)" = 0 ] || return 0
+    local who=${OSUSER:-${KVPERF_PG_OS_USER:-postgres}} d=/ comp rest
+    id "$who" >/dev/null 2>&1 || who=nobody
+    rest=$(realpath -s -m -- "$DIR"); rest=${rest#/}
+    while [ -d "$d" ]; do
+        runuser -u "$who" -- test -x "$d" \
+            || refuse "'$d' does not let $who, the OS user PostgreSQL runs as, pass to $DIR (search permission), and kvperf changes no directory it did not make: give a --dir it can reach (the default is /var/lib/kvperf/servers/postgres), or let it pass yourself (chmod o+x '$d', or setfacl -m u:$who:x '$d')"
         [ -n "$rest" ] || break
         comp=${rest%%/*}; rest=${rest#"$comp"}; rest=${rest#/}
         d=${d%/}/$comp
     done
 }
+do_check() { need_dir; ensure_traversable; }
 
 dir_layout() { PGDATA_DIR=$DIR/pgdata; PIDF=$PGDATA_DIR/postmaster.pid; SOCK=$DIR/pgsocket; LOG=$DIR/postgres.log; }
 # postmaster.pid is PostgreSQL's own lock on its data directory: never removed here
@@ -78,6 +81,7 @@ write_conf() {
     local sockdir=$SOCK
     # unix socket paths are limited to 107 bytes; go TCP-only if DIR is too deep
     if [ $(( ${#SOCK} + 18 )) -gt 107 ]; then sockdir=; note "DIR too long for a unix socket; TCP only"; fi
+    own_cache_file "$PGDATA_DIR/kvperf.conf"
     {
         echo "# written by kvperf at each start; overrides postgresql.conf"
         echo "listen_addresses = '$HOST'"
