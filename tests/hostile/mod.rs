@@ -13,6 +13,7 @@ mod pass10_lead;
 mod pass10_life;
 mod pass10_servers;
 mod pass11_lead;
+mod pass12_files;
 mod pass4;
 mod pass6;
 mod pass7;
