@@ -74,6 +74,38 @@ int kvperf_wt_config_validate(const char *config) {
     return wiredtiger_config_validate(NULL, &handler, "wiredtiger_open", config);
 }
 
+/*
+ * WiredTiger's own reading of a configuration string, one level of it at a
+ * time (a structure's value is read again with a parser of its own): kvperf
+ * checks the paths in it as WiredTiger will read them, every quoting and
+ * separator included.
+ */
+int kvperf_wt_config_parser_open(const char *config, size_t len, WT_CONFIG_PARSER **parser) {
+    BEGIN;
+    *parser = NULL;
+    return wiredtiger_config_parser_open(NULL, config, len, parser);
+}
+
+int kvperf_wt_config_parser_next(WT_CONFIG_PARSER *parser, const char **key, size_t *key_len,
+  const char **value, size_t *value_len, int *structure) {
+    WT_CONFIG_ITEM k, v;
+    int r;
+    BEGIN;
+    if ((r = parser->next(parser, &k, &v)) != 0)
+        return r;
+    *key = k.str;
+    *key_len = k.len;
+    *value = v.str;
+    *value_len = v.len;
+    *structure = v.type == WT_CONFIG_ITEM_STRUCT;
+    return 0;
+}
+
+int kvperf_wt_config_parser_close(WT_CONFIG_PARSER *parser) {
+    BEGIN;
+    return parser->close(parser);
+}
+
 int kvperf_wt_close(WT_CONNECTION *conn, const char *config) {
     BEGIN;
     return conn->close(conn, config);

@@ -5,6 +5,7 @@
 use super::{loaded_keys, options, store, Engine, EngineSpec, OpenMode, OpenOptions, StoreKind};
 use crate::error::InputError;
 use crate::properties::Properties;
+use std::path::Path;
 
 /// Opens `spec` after checking its options and, for a directory engine,
 /// preparing (and marking) its data directory: a fresh store is only ever
@@ -14,7 +15,7 @@ pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Eng
     options::check_names(spec, opts.properties)?;
     // Before the directory is claimed or emptied: a `--fresh` with a bad
     // option emptied the store, then refused the option.
-    check_values(spec.name, opts.properties)?;
+    check_values(spec.name, opts.properties, opts.dir)?;
     let lock = match (spec.store, opts.dir) {
         (StoreKind::Directory { .. }, None) => {
             return Err(InputError::Invalid(format!(
@@ -71,13 +72,14 @@ fn unfinished_store(spec: &EngineSpec, opts: &OpenOptions, e: anyhow::Error) -> 
 }
 
 /// Checks the values of the engine options `props` give that an engine
-/// would otherwise refuse only while opening, after its store was prepared.
-fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
+/// would otherwise refuse only while opening, after its store was prepared
+/// (`dir`, the store's directory if given, for paths its options name).
+fn check_values(engine: &str, props: &Properties, dir: Option<&Path>) -> Result<(), InputError> {
     match engine {
         #[cfg(feature = "rocksdb")]
         "rocksdb" => super::embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger" => super::embedded::wiredtiger::check_options(props),
+        "wiredtiger" => super::embedded::wiredtiger::check_options(props, dir),
         #[cfg(feature = "lmdb")]
         "lmdb" => super::embedded::lmdb::LmdbOptions::from_properties(props).map(drop),
         #[cfg(feature = "fjall")]
@@ -87,7 +89,7 @@ fn check_values(engine: &str, props: &Properties) -> Result<(), InputError> {
         #[cfg(feature = "sqlite")]
         "sqlite" => super::embedded::sqlite::SqliteOptions::from_properties(props).map(drop),
         _ => {
-            let _ = props;
+            let _ = (props, dir);
             Ok(())
         }
     }

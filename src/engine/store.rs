@@ -161,7 +161,7 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
 /// hard links (LMDB's `lock.mdb`, WiredTiger's `WiredTiger.lock`, SQLite's
 /// `-wal`), so a link put into kvperf's store would have a user's file
 /// written. No engine kvperf runs makes hard links in its store.
-fn link_among_owned(
+pub(crate) fn link_among_owned(
     dir: &Path,
     owns: fn(&str) -> bool,
 ) -> anyhow::Result<Option<(PathBuf, String)>> {

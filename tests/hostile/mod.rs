@@ -16,6 +16,7 @@ mod pass11_lead;
 mod pass12_lead;
 mod pass12_life;
 mod pass12_servers;
+mod pass12_files;
 mod pass4;
 mod pass6;
 mod pass7;

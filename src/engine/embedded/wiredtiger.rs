@@ -14,7 +14,7 @@
 //! checkpoint makes writes durable: `settle` and `close` take one.
 
 use std::collections::BTreeMap;
-use std::ffi::{c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::ptr::null_mut;
 use std::sync::Mutex;
@@ -124,6 +124,20 @@ pub mod ffi {
             conn: *mut *mut c_void,
         ) -> c_int;
         pub fn kvperf_wt_config_validate(config: *const c_char) -> c_int;
+        pub fn kvperf_wt_config_parser_open(
+            config: *const c_char,
+            len: usize,
+            parser: *mut *mut c_void,
+        ) -> c_int;
+        pub fn kvperf_wt_config_parser_next(
+            parser: *mut c_void,
+            key: *mut *const c_char,
+            key_len: *mut usize,
+            value: *mut *const c_char,
+            value_len: *mut usize,
+            structure: *mut c_int,
+        ) -> c_int;
+        pub fn kvperf_wt_config_parser_close(parser: *mut c_void) -> c_int;
         pub fn kvperf_wt_close(conn: *mut c_void, config: *const c_char) -> c_int;
         pub fn kvperf_wt_open_session(
             conn: *mut c_void,
@@ -291,11 +305,27 @@ impl WtOptions {
                 "contains a NUL byte",
             ));
         }
-        if let Some(path) = a_path_outside_home(&config) {
+        // Checked whole first: WiredTiger's parser, given no session, prints
+        // its refusal on stderr; its check keeps it for kvperf's one line.
+        let text = CString::new(config.as_str()).expect("checked for NUL bytes");
+        // SAFETY: a NUL-terminated string; nothing is opened.
+        let code = unsafe { ffi::kvperf_wt_config_validate(text.as_ptr()) };
+        if code != 0 {
+            return Err(InputError::property(
+                "wiredtiger.config",
+                format!("WiredTiger refused it ({})", message(code)),
+            ));
+        }
+        if let Some(path) = a_path_outside_home(&config).map_err(|why| {
+            InputError::property(
+                "wiredtiger.config",
+                format!("WiredTiger cannot read it: {why}"),
+            )
+        })? {
             return Err(InputError::property(
                 "wiredtiger.config",
                 format!(
-                    "path={path} puts WiredTiger's files outside --db, into a directory kvperf did not make (WiredTiger recovers from and removes the log files it finds there, another store's too); kvperf keeps the whole store in --db, the directory it marks, empties and measures: give a path inside it (log=(path=journal)) or leave it out"
+                    "{path} puts WiredTiger's files outside --db, into a directory kvperf did not make (WiredTiger recovers from and removes the log files it finds there, another store's too); kvperf keeps the whole store in --db, the directory it marks, empties and measures: give a path inside it (log=(path=journal)) or leave it out"
                 ),
             ));
         }
@@ -345,22 +375,195 @@ impl WtOptions {
     }
 }
 
-/// The first `path=` value of a configuration string (`log=(path=...)`,
-/// `statistics_log=(path=...)`) that leads out of WiredTiger's home, the
-/// store's directory: an absolute path, or one through `..`.
-fn a_path_outside_home(config: &str) -> Option<String> {
-    config
-        .split([',', '(', ')', '[', ']'])
-        .filter_map(|part| part.split_once('='))
-        .filter(|(name, _)| name.trim() == "path")
-        .map(|(_, value)| value.trim().trim_matches('"').to_string())
-        .find(|path| {
-            let path = Path::new(path);
-            path.is_absolute()
-                || path
-                    .components()
-                    .any(|c| c == std::path::Component::ParentDir)
-        })
+/// One setting of a WiredTiger configuration string as WiredTiger's own
+/// parser reads it (quoted or bare, `=` or `:`, `()`, `[]` or `{}`): the
+/// keys that lead to it (`log`, `path` for `log=(path=x)`,
+/// `log:{"path":"x"}` and `log.path=x` alike), its value without quotes,
+/// and whether that value is a structure.
+struct Setting {
+    keys: Vec<String>,
+    value: String,
+    structure: bool,
+}
+
+/// Every setting of `config`, the settings inside structures too, or
+/// WiredTiger's reason it cannot read `config`.
+fn settings(config: &str) -> Result<Vec<Setting>, String> {
+    let mut all = vec![];
+    read_settings(config.as_bytes(), &[], &mut all)?;
+    Ok(all)
+}
+
+fn read_settings(text: &[u8], keys: &[String], all: &mut Vec<Setting>) -> Result<(), String> {
+    let mut parser = null_mut();
+    // SAFETY: `text` outlives the parser, closed below.
+    let code =
+        unsafe { ffi::kvperf_wt_config_parser_open(text.as_ptr().cast(), text.len(), &mut parser) };
+    if code != 0 {
+        return Err(message(code));
+    }
+    let read = |ptr: *const c_char, len: usize| {
+        if len == 0 {
+            return String::new();
+        }
+        // SAFETY: WiredTiger's item points into `text`, `len` bytes long.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    let result = loop {
+        let (mut key, mut key_len) = (std::ptr::null(), 0);
+        let (mut value, mut value_len, mut structure) = (std::ptr::null(), 0, 0);
+        // SAFETY: an open parser; the out-pointers are this frame's.
+        let code = unsafe {
+            ffi::kvperf_wt_config_parser_next(
+                parser,
+                &mut key,
+                &mut key_len,
+                &mut value,
+                &mut value_len,
+                &mut structure,
+            )
+        };
+        if code == WT_NOTFOUND {
+            break Ok(());
+        }
+        if code != 0 {
+            break Err(message(code));
+        }
+        let key = read(key, key_len);
+        let value = read(value, value_len);
+        let mut path = keys.to_vec();
+        // WiredTiger finds `log.path` as a key of its own too; an
+        // extension's key is a file name, dots and all.
+        if keys == ["extensions"] {
+            path.push(key);
+        } else {
+            path.extend(key.split('.').map(str::to_string));
+        }
+        let structure = structure != 0;
+        if structure {
+            if let Err(e) = read_settings(value.as_bytes(), &path, all) {
+                break Err(e);
+            }
+        }
+        all.push(Setting {
+            keys: path,
+            value,
+            structure,
+        });
+    };
+    // SAFETY: the parser opened above, closed once.
+    unsafe { ffi::kvperf_wt_config_parser_close(parser) };
+    result
+}
+
+/// Whether a setting names a directory WiredTiger writes into
+/// (`log.path`, `statistics_log.path`, `operation_tracking.path`; newer
+/// WiredTigers' `chunk_cache.storage_path`, `tiered_storage.bucket`).
+fn names_a_directory(setting: &Setting) -> bool {
+    setting
+        .keys
+        .last()
+        .is_some_and(|k| k.ends_with("path") || k == "bucket" || k == "home")
+}
+
+/// The first setting of `config` that would have WiredTiger write outside
+/// its home, the store's directory, or load code from outside WiredTiger's
+/// own extensions, said as `path=/srv/wal (log.path)`: a directory that is
+/// absolute or leads through `..`, or an extension library kvperf did not
+/// install with WiredTiger. Err: WiredTiger cannot read `config`.
+fn a_path_outside_home(config: &str) -> Result<Option<String>, String> {
+    let outside = |path: &Path| {
+        path.is_absolute()
+            || path
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+    };
+    for setting in settings(config)? {
+        let dotted = setting.keys.join(".");
+        if setting.keys[0] == "extensions" {
+            let library = match setting.keys.get(1) {
+                Some(library) => Path::new(library),
+                None if setting.structure || setting.value.is_empty() => continue,
+                None => Path::new(&setting.value),
+            };
+            let installed = library.parent() == Some(Path::new(EXTENSION_DIR))
+                && !outside(library.strip_prefix(EXTENSION_DIR).unwrap_or(library));
+            if !installed {
+                return Ok(Some(format!(
+                    "extensions=[{}] (a library WiredTiger would load and run, not one of its own in {EXTENSION_DIR})",
+                    library.display()
+                )));
+            }
+            continue;
+        }
+        if !names_a_directory(&setting) {
+            continue;
+        }
+        let last = setting.keys.last().map(String::as_str).unwrap_or_default();
+        if setting.structure || outside(Path::new(&setting.value)) {
+            return Ok(Some(format!("{last}={} ({dotted})", setting.value)));
+        }
+    }
+    Ok(None)
+}
+
+/// The first directory `config` names (each relative to `home`, as
+/// WiredTiger takes it) that is not a real directory in `home`: a
+/// symbolic link on its way (to another store's log directory), a file,
+/// or one that holds a link among WiredTiger's files (a hard link to
+/// another store's log file). A directory not made yet is made by
+/// WiredTiger inside `home`.
+fn a_directory_not_in_home(home: &Path, config: &str) -> Result<Option<String>, String> {
+    for setting in settings(config)? {
+        if setting.keys[0] == "extensions" || !names_a_directory(&setting) {
+            continue;
+        }
+        let mut at = home.to_path_buf();
+        let mut real = true;
+        for part in Path::new(&setting.value).components() {
+            if part == std::path::Component::CurDir {
+                continue;
+            }
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Ok(Some(format!(
+                        "path={} ({}): '{}' is a symbolic link",
+                        setting.value,
+                        setting.keys.join("."),
+                        at.display()
+                    )))
+                }
+                Ok(meta) if !meta.is_dir() => {
+                    return Ok(Some(format!(
+                        "path={} ({}): '{}' is not a directory",
+                        setting.value,
+                        setting.keys.join("."),
+                        at.display()
+                    )))
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    real = false;
+                    break;
+                }
+            }
+        }
+        if real {
+            let link =
+                crate::engine::store::link_among_owned(&at, owns).map_err(|e| format!("{e:#}"))?;
+            if let Some((link, what)) = link {
+                return Ok(Some(format!(
+                    "path={} ({}): '{}' is {what}",
+                    setting.value,
+                    setting.keys.join("."),
+                    link.display()
+                )));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The shared object of a compressor extension.
@@ -410,8 +613,11 @@ fn map_db_bench_flags(flags: &DbBenchFlags, props: &mut Properties) -> Vec<&'sta
 /// configuration (`wiredtiger.config` included) but with nothing opened:
 /// before a `--fresh` empties the store, which a refused configuration
 /// emptied first.
-pub fn check_options(props: &Properties) -> Result<(), InputError> {
+pub fn check_options(props: &Properties, dir: Option<&Path>) -> Result<(), InputError> {
     let options = WtOptions::from_properties(props)?;
+    if let Some(dir) = dir {
+        check_directories(dir, &options.config)?;
+    }
     let config = options.open_config(true);
     let text = CString::new(config.as_str()).expect("checked for NUL bytes");
     // SAFETY: a NUL-terminated string; nothing is opened.
@@ -425,6 +631,26 @@ pub fn check_options(props: &Properties) -> Result<(), InputError> {
     Ok(())
 }
 
+/// Refuses a directory `wiredtiger.config` names that leads out of `dir`
+/// through a link, or holds a link among WiredTiger's files.
+fn check_directories(dir: &Path, config: &str) -> Result<(), InputError> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    let found = a_directory_not_in_home(dir, config)
+        .map_err(|why| InputError::property("wiredtiger.config", why))?;
+    match found {
+        Some(path) => Err(InputError::property(
+            "wiredtiger.config",
+            format!(
+                "{path}: WiredTiger would write through it, outside --db '{}', into files kvperf did not make (it recovers from and removes the log files it finds there, another store's too); give a real directory inside --db (log=(path=journal)) or leave it out",
+                dir.display()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     Ok(Box::new(open_store(opts)?))
 }
@@ -436,6 +662,7 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
     let options = WtOptions::from_properties(opts.properties)?;
     // A fresh store was emptied by store::prepare.
     let open_config = options.open_config(opts.mode != OpenMode::Existing);
+    check_directories(dir, &options.config)?;
     // WiredTiger reads a `WiredTiger.config` in its home at every open, as
     // configuration after kvperf's (never checked, never recorded: a
     // `log=(path=DIR)` there wrote outside --db). WiredTiger never makes one.
@@ -459,9 +686,21 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
             crate::files::bound::TEXT,
         )?;
         let settings: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        if let Some(path) = a_path_outside_home(&settings.join(",")) {
+        let settings = settings.join(",");
+        let found = a_path_outside_home(&settings)
+            .and_then(|outside| match outside {
+                Some(path) => Ok(Some(path)),
+                None => a_directory_not_in_home(dir, &settings),
+            })
+            .map_err(|why| {
+                InputError::Invalid(format!(
+                    "--db '{}' holds a 'WiredTiger.basecfg' WiredTiger cannot read ({why}); load the store again with `kvperf load --fresh`",
+                    dir.display()
+                ))
+            })?;
+        if let Some(path) = found {
             return Err(InputError::Invalid(format!(
-                "--db '{}' holds a 'WiredTiger.basecfg' whose path={path} puts WiredTiger's files outside --db, into a directory kvperf did not make (WiredTiger reads that file at every open; kvperf never makes a store with such a path, so it was edited since): load the store again with `kvperf load --fresh`",
+                "--db '{}' holds a 'WiredTiger.basecfg' whose {path} puts WiredTiger's files outside --db, into a directory kvperf did not make (WiredTiger reads that file at every open; kvperf never makes a store with such a path, so it was edited since): load the store again with `kvperf load --fresh`",
                 dir.display()
             ))
             .into());
@@ -1127,17 +1366,31 @@ mod tests {
             "eviction=(threads_max=4),log=(enabled=true,path=\"/srv/wal\")",
             "statistics_log=(wait=1,path=../stats)",
             "log=(path=journal/../../x)",
+            // Every spelling WiredTiger reads (pass 11 found the first three).
+            "log=(enabled=true,path:\"/srv/wal\")",
+            "log=(enabled=true,\"path\"=\"/srv/wal\")",
+            "log={\"enabled\":true,\"path\":\"/srv/wal\"}",
+            "log=[path=/srv/wal]",
+            "log.path=/srv/wal",
+            "{\"log\":{\"path\":\"/srv/wal\"}}",
+            "log=(path=(x))",
+            "operation_tracking=(enabled,path=/tmp)",
+            "extensions=[/tmp/evil.so]",
+            "extensions=[\"/tmp/evil.so\"=(entry=x)]",
         ] {
-            assert!(a_path_outside_home(config).is_some(), "{config}");
+            assert!(a_path_outside_home(config).unwrap().is_some(), "{config}");
         }
         for config in [
             "",
             "log=(path=journal)",
+            "log:{\"path\":\"journal\"}",
             "eviction=(threads_max=4)",
             "statistics_log=(wait=1,path=.)",
+            "error_prefix=\"/not/a/path\"",
         ] {
-            assert_eq!(a_path_outside_home(config), None, "{config}");
+            assert_eq!(a_path_outside_home(config).unwrap(), None, "{config}");
         }
+        assert!(a_path_outside_home("log=(path=x").is_err());
     }
 
     #[test]
