@@ -37,8 +37,10 @@ rocksdb_release_sha256() {
 KVPERF_ROCKSDB_RELEASES="10.2.1 10.4.2"
 
 # Whether $1, where a release's library goes, may be replaced: absent, or a
-# directory holding only what this script puts there (an incomplete one).
-# A link, or anything else in it, is a user's: one line, and it is left.
+# directory holding only what this script puts there (an incomplete one),
+# each a regular file of one name. A link, a directory or a hard-linked file
+# at one of those names, or anything else in it, is a user's: one line, and
+# it is left (a user's directory named SOURCE went with an `rm -rf`).
 rocksdb_release_dir_is_ours() {
   local dir=$1 name
   if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
@@ -49,7 +51,12 @@ rocksdb_release_dir_is_ours() {
   for name in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
     [ -e "$name" ] || [ -L "$name" ] || continue
     case "${name##*/}" in
-      librocksdb.so | SOURCE | .complete) ;;
+      librocksdb.so | SOURCE | .complete)
+        if [ -L "$name" ] || [ ! -f "$name" ] || [ "$(stat -c %h -- "$name")" != 1 ]; then
+          echo "kvperf: '$name' is not a file kvperf made (a link, a file with other names, or not a regular file); move it away, kvperf keeps that release's library there" >&2
+          return 1
+        fi
+        ;;
       *)
         echo "kvperf: '$dir' holds '${name##*/}', which kvperf did not put there; move it away, kvperf keeps that release's library there" >&2
         return 1
@@ -114,9 +121,18 @@ rocksdb_release_dir() {
     mv "$tmp/librocksdbjni-linux64.so" "$tmp/lib/librocksdb.so"
     echo "$want  rocksdbjni-$version-linux64.jar" >"$tmp/lib/SOURCE"
     touch "$tmp/lib/.complete"
-    # The directory appears whole or not at all.
-    rm -rf "$dir"
-    mv "$tmp/lib" "$dir"
+    # The directory appears whole or not at all. What is removed is only
+    # what the check above found (its own files, then the directory, which
+    # rmdir leaves if anything came since); mv -n replaces nothing.
+    if [ -d "$dir" ]; then
+      rm -f -- "$dir/librocksdb.so" "$dir/SOURCE" "$dir/.complete"
+      rmdir -- "$dir" || { echo "kvperf: '$dir' was changed while RocksDB $version was fetched; left as it is" >&2; exit 3; }
+    fi
+    mv -nT "$tmp/lib" "$dir"
+    if [ -e "$tmp/lib" ]; then
+      echo "kvperf: something was put at '$dir' while RocksDB $version was fetched; left as it is" >&2
+      exit 3
+    fi
   ) || return $?
   echo "$dir"
 }

@@ -87,3 +87,40 @@ fn an_interrupted_plan_ends_whatever_srun_program_it_waits_for() {
         }
     }
 }
+
+/// Pass 12: where a RocksDB release's library is cached, a user's
+/// directory named `SOURCE` (one of the names the fetch writes) was
+/// removed with the unfinished directory (`rm -rf`); a link or a
+/// hard-linked file at those names likewise. Each is refused in one line
+/// and left as it was.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn a_users_file_at_a_name_a_release_fetch_writes_is_never_removed() {
+    use super::ownership::{can_fetch_a_release, run_on_release};
+    if !can_fetch_a_release("a_users_file_at_a_name_a_release_fetch_writes_is_never_removed") {
+        return;
+    }
+    for form in ["directory", "hard link", "symbolic link"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let release = tmp.path().join("cache/rocksdb/10.2.1");
+        std::fs::create_dir_all(&release).unwrap();
+        let mine = tmp.path().join("mine.txt");
+        std::fs::write(&mine, "my notes").unwrap();
+        match form {
+            "directory" => {
+                std::fs::create_dir(release.join("SOURCE")).unwrap();
+                std::fs::write(release.join("SOURCE/notes.txt"), "my notes").unwrap();
+            }
+            "hard link" => std::fs::hard_link(&mine, release.join("SOURCE")).unwrap(),
+            _ => std::os::unix::fs::symlink(&mine, release.join("librocksdb.so")).unwrap(),
+        }
+        let out = run_on_release(tmp.path(), &tmp.path().join("cache"));
+        crate::common::assert_input_error(&out, "is not a file kvperf made");
+        let kept = if form == "directory" {
+            release.join("SOURCE/notes.txt")
+        } else {
+            mine
+        };
+        assert_eq!(std::fs::read_to_string(kept).unwrap(), "my notes", "{form}");
+    }
+}
