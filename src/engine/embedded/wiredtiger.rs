@@ -685,8 +685,8 @@ pub fn open_store(opts: &OpenOptions) -> anyhow::Result<WtEngine> {
             "WiredTiger.basecfg",
             crate::files::bound::TEXT,
         )?;
-        let settings: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        let settings = settings.join(",");
+        let settings = collapse_config_file(text.as_bytes());
+        let settings = String::from_utf8_lossy(&settings);
         let found = a_path_outside_home(&settings)
             .and_then(|outside| match outside {
                 Some(path) => Ok(Some(path)),
@@ -1354,10 +1354,85 @@ impl WtKvWorker<'_> {
 // Session); the worker is used by one thread at a time.
 unsafe impl Send for WtKvWorker<'_> {}
 
+/// A configuration file (`WiredTiger.basecfg`) as the one string WiredTiger
+/// makes of it at open (`__conn_config_file`'s rules, from its
+/// documentation and source): a backslash before a newline joins the two
+/// lines, any other backslash pair stays as it is; quoted text is taken
+/// whole, newlines included; every other newline becomes a comma, after
+/// which white space is skipped and a line whose first other character is
+/// `#` is dropped. The file reads as if it began after a newline, and its
+/// last byte (a final newline) is never taken. Read line by line instead,
+/// `pa\<newline>th=` or a `#` after an escaped newline hid a log path out
+/// of the store from the check (pass 12).
+fn collapse_config_file(file: &[u8]) -> Vec<u8> {
+    let mut text = Vec::with_capacity(file.len() + 1);
+    text.push(b'\n');
+    text.extend_from_slice(file);
+    let last = text.len() - 1;
+    let mut out = Vec::with_capacity(text.len());
+    let (mut i, mut quoted) = (0, false);
+    while i < last {
+        let c = text[i];
+        if c == b'\\' && i + 1 < last {
+            if text[i + 1] != b'\n' {
+                out.extend_from_slice(&text[i..i + 2]);
+            }
+            i += 2;
+        } else if quoted || c == b'"' {
+            quoted ^= c == b'"';
+            out.push(c);
+            i += 1;
+        } else if c != b'\n' {
+            out.push(c);
+            i += 1;
+        } else {
+            // A newline: a comma, then white space and comment lines go.
+            loop {
+                out.push(b',');
+                let Some(next) =
+                    (i + 1..last).find(|&j| !text[j].is_ascii_whitespace() && text[j] != 0x0b)
+                else {
+                    return out;
+                };
+                i = next;
+                if text[i] != b'#' {
+                    break;
+                }
+                let Some(end) = (i + 1..last).find(|&j| text[j] == b'\n') else {
+                    return out;
+                };
+                i = end;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::{wait, Access};
+
+    /// WiredTiger's own reading of a configuration file, on the spellings
+    /// that hid a path from a line-by-line reading.
+    #[test]
+    fn a_configuration_file_is_read_as_wiredtiger_reads_it() {
+        let read = |t: &str| String::from_utf8(collapse_config_file(t.as_bytes())).unwrap();
+        assert_eq!(read("# made by WiredTiger\na=1\nb=2\n"), ",,a=1,b=2");
+        assert_eq!(
+            read("log=(enabled=true,pa\\\nth=\"/o\")\n"),
+            ",log=(enabled=true,path=\"/o\")"
+        );
+        assert_eq!(
+            read("error_prefix=x\\\n#y,log=(path=\"/o\")\n"),
+            ",error_prefix=x#y,log=(path=\"/o\")"
+        );
+        assert_eq!(read("a=\"1\n#2\"\n  # note\n\tb=3\n"), ",a=\"1\n#2\",,b=3");
+        assert_eq!(read("a=\\\"x\n#c\"\n"), ",a=\\\"x,");
+        // No final newline: WiredTiger leaves the last byte out.
+        assert_eq!(read("a=12"), ",a=1");
+        assert_eq!(read(""), "");
+    }
 
     #[test]
     fn a_path_out_of_the_store_is_found_in_the_configuration() {
