@@ -11,8 +11,12 @@ use super::{Call, Engine};
 #[derive(Debug, Clone, Copy)]
 pub enum StoreKind {
     /// Files in a data directory (`--db`); `owns` tells the engine's own
-    /// top-level entries apart from anything else in the directory.
-    Directory { owns: fn(&str) -> bool },
+    /// top-level entries apart from anything else in the directory, and
+    /// `dirs` which of them the engine makes as directories (None: none).
+    Directory {
+        owns: fn(&str) -> bool,
+        dirs: Option<EngineDirs>,
+    },
     /// A database server, reached at an address from the engine's options
     /// (`<engine>.host`, `<engine>.port`); `kvperf server start SERVER`
     /// runs one locally. `namespace` is the option that keeps two stores
@@ -23,6 +27,15 @@ pub enum StoreKind {
     },
     /// Nowhere: the null engine.
     Nothing,
+}
+
+/// The directories an engine makes among its files: at which of its
+/// top-level names, and the names it makes inside them, at any depth. A
+/// `--fresh` removes such a directory only if it holds nothing else.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineDirs {
+    pub at: &'static [&'static str],
+    pub holds: fn(&str) -> bool,
 }
 
 /// Raw key-value access for db_bench's benchmarks.

@@ -7,10 +7,12 @@
 //! in directory order left RocksDB's CURRENT without its MANIFEST.)
 
 use std::fs;
-use std::path::Path;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::EngineDirs;
 use crate::error::InputError;
 use crate::files::owned;
 
@@ -54,18 +56,29 @@ fn has_signature(trash: &Path) -> bool {
         && fs::read(&path).is_ok_and(|b| b == signature().as_bytes())
 }
 
-/// Empties the store in `dir`: every entry `owns` claims but those in
-/// `keep`. `while_flagged` runs once the trash stands and before any file
-/// moves (the ledger is emptied then, so no kill leaves it listing keys
-/// of an emptied store).
+/// Empties the store of `engine` in `dir`: every entry `owns` claims but
+/// those in `keep`. `while_flagged` runs once the trash stands and before
+/// any file moves (the ledger is emptied then, so no kill leaves it
+/// listing keys of an emptied store). Refused, with nothing removed, if
+/// an entry to remove is not of a kind the engine makes ([`foreign`]).
 pub fn empty(
     dir: &Path,
-    owns: fn(&str) -> bool,
+    engine: &str,
+    (owns, dirs): (fn(&str) -> bool, Option<EngineDirs>),
     keep: &[&str],
     while_flagged: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let trash = dir.join(TRASH);
-    if interrupted(dir)? {
+    let was_interrupted = interrupted(dir)?;
+    if let Some((path, what)) = foreign(dir, owns, dirs, keep)? {
+        return Err(InputError::Invalid(format!(
+            "--db '{}' holds '{}', {what} where {engine} keeps its own files, not one {engine} makes: kvperf empties a store (`load --fresh`) of the engine's own files only, and removed nothing; move it out of --db",
+            dir.display(),
+            path.display()
+        ))
+        .into());
+    }
+    if was_interrupted {
         // What an interrupted emptying moved goes first: names never clash.
         delete_contents(&trash)?;
     } else {
@@ -89,6 +102,58 @@ pub fn empty(
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .with_context(|| format!("cannot sync '{}'", dir.display()))
+}
+
+/// The first entry among those `empty` would remove that the engine does
+/// not make, and what it is. Regular files go, and links by their name
+/// (never followed: the file a link names, or a hard link's other names,
+/// stay); a directory goes only where the engine makes one (`dirs`) and
+/// only if all it holds, at any depth, is named as the engine names its
+/// files. A user's directory at `data.mdb` went with what it held.
+fn foreign(
+    dir: &Path,
+    owns: fn(&str) -> bool,
+    dirs: Option<EngineDirs>,
+    keep: &[&str],
+) -> anyhow::Result<Option<(PathBuf, &'static str)>> {
+    // (path, whether the engine makes a directory there)
+    let mut pending: Vec<(PathBuf, bool)> = names(dir)?
+        .into_iter()
+        .filter(|name| owns(name) && name != TRASH && !keep.contains(&name.as_str()))
+        .map(|name| {
+            let made = dirs.is_some_and(|d| d.at.contains(&name.as_str()));
+            (dir.join(name), made)
+        })
+        .collect();
+    while let Some((path, made)) = pending.pop() {
+        let kind = match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+            Ok(meta) => meta.file_type(),
+        };
+        let what = if kind.is_file() || kind.is_symlink() {
+            continue;
+        } else if kind.is_dir() {
+            if let (true, Some(dirs)) = (made, dirs) {
+                for name in names(&path)? {
+                    if !(dirs.holds)(&name) {
+                        return Ok(Some((path.join(name), "an entry in a directory")));
+                    }
+                    pending.push((path.join(name), true));
+                }
+                continue;
+            }
+            "a directory at a name"
+        } else if kind.is_fifo() {
+            "a FIFO at a name"
+        } else if kind.is_socket() {
+            "a socket at a name"
+        } else {
+            "a device at a name"
+        };
+        return Ok(Some((path, what)));
+    }
+    Ok(None)
 }
 
 /// Makes the trash with its signature under a temporary name, then

@@ -61,7 +61,9 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
-pub use capabilities::{AsyncOps, Capabilities, Capability, EventSupport, KvSupport, StoreKind};
+pub use capabilities::{
+    AsyncOps, Capabilities, Capability, EngineDirs, EventSupport, KvSupport, StoreKind,
+};
 pub use db_bench_flags::DbBenchFlags;
 pub use opening::open;
 #[allow(unused_imports)] // a build with only the null engine uses none

@@ -121,7 +121,7 @@ impl EngineSpec {
     /// store kvperf made is still there. Never a claim on a directory.
     pub fn recognizes(&self, dir: &Path) -> bool {
         match self.store {
-            StoreKind::Directory { owns } => store::holds_owned(dir, owns),
+            StoreKind::Directory { owns, .. } => store::holds_owned(dir, owns),
             _ => false,
         }
     }

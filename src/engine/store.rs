@@ -72,7 +72,7 @@ pub fn prepare(
 
 fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Result<()> {
     let shown = dir.display();
-    let StoreKind::Directory { owns } = spec.store else {
+    let StoreKind::Directory { owns, dirs } = spec.store else {
         return Ok(());
     };
     if !dir.exists() {
@@ -132,7 +132,8 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
             loaded_keys::LEDGER,
             store_lock::LOCK_FILE,
         ];
-        return emptying::empty(dir, owns, &keep, || loaded_keys::begin(dir));
+        let engine = (owns, dirs);
+        return emptying::empty(dir, spec.name, engine, &keep, || loaded_keys::begin(dir));
     }
     if emptying::interrupted(dir)? {
         return Err(InputError::Invalid(format!(
@@ -278,7 +279,7 @@ fn unclaimed(dir: &Path, partial: bool) -> anyhow::Result<Option<InputError>> {
     let looks_like = registry()
         .into_iter()
         .filter_map(|s| match s.store {
-            StoreKind::Directory { owns } => {
+            StoreKind::Directory { owns, .. } => {
                 let named: Vec<&String> = entries.iter().filter(|e| owns(e)).collect();
                 named.first().map(|e| (named.len(), s.name, *e))
             }
@@ -543,11 +544,21 @@ mod tests {
         name.ends_with(".sst") || name == "CURRENT" || name == "sub"
     }
 
+    fn inner(name: &str) -> bool {
+        name == "inner"
+    }
+
     static SPEC: EngineSpec = EngineSpec {
         name: "testdir",
         about: "",
         feature: "",
-        store: StoreKind::Directory { owns: owns_sst },
+        store: StoreKind::Directory {
+            owns: owns_sst,
+            dirs: Some(crate::engine::EngineDirs {
+                at: &["sub"],
+                holds: inner,
+            }),
+        },
         capabilities: Capabilities {
             background_work: false,
             compact: false,
@@ -733,5 +744,54 @@ mod tests {
         for kept in ["notes.txt", "mine", MARKER, PRECONDITION_FILE] {
             assert!(db.join(kept).exists(), "{kept} was removed");
         }
+    }
+
+    #[test]
+    fn a_fresh_store_keeps_what_the_engine_does_not_make_at_its_names() {
+        // A user's directory at an engine's file name, a user's file in a
+        // directory the engine makes, a FIFO: refused, nothing removed.
+        let fifo = |p: &Path| {
+            let path = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        };
+        let cases: [(&str, Make); 3] = [
+            ("CURRENT", &|p| {
+                fs::create_dir(p.join("CURRENT")).unwrap();
+                fs::write(p.join("CURRENT/note"), "x").unwrap();
+            }),
+            ("sub/note", &|p| {
+                fs::create_dir_all(p.join("sub/inner")).unwrap();
+                fs::write(p.join("sub/note"), "x").unwrap();
+            }),
+            ("000002.sst", &|p| fifo(&p.join("000002.sst"))),
+        ];
+        for (user, make) in cases {
+            let tmp = tempfile::tempdir().unwrap();
+            let db = tmp.path().join("db");
+            prepare(&SPEC, &db, OpenMode::Fresh).unwrap();
+            fs::write(db.join("000001.sst"), "x").unwrap();
+            make(&db);
+            let err = prepare(&SPEC, &db, OpenMode::Fresh).unwrap_err();
+            let err = format!("{err:#}");
+            assert!(
+                err.contains(&format!("{}'", db.join(user).display())),
+                "{err}"
+            );
+            assert!(fs::symlink_metadata(db.join(user)).is_ok(), "{user}");
+            assert!(db.join("000001.sst").exists(), "{user}: emptied");
+            assert!(!db.join(emptying::TRASH).exists(), "{user}");
+        }
+        // Links go by name, and a directory the engine makes with only its
+        // names in it.
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        prepare(&SPEC, &db, OpenMode::Fresh).unwrap();
+        fs::create_dir_all(db.join("sub/inner")).unwrap();
+        fs::write(db.join("sub/inner/inner"), "x").unwrap();
+        std::os::unix::fs::symlink(tmp.path(), db.join("000003.sst")).unwrap();
+        prepare(&SPEC, &db, OpenMode::Fresh).unwrap();
+        assert!(!holds_owned(&db, owns_sst));
+        assert!(tmp.path().exists());
     }
 }

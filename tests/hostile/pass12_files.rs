@@ -6,30 +6,36 @@ use std::path::Path;
 
 use crate::common;
 
-/// `kvperf STEP --engine wiredtiger` on store `db` in `dir`, with the log
-/// on and `config` as `-p wiredtiger.config`.
-fn wiredtiger(dir: &Path, step: &str, db: &str, config: Option<&str>) -> common::Output {
+/// `kvperf STEP --engine ENGINE` on store `db` in `dir`: 20 records of
+/// workload c, and `extra`.
+fn step(dir: &Path, engine: &str, step: &str, db: &str, extra: &[&str]) -> common::Output {
     let workload = common::workload("c");
-    let config = config.map(|c| format!("wiredtiger.config={c}"));
     let mut args = vec![
         step,
         "--engine",
-        "wiredtiger",
+        engine,
         "-P",
         &workload,
         "-p",
         "recordcount=20",
         "-p",
         "operationcount=20",
-        "-p",
-        "wiredtiger.log=true",
         "--db",
         db,
     ];
-    if let Some(config) = &config {
-        args.extend(["-p", config.as_str()]);
-    }
+    args.extend_from_slice(extra);
     common::kvperf(dir, &args)
+}
+
+/// `kvperf STEP --engine wiredtiger` on store `db` in `dir`, with the log
+/// on and `config` as `-p wiredtiger.config`.
+fn wiredtiger(dir: &Path, phase: &str, db: &str, config: Option<&str>) -> common::Output {
+    let config = config.map(|c| format!("wiredtiger.config={c}"));
+    let mut extra = vec!["-p", "wiredtiger.log=true"];
+    if let Some(config) = &config {
+        extra.extend(["-p", config.as_str()]);
+    }
+    step(dir, "wiredtiger", phase, db, &extra)
 }
 
 /// The names in `dir`, sorted.
@@ -102,4 +108,64 @@ fn every_spelling_of_a_wiredtiger_log_path_out_of_the_store_is_refused() {
     let out = wiredtiger(dir.path(), "run", "db", Some("log=(path:\"journal\")"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(names(&theirs), before);
+}
+
+#[test]
+fn a_fresh_load_keeps_what_the_engine_does_not_make_at_its_file_names() {
+    // On 990db44 `load --fresh` removed whatever stood at one of the
+    // engine's file names in kvperf's store: a user's directory at
+    // `lock.mdb` (or a RocksDB, redb, SQLite, WiredTiger name), a user's
+    // file in fjall's own directory, each with all it held, exit 0. Now:
+    // one line naming it, exit 2, nothing removed; moved out, the load
+    // runs.
+    let fifo = |path: &Path| {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.unwrap().success(), "mkfifo {}", path.display());
+    };
+    let user_dir = |path: &Path| {
+        std::fs::create_dir(path).unwrap();
+        std::fs::write(path.join("note.txt"), "a user's note\n").unwrap();
+    };
+    let user_file = |path: &Path| std::fs::write(path, "a user's note\n").unwrap();
+    // (engine, name in the store, an engine's file there to take the place of, how)
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, &str, bool, Make); 9] = [
+        ("lmdb", "lock.mdb", true, &user_dir),
+        ("lmdb", "data.mdb", true, &fifo),
+        ("redb", "kvperf.redb", true, &user_dir),
+        ("rocksdb", "MANIFEST-000001", false, &user_dir),
+        ("rocksdb", "CURRENT", true, &user_dir),
+        ("sqlite", "kvperf.sqlite-wal", false, &user_dir),
+        ("wiredtiger", "WiredTiger.turtle", true, &user_dir),
+        ("wiredtiger", "journal", false, &user_dir),
+        ("fjall", "fjall/notes.txt", false, &user_file),
+    ];
+    for (engine, name, replaces, make) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = step(dir.path(), engine, "load", "db", &[]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        let at = dir.path().join("db").join(name);
+        if replaces {
+            std::fs::remove_file(&at).unwrap();
+        }
+        make(&at);
+        let before = names(&dir.path().join("db"));
+        let out = step(dir.path(), engine, "load", "db", &["--fresh"]);
+        common::assert_input_error(&out, &format!("db/{name}"));
+        assert_eq!(names(&dir.path().join("db")), before, "{engine} {name}");
+        assert!(
+            std::fs::symlink_metadata(&at).is_ok(),
+            "{engine}: {name} removed"
+        );
+        if at.is_dir() {
+            assert!(
+                at.join("note.txt").exists(),
+                "{engine}: {name}'s note removed"
+            );
+        }
+        // Moved out, the engine's own files go and the load runs.
+        std::fs::rename(&at, dir.path().join("moved")).unwrap();
+        let out = step(dir.path(), engine, "load", "db", &["--fresh"]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+    }
 }

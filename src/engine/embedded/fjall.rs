@@ -49,7 +49,7 @@ use anyhow::Context;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineDirs, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenOptions, Operations,
     Record, ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
@@ -60,7 +60,13 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "fjall",
     about: "embedded fjall (pure-Rust LSM tree) via the fjall crate",
     feature: "fjall",
-    store: StoreKind::Directory { owns },
+    store: StoreKind::Directory {
+        owns,
+        dirs: Some(EngineDirs {
+            at: &[SUBDIR],
+            holds,
+        }),
+    },
     capabilities: Capabilities {
         // Worker threads flush memtables and compact tables.
         background_work: true,
@@ -91,6 +97,20 @@ const KEYSPACE: &str = "kvperf";
 
 fn owns(name: &str) -> bool {
     name == SUBDIR
+}
+
+/// The names fjall 3 and lsm-tree 3 make inside `fjall/`, at any depth:
+/// `version`, `lock`, journals `N.jnl`, `keyspaces/N/` with `current`,
+/// versions `vN`, `tables/N` and `blobs/N`, and tempfile's `.tmp*` of an
+/// atomic rewrite. Anything else there is a user's.
+fn holds(name: &str) -> bool {
+    const NAMES: [&str; 6] = ["version", "lock", "keyspaces", "current", "tables", "blobs"];
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    NAMES.contains(&name)
+        || number(name)
+        || name.strip_suffix(".jnl").is_some_and(number)
+        || name.strip_prefix('v').is_some_and(number)
+        || name.starts_with(".tmp")
 }
 
 /// The fjall and lsm-tree crates' versions, read from Cargo.lock at build time.

@@ -50,7 +50,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "lmdb",
     about: "embedded LMDB (copy-on-write B+tree, mmap) via heed",
     feature: "lmdb",
-    store: StoreKind::Directory { owns },
+    store: StoreKind::Directory { owns, dirs: None },
     capabilities: Capabilities {
         // Commits write the B+tree in place; nothing runs after them.
         background_work: false,

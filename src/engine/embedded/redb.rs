@@ -60,7 +60,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "redb",
     about: "embedded redb (pure-Rust copy-on-write B-tree) via the redb crate",
     feature: "redb",
-    store: StoreKind::Directory { owns },
+    store: StoreKind::Directory { owns, dirs: None },
     capabilities: Capabilities {
         // Commits write the tree; nothing runs after them.
         background_work: false,

@@ -31,7 +31,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "rocksdb",
     about: "embedded RocksDB (LSM tree) via the rocksdb crate",
     feature: "rocksdb",
-    store: StoreKind::Directory { owns },
+    store: StoreKind::Directory { owns, dirs: None },
     capabilities: Capabilities {
         background_work: true,
         compact: true,

@@ -58,7 +58,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "sqlite",
     about: "embedded SQLite (B-tree, WAL) via rusqlite",
     feature: "sqlite",
-    store: StoreKind::Directory { owns },
+    store: StoreKind::Directory { owns, dirs: None },
     capabilities: Capabilities {
         // Checkpoints run inside the committing connection, not behind it.
         background_work: false,

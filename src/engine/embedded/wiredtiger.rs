@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use super::options::{set_unless_given, OptionValues};
 use super::record::codec;
 use super::{
-    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineInfo,
+    ready_client, Activity, Capabilities, ClientSlot, DbBenchFlags, Engine, EngineDirs, EngineInfo,
     EngineOption, EngineSpec, EventKind, EventSupport, OpError, OpResult, OpenMode, OpenOptions,
     Operations, Record, ScanResults, SetupFuture, StoreKind, EMBEDDED,
 };
@@ -33,7 +33,14 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "wiredtiger",
     about: "embedded WiredTiger (B-tree, MongoDB's engine) via Debian's libwiredtiger",
     feature: "wiredtiger",
-    store: StoreKind::Directory { owns },
+    // A log directory (`journal`) holds WiredTiger's log files only.
+    store: StoreKind::Directory {
+        owns,
+        dirs: Some(EngineDirs {
+            at: &["journal"],
+            holds: owns,
+        }),
+    },
     capabilities: Capabilities {
         // Eviction threads write dirty pages out of the cache, a checkpoint
         // server thread runs every `checkpoint` seconds and a log server
