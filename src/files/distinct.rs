@@ -90,23 +90,37 @@ impl Outputs {
 /// links followed where it exists (the file itself may not exist yet).
 fn place_of(path: &Path) -> PathBuf {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut normal = PathBuf::new();
-    for part in absolute.components() {
+    let parts: Vec<Component> = absolute.components().collect();
+    // The file's own name is kept as given (not followed: a link there is
+    // judged by name); its directory as the kernel reads it. `L/../D` with
+    // `L` a link is the link target's parent's D, not ./D: `..` resolved as
+    // text first let an output into the store (pass 12 part B).
+    let own_name = matches!(parts.last(), Some(Component::Normal(_)));
+    let dir_parts = &parts[..parts.len() - usize::from(own_name)];
+    // The longest leading part that exists, with its links followed; the
+    // rest as text (no link can be among names that do not exist).
+    let (mut place, rest) = (0..=dir_parts.len())
+        .rev()
+        .find_map(|keep| {
+            let lead: PathBuf = dir_parts[..keep].iter().collect();
+            lead.canonicalize()
+                .ok()
+                .map(|real| (real, &dir_parts[keep..]))
+        })
+        .unwrap_or_else(|| (PathBuf::new(), dir_parts));
+    for part in rest {
         match part {
             Component::CurDir => {}
             Component::ParentDir => {
-                normal.pop();
+                place.pop();
             }
-            other => normal.push(other),
+            other => place.push(other),
         }
     }
-    match (normal.parent(), normal.file_name()) {
-        (Some(parent), Some(name)) => match parent.canonicalize() {
-            Ok(parent) => parent.join(name),
-            Err(_) => normal,
-        },
-        _ => normal,
+    if own_name {
+        place.push(parts[parts.len() - 1]);
     }
+    place
 }
 
 /// Whether two existing paths are one file (a hard or symbolic link).
@@ -120,6 +134,31 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `L/../D/x`, `L` a link to a directory beside the store: the kernel
+    /// reads it as the link target's parent's `D/x`, inside the store.
+    #[test]
+    fn a_parent_step_after_a_link_is_read_as_the_kernel_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(d.join("sub/x")).unwrap();
+        std::fs::create_dir_all(d.join("sub/D")).unwrap();
+        std::os::unix::fs::symlink(d.join("sub/x"), d.join("L")).unwrap();
+        let mut outputs = Outputs::new();
+        outputs
+            .file("--json", &d.join("L/../D/OPTIONS-000019"))
+            .unwrap();
+        let err = outputs.outside_store(&d.join("sub/D")).unwrap_err();
+        assert!(err.to_string().contains("inside the store"), "{err}");
+        // A store not made yet, reached the same way.
+        let mut outputs = Outputs::new();
+        outputs.file("--output", &d.join("L/../E/x.json")).unwrap();
+        assert!(outputs.outside_store(&d.join("sub/E")).is_err());
+        // Beside the store, not in it.
+        let mut outputs = Outputs::new();
+        outputs.file("--output", &d.join("L/../r.json")).unwrap();
+        assert!(outputs.outside_store(&d.join("sub/D")).is_ok());
+    }
 
     #[test]
     fn one_path_two_ways_is_refused_and_distinct_paths_pass() {

@@ -124,3 +124,87 @@ fn a_users_file_at_a_name_a_release_fetch_writes_is_never_removed() {
         assert_eq!(std::fs::read_to_string(kept).unwrap(), "my notes", "{form}");
     }
 }
+
+/// Pass 12 part B: FerretDB rewrites `state/state.json` at every start;
+/// a link there (hard or symbolic) to a user's file had it overwritten
+/// with FerretDB's state. Refused in one line, exit 2, the file intact.
+#[test]
+fn a_link_at_ferretdbs_state_file_is_not_written_through() {
+    use crate::common::server::Server;
+    let Some(ferretdb) = Server::start("ferretdb", "pass12_lead::ferretdb_state_link") else {
+        return;
+    };
+    let stopped = ferretdb.action("stop");
+    assert_eq!(stopped.code, 0, "{}", stopped.stderr);
+    let state = ferretdb.server_dir().join("state/state.json");
+    let mine = ferretdb.dir().join("notes.txt");
+    std::fs::write(&mine, "my notes").unwrap();
+    for hard in [true, false] {
+        std::fs::remove_file(&state).unwrap();
+        if hard {
+            std::fs::hard_link(&mine, &state).unwrap();
+        } else {
+            std::os::unix::fs::symlink(&mine, &state).unwrap();
+        }
+        let out = ferretdb.action("start");
+        crate::common::assert_input_error(&out, "state.json' is not kvperf's");
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my notes");
+    }
+}
+
+/// Pass 12: a plan's results file replaced by a copy as an editor saves
+/// it, while the plan runs: every later step went into the unnamed file
+/// and the plan said it completed. Now the step fails, exit 3, its record
+/// kept apart and named in the last line, even when the report cannot be
+/// written either (its failure had taken the step's place).
+#[test]
+fn a_results_file_replaced_while_a_plan_runs_is_said_with_the_record_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.toml"),
+        "name = \"p\"\ndriver = \"ycsb\"\nsettle = false\n[properties]\nrecordcount = 100\noperationcount = 100000000\nmaxexecutiontime = 2\n[[configs]]\nname = \"n\"\nengine = \"null\"\n[[steps]]\nworkloads = [\"a\", \"c\", \"b\"]\nthreads = [1]\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["plan", "run", "p.toml", "--results", "r.jsonl"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = dir.path().join("r.jsonl");
+    let until = Instant::now() + Duration::from_secs(120);
+    while std::fs::metadata(&results).map_or(0, |m| m.len()) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the plan ended first");
+        assert!(Instant::now() < until, "no first record");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // An editor's save: a copy renamed over the file; the report goes too.
+    let copy = dir.path().join("copy");
+    std::fs::copy(&results, &copy).unwrap();
+    std::fs::rename(&copy, &results).unwrap();
+    let _ = std::fs::remove_dir_all(dir.path().join("r-report"));
+    let status = wait_within(&mut child, Duration::from_secs(120), "replaced results");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("was replaced or removed while the plan ran")
+            && last.contains("record is kept in"),
+        "{stderr}"
+    );
+    let kept = last
+        .rsplit("kept in '")
+        .next()
+        .unwrap()
+        .trim_end_matches('\'');
+    assert!(std::fs::read_to_string(kept).unwrap().contains("\"run\""));
+    let _ = std::fs::remove_file(kept);
+}

@@ -123,10 +123,13 @@ do_start() {
     installed || do_install >/dev/null
     port_open "$HOST" "$PORT" && die "port $HOST:$PORT is already in use by another process"
     handler=${KVPERF_FERRETDB_HANDLER:-sqlite}
+    # FerretDB rewrites state/state.json at every start, through a link there (pass 12 part B).
+    own_dirs "$DIR/state"
+    own_cache_file "$DIR/state/state.json"
     mkdir -p "$DIR/state"
     args=(--listen-addr="$HOST:$PORT" --state-dir="$DIR/state" --telemetry=disable --log-level=info)
     case $handler in
-        sqlite) mkdir -p "$DIR/sqlite"; args+=(--handler=sqlite --sqlite-url="file:$DIR/sqlite/") ;;
+        sqlite) own_dirs "$DIR/sqlite"; mkdir -p "$DIR/sqlite"; args+=(--handler=sqlite --sqlite-url="file:$DIR/sqlite/") ;;
         postgresql)
             [ -n "${KVPERF_FERRETDB_PG_URL:-}" ] || die "KVPERF_FERRETDB_HANDLER=postgresql needs KVPERF_FERRETDB_PG_URL"
             # FerretDB starts even when PostgreSQL is down (then every request fails): check it first
