@@ -36,33 +36,18 @@ rocksdb_release_sha256() {
 
 KVPERF_ROCKSDB_RELEASES="10.2.1 10.4.2"
 
-# Whether $1, where a release's library goes, may be replaced: absent, or a
-# directory holding only what this script puts there (an incomplete one),
-# each a regular file of one name. A link, a directory or a hard-linked file
-# at one of those names, or anything else in it, is a user's: one line, and
-# it is left (a user's directory named SOURCE went with an `rm -rf`).
-rocksdb_release_dir_is_ours() {
-  local dir=$1 name
-  if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
-    echo "kvperf: '$dir' is not a directory kvperf made (a link, or not a directory); move it away, kvperf keeps that release's library there" >&2
+# Whether $1, where a release's library goes, is free for it: absent. A
+# release is put there whole, by one rename, so an unfinished fetch never
+# leaves anything at $1: whatever is there and is no finished release
+# (a user's notes, a file named as one of the release's) is not kvperf's
+# and is never removed (pass 12 removed a user's directory named SOURCE,
+# pass 13 a user's plain file of that name).
+rocksdb_release_dir_is_free() {
+  local dir=$1
+  if [ -e "$dir" ] || [ -L "$dir" ]; then
+    echo "kvperf: '$dir' is there but holds no finished RocksDB release, and kvperf did not make it (it puts each release there whole, by one rename); move it away (an older kvperf's fetch cut short may be removed), kvperf keeps that release's library there" >&2
     return 1
   fi
-  [ -d "$dir" ] || return 0
-  for name in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
-    [ -e "$name" ] || [ -L "$name" ] || continue
-    case "${name##*/}" in
-      librocksdb.so | SOURCE | .complete)
-        if [ -L "$name" ] || [ ! -f "$name" ] || [ "$(stat -c %h -- "$name")" != 1 ]; then
-          echo "kvperf: '$name' is not a file kvperf made (a link, a file with other names, or not a regular file); move it away, kvperf keeps that release's library there" >&2
-          return 1
-        fi
-        ;;
-      *)
-        echo "kvperf: '$dir' holds '${name##*/}', which kvperf did not put there; move it away, kvperf keeps that release's library there" >&2
-        return 1
-        ;;
-    esac
-  done
 }
 
 # Prints the directory holding librocksdb.so of release $1, fetching it first
@@ -95,7 +80,7 @@ rocksdb_release_dir() {
     exec 9>>"$lock"
     flock 9
     if [ -f "$dir/.complete" ] && [ -f "$dir/librocksdb.so" ]; then exit 0; fi
-    rocksdb_release_dir_is_ours "$dir" || exit 2
+    rocksdb_release_dir_is_free "$dir" || exit 2
     tmp=$(mktemp -d "$cache/.fetch-$version.XXXXXX") || exit 3
     trap 'rm -rf "$tmp"' EXIT
     # A new file each time (mktemp creates it exclusively), kept only when
@@ -121,13 +106,8 @@ rocksdb_release_dir() {
     mv "$tmp/librocksdbjni-linux64.so" "$tmp/lib/librocksdb.so"
     echo "$want  rocksdbjni-$version-linux64.jar" >"$tmp/lib/SOURCE"
     touch "$tmp/lib/.complete"
-    # The directory appears whole or not at all. What is removed is only
-    # what the check above found (its own files, then the directory, which
-    # rmdir leaves if anything came since); mv -n replaces nothing.
-    if [ -d "$dir" ]; then
-      rm -f -- "$dir/librocksdb.so" "$dir/SOURCE" "$dir/.complete"
-      rmdir -- "$dir" || { echo "kvperf: '$dir' was changed while RocksDB $version was fetched; left as it is" >&2; exit 3; }
-    fi
+    # The directory appears whole or not at all; mv -n replaces nothing
+    # (RENAME_NOREPLACE: a user's directory made meanwhile, even empty).
     mv -nT "$tmp/lib" "$dir"
     if [ -e "$tmp/lib" ]; then
       echo "kvperf: something was put at '$dir' while RocksDB $version was fetched; left as it is" >&2

@@ -488,7 +488,10 @@ fn a_users_directory_where_a_release_is_cached_is_never_removed() {
     std::fs::create_dir_all(&release).unwrap();
     std::fs::write(release.join("notes.txt"), "my notes").unwrap();
     let out = run_on_release(tmp.path(), &tmp.path().join("cache"));
-    assert_input_error(&out, "holds 'notes.txt', which kvperf did not put there");
+    assert_input_error(
+        &out,
+        "holds no finished RocksDB release, and kvperf did not make it",
+    );
     assert_eq!(
         std::fs::read_to_string(release.join("notes.txt")).unwrap(),
         "my notes"

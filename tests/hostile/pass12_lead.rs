@@ -91,8 +91,9 @@ fn an_interrupted_plan_ends_whatever_srun_program_it_waits_for() {
 /// Pass 12: where a RocksDB release's library is cached, a user's
 /// directory named `SOURCE` (one of the names the fetch writes) was
 /// removed with the unfinished directory (`rm -rf`); a link or a
-/// hard-linked file at those names likewise. Each is refused in one line
-/// and left as it was.
+/// hard-linked file at those names likewise; pass 13: a user's plain file
+/// there. A release is put in place whole, so anything there that is no
+/// finished release is refused in one line and left as it was.
 #[cfg(feature = "rocksdb")]
 #[test]
 fn a_users_file_at_a_name_a_release_fetch_writes_is_never_removed() {
@@ -100,7 +101,7 @@ fn a_users_file_at_a_name_a_release_fetch_writes_is_never_removed() {
     if !can_fetch_a_release("a_users_file_at_a_name_a_release_fetch_writes_is_never_removed") {
         return;
     }
-    for form in ["directory", "hard link", "symbolic link"] {
+    for form in ["directory", "hard link", "symbolic link", "file"] {
         let tmp = tempfile::tempdir().unwrap();
         let release = tmp.path().join("cache/rocksdb/10.2.1");
         std::fs::create_dir_all(&release).unwrap();
@@ -112,14 +113,17 @@ fn a_users_file_at_a_name_a_release_fetch_writes_is_never_removed() {
                 std::fs::write(release.join("SOURCE/notes.txt"), "my notes").unwrap();
             }
             "hard link" => std::fs::hard_link(&mine, release.join("SOURCE")).unwrap(),
-            _ => std::os::unix::fs::symlink(&mine, release.join("librocksdb.so")).unwrap(),
+            "symbolic link" => {
+                std::os::unix::fs::symlink(&mine, release.join("librocksdb.so")).unwrap()
+            }
+            _ => std::fs::write(release.join("SOURCE"), "my notes").unwrap(),
         }
         let out = run_on_release(tmp.path(), &tmp.path().join("cache"));
-        crate::common::assert_input_error(&out, "is not a file kvperf made");
-        let kept = if form == "directory" {
-            release.join("SOURCE/notes.txt")
-        } else {
-            mine
+        crate::common::assert_input_error(&out, "holds no finished RocksDB release");
+        let kept = match form {
+            "directory" => release.join("SOURCE/notes.txt"),
+            "file" => release.join("SOURCE"),
+            _ => mine,
         };
         assert_eq!(std::fs::read_to_string(kept).unwrap(), "my notes", "{form}");
     }
@@ -207,4 +211,32 @@ fn a_results_file_replaced_while_a_plan_runs_is_said_with_the_record_kept() {
         .trim_end_matches('\'');
     assert!(std::fs::read_to_string(kept).unwrap().contains("\"run\""));
     let _ = std::fs::remove_file(kept);
+}
+
+/// Pass 13: a FIFO at a server's pid file left the start's launcher
+/// blocked on it for good, to start an unrecorded server whenever
+/// something read it; a FIFO at its log stalled the start 120 s. Both are
+/// refused in one line, exit 2, before anything starts.
+#[test]
+fn a_fifo_at_a_servers_pid_or_log_file_is_refused() {
+    use crate::common::server::Server;
+    use std::os::unix::fs::FileTypeExt;
+    let Some(redis) = Server::start("redis", "pass12_lead::fifo_at_pid_or_log") else {
+        return;
+    };
+    let stopped = redis.action("stop");
+    assert_eq!(stopped.code, 0, "{}", stopped.stderr);
+    for file in ["redis.pid", "redis.log"] {
+        let fifo = redis.server_dir().join(file);
+        let _ = std::fs::remove_file(&fifo);
+        let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+        let out = redis.action("start");
+        crate::common::assert_input_error(&out, "is not kvperf's");
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        std::fs::remove_file(&fifo).unwrap();
+    }
 }

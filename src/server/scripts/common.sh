@@ -103,6 +103,10 @@ need_dir() {
     [ -n "${KVPERF_DIR:-}" ] || die "KVPERF_DIR (the server data dir) is not set"
     DIR=$KVPERF_DIR
     dir_layout
+    # A FIFO at the pid file left the launcher blocked for good, to start an unrecorded server
+    # whenever something read it (pass 13); a link there led the write elsewhere.
+    own_cache_file "$PIDF"
+    own_cache_file "$LOG"
 }
 dir_layout() { PIDF=$DIR/$name.pid; LOG=$DIR/$name.log; }
 
