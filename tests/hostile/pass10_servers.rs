@@ -8,6 +8,45 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 
+/// `server status` and `server stop` of redis on `dir` (in `work`) both
+/// say "not running" and leave `other`, a process its pid file names, as
+/// it was.
+pub(super) fn status_and_stop_leave_alone(
+    work: &Path,
+    dir: &Path,
+    port: &str,
+    other: &mut std::process::Child,
+    what: &str,
+) {
+    let shown = dir.display().to_string();
+    let ask = |action: &str| {
+        kvperf_with(
+            work,
+            &["server", action, "redis", "--dir", &shown, "--port", port],
+            &[],
+        )
+    };
+    let status = ask("status");
+    let stop = ask("stop");
+    assert_eq!(
+        other.try_wait().unwrap(),
+        None,
+        "{what} was signalled: {}",
+        stop.stdout
+    );
+    assert!(
+        status.stdout.contains("redis: not running"),
+        "{}",
+        status.stdout
+    );
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(
+        stop.stdout.contains("redis: not running"),
+        "{}",
+        stop.stdout
+    );
+}
+
 /// `kvperf ARGS` in `dir` with `env` added to the environment.
 pub(super) fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> common::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_kvperf"))
@@ -257,36 +296,7 @@ fn a_pid_reused_within_a_killed_starts_time_is_not_signalled() {
     let mut other = Command::new("sleep").arg("600").spawn().unwrap();
     left.0.push(other.id() as i32);
     std::fs::write(&pid_file, format!("{}\n", other.id())).unwrap();
-    let shown = dir.display().to_string();
-    let status = kvperf_with(
-        work.path(),
-        &[
-            "server", "status", "redis", "--dir", &shown, "--port", &port,
-        ],
-        &[],
-    );
-    let stop = kvperf_with(
-        work.path(),
-        &["server", "stop", "redis", "--dir", &shown, "--port", &port],
-        &[],
-    );
-    assert_eq!(
-        other.try_wait().unwrap(),
-        None,
-        "the sleep was signalled: {}",
-        stop.stdout
-    );
-    assert!(
-        status.stdout.contains("redis: not running"),
-        "{}",
-        status.stdout
-    );
-    assert_eq!(stop.code, 0, "{}", stop.stderr);
-    assert!(
-        stop.stdout.contains("redis: not running"),
-        "{}",
-        stop.stdout
-    );
+    status_and_stop_leave_alone(work.path(), &dir, &port, &mut other, "the sleep");
     let _ = other.kill();
     let _ = other.wait();
 }

@@ -3,12 +3,28 @@
 //! srun program (`KVPERF_SRUN`, a wrapper script) ignored SIGTERM or left
 //! a child holding its stderr. Fails on 990db44.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::pass8_lead::srun_plan;
-use super::waits::wait_within;
+use super::waits::ended_within;
+
+/// `kvperf plan run PLAN --results r.jsonl` started in `dir` with `env`,
+/// its stderr piped.
+fn plan_run(dir: &Path, plan: &Path, env: &[(&str, &str)]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kvperf"))
+        .args(["plan", "run"])
+        .arg(plan)
+        .args(["--results", "r.jsonl"])
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
 
 /// Whether process `pid` is gone (or a zombie no one has reaped yet).
 fn gone(pid: i32) -> bool {
@@ -35,21 +51,8 @@ fn an_interrupted_plan_ends_whatever_srun_program_it_waits_for() {
         .unwrap();
         std::fs::set_permissions(&srun, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
-            .args([
-                "plan",
-                "run",
-                plan.to_str().unwrap(),
-                "--results",
-                "r.jsonl",
-            ])
-            .env("KVPERF_SRUN", &srun)
-            .current_dir(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let srun = srun.to_str().unwrap();
+        let mut child = plan_run(dir.path(), &plan, &[("KVPERF_SRUN", srun)]);
         let pid_file = dir.path().join("sleep.pid");
         let until = Instant::now() + Duration::from_secs(120);
         let sleep: i32 = loop {
@@ -68,14 +71,7 @@ fn an_interrupted_plan_ends_whatever_srun_program_it_waits_for() {
         // SAFETY: a plain kill(2) of our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         // srun's grace (15 s) and its stderr's (5 s), with room for load.
-        let status = wait_within(&mut child, Duration::from_secs(90), what);
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let (status, stderr) = ended_within(&mut child, Duration::from_secs(90), what);
         assert_eq!(status.code(), Some(3), "{what}: {stderr}");
         let until = Instant::now() + Duration::from_secs(10);
         while !gone(sleep) {
@@ -169,14 +165,7 @@ fn a_results_file_replaced_while_a_plan_runs_is_said_with_the_record_kept() {
         "name = \"p\"\ndriver = \"ycsb\"\nsettle = false\n[properties]\nrecordcount = 100\noperationcount = 100000000\nmaxexecutiontime = 2\n[[configs]]\nname = \"n\"\nengine = \"null\"\n[[steps]]\nworkloads = [\"a\", \"c\", \"b\"]\nthreads = [1]\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
-        .args(["plan", "run", "p.toml", "--results", "r.jsonl"])
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = plan_run(dir.path(), Path::new("p.toml"), &[]);
     let results = dir.path().join("r.jsonl");
     let until = Instant::now() + Duration::from_secs(120);
     while std::fs::metadata(&results).map_or(0, |m| m.len()) == 0 {
@@ -189,14 +178,7 @@ fn a_results_file_replaced_while_a_plan_runs_is_said_with_the_record_kept() {
     std::fs::copy(&results, &copy).unwrap();
     std::fs::rename(&copy, &results).unwrap();
     let _ = std::fs::remove_dir_all(dir.path().join("r-report"));
-    let status = wait_within(&mut child, Duration::from_secs(120), "replaced results");
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (status, stderr) = ended_within(&mut child, Duration::from_secs(120), "replaced results");
     assert_eq!(status.code(), Some(3), "{stderr}");
     let last = stderr.lines().last().unwrap_or_default();
     assert!(

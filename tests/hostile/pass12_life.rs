@@ -9,8 +9,22 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::pass10_life::Watch;
-use super::waits::{rest, spawn, wait_within};
+use super::waits::{ended_within, rest, spawn, wait_within};
 use crate::common::{assert_input_error, kvperf, workload};
+
+/// `child`'s piped stdout, a line at a time, read to its end on a thread
+/// of its own (a closed stdout would end bench its own way).
+fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::{BufRead, BufReader};
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    lines
+}
 
 /// `bench --report_file D/LOG --db D` measured, then found RocksDB's own
 /// `LOG` where its ops log was to go: the log was neither written nor
@@ -196,7 +210,6 @@ fn a_signal_during_the_rocksdb_version_probe_leaves_nothing_in_tmpdir() {
 /// exit 3, with the figures so far in the JSON.
 #[test]
 fn a_signal_during_compact_ends_bench_after_it() {
-    use std::io::{BufRead, BufReader};
     let tmp = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
         .args([
@@ -209,14 +222,7 @@ fn a_signal_during_compact_ends_bench_after_it() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Read to the end: a closed stdout would end bench its own way.
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stdout.lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let lines = stdout_lines(&mut child);
     // fillseq's result line: compact starts next.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
@@ -228,9 +234,7 @@ fn a_signal_during_compact_ends_bench_after_it() {
     }
     // SAFETY: kill(2) on the child this test started and has not reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = wait_within(&mut child, Duration::from_secs(60), "bench");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = ended_within(&mut child, Duration::from_secs(60), "bench");
     assert_eq!(status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("interrupted during compact"), "{stderr}");
     let json = super::waits::output(&tmp.path().join("j.json"));
@@ -244,7 +248,6 @@ fn a_signal_during_compact_ends_bench_after_it() {
 /// stays.
 #[test]
 fn an_ops_log_that_cannot_be_written_is_kept_and_fails_the_command() {
-    use std::io::{BufRead, BufReader};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
@@ -257,13 +260,7 @@ fn an_ops_log_that_cannot_be_written_is_kept_and_fails_the_command() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stdout.lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let lines = stdout_lines(&mut child);
     // fillseq's log appears; the user's file takes its place before
     // fillseq's result line (else the case was missed).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -273,9 +270,7 @@ fn an_ops_log_that_cannot_be_written_is_kept_and_fails_the_command() {
     std::fs::remove_file(dir.join("r.csv")).unwrap();
     std::fs::write(dir.join("r.csv"), "USER\n").unwrap();
     let in_time = lines.try_iter().all(|l| !l.starts_with("fillseq"));
-    let status = wait_within(&mut child, Duration::from_secs(60), "bench");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = ended_within(&mut child, Duration::from_secs(60), "bench");
     assert_eq!(
         std::fs::read_to_string(dir.join("r.csv")).unwrap(),
         "USER\n"

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::pass10_servers::{kvperf_with, wait_for, Leftovers};
+use super::pass10_servers::{kvperf_with, status_and_stop_leave_alone, wait_for, Leftovers};
 use crate::common;
 
 /// Writes an executable stand-in for a tool at `path`.
@@ -274,32 +274,12 @@ fn a_killed_starts_server_is_its_program_not_a_word_of_a_command_line() {
     // SAFETY: the script's process group, which this test's kvperf made.
     unsafe { libc::kill(-group, libc::SIGKILL) };
     assert!(named, "the pid file never named the user's tail");
-    let shown = work.path().join("redis").display().to_string();
-    let ask = |action: &str| {
-        kvperf_with(
-            work.path(),
-            &["server", action, "redis", "--dir", &shown, "--port", &port],
-            &[],
-        )
-    };
-    let status = ask("status");
-    let stop = ask("stop");
-    assert_eq!(
-        user.try_wait().unwrap(),
-        None,
-        "the user's tail was signalled: {}",
-        stop.stdout
-    );
-    assert!(
-        status.stdout.contains("redis: not running"),
-        "{}",
-        status.stdout
-    );
-    assert_eq!(stop.code, 0, "{}", stop.stderr);
-    assert!(
-        stop.stdout.contains("redis: not running"),
-        "{}",
-        stop.stdout
+    status_and_stop_leave_alone(
+        work.path(),
+        &work.path().join("redis"),
+        &port,
+        &mut user,
+        "the user's tail",
     );
 }
 

@@ -182,6 +182,17 @@ pub fn wait_within(child: &mut Child, bound: Duration, what: &str) -> ExitStatus
     }
 }
 
+/// [`wait_within`], then all `child`'s piped stderr: how it ended and
+/// what it said.
+pub fn ended_within(child: &mut Child, bound: Duration, what: &str) -> (ExitStatus, String) {
+    let status = wait_within(child, bound, what);
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut stderr).unwrap();
+    }
+    (status, stderr)
+}
+
 /// Every stderr line until the process closed it.
 pub fn rest(lines: &Receiver<String>) -> Vec<String> {
     lines.iter().collect()
@@ -936,14 +947,8 @@ fn sigint_ends_a_plan_whose_kubectl_never_answers() {
     }
     // SAFETY: a plain kill(2) of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = wait_within(&mut child, Duration::from_secs(30), "SIGINT, kubectl hung");
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (status, stderr) =
+        ended_within(&mut child, Duration::from_secs(30), "SIGINT, kubectl hung");
     assert_eq!(status.code(), Some(3), "{stderr}");
     let reader: i32 = std::fs::read_to_string(&pids)
         .unwrap()
