@@ -7,7 +7,6 @@
 //! in directory order left RocksDB's CURRENT without its MANIFEST.)
 
 use std::fs;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -115,7 +114,7 @@ fn foreign(
     owns: fn(&str) -> bool,
     dirs: Option<EngineDirs>,
     keep: &[&str],
-) -> anyhow::Result<Option<(PathBuf, &'static str)>> {
+) -> anyhow::Result<Option<(PathBuf, String)>> {
     // (path, whether the engine makes a directory there)
     let mut pending: Vec<(PathBuf, bool)> = names(dir)?
         .into_iter()
@@ -131,26 +130,19 @@ fn foreign(
             Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
             Ok(meta) => meta.file_type(),
         };
-        let what = if kind.is_file() || kind.is_symlink() {
+        if kind.is_file() || kind.is_symlink() {
             continue;
-        } else if kind.is_dir() {
-            if let (true, Some(dirs)) = (made, dirs) {
-                for name in names(&path)? {
-                    if !(dirs.holds)(&name) {
-                        return Ok(Some((path.join(name), "an entry in a directory")));
-                    }
-                    pending.push((path.join(name), true));
+        }
+        if let (true, true, Some(dirs)) = (kind.is_dir(), made, dirs) {
+            for name in names(&path)? {
+                if !(dirs.holds)(&name) {
+                    return Ok(Some((path.join(name), "an entry in a directory".into())));
                 }
-                continue;
+                pending.push((path.join(name), true));
             }
-            "a directory at a name"
-        } else if kind.is_fifo() {
-            "a FIFO at a name"
-        } else if kind.is_socket() {
-            "a socket at a name"
-        } else {
-            "a device at a name"
-        };
+            continue;
+        }
+        let what = format!("{} at a name", crate::files::kind_of(kind));
         return Ok(Some((path, what)));
     }
     Ok(None)
