@@ -583,8 +583,15 @@ fn embedded_engines() -> Vec<&'static str> {
 
 /// Checks an interrupted step's exit and JSON: exit 3, the interrupt as
 /// the error; before the window nothing measured, in the window what
-/// was. `strict`: the signal came as the step began, so before the window.
-fn assert_interrupted(what: &str, status: ExitStatus, stderr: &str, json: &Path, strict: bool) {
+/// was. `strict`: the signal must have come before the window. Whether
+/// it did.
+fn assert_interrupted(
+    what: &str,
+    status: ExitStatus,
+    stderr: &str,
+    json: &Path,
+    strict: bool,
+) -> bool {
     assert_eq!(status.code(), Some(3), "{what}: {stderr}");
     let out = output(json);
     let error = out
@@ -606,6 +613,7 @@ fn assert_interrupted(what: &str, status: ExitStatus, stderr: &str, json: &Path,
             .collect();
         assert_eq!(said, [format!("kvperf: {}", error.message)], "{what}");
     }
+    before
 }
 
 /// SIGINT or SIGTERM as a step begins (the moment it catches them) and
@@ -618,6 +626,11 @@ fn assert_interrupted(what: &str, status: ExitStatus, stderr: &str, json: &Path,
 fn an_interrupt_before_the_window_writes_the_json_on_every_engine() {
     let dir = tempfile::tempdir().unwrap();
     let moments = [0u64, 10, 30, 60];
+    // Signals sent as a step began that arrived before its window. Which
+    // ones do is the scheduler's: the null engine's run reaches its window
+    // within a millisecond, and a loaded CI machine once let the test's
+    // poll of /proc wake that late ("interrupted after 1 operations").
+    let mut before_the_window = Vec::new();
     for engine in embedded_engines() {
         let db = dir.path().join(format!("{engine}-db"));
         // Every engine's run outlasts the latest moment: the null engine's
@@ -660,10 +673,18 @@ fn an_interrupt_before_the_window_writes_the_json_on_every_engine() {
                 let what = format!("{engine} {phase} signal {signal} {after} ms");
                 let (status, stderr) =
                     interrupt(dir.path(), &a, signal, Duration::from_millis(*after));
-                assert_interrupted(&what, status, &stderr, &json, *after == 0);
+                if assert_interrupted(&what, status, &stderr, &json, false) && *after == 0 {
+                    before_the_window.push(what);
+                }
             }
         }
     }
+    // The step that opens or empties a store takes far longer than the poll,
+    // so some signal sent as a step began must have come before its window.
+    assert!(
+        !before_the_window.is_empty(),
+        "no signal sent as a step began came before its window"
+    );
 }
 
 /// The postmaster's pid (the first line of postmaster.pid).
