@@ -232,6 +232,9 @@ pub struct Appender {
     path: PathBuf,
     /// The opened file's (device, inode): what the name must still lead to.
     identity: (u64, u64),
+    /// The file's length after kvperf's last write: what it must still
+    /// hold before the next one (a user's `: > r.jsonl` cut it in place).
+    end: u64,
 }
 
 impl Appender {
@@ -336,11 +339,16 @@ impl Appender {
             // A new file's directory entry must be durable too.
             File::open(dir).and_then(|d| d.sync_all()).ok();
         }
+        let end = file
+            .metadata()
+            .with_context(|| format!("cannot read results file '{}'", path.display()))?
+            .len();
         Ok(Some((
             Self {
                 file,
                 path: path.to_path_buf(),
                 identity: crate::files::identity(&meta),
+                end,
             },
             loaded,
         )))
@@ -351,32 +359,48 @@ impl Appender {
     /// must still lead to the file opened, before and after the write: an
     /// editor's save or `sed -i` replaced it with a copy while a plan ran,
     /// and every later step went into the unnamed file, the plan saying it
-    /// completed (pass 12).
+    /// completed (pass 12). Nor may the file have changed in place since
+    /// kvperf's last write: truncated (`: > r.jsonl`), the records before
+    /// went with it, and the plan said it completed (pass 13).
     pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         if !self.still_named() {
             return Err(self.kept_apart(&self.gone(), &line));
         }
-        let before = self.file.metadata().map(|m| m.len()).ok();
+        let before = match self.file.metadata() {
+            Ok(meta) if meta.len() == self.end => self.end,
+            Ok(meta) => return Err(self.kept_apart(&self.changed(meta.len()), &line)),
+            Err(e) => {
+                let shown = format!("cannot read results file '{}': {e}", self.path.display());
+                return Err(self.kept_apart(&shown, &line));
+            }
+        };
         let written = self
             .file
             .write_all(&line)
             .and_then(|_| self.file.sync_data());
         if let Err(e) = written {
-            if let Some(len) = before {
-                let _ = self.file.set_len(len);
-            }
+            let _ = self.file.set_len(before);
             let shown = format!(
                 "cannot append to results file '{}': {e}; the results already in it are intact",
                 self.path.display()
             );
             return Err(self.kept_apart(&shown, &line));
         }
+        self.end = before + line.len() as u64;
         if !self.still_named() {
             return Err(self.kept_apart(&self.gone(), &line));
         }
         Ok(())
+    }
+
+    fn changed(&self, len: u64) -> String {
+        format!(
+            "results file '{}' was changed in place while the plan ran (truncated, or written by another program?): it holds {len} bytes where kvperf left {}, and kvperf appends to no file it cannot vouch for; a rerun goes on from what that file holds",
+            self.path.display(),
+            self.end
+        )
     }
 
     /// Whether the results file's name still leads to the file opened.
@@ -555,6 +579,7 @@ mod tests {
             file: OpenOptions::new().append(true).open("/dev/full").unwrap(),
             identity: crate::files::identity(&std::fs::metadata(&path).unwrap()),
             path,
+            end: 0,
         };
         let err = out.append(&record("x")).unwrap_err().to_string();
         assert!(err.contains("No space left on device"), "{err}");
@@ -640,6 +665,31 @@ mod tests {
             assert_eq!(kept.len(), 1);
             let text = std::fs::read_to_string(kept[0].path()).unwrap();
             assert!(text.contains("\"002\""), "{text}");
+        }
+    }
+
+    /// A results file cut or written in place while a plan runs: the next
+    /// record goes into it no more (it would sit there alone, the plan
+    /// saying it completed), it is kept apart and the append fails.
+    #[test]
+    fn a_results_file_changed_in_place_is_appended_to_no_more() {
+        for cut in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("r.jsonl");
+            let (mut out, _) = Appender::open(&path).unwrap();
+            out.append(&record("001")).unwrap();
+            out.append(&record("002")).unwrap();
+            let other = OpenOptions::new().append(true).open(&path).unwrap();
+            if cut {
+                other.set_len(0).unwrap();
+            } else {
+                (&other).write_all(b"{}\n").unwrap();
+            }
+            let err = out.append(&record("003")).unwrap_err().to_string();
+            assert!(err.contains("was changed in place"), "{err}");
+            assert!(err.contains("record is kept in"), "{err}");
+            let held = std::fs::read(&path).unwrap();
+            assert!(!String::from_utf8_lossy(&held).contains("003"));
         }
     }
 

@@ -154,45 +154,64 @@ fn a_link_at_ferretdbs_state_file_is_not_written_through() {
 
 /// Pass 12: a plan's results file replaced by a copy as an editor saves
 /// it, while the plan runs: every later step went into the unnamed file
-/// and the plan said it completed. Now the step fails, exit 3, its record
-/// kept apart and named in the last line, even when the report cannot be
-/// written either (its failure had taken the step's place).
+/// and the plan said it completed. Pass 13: the file truncated in place
+/// (`: > r.jsonl`) lost the records before, the plan saying it completed
+/// with all its steps. Now the step fails, exit 3, its record kept apart
+/// and named in the last line, even when the report cannot be written
+/// either (its failure had taken the step's place).
 #[test]
-fn a_results_file_replaced_while_a_plan_runs_is_said_with_the_record_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("p.toml"),
-        "name = \"p\"\ndriver = \"ycsb\"\nsettle = false\n[properties]\nrecordcount = 100\noperationcount = 100000000\nmaxexecutiontime = 2\n[[configs]]\nname = \"n\"\nengine = \"null\"\n[[steps]]\nworkloads = [\"a\", \"c\", \"b\"]\nthreads = [1]\n",
-    )
-    .unwrap();
-    let mut child = plan_run(dir.path(), Path::new("p.toml"), &[]);
-    let results = dir.path().join("r.jsonl");
-    let until = Instant::now() + Duration::from_secs(120);
-    while std::fs::metadata(&results).map_or(0, |m| m.len()) == 0 {
-        assert!(child.try_wait().unwrap().is_none(), "the plan ended first");
-        assert!(Instant::now() < until, "no first record");
-        std::thread::sleep(Duration::from_millis(20));
+fn a_results_file_replaced_or_cut_while_a_plan_runs_is_said_with_the_record_kept() {
+    for (how, said) in [
+        ("replaced", "was replaced or removed while the plan ran"),
+        ("truncated", "was changed in place while the plan ran"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("p.toml"),
+            "name = \"p\"\ndriver = \"ycsb\"\nsettle = false\n[properties]\nrecordcount = 100\noperationcount = 100000000\nmaxexecutiontime = 2\n[[configs]]\nname = \"n\"\nengine = \"null\"\n[[steps]]\nworkloads = [\"a\", \"c\", \"b\"]\nthreads = [1]\n",
+        )
+        .unwrap();
+        let mut child = plan_run(dir.path(), Path::new("p.toml"), &[]);
+        let results = dir.path().join("r.jsonl");
+        let until = Instant::now() + Duration::from_secs(120);
+        while std::fs::metadata(&results).map_or(0, |m| m.len()) == 0 {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{how}: the plan ended first"
+            );
+            assert!(Instant::now() < until, "{how}: no first record");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if how == "replaced" {
+            // An editor's save: a copy renamed over the file.
+            let copy = dir.path().join("copy");
+            std::fs::copy(&results, &copy).unwrap();
+            std::fs::rename(&copy, &results).unwrap();
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&results)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+        }
+        // The report goes too.
+        let _ = std::fs::remove_dir_all(dir.path().join("r-report"));
+        let (status, stderr) = ended_within(&mut child, Duration::from_secs(120), how);
+        assert_eq!(status.code(), Some(3), "{how}: {stderr}");
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.contains(said) && last.contains("record is kept in"),
+            "{how}: {stderr}"
+        );
+        let kept = last
+            .rsplit("kept in '")
+            .next()
+            .unwrap()
+            .trim_end_matches('\'');
+        assert!(std::fs::read_to_string(kept).unwrap().contains("\"run\""));
+        let _ = std::fs::remove_file(kept);
     }
-    // An editor's save: a copy renamed over the file; the report goes too.
-    let copy = dir.path().join("copy");
-    std::fs::copy(&results, &copy).unwrap();
-    std::fs::rename(&copy, &results).unwrap();
-    let _ = std::fs::remove_dir_all(dir.path().join("r-report"));
-    let (status, stderr) = ended_within(&mut child, Duration::from_secs(120), "replaced results");
-    assert_eq!(status.code(), Some(3), "{stderr}");
-    let last = stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.contains("was replaced or removed while the plan ran")
-            && last.contains("record is kept in"),
-        "{stderr}"
-    );
-    let kept = last
-        .rsplit("kept in '")
-        .next()
-        .unwrap()
-        .trim_end_matches('\'');
-    assert!(std::fs::read_to_string(kept).unwrap().contains("\"run\""));
-    let _ = std::fs::remove_file(kept);
 }
 
 /// Pass 13: a FIFO at a server's pid file left the start's launcher
