@@ -150,7 +150,9 @@ fn check_db_dirs(steps: &[Step]) -> Result<(), InputError> {
 /// Two configs' data directories where one config's store would stand in
 /// the other's: one directory for two engines, or one directory inside
 /// another (the outer config's load found the inner's store as a user's
-/// file and was refused, after the inner config's steps had run).
+/// file and was refused, after the inner config's steps had run), or one
+/// directory for two configs of one engine (the second's load emptied the
+/// first's store between its steps, which then measured the second's).
 fn check_db_dirs_apart(steps: &[Step], checked: &[(&str, &Path)]) -> Result<(), InputError> {
     let engine_of = |config: &str| {
         steps
@@ -174,6 +176,12 @@ fn check_db_dirs_apart(steps: &[Step], checked: &[(&str, &Path)]) -> Result<(), 
                     engine_of(b),
                     a_dir.display()
                 ))
+            } else if a_real == b_real {
+                return Err(InputError::Invalid(format!(
+                    "configs '{a}' and '{b}' both keep their {} stores in '{}': each one's load would empty the store the other's steps measure; give each config a directory of its own (or make them one config)",
+                    engine_of(a),
+                    a_dir.display()
+                )));
             } else if a_real != b_real && b_real.starts_with(a_real) {
                 Some(format!(
                     "config '{b}' keeps its store in '{}', inside config '{a}''s '{}'",

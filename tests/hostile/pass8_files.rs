@@ -281,17 +281,23 @@ fn a_fifo_at_the_fills_name_is_named_as_one() {
 /// refused ("holds files kvperf did not create (such as 'sub')", "holds a
 /// lmdb store made by kvperf, not rocksdb"): a plan's every data
 /// directory is checked before its first step. Now refused then, nothing
-/// run or made.
+/// run or made. Pass 13: two configs of one engine in one directory ran,
+/// the second's load emptying the first's store between its steps.
 #[test]
 fn plan_configs_whose_stores_nest_or_share_a_directory_are_refused_before_the_first_step() {
-    for (inner, outer) in [("d/sub", "d"), ("d", "d/"), ("d", "x/../d/sub")] {
+    for (inner, outer, inner_engine) in [
+        ("d/sub", "d", "lmdb"),
+        ("d", "d/", "lmdb"),
+        ("d", "x/../d/sub", "lmdb"),
+        ("d", "x/../d/", "rocksdb"),
+    ] {
         let tmp = tempfile::tempdir().unwrap();
         let at = |d: &str| tmp.path().join(d).display().to_string();
         let plan = tmp.path().join("p.toml");
         std::fs::write(
             &plan,
             format!(
-                "name = \"nested\"\ndriver = \"ycsb\"\n[properties]\nrecordcount = 100\noperationcount = 100\n[[configs]]\nname = \"inner\"\nengine = \"lmdb\"\ndb = \"{}\"\n[[configs]]\nname = \"outer\"\nengine = \"rocksdb\"\ndb = \"{}\"\n[[steps]]\nload = true\nworkloads = [\"a\"]\nthreads = [1]\n",
+                "name = \"nested\"\ndriver = \"ycsb\"\n[properties]\nrecordcount = 100\noperationcount = 100\n[[configs]]\nname = \"inner\"\nengine = \"{inner_engine}\"\ndb = \"{}\"\n[[configs]]\nname = \"outer\"\nengine = \"rocksdb\"\ndb = \"{}\"\n[[steps]]\nload = true\nworkloads = [\"a\"]\nthreads = [1]\n",
                 at(inner),
                 at(outer)
             ),
