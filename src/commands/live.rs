@@ -4,6 +4,7 @@
 //! all (then recording them costs nothing).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::InputError;
@@ -15,8 +16,7 @@ pub fn figures(
     metrics_addr: Option<&str>,
     labels: BTreeMap<String, String>,
 ) -> Result<Option<Arc<LiveFigures>>, InputError> {
-    let mirror = std::env::var_os(LIVE_DIR_ENV)
-        .map(|dir| std::path::PathBuf::from(dir).join(format!("{}.json", std::process::id())));
+    let mirror = mirror_path();
     if metrics_addr.is_none() && mirror.is_none() {
         return Ok(None);
     }
@@ -30,6 +30,25 @@ pub fn figures(
         eprintln!("kvperf: live figures at http://{at}/metrics");
     }
     Ok(Some(figures))
+}
+
+/// Where this step mirrors its figures: `KVPERF_LIVE_DIR` when it names
+/// the directory its parent, a watching plan run, made for its steps.
+/// Anything else (the variable left in a user's shell) is no plan's: a
+/// user's `DIR/<pid>.json` was replaced, then removed (pass 14), so one
+/// line, and nothing is written there.
+fn mirror_path() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os(LIVE_DIR_ENV)?);
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let parent = unsafe { libc::getppid() } as u32;
+    if dir.file_name() != Some(live::live_dir_name(parent).as_ref()) {
+        eprintln!(
+            "kvperf: warning: {LIVE_DIR_ENV} ('{}') is not the directory of a plan run watching this step; the step's figures are mirrored nowhere",
+            dir.display()
+        );
+        return None;
+    }
+    Some(dir.join(format!("{}.json", std::process::id())))
 }
 
 /// Removes a step's mirror when it ends: a watching plan shows only the

@@ -18,6 +18,12 @@ use super::{OpHistograms, OpKind};
 /// where each step process mirrors its figures (`<pid>.json`).
 pub const LIVE_DIR_ENV: &str = "KVPERF_LIVE_DIR";
 
+/// The name of the directory plan run `plan_pid` makes for its steps'
+/// mirrors: what a step checks `KVPERF_LIVE_DIR` against.
+pub fn live_dir_name(plan_pid: u32) -> String {
+    format!("kvperf-live-{plan_pid}")
+}
+
 /// The window in progress, as its intervals arrive; mirrored to a file
 /// after each one when a plan watches its steps (a step is a child process).
 #[derive(Debug, Default)]

@@ -34,7 +34,8 @@ impl PlanWatch {
         total: usize,
         finished: usize,
     ) -> Result<Arc<Self>, InputError> {
-        let dir = std::env::temp_dir().join(format!("kvperf-live-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(crate::measure::live::live_dir_name(std::process::id()));
         // A directory of its own: everything in it is the steps' mirrors.
         std::fs::create_dir(&dir).map_err(|e| {
             InputError::Invalid(format!(
