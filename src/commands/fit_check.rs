@@ -11,7 +11,7 @@ use super::replay::{self, ReplayArgs};
 use super::ycsb::{self, YcsbArgs};
 use crate::measure::OpKind;
 use crate::output::Format;
-use crate::results::step::{Measurement, OpStats};
+use crate::results::step::{Measurement, OpStats, StepOutput};
 use crate::workload::fit::Fit;
 use crate::workload::ycsb::Phase;
 
@@ -75,19 +75,44 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
     ycsb::check_step(&ycsb_args(true), Phase::Load)?;
     ycsb::check_step(&ycsb_args(false), Phase::Run)?;
     let (replayed, finished) = replay::measured_step(&replay_args, None);
-    finished?;
+    finished.map_err(|e| kept(e, &[&replayed]))?;
     eprintln!(
         "kvperf: loading {} records and running the fitted workload on {}",
         fit.records, spec.name
     );
-    let (_, loaded) = ycsb::measured_step(&ycsb_args(true), Phase::Load, None);
-    loaded?;
-    let (ran, finished) = ycsb::measured_step(&ycsb_args(false), Phase::Run, None);
-    finished?;
+    // An interrupt or a stall the fitted side cannot return from (before
+    // its window) ends the process: the replay is kept first.
+    let keeper = super::stall_keeper();
+    let replay_json = serde_json::to_vec_pretty(&[&replayed]).unwrap_or_default();
+    keeper.keep(move |_, _| eprintln!("kvperf: {}", keep_measured(&replay_json)));
+    let (_, loaded) = ycsb::measured_step(&ycsb_args(true), Phase::Load, None, keeper.clone());
+    loaded.map_err(|e| kept(e, &[&replayed]))?;
+    let (ran, finished) = ycsb::measured_step(&ycsb_args(false), Phase::Run, None, keeper);
+    finished.map_err(|e| kept(e, &[&replayed, &ran]))?;
     let (Some(r), Some(f)) = (replayed.measurements.last(), ran.measurements.last()) else {
         anyhow::bail!("internal: the check measured no window");
     };
     Ok(table(spec.name, r, f, statistics))
+}
+
+/// `e`, with what the check measured before it (`measured`, as JSON) kept
+/// in a `kvperf-unsaved-*` file named in its words: the check writes no
+/// file of its own, and an interrupt or a stall lost a whole replay
+/// (pass 14).
+fn kept(e: anyhow::Error, measured: &[&StepOutput]) -> anyhow::Error {
+    if measured.iter().all(|m| m.measurements.is_empty()) {
+        return e;
+    }
+    let json = serde_json::to_vec_pretty(measured).unwrap_or_default();
+    e.context(keep_measured(&json))
+}
+
+/// Keeps `json` in a `kvperf-unsaved-*` file; the words that say where.
+fn keep_measured(json: &[u8]) -> String {
+    match crate::files::keep_unsaved(json, None, "json") {
+        Ok(path) => format!("what the check measured is kept in '{}'", path.display()),
+        Err(lost) => format!("what the check measured could not be kept ({lost})"),
+    }
 }
 
 /// The `key=value` lines of a workload file.

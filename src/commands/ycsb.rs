@@ -152,19 +152,21 @@ pub fn run(args: YcsbArgs, phase: Phase) -> anyhow::Result<()> {
         .collect();
     step::outputs_outside_store(&args.engine, args.db.as_deref(), DEFAULT_DB, &output)?;
     let destination = destination(args.output.as_deref(), args.format, &inputs)?;
-    let (out, finished) = measured_step(&args, phase, destination.as_ref());
+    let (out, finished) = measured_step(&args, phase, destination.as_ref(), super::stall_keeper());
     emit(&out, args.format, destination.as_ref())?;
     step::ended(finished)
 }
 
 /// Runs a load or run and returns what it measured, not yet printed
-/// (`kvperf fit --check` compares it with a replay).
+/// (`kvperf fit --check` compares it with a replay). `keeper` ends the
+/// process around calls nothing can cancel; what it keeps is set here for
+/// JSON output, else by the caller (fit --check keeps its replay).
 pub(super) fn measured_step(
     args: &YcsbArgs,
     phase: Phase,
     destination: Option<&Destination>,
+    keeper: crate::runner::StallKeeper,
 ) -> (StepOutput, anyhow::Result<Finished>) {
-    let keeper = super::stall_keeper();
     let mut out = StepOutput::begin(match phase {
         Phase::Load => "load",
         Phase::Run => "run",

@@ -604,8 +604,11 @@ fn validate(plan: &Plan) -> Result<(), String> {
         step.repeats
             .check(step.passes)
             .map_err(|e| format!("{at}: {e}"))?;
-        if step.clients == 0 {
-            return Err(format!("{at}: clients must be at least 1"));
+        if step.clients == 0 || step.clients > MAX_CLIENTS {
+            return Err(format!(
+                "{at}: clients is {}; a step runs 1 to {MAX_CLIENTS} client processes",
+                step.clients
+            ));
         }
         if step.clients > 1 && plan.driver != Driver::Ycsb {
             return Err(format!(
@@ -658,27 +661,52 @@ fn validate(plan: &Plan) -> Result<(), String> {
 /// second each is under 100 000.
 pub const MAX_STEPS: u64 = 100_000;
 
+/// The most client processes one step runs: each is a command line held
+/// and checked before the first step (`clients = 4294967295` made
+/// `plan run` ask for 584 GB and abort, pass 14).
+pub const MAX_CLIENTS: u32 = 1024;
+
 /// Refuses a plan whose configs x workloads x threads x passes x repeats
 /// pass [`MAX_STEPS`] before it is expanded (`repeats = 1000000000` made
-/// `plan show` and `plan run` allocate until the process aborted).
+/// `plan show` and `plan run` allocate until the process aborted), and
+/// one whose steps' client processes, each a command checked before the
+/// first step, pass it too.
 fn check_step_count(plan: &Plan) -> Result<(), String> {
-    let per_config = plan.steps.iter().fold(0u64, |sum, step| {
-        let cells = [
-            step.workloads.len() as u64,
-            step.threads.len() as u64,
-            u64::from(step.passes),
-            u64::from(step.repeats.most()),
-        ];
-        sum.saturating_add(cells.iter().fold(1u64, |n, c| n.saturating_mul(*c)))
-    });
-    // A precondition and a load per config come on top.
-    let total = per_config
-        .saturating_add(2)
-        .saturating_mul(plan.configs.len().max(1) as u64);
-    if total > MAX_STEPS {
+    let count = |per_step: &dyn Fn(&StepDef) -> u64| {
+        let per_config = plan.steps.iter().fold(0u64, |sum, step| {
+            let cells = [
+                step.workloads.len() as u64,
+                step.threads.len() as u64,
+                u64::from(step.passes),
+                u64::from(step.repeats.most()),
+                per_step(step),
+            ];
+            sum.saturating_add(cells.iter().fold(1u64, |n, c| n.saturating_mul(*c)))
+        });
+        // A precondition and a load per config come on top.
+        per_config
+            .saturating_add(2)
+            .saturating_mul(plan.configs.len().max(1) as u64)
+    };
+    let shown = |n: u64| {
+        if n == u64::MAX {
+            "more than 2^64".to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    let steps = count(&|_| 1);
+    if steps > MAX_STEPS {
         return Err(format!(
             "the plan expands to {} steps (configs x workloads x threads x passes x repeats), more than kvperf runs in one plan ({MAX_STEPS}): split it or lower repeats",
-            if total == u64::MAX { "more than 2^64".to_string() } else { total.to_string() }
+            shown(steps)
+        ));
+    }
+    let processes = count(&|step| u64::from(step.clients));
+    if processes > MAX_STEPS {
+        return Err(format!(
+            "the plan's steps run {} client processes (steps x clients), more than kvperf runs in one plan ({MAX_STEPS}): split it or lower clients",
+            shown(processes)
         ));
     }
     Ok(())

@@ -997,6 +997,19 @@ fn run_child(
                 crate::files::bound::STEP_RESULT,
             )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+            // Removed only when it is a step's output: a user's file put at
+            // the name while the step ran was read, then removed (pass 14).
+            if !crate::output::json::is_step_output(text.as_bytes()) {
+                let said = stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .map_or(String::new(), |l| format!("; the step said: {}", l.trim()));
+                anyhow::bail!(
+                    "the step's output '{}' holds a file kvperf did not write (put there while the step ran?); it is left as it is{said}",
+                    path.display()
+                );
+            }
             let _ = std::fs::remove_file(path);
             Some(StepOutput::from_json(&text).context("the step's result")?)
         }

@@ -254,7 +254,7 @@ fn an_ops_log_that_cannot_be_written_is_kept_and_fails_the_command() {
         .args(["bench", "--engine", "rocksdb", "--db", "d"])
         .args(["--benchmarks", "fillseq,readrandom", "--num", "300000"])
         .args(["--duration", "2", "--report_interval_seconds", "1"])
-        .args(["--report_file", "r.csv"])
+        .args(["--report_file", "r.csv", "--json", "j.json"])
         .current_dir(dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -292,6 +292,12 @@ fn an_ops_log_that_cannot_be_written_is_kept_and_fails_the_command() {
     let text = std::fs::read_to_string(dir.join(&kept[0])).unwrap();
     assert!(text.starts_with("secs_elapsed,interval_qps\n"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("1,")), "{text}");
+    // The JSON says so too: a plan keeps a step's figures by its error,
+    // and dropped a bench step whose JSON had none but exited 3 (pass 14).
+    let json = super::waits::output(&dir.join("j.json"));
+    let error = json.error.expect("the lost ops log is the JSON's error");
+    assert!(error.message.contains(&kept[0]), "{}", error.message);
+    assert!(!json.measurements.is_empty(), "the figures stay");
 }
 
 /// `compare --fail-if-slower` over one repeat a side printed "passed"

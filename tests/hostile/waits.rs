@@ -814,7 +814,7 @@ fn postgres_stopped_before_the_window_ends_the_step_naming_the_wait() {
 
 /// A trace of `operations` YCSB C operations over 20 000 records, made
 /// with the null engine, in `dir`.
-fn a_trace(dir: &Path, operations: u32) -> std::path::PathBuf {
+pub fn a_trace(dir: &Path, operations: u32) -> std::path::PathBuf {
     let trace = dir.join("c.kvtrace");
     let capture = format!("trace.output={}", trace.display());
     let ops = format!("operationcount={operations}");

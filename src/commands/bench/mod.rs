@@ -62,6 +62,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let measured = measure(&args, json.as_ref(), &mut out);
     let finished = step::finish(&mut out, measured);
+    // A lost ops log is the step's failure in its JSON too: a plan keeps a
+    // step's figures by the JSON's error, and a JSON without one from a
+    // step that exited 3 was dropped whole (pass 14).
+    if let (Some(lost), None) = (crate::runner::lost_ops_log(), &out.error) {
+        out.error = Some(crate::results::step::StepError {
+            kind: crate::results::step::ErrorKind::Run,
+            message: lost.to_string(),
+        });
+    }
     let json_text = output::json::to_pretty(&out);
     if let Some(json) = &json {
         json.write(json_text.as_bytes())?;

@@ -202,8 +202,11 @@ fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
 pub fn open_store(opts: &OpenOptions) -> anyhow::Result<SqliteEngine> {
     let dir = opts.dir()?;
     let options = SqliteOptions::from_properties(opts.properties)?;
-    // A fresh store was emptied by store::prepare.
-    let path = dir.join(FILE);
+    // A fresh store was emptied by store::prepare. Absolute: SQLite reads
+    // a name that begins `file:` as a URI (`--db file:sq` wrote the user's
+    // `sq/kvperf.sqlite`, pass 14), and a path beginning `/` never does.
+    let path = std::path::absolute(dir.join(FILE))
+        .with_context(|| format!("cannot resolve '{}'", dir.display()))?;
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if opts.mode != OpenMode::Existing {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
