@@ -280,7 +280,7 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
     })?;
     for corner in cfg.corners() {
         eprintln!("kvperf: {} ...", corner.name);
-        let mut m = corners::measure(&target, &corner, &cfg).map_err(|e| {
+        let m = corners::measure(&target, &corner, &cfg).map_err(|e| {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 anyhow::anyhow!(
                     "interrupted during the {} corner on '{shown}'; the corners measured before it are kept ({} of 4), that one is not",
@@ -291,13 +291,26 @@ fn corners_into(args: &CornersArgs, out: &mut StepOutput) -> anyhow::Result<()> 
                 anyhow::anyhow!("{} on '{shown}': {e}", corner.name)
             }
         })?;
+        // Kept before fio runs: fio's failure or an interrupt during it
+        // lost kvperf's corners measured until then.
+        out.measurements.push(m);
         if args.with_fio {
-            let figures = fio::run(&target.path, target.size, &corner, &cfg)?;
+            let figures = fio::run(&target, &corner, &cfg).map_err(|e| {
+                let kept = out.measurements.len();
+                if crate::runner::interrupted() {
+                    anyhow::anyhow!(
+                        "interrupted while fio ran the {} corner on '{shown}'; kvperf's corners measured are kept ({kept} of 4), fio's figures for that one are not",
+                        corner.name
+                    )
+                } else {
+                    anyhow::anyhow!("{e}; kvperf's corners measured are kept ({kept} of 4)")
+                }
+            })?;
+            let m = out.measurements.last_mut().expect("pushed above");
             if let Some(d) = m.device.as_mut() {
                 d.fio = Some(figures);
             }
         }
-        out.measurements.push(m);
     }
     if let Some(line) = buffers_line(&out.measurements) {
         eprintln!("kvperf: {line}");

@@ -252,6 +252,12 @@ impl Destination {
         if self.path.file_name().is_none() {
             return Err(self.refuse("names no file"));
         }
+        // Path drops a trailing '/' (and '/.'): a new 'NAME/' passed every
+        // check, then failed at the rename, after measuring.
+        let raw = self.path.as_os_str().as_encoded_bytes();
+        if raw.ends_with(b"/") || raw.ends_with(b"/.") {
+            return Err(self.refuse("ends in '/', naming a directory: give a file path"));
+        }
         match std::fs::symlink_metadata(&self.path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.refuse(&format!("cannot be checked: {e}"))),
@@ -579,6 +585,16 @@ mod tests {
             .unwrap()
             .file_type()
             .is_symlink());
+    }
+
+    #[test]
+    fn a_new_name_ending_in_a_slash_is_refused_before_anything_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["new/", "new/."] {
+            let err = check(&dir.path().join(name)).unwrap_err().to_string();
+            assert!(err.contains("ends in '/'"), "{name}: {err}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod pass12_files;
 mod pass12_lead;
 mod pass12_life;
 mod pass12_servers;
+mod pass14_device;
 mod pass14_lead;
 mod pass4;
 mod pass6;
