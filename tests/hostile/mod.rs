@@ -17,6 +17,7 @@ mod pass12_files;
 mod pass12_lead;
 mod pass12_life;
 mod pass12_servers;
+mod pass14_servers;
 mod pass4;
 mod pass6;
 mod pass7;
