@@ -119,7 +119,9 @@ pub fn instance(args: &ServerArgs) -> anyhow::Result<Instance> {
         let (key, value) = assignment.split_once('=').ok_or_else(|| {
             InputError::Invalid(format!("-p expects key=value, got '{assignment}'"))
         })?;
-        settings.insert(server.setting_var(key)?, value.to_string());
+        let var = server.setting_var(key)?;
+        server::check_setting(server, key, value)?;
+        settings.insert(var, value.to_string());
     }
     if args.port == Some(0) {
         return Err(

@@ -329,8 +329,9 @@ pub fn check_engines(p: &Prepared) -> Result<(), InputError> {
             let known = crate::server::find(&server.name)
                 .and_then(|known| {
                     known.check_nodes(server.nodes)?;
-                    for key in server.settings.keys() {
+                    for (key, value) in &server.settings {
                         known.setting_var(key)?;
+                        crate::server::check_setting(known, key, &value.to_string())?;
                     }
                     Ok(known)
                 })
@@ -415,6 +416,7 @@ fn check_libraries(p: &Prepared) -> anyhow::Result<()> {
 
 pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
     check_engines(p)?;
+    check_server_dirs(p, &opts.results)?;
     check_libraries(p)?;
     check_steps(p, &opts.results, opts.check_step)?;
     let (mut out, loaded) = open_results(p, &opts.results)?;
@@ -1095,13 +1097,45 @@ struct Servers {
     running: Option<(String, Vec<ServerStep>)>,
 }
 
+/// Where a plan's servers keep their data when its configs name no
+/// directory: beside the results file.
+fn servers_base(results: &Path) -> PathBuf {
+    let stem = results
+        .file_stem()
+        .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+    results.with_file_name(format!("{stem}-servers"))
+}
+
+/// The directory of `step`'s server `name`.
+fn server_dir(step: &Step, base: &Path, name: &str) -> PathBuf {
+    step.servers_dir
+        .as_ref()
+        .map_or_else(|| base.join(&step.config), Clone::clone)
+        .join(name)
+}
+
+/// Each server directory a plan would start a server in has a path its
+/// server can take ([`crate::server::check_dir`]): refused before the
+/// first step, not at its config's.
+fn check_server_dirs(p: &Prepared, results: &Path) -> Result<(), InputError> {
+    let base = servers_base(results);
+    for step in &p.steps {
+        for server in &step.servers {
+            crate::server::check_dir(&server_dir(step, &base, &server.name)).map_err(|e| {
+                InputError::Invalid(format!(
+                    "plan '{}' config '{}': {e}",
+                    p.id.name, step.config
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 impl Servers {
     fn new(results: &Path) -> Self {
-        let stem = results
-            .file_stem()
-            .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
         Self {
-            base: results.with_file_name(format!("{stem}-servers")),
+            base: servers_base(results),
             running: None,
         }
     }
@@ -1113,11 +1147,7 @@ impl Servers {
             .iter()
             .map(|s| ServerStep {
                 name: s.name.clone(),
-                dir: step
-                    .servers_dir
-                    .as_ref()
-                    .map_or_else(|| self.base.join(&step.config), Clone::clone)
-                    .join(&s.name),
+                dir: server_dir(step, &self.base, &s.name),
                 nodes: s.nodes,
                 port: s.port,
                 settings: s

@@ -18,8 +18,10 @@ use anyhow::Context;
 
 use crate::error::InputError;
 
+mod input;
 mod record;
 mod registry;
+pub use input::{check_dir, check_setting};
 use record::{Proc, Record};
 pub use registry::{find, Server, Setting, SERVERS};
 
@@ -103,6 +105,7 @@ impl Instance {
             return self.script(action, self.server.install_timeout_s, None);
         }
         if action == Action::Start {
+            input::check_dir(&self.dir)?;
             self.claim_dir()?;
         } else if std::fs::symlink_metadata(self.dir.join(MARKER)).is_ok() {
             self.check_server_named()?;

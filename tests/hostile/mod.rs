@@ -19,6 +19,7 @@ mod pass12_life;
 mod pass12_servers;
 mod pass14_device;
 mod pass14_lead;
+mod pass14_servers;
 mod pass4;
 mod pass6;
 mod pass7;

@@ -11,14 +11,14 @@ use super::pass10_servers::{kvperf_with, status_and_stop_leave_alone, wait_for, 
 use crate::common;
 
 /// Writes an executable stand-in for a tool at `path`.
-fn stand_in(path: &Path, body: &str) {
+pub(super) fn stand_in(path: &Path, body: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, body).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// `PATH` with `bin` first.
-fn path_with(bin: &Path) -> String {
+pub(super) fn path_with(bin: &Path) -> String {
     format!(
         "{}:{}",
         bin.display(),
@@ -45,7 +45,7 @@ fn install_tools(bin: &Path) {
 
 /// What is at `path` now, to tell that kvperf left it as it was: its kind,
 /// its link's target, and each file's text below it.
-fn snapshot(path: &Path) -> Vec<String> {
+pub(super) fn snapshot(path: &Path) -> Vec<String> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return vec!["absent".into()];
     };

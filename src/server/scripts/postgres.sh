@@ -108,19 +108,25 @@ init_cluster() {
     fi
     # Made whole in $NEW, then renamed: an interrupted start (its initdb stopped after PG_VERSION)
     # left a cluster without kvperf's settings, on port 5432, and the next start waited 120 s.
-    local NEW=$DIR/pgdata.kvperf-initdb
-    rm -rf "$NEW"   # what an interrupted start of this directory began
-    mkdir -p "$NEW"
+    # $NEW and its log are fresh names (mktemp): at a fixed name, `rm -rf` took a user's directory
+    # and `>` overwrote a user's initdb.log (pass 14). One an interrupted start left stays.
+    local NEW ILOG
+    NEW=$(mktemp -d "$DIR/pgdata.kvperf-initdb.XXXXXX")
+    ILOG=$NEW.log
+    ( set -C; : > "$ILOG" ) 2>/dev/null || { rmdir "$NEW"; die "cannot make initdb's log $ILOG (something is there)"; }
     [ -z "$OSUSER" ] || chown "$OSUSER:" "$NEW"
     chmod 700 "$NEW"
-    as_user "$PGBIN/initdb" -D "$NEW" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
-        >"$DIR/initdb.log" 2>&1 || die "initdb failed, see $DIR/initdb.log"
+    if ! as_user "$PGBIN/initdb" -D "$NEW" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >>"$ILOG" 2>&1; then
+        rm -rf "$NEW"; die "initdb failed, see $ILOG"
+    fi
+    rm -f "$ILOG"
     printf '# written by kvperf: trust, local socket and 127.0.0.1 only\nlocal all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n' \
         > "$NEW/pg_hba.conf"
     echo "include_if_exists = 'kvperf.conf'" >> "$NEW/postgresql.conf"
     [ -z "$OSUSER" ] || chown "$OSUSER:" "$NEW/pg_hba.conf"
     rmdir "$PGDATA_DIR" 2>/dev/null || true
-    mv -T "$NEW" "$PGDATA_DIR"
+    mv -nT "$NEW" "$PGDATA_DIR"   # never over a directory made meanwhile
+    [ ! -e "$NEW" ] || die "cannot rename $NEW to $PGDATA_DIR (something is there)"
 }
 
 do_start() {
