@@ -201,8 +201,8 @@ fn measure(
     // A stall or an interrupt in the window keeps what it measured.
     step::keep_on_stall(keeper, out, json_to, Some(shape.clone()));
     // Waiting for an operation's time in the trace is no stall.
-    let stall_timeout = stall_timeout.map(|limit| limit + replay.longest_pause());
-    let run_spec = run_spec(threads, schedule, stall_timeout, (before, keeper));
+    let window_stall = stall_timeout.map(|limit| limit + replay.longest_pause());
+    let run_spec = run_spec(threads, schedule, window_stall, (before, keeper));
     let window = step::measure_window(
         out,
         step::MeasuredEngine {
@@ -218,6 +218,7 @@ fn measure(
     )?;
     let late = replay.lateness();
     drop(replay);
+    let sessions_closed = step::close_sessions(spec, engine, stall_timeout);
     // The window's figures are kept before the trace is put in place,
     // which may fail (a file put at its path meanwhile).
     let traced = capture.map(|capture| {
@@ -247,7 +248,7 @@ fn measure(
             window.outcome.operations
         );
     }
-    Ok(())
+    sessions_closed
 }
 
 /// `--speed` and `--threads` checked: the open loop's schedule, if any,

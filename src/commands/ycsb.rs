@@ -451,6 +451,11 @@ fn measure(
         },
         true,
     )?;
+    let sessions_closed = step::close_sessions(spec, engine, client.stall_timeout);
+    if sessions_closed.is_err() {
+        // The engine's drop, left waiting on its server, may still use it.
+        std::mem::forget(runtime);
+    }
     // The window's figures are kept whatever becomes of the files written
     // beside them: a trace or a log that cannot be put in place is an
     // error said after they are (it dropped the whole window).
@@ -474,7 +479,7 @@ fn measure(
     warn_of_the_window(out, phase);
     traced?;
     say_logs_written(logs_written?);
-    how_it_ended(&outcome, &workload, closed, integrity)
+    how_it_ended(&outcome, &workload, closed, integrity).and(sessions_closed)
 }
 
 /// The step's properties (recorded, secrets redacted, in `out`) and its

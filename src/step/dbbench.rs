@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use crate::measure::OpHistograms;
 use crate::results::step::{op_stats, DbBenchFigures, Measurement, StepOutput, WindowBounds};
-use crate::runner::{self, OpsLog, RunSpec, StallKeeper, StatusOptions};
+use crate::runner::before_window::Watching;
+use crate::runner::{self, BeforeWindow, OpsLog, RunSpec, StallKeeper, StatusOptions};
 use crate::workload::dbbench::{BenchConfig, BenchWorkload, Benchmark};
 
 /// How `kvperf bench` runs each benchmark's clients.
@@ -21,6 +22,8 @@ pub struct BenchRun {
     pub ops_log: Option<OpsLog>,
     /// What the step keeps of a stall.
     pub stall_keeper: StallKeeper,
+    /// `-p stalltimeout` (None: 0, no limit).
+    pub stall_timeout: Option<Duration>,
 }
 
 pub struct Measured {
@@ -51,6 +54,13 @@ pub fn run_benchmark(
     let foreground = run.foreground_threads;
     let threads = bench.total_threads(foreground);
     let per_thread = cfg.ops_per_thread(bench);
+    // Until the window opens (the events sampler's first poll, the clients'
+    // sessions) a server that stops answering, or an interrupt, ends the
+    // step as before a run's window.
+    let watching = Watching(BeforeWindow::watch(
+        "the benchmark's clients",
+        run.stall_keeper.clone(),
+    ));
     let spec = RunSpec {
         threads,
         operations: per_thread.map(|n| n * foreground as u64),
@@ -64,9 +74,9 @@ pub fn run_benchmark(
         track_intended: false,
         costs: None,
         stop_on_error: false,
-        before_window: None,
+        before_window: Some(watching.0.clone()),
         stall_keeper: Some(run.stall_keeper.clone()),
-        stall_timeout: Some(Duration::from_secs(300)),
+        stall_timeout: run.stall_timeout,
         status: StatusOptions {
             interval: None,
             progress: run.progress,
@@ -92,6 +102,7 @@ pub fn run_benchmark(
         |_| workload.logical_bytes(),
         false,
     )?;
+    drop(watching);
     let seconds = outcome.runtime.as_secs_f64().max(1e-9);
     let operations = outcome.operations.max(1); // db_bench: "at least one op"
     let window = WindowBounds {

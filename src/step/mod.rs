@@ -10,10 +10,13 @@
 //!   warnings and error, what a stall keeps;
 //! - `client.rs`: the client's settings a YCSB step reads from its
 //!   properties and flags, and the run specification they make;
-//! - `dbbench.rs`: one db_bench benchmark run as a window.
+//! - `dbbench.rs`: one db_bench benchmark run as a window;
+//! - `closing.rs`: the engine's drop after the window, bounded.
 
 pub mod client;
+mod closing;
 pub mod dbbench;
 mod window;
 
+pub use closing::close_sessions;
 pub use window::*;

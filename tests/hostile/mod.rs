@@ -20,6 +20,7 @@ mod pass12_servers;
 mod pass14_device;
 mod pass14_lead;
 mod pass14_servers;
+mod pass14_waits;
 mod pass4;
 mod pass6;
 mod pass7;

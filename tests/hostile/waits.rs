@@ -38,6 +38,27 @@ pub fn stop_family_at(
     needle: &'static [u8],
     count: usize,
 ) -> StopAt {
+    relay(upstream, pids, (needle, count), 0)
+}
+
+/// [`stop_family_at`], stopping them just before the relay forwards the
+/// `chunks`-th read the same connection sends after the one with the
+/// `count`-th `needle` (the server has answered what came before).
+pub fn stop_family_after(
+    upstream: u16,
+    pids: impl Fn() -> Vec<i32> + Send + Sync + 'static,
+    (needle, count): (&'static [u8], usize),
+    chunks: usize,
+) -> StopAt {
+    relay(upstream, pids, (needle, count), chunks)
+}
+
+fn relay(
+    upstream: u16,
+    pids: impl Fn() -> Vec<i32> + Send + Sync + 'static,
+    (needle, count): (&'static [u8], usize),
+    after: usize,
+) -> StopAt {
     let pids = Arc::new(pids);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -62,6 +83,8 @@ pub fn stop_family_at(
             let (seen, done, tx, pids) = (seen.clone(), done.clone(), tx.clone(), pids.clone());
             std::thread::spawn(move || {
                 let mut buf = vec![0u8; 64 * 1024];
+                // Reads on this connection since the count-th needle.
+                let mut since: Option<usize> = None;
                 loop {
                     let n = match from_client.read(&mut buf) {
                         Ok(0) | Err(_) => break,
@@ -71,10 +94,11 @@ pub fn stop_family_at(
                         .windows(needle.len())
                         .filter(|w| w.eq_ignore_ascii_case(needle))
                         .count();
-                    if hits > 0
-                        && seen.fetch_add(hits, Ordering::SeqCst) + hits >= count
-                        && !done.swap(true, Ordering::SeqCst)
-                    {
+                    let reached =
+                        hits > 0 && seen.fetch_add(hits, Ordering::SeqCst) + hits >= count;
+                    since = since.map(|n| n + 1).or(reached.then_some(0));
+                    let stop = since == Some(after);
+                    if stop && !done.swap(true, Ordering::SeqCst) {
                         for pid in pids() {
                             // SAFETY: a signal to the server this test started.
                             assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
@@ -689,7 +713,7 @@ fn an_interrupt_before_the_window_writes_the_json_on_every_engine() {
 
 /// The postmaster's pid (the first line of postmaster.pid).
 #[cfg(feature = "postgres")]
-fn postmaster(pg: &common::server::Server) -> i32 {
+pub(super) fn postmaster(pg: &common::server::Server) -> i32 {
     let pidfile = walk(&pg.server_dir(), "postmaster.pid").expect("postmaster.pid");
     std::fs::read_to_string(pidfile)
         .unwrap()

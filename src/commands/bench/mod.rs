@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use args::BenchArgs;
 
-use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions};
+use crate::engine::{self, Capability, Engine, EngineSpec, OpenMode, OpenOptions, StoreKind};
 use crate::error::InputError;
 use crate::files::{Destination, Written};
 use crate::host::HostInfo;
@@ -22,7 +22,8 @@ use crate::output::dbbench_text::{render_result_line, DbBenchHistogram, ResultLi
 use crate::output::{self};
 use crate::properties::Properties;
 use crate::results::step::StepOutput;
-use crate::runner::{OpsLog, StallKeeper};
+use crate::runner::before_window::Watching;
+use crate::runner::{BeforeWindow, OpsLog, StallKeeper};
 use crate::step;
 use crate::workload::dbbench::{BenchConfig, Benchmark};
 
@@ -105,6 +106,7 @@ fn measure(
         spec,
         props,
         power,
+        stall_timeout,
     } = checked_inputs(args, out)?;
     // Another RocksDB release (rocksdb.version): this command runs again on it.
     engine::run_on_asked_library(spec.name, &props)?;
@@ -112,7 +114,12 @@ fn measure(
     let seed_base = seed_base(args);
     out.seed = seed_base;
     out.settings = flag_map(args, db.as_deref());
-    let open = |mode| {
+    let keeper = super::stall_keeper();
+    step::keep_on_stall(&keeper, out, json, None);
+    let limit = stall_timeout.filter(|_| matches!(spec.store, StoreKind::Server { .. }));
+    let watched = |what| watched(what, &keeper, limit);
+    let open = |mode, what| {
+        let _watching = watched(what);
         engine::open(
             spec,
             &OpenOptions {
@@ -124,100 +131,124 @@ fn measure(
         )
     };
     // db_bench destroys the database first unless --use_existing_db.
-    let mut engine = open(if args.use_existing_db {
-        OpenMode::Existing
-    } else {
-        OpenMode::Fresh
-    })?;
-    out.engine = engine.info();
-    out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
-    let live = live_figures(args, out, spec)?;
-    let keeper = super::stall_keeper();
-    step::keep_on_stall(&keeper, out, json, None);
-    // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
-    eprintln!("{}", output::run_header::this_command_line());
-    print_header(args, &cfg, engine.as_ref(), db.as_deref());
+    let first = open(
+        if args.use_existing_db {
+            OpenMode::Existing
+        } else {
+            OpenMode::Fresh
+        },
+        "the engine to open",
+    )?;
+    out.engine = first.info();
+    out.host = HostInfo::collect(db.clone().or_else(|| first.data_location()).as_deref());
+    // None while a benchmark reopens it; every way out drops it bounded
+    // (its sessions close, [`step::close_sessions`]).
+    let mut engine = Some(first);
+    let mut benchmarks = || -> anyhow::Result<()> {
+        let live = live_figures(args, out, spec)?;
+        step::keep_on_stall(&keeper, out, json, None);
+        // YCSB's first line, on stderr: db_bench's header on stdout stays as it is.
+        eprintln!("{}", output::run_header::this_command_line());
+        let opened = engine.as_deref().expect("opened above");
+        print_header(args, &cfg, opened, db.as_deref());
 
-    let run = bench_run(args, keeper);
-    // db_bench seeds thread i of the run with seed_base + (threads started so far).
-    let mut threads_started = 0u64;
-    let shown_db = db
-        .as_ref()
-        .map_or_else(|| spec.name.to_string(), |d| d.display().to_string());
-    for (index, &bench) in benches.iter().enumerate() {
-        if bench.needs_fresh_db() {
-            if args.use_existing_db {
-                crate::say!("{:<12} : skipped (--use_existing_db is true)", bench.name());
+        let run = bench_run(args, keeper.clone(), stall_timeout);
+        // db_bench seeds thread i of the run with seed_base + (threads started so far).
+        let mut threads_started = 0u64;
+        let shown_db = db
+            .as_ref()
+            .map_or_else(|| spec.name.to_string(), |d| d.display().to_string());
+        for (index, &bench) in benches.iter().enumerate() {
+            if bench.needs_fresh_db() {
+                if args.use_existing_db {
+                    crate::say!("{:<12} : skipped (--use_existing_db is true)", bench.name());
+                    continue;
+                }
+                if index > 0 {
+                    let watching = watched("the engine to close");
+                    let old = engine.take().expect("opened above");
+                    old.close()?;
+                    drop((old, watching));
+                    engine = Some(open(
+                        OpenMode::Fresh,
+                        "the engine to reopen on an empty store",
+                    )?);
+                }
+            }
+            let opened = engine.as_deref().expect("opened above");
+            if run_unmeasured(bench, opened, &shown_db)? {
+                // A signal during a compaction (not cut short) ends the
+                // sequence after it, as one during a measured benchmark does.
+                end_at_a_failure(
+                    opened,
+                    bench,
+                    &OpHistograms::new(),
+                    crate::runner::interrupted(),
+                )?;
                 continue;
             }
-            if index > 0 {
-                engine.close()?;
-                drop(engine);
-                engine = open(OpenMode::Fresh)?;
+            if args.drop_caches {
+                crate::host::drop_page_cache("--drop_caches")?;
             }
-        }
-        if run_unmeasured(bench, engine.as_ref(), &shown_db)? {
-            // A signal during a compaction (not cut short) ends the
-            // sequence after it, as one during a measured benchmark does.
-            end_at_a_failure(
-                engine.as_ref(),
+            // A stall keeps this benchmark's figures so far beside the others'.
+            step::keep_on_stall(&run.stall_keeper, out, json, Some(shape(bench, args)));
+            let measured = step::dbbench::run_benchmark(
+                out,
+                &run,
+                &cfg,
                 bench,
-                &OpHistograms::new(),
-                crate::runner::interrupted(),
+                step::MeasuredEngine {
+                    spec,
+                    engine: opened,
+                    events_every: (args.events_interval_ms > 0)
+                        .then(|| Duration::from_millis(args.events_interval_ms)),
+                    power: power.as_ref(),
+                },
+                seed_base + threads_started,
+                live.as_ref(),
             )?;
-            continue;
+            threads_started += measured.measurement.threads as u64;
+            report_benchmark(out, args, bench, &measured);
+            out.measurements.push(measured.measurement);
+            // A file is rewritten after each benchmark; a stream gets the whole once.
+            if let Some(json) = json.filter(|j| j.stream().is_none()) {
+                json.write(output::json::to_pretty(&*out).as_bytes())?;
+            }
+            step::keep_on_stall(&run.stall_keeper, out, json, None);
+            end_at_a_failure(opened, bench, &measured.histograms, measured.interrupted)?;
         }
-        if args.drop_caches {
-            crate::host::drop_page_cache("--drop_caches")?;
+        super::live::finished(live.as_ref());
+        let opened = engine.as_deref().expect("opened above");
+        if let Some(stats) = opened.statistics_text() {
+            crate::say!("STATISTICS:\n{stats}");
         }
-        // A stall keeps this benchmark's figures so far beside the others'.
-        step::keep_on_stall(
-            &run.stall_keeper,
-            out,
-            json,
-            Some(step::Shape {
-                name: bench.name().to_string(),
-                threads: bench.total_threads(args.threads as usize),
-                clients: Default::default(),
-                target_ops_per_sec: 0.0,
-                warmup_s: 0.0,
-            }),
-        );
-        let measured = step::dbbench::run_benchmark(
-            out,
-            &run,
-            &cfg,
-            bench,
-            step::MeasuredEngine {
-                spec,
-                engine: engine.as_ref(),
-                events_every: (args.events_interval_ms > 0)
-                    .then(|| Duration::from_millis(args.events_interval_ms)),
-                power: power.as_ref(),
-            },
-            seed_base + threads_started,
-            live.as_ref(),
-        )?;
-        threads_started += measured.measurement.threads as u64;
-        report_benchmark(out, args, bench, &measured);
-        out.measurements.push(measured.measurement);
-        // A file is rewritten after each benchmark; a stream gets the whole once.
-        if let Some(json) = json.filter(|j| j.stream().is_none()) {
-            json.write(output::json::to_pretty(&*out).as_bytes())?;
-        }
-        step::keep_on_stall(&run.stall_keeper, out, json, None);
-        end_at_a_failure(
-            engine.as_ref(),
-            bench,
-            &measured.histograms,
-            measured.interrupted,
-        )?;
+        opened.close()
+    };
+    let ran = benchmarks();
+    match engine {
+        Some(engine) => ran.and(step::close_sessions(spec, engine, stall_timeout)),
+        None => ran,
     }
-    super::live::finished(live.as_ref());
-    if let Some(stats) = engine.statistics_text() {
-        crate::say!("STATISTICS:\n{stats}");
+}
+
+/// How a benchmark's measurement is labelled.
+fn shape(bench: Benchmark, args: &BenchArgs) -> step::Shape {
+    step::Shape {
+        name: bench.name().to_string(),
+        threads: bench.total_threads(args.threads as usize),
+        clients: Default::default(),
+        target_ops_per_sec: 0.0,
+        warmup_s: 0.0,
     }
-    engine.close()
+}
+
+/// Watches a wait for `what` before a window, as a run's: at most `limit`
+/// (a server's `stalltimeout`; None: a store's recovery, only until an
+/// interrupt) plus a grace, until the returned watch is dropped.
+fn watched(what: &'static str, keeper: &StallKeeper, limit: Option<Duration>) -> Watching {
+    let watching = Watching(BeforeWindow::watch(what, keeper.clone()));
+    watching.0.now(what, limit);
+    watching
 }
 
 /// Runs a benchmark db_bench does not measure (waitforcompaction, stats,
@@ -349,7 +380,11 @@ fn seed_base(args: &BenchArgs) -> u64 {
 }
 
 /// How each benchmark's clients run, from the flags.
-fn bench_run(args: &BenchArgs, stall_keeper: StallKeeper) -> step::dbbench::BenchRun {
+fn bench_run(
+    args: &BenchArgs,
+    stall_keeper: StallKeeper,
+    stall_timeout: Option<Duration>,
+) -> step::dbbench::BenchRun {
     step::dbbench::BenchRun {
         foreground_threads: args.threads as usize,
         progress: !args.no_progress && std::io::stderr().is_terminal(),
@@ -358,6 +393,7 @@ fn bench_run(args: &BenchArgs, stall_keeper: StallKeeper) -> step::dbbench::Benc
             path: args.report_file.clone(),
         }),
         stall_keeper,
+        stall_timeout,
     }
 }
 
@@ -385,6 +421,8 @@ pub(crate) struct Checked {
     props: Properties,
     /// The power meter `-p power.*` names, read over every benchmark.
     power: Option<PowerSetup>,
+    /// `-p stalltimeout`: how long a server may not answer.
+    stall_timeout: Option<Duration>,
 }
 
 /// Every check of the flags that needs no engine open; warnings about
@@ -462,12 +500,14 @@ pub(crate) fn checked_inputs(args: &BenchArgs, out: &mut StepOutput) -> anyhow::
     if let Some(power) = &power {
         power.check_remote()?;
     }
+    let stall_timeout = step::client::stall_timeout(&props)?;
     Ok(Checked {
         benches,
         cfg,
         spec,
         props,
         power,
+        stall_timeout,
     })
 }
 
