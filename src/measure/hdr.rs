@@ -52,8 +52,12 @@ const V2_HEADER_LEN: usize = 40;
 /// a few KiB (a counter per occupied bucket run); a million distinct
 /// latencies take a few MiB.
 pub const LARGEST_ENCODING: usize = 16 << 20;
-/// HdrHistogram's own limit on significant digits.
-const MOST_SIGNIFICANT_DIGITS: u32 = 5;
+/// kvperf records with 3 significant digits ([`super::new_histogram`]).
+/// The precision bounds what a header's range may cost: at 3 digits, 1 to
+/// 2^64 - 1 takes 56,320 counts (440 KiB); at 5 digits, to 2^63, 97 MB
+/// from 100 bytes of text. A sum of histograms also resizes to the
+/// precision of its first.
+const MOST_SIGNIFICANT_DIGITS: u32 = 3;
 
 /// The plain V2 encoding inside `bytes`, its header checked.
 fn plain_encoding(bytes: &[u8]) -> Result<Vec<u8>, String> {
@@ -240,6 +244,25 @@ mod tests {
         bomb.resize(LARGEST_ENCODING + 64, 0);
         let err = refusal(&deflated(&bomb));
         assert!(err.contains("inflates to more than"), "{err}");
+    }
+
+    #[test]
+    fn a_header_more_precise_than_kvperfs_is_refused_before_allocating() {
+        // Pass 14: 5 digits up to 2^63 - 1 decoded to 97 MB; 40 such lines
+        // of a results file took 2 GB in compare, report and a resume.
+        let mut wide = plain_header(0, 5);
+        wide[24..32].copy_from_slice(&(i64::MAX as u64).to_be_bytes());
+        assert!(refusal(&deflated(&wide)).contains("5 significant digits (at most 3)"));
+        wide[12..16].copy_from_slice(&4u32.to_be_bytes());
+        assert!(refusal(&deflated(&wide)).contains("4 significant digits"));
+        // At kvperf's 3, the widest range decodes, and costs what the bound says.
+        wide[12..16].copy_from_slice(&3u32.to_be_bytes());
+        assert_eq!(decode(&base64(&deflated(&wide))).unwrap().len(), 0);
+        let all = Histogram::<u64>::new_with_bounds(1, u64::MAX, 3).unwrap();
+        assert_eq!(all.distinct_values(), 56_320);
+        let mut widest = crate::measure::new_histogram();
+        widest.record(u64::MAX / 2).unwrap();
+        assert_eq!(decode(&encode(&widest)).unwrap().max(), widest.max());
     }
 
     #[test]

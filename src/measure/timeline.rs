@@ -130,6 +130,40 @@ fn to_us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
 
+/// Seconds by which shards' windows may open apart, and an interval lie
+/// past what its timeline's intervals cover, for [`merge`]: it sizes the
+/// merged timeline by where they fall.
+pub const MOST_MERGE_SKEW_S: f64 = 86_400.0;
+
+impl Timeline {
+    /// Why this timeline cannot go into a [`merge`]: an interval length
+    /// that is no time, or an interval further from the window's open
+    /// than its timeline's intervals and [`MOST_MERGE_SKEW_S`] reach.
+    pub fn unmergeable(&self) -> Option<String> {
+        if !(self.interval_s.is_finite() && self.interval_s > 0.0) {
+            return Some(format!(
+                "its timeline's interval_s ({}) is not a length of time",
+                self.interval_s
+            ));
+        }
+        let reach = self.intervals.len() as f64 * self.interval_s.max(1.0) + MOST_MERGE_SKEW_S;
+        let placed = |i: &Interval| {
+            i.start_s >= 0.0 && i.length_s >= 0.0 && i.start_s + i.length_s / 2.0 <= reach
+        };
+        let (k, i) = self
+            .intervals
+            .iter()
+            .enumerate()
+            .find(|(_, i)| !placed(i))?;
+        Some(format!(
+            "its timeline's interval {k} (start_s {}, length_s {}) lies outside the {reach:.0} s from the window's open that its {} intervals and {MOST_MERGE_SKEW_S} s of skew reach",
+            i.start_s,
+            i.length_s,
+            self.intervals.len()
+        ))
+    }
+}
+
 /// Shards' timelines on one wall clock: each shard interval goes to the
 /// merged interval its middle falls in (shards open their windows at
 /// different milliseconds), so every operation is counted once.

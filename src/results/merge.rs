@@ -211,25 +211,55 @@ fn check(parts: &[(String, StepOutput)]) -> Result<(), InputError> {
             ));
         }
     }
-    let missing: Vec<String> = (0..first.count)
-        .filter(|i| !by_index.contains_key(i))
-        .map(|i| format!("{i}/{}", first.count))
-        .collect();
-    if !missing.is_empty() {
-        let shown = missing
-            .iter()
+    // Counted, and the first few named: a shard's count is any u64 its
+    // file says (pass 14: 10^12 made a list of every missing one).
+    let missing = first.count - by_index.range(..first.count).count() as u64;
+    if missing > 0 {
+        let shown = (0..first.count)
+            .filter(|i| !by_index.contains_key(i))
             .take(8)
-            .cloned()
+            .map(|i| format!("{i}/{}", first.count))
             .collect::<Vec<_>>()
             .join(", ");
-        let more = if missing.len() > 8 { ", ..." } else { "" };
+        let more = if missing > 8 { ", ..." } else { "" };
         return refuse(format!(
-            "{} of {} shards missing ({shown}{more}): merge every shard of the study",
-            missing.len(),
+            "{missing} of {} shards missing ({shown}{more}): merge every shard of the study",
             first.count
         ));
     }
-    check_slices(parts, &shards)
+    check_slices(parts, &shards)?;
+    check_windows(parts)
+}
+
+/// The merge lays the shards' windows on one clock and sizes its
+/// timelines by where they fall: windows that open more than
+/// [`timeline::MOST_MERGE_SKEW_S`] apart, or intervals placed past what a
+/// timeline's intervals cover, are refused before anything is sized by
+/// them (pass 14: a start moved by 10^11 ms asked for 2.7 GB).
+fn check_windows(parts: &[(String, StepOutput)]) -> Result<(), InputError> {
+    let phases = parts.iter().map(|(_, o)| o.measurements.len()).max();
+    for k in 0..phases.unwrap_or(0) {
+        let windows: Vec<(&str, &Measurement)> = parts
+            .iter()
+            .filter_map(|(name, o)| o.measurements.get(k).map(|m| (name.as_str(), m)))
+            .collect();
+        let Some((first, m0)) = windows.iter().min_by_key(|(_, m)| m.start_unix_ms) else {
+            continue;
+        };
+        for (name, m) in &windows {
+            let later_s = (m.start_unix_ms - m0.start_unix_ms) as f64 / 1000.0;
+            if later_s > timeline::MOST_MERGE_SKEW_S {
+                return Err(InputError::Invalid(format!(
+                    "'{name}' opened its window {later_s:.0} s after '{first}': shards measured together open within {} s of each other (clock skew, or another run's result)",
+                    timeline::MOST_MERGE_SKEW_S
+                )));
+            }
+            if let Some(why) = m.timeline.as_ref().and_then(Timeline::unmergeable) {
+                return Err(InputError::Invalid(format!("'{name}': {why}")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What tells two studies apart, for the refusal.
@@ -746,6 +776,54 @@ mod tests {
     }
 
     #[test]
+    fn windows_a_day_apart_or_intervals_past_their_timeline_are_refused_before_sizing() {
+        // Pass 14: the merged timeline was sized by the clocks' gap; a
+        // start moved by 10^11 ms, or an interval at start_s 1e9, asked
+        // for gigabytes.
+        let day_ms = timeline::MOST_MERGE_SKEW_S as u64 * 1000;
+        let late = shard(1, 2, 5_000 + day_ms + 1_000, 10.0, &[1_000; 1500]);
+        let err = refusal(vec![shard(0, 2, 5_000, 10.0, &[1_000; 1500]), late]);
+        assert!(
+            err.contains("'s1.json' opened its window 86401 s after 's0.json'"),
+            "{err}"
+        );
+        let zero = shard(0, 2, 0, 10.0, &[1_000; 1500]);
+        let err = refusal(vec![
+            zero,
+            shard(1, 2, 1_795_973_071_399, 10.0, &[1_000; 1500]),
+        ]);
+        assert!(err.contains("after 's0.json'"), "{err}");
+        let with_timeline = |start_s: f64, length_s: f64| {
+            let mut s = shard(1, 2, 5_000, 10.0, &[1_000; 1500]);
+            s.1.measurements[0].timeline = Some(Timeline {
+                interval_s: 1.0,
+                percentiles: Default::default(),
+                intervals: vec![timeline::Interval {
+                    start_s,
+                    length_s,
+                    ops: BTreeMap::new(),
+                }],
+            });
+            vec![shard(0, 2, 5_000, 10.0, &[1_000; 1500]), s]
+        };
+        for (start_s, length_s) in [
+            (1e9, 1.0),
+            (-1.0, 1.0),
+            (f64::NAN, 1.0),
+            (0.0, f64::INFINITY),
+        ] {
+            let err = refusal(with_timeline(start_s, length_s));
+            assert!(
+                err.contains("'s1.json': its timeline's interval 0"),
+                "{err}"
+            );
+        }
+        // A day's skew inside the timeline is still merged.
+        assert!(merge(with_timeline(80_000.0, 1.0)).is_ok());
+        assert!(merge(with_timeline(0.0, 1.0)).is_ok());
+    }
+
+    #[test]
     fn another_study_is_refused_naming_what_differs() {
         let mut b = shard(1, 2, 0, 1.0, &[1_000]);
         b.1.shard.as_mut().unwrap().fingerprint = "g".into();
@@ -766,6 +844,12 @@ mod tests {
         assert!(err.contains("1 of 3 shards missing (1/3)"), "{err}");
         let err = refusal(vec![shard(0, 3, 0, 1.0, &[1]), shard(1, 2, 0, 1.0, &[1])]);
         assert!(err.contains("same count"), "{err}");
+        // Pass 14: a count of 10^12 listed every missing shard.
+        let err = refusal(vec![shard(0, 1_000_000_000_000, 0, 1.0, &[1])]);
+        assert!(
+            err.contains("999999999999 of 1000000000000 shards missing (1/1000000000000, "),
+            "{err}"
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod pass14_device;
 mod pass14_lead;
 mod pass14_servers;
 mod pass14_waits;
+mod pass14_mem;
 mod pass4;
 mod pass6;
 mod pass7;

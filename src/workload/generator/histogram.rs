@@ -68,6 +68,12 @@ impl HistogramGen {
         weighted * self.block_size as f64 / self.area as f64
     }
 
+    /// The longest draw: the last bucket's, `(len - 1) x block_size`
+    /// ([`Self::next`] returns `(i + 1) x block_size` for an earlier one).
+    pub fn max(&self) -> u64 {
+        (self.buckets.len() as u64 - 1) * self.block_size
+    }
+
     /// YCSB's walk, kept exactly (including returning `(i + 1) * blockSize`
     /// once the remainder reaches zero).
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
@@ -107,6 +113,8 @@ mod tests {
         // and numbers 1..=3 to 200: exactly its behaviour, reproduced.
         assert_close("100-byte share", share(&draws, 100), 0.25, 0.01);
         assert_close("200-byte share", share(&draws, 200), 0.75, 0.01);
+        // The record and scan caps are held to this.
+        assert_eq!(draws.iter().max(), Some(&gen.max()));
     }
 
     #[test]

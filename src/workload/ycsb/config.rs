@@ -34,8 +34,9 @@ pub enum FieldLength {
 }
 
 impl FieldLength {
-    /// The longest value this distribution can give (a histogram file's
-    /// are bounded when it is read).
+    /// The longest value this distribution can give; 0 for a histogram,
+    /// whose longest is known once its file is read and is then checked
+    /// as this one is ([`CoreConfig::check_longest_field`]).
     pub fn max(&self) -> u64 {
         match self {
             FieldLength::Constant(n) => *n,
@@ -270,11 +271,7 @@ fn scan_lengths(p: &Properties, record_bytes: u64) -> Result<(u64, u64), InputEr
         positive(p, "maxscanlength", 1000)?,
         MAX_SCAN_LENGTH,
     )?;
-    if max_scan_length.saturating_mul(record_bytes) > MAX_SCAN_BYTES {
-        return Err(InputError::Invalid(format!(
-            "maxscanlength ({max_scan_length}) records of {record_bytes} bytes is more than one scan may hold ({MAX_SCAN_BYTES} bytes)"
-        )));
-    }
+    check_scan_bytes(max_scan_length, record_bytes)?;
     if min_scan_length > max_scan_length {
         return Err(InputError::Invalid(format!(
             "minscanlength ({min_scan_length}) exceeds maxscanlength ({max_scan_length})"
@@ -283,7 +280,36 @@ fn scan_lengths(p: &Properties, record_bytes: u64) -> Result<(u64, u64), InputEr
     Ok((min_scan_length, max_scan_length))
 }
 
+/// Bytes of a record of `field_count` fields of at most `longest` bytes
+/// (`what` names that length), refused past [`MAX_RECORD_BYTES`].
+fn record_bytes(field_count: u64, longest: u64, what: &str) -> Result<u64, InputError> {
+    let record_bytes = field_count.saturating_mul(longest);
+    if record_bytes > MAX_RECORD_BYTES {
+        return Err(InputError::Invalid(format!(
+            "fieldcount ({field_count}) x {what} is {record_bytes} bytes per record, more than kvperf allows ({MAX_RECORD_BYTES})"
+        )));
+    }
+    Ok(record_bytes)
+}
+
+fn check_scan_bytes(max_scan_length: u64, record_bytes: u64) -> Result<(), InputError> {
+    if max_scan_length.saturating_mul(record_bytes) > MAX_SCAN_BYTES {
+        return Err(InputError::Invalid(format!(
+            "maxscanlength ({max_scan_length}) records of {record_bytes} bytes is more than one scan may hold ({MAX_SCAN_BYTES} bytes)"
+        )));
+    }
+    Ok(())
+}
+
 impl CoreConfig {
+    /// Holds a field length known only once its file is read (a
+    /// histogram's longest, named by `what`) to the caps `fieldlength` is
+    /// held to: the bytes of a record and of a scan.
+    pub fn check_longest_field(&self, longest: u64, what: &str) -> Result<(), InputError> {
+        let record_bytes = record_bytes(self.field_count, longest, what)?;
+        check_scan_bytes(self.max_scan_length, record_bytes)
+    }
+
     /// `load` says whether this is the load phase, where `operationcount`
     /// is not needed.
     pub fn from_properties(p: &Properties, load: bool) -> Result<Self, InputError> {
@@ -309,13 +335,8 @@ impl CoreConfig {
             MAX_FIELD_COUNT,
         )?;
         let field_length = field_length(p)?;
-        let record_bytes = field_count.saturating_mul(field_length.max());
-        if record_bytes > MAX_RECORD_BYTES {
-            return Err(InputError::Invalid(format!(
-                "fieldcount ({field_count}) x fieldlength ({}) is {record_bytes} bytes per record, more than kvperf allows ({MAX_RECORD_BYTES})",
-                field_length.max()
-            )));
-        }
+        let longest = field_length.max();
+        let record_bytes = record_bytes(field_count, longest, &format!("fieldlength ({longest})"))?;
         let proportions = proportions(p, load)?;
         let (insert_start, insert_count, run_insert_start) = insert_range(p, record_count)?;
         let zipfian_constant = p.f64("zipfianconstant", 0.99)?;
@@ -612,6 +633,33 @@ mod tests {
                 .to_string();
             assert!(err.contains(expected), "{text:?} gave {err:?}");
         }
+    }
+
+    #[test]
+    fn a_histograms_longest_length_is_held_to_the_record_and_scan_caps() {
+        // Pass 14: a histogram's lengths skipped both caps (its max() is 0
+        // until its file is read), so 512 MiB fields x 10 made 5 GiB records.
+        let c = CoreConfig::from_properties(
+            &props("recordcount=1\nfieldlengthdistribution=histogram"),
+            true,
+        )
+        .unwrap();
+        let err = c
+            .check_longest_field(512 << 20, "x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("5368709120 bytes per record"), "{err}");
+        let one = CoreConfig::from_properties(
+            &props("recordcount=1\nfieldcount=1\nfieldlengthdistribution=histogram"),
+            true,
+        )
+        .unwrap();
+        let err = one
+            .check_longest_field(1 << 30, "x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("one scan may hold"), "{err}");
+        assert!(c.check_longest_field(100, "x").is_ok());
     }
 
     #[test]

@@ -159,6 +159,11 @@ impl CoreWorkload {
                 let gen = HistogramGen::parse(&text).map_err(|e| {
                     crate::error::InputError::Invalid(format!("fieldlengthhistogram '{path}': {e}"))
                 })?;
+                let longest = gen.max();
+                cfg.check_longest_field(
+                    longest,
+                    &format!("the longest length in fieldlengthhistogram '{path}' ({longest})"),
+                )?;
                 Some(gen)
             }
             _ => None,
