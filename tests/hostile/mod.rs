@@ -18,6 +18,7 @@ mod pass12_lead;
 mod pass12_life;
 mod pass12_servers;
 mod pass14_lead;
+mod pass14_pipes;
 mod pass4;
 mod pass6;
 mod pass7;
