@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::InputError;
+use crate::output::slow_reader::{write_all, Std, Wait};
 
 /// A kind of file kvperf writes, and how to tell one it wrote earlier.
 #[derive(Debug, Clone, Copy)]
@@ -368,12 +369,17 @@ fn write_stream(stream: Stream, bytes: &[u8]) -> std::io::Result<()> {
     };
     // SAFETY: changing a signal's disposition; no handler runs Rust code.
     let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // A reader that takes nothing is waited for until an interrupt.
     let written = match stream {
         Stream::Stdout => {
             let mut out = std::io::stdout().lock();
-            out.write_all(bytes).and_then(|()| out.flush())
+            out.flush()
+                .and_then(|()| write_all(Std::Out, bytes, Wait::UntilInterrupted))
         }
-        Stream::Stderr => std::io::stderr().lock().write_all(bytes),
+        Stream::Stderr => {
+            let _err = std::io::stderr().lock();
+            write_all(Std::Err, bytes, Wait::UntilInterrupted)
+        }
     };
     // SAFETY: restores the disposition read above.
     unsafe { libc::signal(libc::SIGPIPE, previous) };

@@ -5,6 +5,7 @@
 pub mod dbbench_text;
 pub mod json;
 pub mod run_header;
+pub mod slow_reader;
 pub mod stderr;
 pub mod stdout;
 pub mod ycsb_text;

@@ -6,10 +6,13 @@
 //! line of the crate goes through [`write`] (the crate's own `eprintln!`
 //! and `eprint!`, defined in lib.rs, shadow std's): a status line, a
 //! warning or a header that cannot be written is dropped, and the first
-//! reason is kept ([`failure`]); the result and the exit code stay.
+//! reason is kept ([`failure`]); the result and the exit code stay. A
+//! reader that takes nothing holds a line at most [`STDERR_WAIT`], once
+//! ([`super::slow_reader`]): the line is then dropped likewise.
 
-use std::io::Write;
 use std::sync::OnceLock;
+
+use super::slow_reader::{Std, Wait, STDERR_WAIT};
 
 static FAILED: OnceLock<String> = OnceLock::new();
 
@@ -18,9 +21,9 @@ static FAILED: OnceLock<String> = OnceLock::new();
 pub fn write(args: std::fmt::Arguments) {
     let text = std::fmt::format(args);
     let written = without_sigpipe(|| {
-        let mut err = std::io::stderr().lock();
-        err.write_all(text.as_bytes())?;
-        err.flush()
+        // Held so that lines of several threads stay whole.
+        let _err = std::io::stderr().lock();
+        super::slow_reader::write_all(Std::Err, text.as_bytes(), Wait::Bounded(STDERR_WAIT))
     });
     if let Err(e) = written {
         let _ = FAILED.set(e.to_string());

@@ -6,6 +6,8 @@
 //! through [`say`], which remembers the first failure for the end.
 
 use std::io::Write;
+
+use super::slow_reader::{Std, Wait};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -22,12 +24,14 @@ pub fn keep_going_on_a_gone_reader() {
     MEASURING.store(true, Ordering::Relaxed);
 }
 
-/// Writes `text` to stdout and flushes it.
+/// Writes `text` to stdout and flushes it; a reader that takes nothing
+/// is waited for until an interrupt ([`super::slow_reader`]).
 pub fn print(text: &str) -> std::io::Result<()> {
     let write = || {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()
+        // Whatever std buffered goes first.
+        out.flush()?;
+        super::slow_reader::write_all(Std::Out, text.as_bytes(), Wait::UntilInterrupted)
     };
     if MEASURING.load(Ordering::Relaxed) {
         super::stderr::without_sigpipe(write)

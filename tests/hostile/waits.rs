@@ -169,11 +169,16 @@ pub fn redis_pid(redis: &common::server::Server) -> i32 {
 
 /// `kvperf ARGS` in `dir`, its stderr lines sent to the receiver as they come.
 pub fn spawn(dir: &Path, args: &[String]) -> (Child, Receiver<String>) {
+    spawn_with_stdout(dir, args, Stdio::null())
+}
+
+/// [`spawn`] with `stdout` as given.
+pub fn spawn_with_stdout(dir: &Path, args: &[String], stdout: Stdio) -> (Child, Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kvperf"))
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -558,7 +563,7 @@ fn a_table_lock_held_by_another_session_is_said_and_bounded() {
 /// Whether process `pid` catches SIGINT and SIGTERM (SigCgt in its status):
 /// the moment kvperf's step answers them, after the process's start-up
 /// (before it, a signal ends any program by its default disposition).
-fn catches_interrupts(pid: u32) -> bool {
+pub(super) fn catches_interrupts(pid: u32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let caught = status
         .lines()
