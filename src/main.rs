@@ -53,7 +53,9 @@ fn main() -> ExitCode {
             // escaped, so the message stays one line. Not eprintln!, which
             // panics when stderr is full; a gone reader is no SIGPIPE either,
             // so the exit code stays the run's.
-            let line = format!("{err:#}").replace('\r', "\\r").replace('\n', "\\n");
+            let line = kvperf::properties::scrubbed_text(&format!("{err:#}"))
+                .replace('\r', "\\r")
+                .replace('\n', "\\n");
             kvperf::output::stderr::write(format_args!("kvperf: {line}\n"));
             ExitCode::from(kvperf::error::exit_code(&err))
         }

@@ -352,6 +352,36 @@ pub fn redacted(key: &str, value: &str) -> String {
     }
 }
 
+/// `text` (an error's words, which may quote what a user gave: a host
+/// written as `redis://u:PW@h`, a libpq `host=h password=PW`) with every
+/// URL's password and every credential's value replaced, wherever they
+/// stand in it (pass 14: "cannot reach Redis at [redis://u:PW@...]").
+pub fn scrubbed_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        // The authority runs to the next `/`, white space, quote or bracket.
+        let end = tail
+            .find(|c: char| c == '/' || c.is_whitespace() || "\"'[]()<>,;".contains(c))
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority
+            .rsplit_once('@')
+            .and_then(|(info, host)| Some((info.split_once(':')?.0, host)))
+        {
+            Some((user, host)) => {
+                out.push_str(&format!("{user}:(redacted)@{host}"));
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    redacted_pairs(&out)
+}
+
 /// `text` with the value of every `NAME=VALUE` whose NAME [`is_secret`]
 /// replaced, where NAME starts `text` or follows `?`, `&`, `;`, `,` or
 /// white space, and VALUE runs to the next of those.
@@ -483,6 +513,29 @@ pub fn parse_u64(key: &str, text: &str) -> Result<u64, InputError> {
 
 #[cfg(test)]
 mod tests {
+    /// Pass 14: an error quoting a host given as a URL with a password, or
+    /// a libpq connection string, printed the password in clear.
+    #[test]
+    fn an_errors_words_lose_every_password_in_them() {
+        for (text, shown) in [
+            (
+                "cannot reach Redis at [redis://u:PW@127.0.0.1:17799]:6379 (refused)",
+                "cannot reach Redis at [redis://u:(redacted)@127.0.0.1:17799]:6379 (refused)",
+            ),
+            (
+                "PostgreSQL at host=127.0.0.1 port=5 user=u password=PW:5432 is not reachable",
+                "PostgreSQL at host=127.0.0.1 port=5 user=u password=(redacted) is not reachable",
+            ),
+            (
+                "a: postgres://u:p@ss@h/db and mongodb://x@h and http://h/a:b@c",
+                "a: postgres://u:(redacted)@h/db and mongodb://x@h and http://h/a:b@c",
+            ),
+            ("no url here", "no url here"),
+        ] {
+            assert_eq!(super::scrubbed_text(text), shown);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -25,6 +25,13 @@ pub struct SettleArgs {
     /// Engines without compaction refuse it.
     #[arg(long)]
     pub compact: bool,
+    /// For a server's engine: how long settle waits for the server, in
+    /// seconds, before it fails (a server that stops answering once
+    /// connected would hold it for good). An embedded store's background
+    /// work is waited for as long as it takes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub server_timeout: u64,
 }
 
 pub fn run(args: SettleArgs) -> anyhow::Result<()> {
@@ -51,7 +58,35 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
         || format!("{} store", spec.name),
         |d| format!("{} store in '{}'", spec.name, d.display()),
     );
-    if args.compact {
+    if spec.uses_data_dir() {
+        return settle(engine, spec, args.compact, &store);
+    }
+    // A server's engine waits on the server's answers, which nothing here
+    // can cancel: the work runs on a thread of its own, waited for at most
+    // --server-timeout (a stopped server held settle for good, pass 14).
+    let limit = Duration::from_secs(args.server_timeout);
+    let (done, finished) = std::sync::mpsc::channel();
+    let (compact, shown) = (args.compact, store.clone());
+    std::thread::spawn(move || {
+        let _ = done.send(settle(engine, spec, compact, &shown));
+    });
+    match finished.recv_timeout(limit) {
+        Ok(settled) => settled,
+        Err(_) => anyhow::bail!(
+            "settle: the {store} did not finish within {} s (--server-timeout): the server stopped answering, or its work takes longer than that",
+            limit.as_secs()
+        ),
+    }
+}
+
+/// Compacts when asked, waits for the store's background work, closes it.
+fn settle(
+    engine: Box<dyn engine::Engine>,
+    spec: &'static engine::EngineSpec,
+    compact: bool,
+    store: &str,
+) -> anyhow::Result<()> {
+    if compact {
         let started = Instant::now();
         engine.compact()?;
         eprintln!(

@@ -645,7 +645,7 @@ fn unserved(
     }
     // One configuration's server is not the study: its steps are
     // recorded as failed (a rerun retries them), the others go on.
-    let why = format!("{e:#}");
+    let why = crate::properties::scrubbed_text(&format!("{e:#}"));
     progress::unserved(index, total, &step.config, &why);
     for s in p.steps[index..]
         .iter()

@@ -243,7 +243,9 @@ pub fn finish(out: &mut StepOutput, result: anyhow::Result<()>) -> anyhow::Resul
                 } else {
                     ErrorKind::Run
                 },
-                message: format!("{err:#}"),
+                // Its words may quote a URL or connection string a user
+                // gave, password and all (pass 14).
+                message: crate::properties::scrubbed_text(&format!("{err:#}")),
             });
             Err(err)
         }

@@ -153,3 +153,46 @@ fn bench_on_a_stopped_postgres_ends_within_stalltimeout() {
         assert!(error.message.contains(says), "{what}: {}", error.message);
     }
 }
+
+/// PostgreSQL stopped as `kvperf settle` asks for its CHECKPOINT, once
+/// connected (pass 14: settle waited for good; only its connection's
+/// start was bounded): settle ends at `--server-timeout`, exit 3, naming
+/// the wait.
+#[cfg(feature = "postgres")]
+#[test]
+fn settle_on_a_stopped_postgres_ends_at_its_server_timeout() {
+    let Some(pg) = common::server::Server::start("postgres", "pass14_waits_settle") else {
+        return;
+    };
+    let dir = pg.dir();
+    let pid = postmaster(&pg);
+    let port = format!("postgres.port={}", pg.port);
+    let load = step_args(
+        "load",
+        "postgres",
+        "a",
+        &[port, "recordcount=100".to_string()],
+        &dir.join("load.json"),
+    );
+    let load: Vec<&str> = load.iter().map(String::as_str).collect();
+    let loaded = common::kvperf(dir, &load);
+    assert_eq!(loaded.code, 0, "{}", loaded.stderr);
+    let relay = stop_family_at(pg.port, move || family(pid), b"CHECKPOINT", 1);
+    let args: Vec<String> = [
+        "settle".to_string(),
+        "--engine".into(),
+        "postgres".into(),
+        "-p".into(),
+        format!("postgres.port={}", relay.port),
+        "--server-timeout".into(),
+        "3".into(),
+    ]
+    .to_vec();
+    let (code, waited, stderr) = stopped(dir, &args, (relay, pid), None, "settle");
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}: {stderr}");
+    assert!(
+        stderr.contains("did not finish within 3 s (--server-timeout)"),
+        "{stderr}"
+    );
+}
