@@ -30,8 +30,21 @@ pub fn live_dir_name(plan_pid: u32) -> String {
 pub struct LiveFigures {
     state: Mutex<Snapshot>,
     mirror: Option<PathBuf>,
+    /// Whether the mirror at its name is one this step put there: its
+    /// first is put only where nothing stands (pass 15: a user's
+    /// `<pid>.json` in a directory named as a plan's was replaced, then
+    /// removed); a step that found one there mirrors nothing.
+    mirror_state: Mutex<Mirror>,
     /// The labels every window carries (a window may add its own).
     labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Mirror {
+    #[default]
+    NotYet,
+    Placed,
+    Refused,
 }
 
 /// The figures at one moment.
@@ -66,6 +79,7 @@ impl LiveFigures {
                 ..Snapshot::default()
             }),
             mirror,
+            mirror_state: Mutex::new(Mirror::NotYet),
             labels,
         }
     }
@@ -108,11 +122,24 @@ impl LiveFigures {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             let tmp = crate::files::owned::temporary_name(dir, &name);
             let json = serde_json::to_vec(&snapshot).unwrap_or_default();
+            let mut state = self.mirror_state.lock().unwrap_or_else(|e| e.into_inner());
+            if *state == Mirror::Refused {
+                return;
+            }
             let written = crate::files::owned::create_new(&tmp)
                 .and_then(|mut f| std::io::Write::write_all(&mut f, &json))
-                .and_then(|()| std::fs::rename(&tmp, path));
-            if written.is_err() {
-                let _ = std::fs::remove_file(&tmp);
+                .and_then(|()| match *state {
+                    Mirror::Placed => std::fs::rename(&tmp, path),
+                    _ => crate::files::owned::rename_noreplace(&tmp, path),
+                });
+            match written {
+                Ok(()) => *state = Mirror::Placed,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    if *state == Mirror::NotYet && e.kind() == std::io::ErrorKind::AlreadyExists {
+                        *state = Mirror::Refused;
+                    }
+                }
             }
         }
     }
@@ -121,9 +148,11 @@ impl LiveFigures {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The mirror file, to be removed when the step ends.
+    /// The mirror file this step put at its name, to be removed when the
+    /// step ends.
     pub fn mirror(&self) -> Option<&Path> {
-        self.mirror.as_deref()
+        let state = *self.mirror_state.lock().unwrap_or_else(|e| e.into_inner());
+        self.mirror.as_deref().filter(|_| state == Mirror::Placed)
     }
 }
 

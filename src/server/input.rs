@@ -44,6 +44,17 @@ pub fn check_dir(dir: &Path) -> Result<(), InputError> {
                 .map(|pwd| pwd.join(dir)),
         );
     }
+    // The path as the kernel reads it (links and `..` resolved through the
+    // longest part that exists), which the scripts `cd -P` to: `lnk/../x`
+    // read as text named another directory than the kernel's, and a link's
+    // target may hold the syntax its name does not (pass 15).
+    if let Ok(absolute) = std::path::absolute(dir) {
+        let physical = absolute.ancestors().find_map(|a| {
+            let real = std::fs::canonicalize(a).ok()?;
+            Some(real.join(absolute.strip_prefix(a).ok()?))
+        });
+        forms.extend(physical);
+    }
     for form in &forms {
         let refuse = |what: String| {
             InputError::Invalid(format!(
@@ -81,7 +92,12 @@ const PG_OUTSIDE: [&str; 9] = [
     "log_filename",
     "stats_temp_directory",
 ];
-const PG_PROGRAMS: [&str; 9] = [
+const PG_PROGRAMS: [&str; 11] = [
+    // A library PostgreSQL loads for JIT, and a command for a key's
+    // passphrase (pass 15: `jit_provider='../../u/evil'` loaded a user's
+    // library into the server kvperf started).
+    "jit_provider",
+    "ssl_passphrase_command",
     "archive_command",
     "archive_library",
     "restore_command",
@@ -231,6 +247,8 @@ mod tests {
             "include_dir='/u'",
             "archive_command='cp %p /u/%f'",
             "shared_preload_libraries='/u/x.so'",
+            "jit_provider='../../u/evil'",
+            "ssl_passphrase_command='echo x'",
             "listen_addresses='*'",
             "port=5433",
         ] {

@@ -337,6 +337,36 @@ pub fn keep_on_stall(
     let Some(destination) = destination.cloned() else {
         return;
     };
+    keep_output_on_stall(keeper, out, shape, move |json| {
+        if let Err(e) = destination.write(json) {
+            eprintln!("kvperf: {e:#}");
+        }
+    });
+}
+
+/// [`keep_on_stall`] for a step whose output is text, which a stall's
+/// partial figures cannot be written as: they are kept as JSON in a
+/// `kvperf-unsaved-*` file named on stderr (pass 15: `run --output m.txt`
+/// stalled after its window said "what was measured is kept" and kept
+/// nothing).
+pub fn keep_unsaved_on_stall(keeper: &StallKeeper, out: &StepOutput, shape: Option<Shape>) {
+    keep_output_on_stall(keeper, out, shape, |json| match crate::files::keep_unsaved(
+        json, None, "json",
+    ) {
+        Ok(path) => eprintln!(
+            "kvperf: the step's figures are kept as JSON in '{}'",
+            path.display()
+        ),
+        Err(e) => eprintln!("kvperf: the step's figures could not be kept ({e})"),
+    });
+}
+
+fn keep_output_on_stall(
+    keeper: &StallKeeper,
+    out: &StepOutput,
+    shape: Option<Shape>,
+    write: impl Fn(&[u8]) + Send + Sync + 'static,
+) {
     let partial = out.clone();
     keeper.keep(move |why, measured| {
         let mut output = partial.clone();
@@ -353,9 +383,7 @@ pub fn keep_on_stall(
             kind: ErrorKind::Run,
             message: why.to_string(),
         });
-        if let Err(e) = destination.write(crate::output::json::to_pretty(&output).as_bytes()) {
-            eprintln!("kvperf: {e:#}");
-        }
+        write(crate::output::json::to_pretty(&output).as_bytes());
     });
 }
 

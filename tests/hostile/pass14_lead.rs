@@ -233,3 +233,35 @@ fn an_interrupted_fit_check_keeps_its_replay() {
     assert!(text.contains("\"operations\""), "{text}");
     let _ = std::fs::remove_file(kept);
 }
+
+/// Pass 15: a wrapper script that made a directory named as a plan's
+/// (`kvperf-live-<its pid>`) holding a user's `<pid>.json`, then ran a
+/// step under it: the step's name check passed, and the user's file was
+/// replaced, then removed. A step now puts its mirror only where nothing
+/// stands, and removes only the one it put.
+#[test]
+fn a_live_mirror_never_replaces_a_file_it_did_not_put() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_kvperf");
+    let workload = crate::common::workload("a");
+    let script = format!(
+        "d=\"$PWD/kvperf-live-$$\"; mkdir \"$d\"; \
+         KVPERF_LIVE_DIR=\"$d\" {exe} run --engine null -P {workload} -p operationcount=100000000 -p maxexecutiontime=2 >/dev/null 2>err & \
+         k=$!; echo mine > \"$d/$k.json\"; wait $k; echo $? > code; echo \"$d/$k.json\" > mine"
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    let stderr = read("err");
+    assert_eq!(read("code").trim(), "0", "{stderr}");
+    let mine = read("mine");
+    assert_eq!(
+        std::fs::read_to_string(mine.trim()).ok().as_deref(),
+        Some("mine\n"),
+        "{stderr}"
+    );
+}

@@ -267,3 +267,27 @@ fn postgres_initdb_never_removes_or_overwrites_a_users_entries() {
         "{left:?}"
     );
 }
+
+/// Pass 15: `--dir lnk/../x` where `lnk` is a link: the check read the
+/// path as text (`x` beside `lnk`), the scripts' `cd` as the kernel does
+/// not, and a link's target may hold the syntax its name does not (pg_ctl's
+/// shell ran `$(id>PWN)` from one). The path is now checked as the kernel
+/// reads it, and the scripts `cd -P` to that same directory.
+#[test]
+fn a_server_directory_reached_through_a_link_is_checked_as_the_kernel_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path();
+    let w = work.join("w");
+    std::fs::create_dir_all(work.join("q$(id>PWN)q/sub")).unwrap();
+    std::fs::create_dir_all(&w).unwrap();
+    std::os::unix::fs::symlink("../q$(id>PWN)q/sub", w.join("lnk")).unwrap();
+    for server in ["redis", "postgres", "ferretdb", "cassandra"] {
+        let out = start(work, &w, server, "lnk/../x", &[]);
+        common::assert_input_error(&out, "holds '$'");
+        assert!(
+            !work.join("q$(id>PWN)q/x").exists(),
+            "{server}: nothing made"
+        );
+        assert!(!w.join("PWN").exists() && !work.join("PWN").exists());
+    }
+}

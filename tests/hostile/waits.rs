@@ -446,6 +446,48 @@ fn sigterm_during_a_wait_after_the_window_ends_it_keeping_the_figures() {
     assert_eq!(read.count(kvperf::measure::Outcome::Ok), 1000);
 }
 
+/// The same with text output into a file (pass 15: "what was measured is
+/// kept", and nothing was: the keeping was JSON output's only): the
+/// window's figures are kept as JSON in a `kvperf-unsaved-*` file named
+/// on stderr, exit 3.
+#[cfg(feature = "redis")]
+#[test]
+fn sigterm_after_the_window_keeps_a_text_steps_figures_as_json() {
+    let Some(redis) = loaded_redis("waits_sigterm_text") else {
+        return;
+    };
+    let pid = redis_pid(&redis);
+    let relay = stop_at(redis.port, pid, b"MEMORY", 1);
+    let _cont = Continue(pid);
+    let mut props = records(relay.port);
+    props.extend(["operationcount=1000", "stalltimeout=120"].map(String::from));
+    let mut args = step_args("run", "redis", "c", &props, &redis.dir().join("run.txt"));
+    let format = args.iter().position(|a| a == "--format").unwrap();
+    args[format + 1] = "text".into();
+    let (mut child, lines) = spawn(redis.dir(), &args);
+    let mut seen = Vec::new();
+    wait_for_line(
+        &lines,
+        "the measured window ended",
+        Duration::from_secs(60),
+        &mut seen,
+    );
+    // SAFETY: a signal to the kvperf this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = wait_within(&mut child, Duration::from_secs(5), "SIGTERM, text output");
+    let stderr = rest(&lines).join("\n");
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    let kept = stderr
+        .split("the step's figures are kept as JSON in '")
+        .nth(1)
+        .and_then(|k| k.split('\'').next())
+        .unwrap_or_else(|| panic!("no kept file named: {stderr}"));
+    let out = output(Path::new(kept));
+    assert_eq!(out.measurements.len(), 1, "the window's figures are kept");
+    assert_eq!(out.measurements[0].operations, 1000);
+    let _ = std::fs::remove_file(kept);
+}
+
 /// psql holding `LOCK TABLE usertable` in an open transaction.
 #[cfg(feature = "postgres")]
 struct Locker(Child);

@@ -210,7 +210,7 @@ do_start() {
     need_dir
     local i p t0 tn pids='' started=0 prev launched=''
     mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd)
+    DIR=$(cd -P "$DIR" && pwd -P)
     if [ -f "$DIR/cluster.nodes" ]; then
         prev=$(cat "$DIR/cluster.nodes")
         [ "$prev" = "$NODES" ] || die "$DIR holds a $prev-node cluster; use --nodes $prev or a fresh dir"

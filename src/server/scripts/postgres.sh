@@ -141,7 +141,7 @@ do_start() {
     port_open "$HOST" "$PORT" && die "port $HOST:$PORT is already in use by another process"
     setup_user
     mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd); dir_layout
+    DIR=$(cd -P "$DIR" && pwd -P); dir_layout
     ensure_traversable
     t0=$(now)
     [ -f "$PGDATA_DIR/PG_VERSION" ] || inited=yes

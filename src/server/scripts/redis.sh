@@ -29,7 +29,7 @@ do_start() {
     command -v redis-server >/dev/null 2>&1 || do_install >/dev/null
     port_open "$HOST" "$PORT" && die "port $HOST:$PORT is already in use by another process"
     mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd)   # redis needs absolute paths once daemonized
+    DIR=$(cd -P "$DIR" && pwd -P)   # redis needs absolute paths once daemonized
     dir_layout
     case ${KVPERF_PERSIST:-0} in
         1) persist=(--appendonly yes --appendfsync everysec --appenddirname appendonlydir) ;;
