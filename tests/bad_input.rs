@@ -481,11 +481,7 @@ fn private_arguments_from_the_environment() {
             .current_dir(tmp.path())
             .output()
             .unwrap();
-        common::Output {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        common::Output::from(out)
     };
     let file = workload("a");
     let run = ["run", "--engine", "null", "-P", file.as_str()];

@@ -113,11 +113,7 @@ fn run_kvperf(
         std::thread::sleep(Duration::from_millis(50));
     }
     let out = waiter.join().unwrap();
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 /// The joules of `before` watts until `change_ms` (Unix ms) and `after`

@@ -15,21 +15,23 @@ fn disk_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
-fn corners(dir: &Path, target: &Path, extra: &[&str]) -> common::Output {
+/// `device corners TARGET` of `size`, `runtime` seconds each, no ramp.
+pub(crate) fn corners_args(
+    target: &Path,
+    size: &str,
+    runtime: &str,
+    extra: &[&str],
+) -> Vec<String> {
     let target = target.display().to_string();
-    let mut args = vec![
-        "device",
-        "corners",
-        &target,
-        "--size",
-        "8MiB",
-        "--runtime",
-        "1",
-        "--ramp",
-        "0",
-    ];
+    let mut args = vec!["device", "corners", &target, "--size", size];
+    args.extend(["--runtime", runtime, "--ramp", "0"]);
     args.extend_from_slice(extra);
-    kvperf(dir, &args)
+    args.into_iter().map(String::from).collect()
+}
+
+fn corners(dir: &Path, target: &Path, extra: &[&str]) -> common::Output {
+    let args = corners_args(target, "8MiB", "1", extra);
+    kvperf(dir, &args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn has(tool: &str) -> bool {

@@ -157,11 +157,7 @@ fn kubectl(kubeconfig: &Path, args: &[&str]) -> common::Output {
         .stdin(Stdio::null())
         .output()
         .expect("kubectl runs");
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 /// `kubectl apply --dry-run=server -f file` in `ns`.
@@ -302,11 +298,7 @@ fn plan_command(dir: &Path, plan: &str, results: &Path) -> Command {
 
 #[cfg(feature = "redis")]
 fn output(out: std::process::Output) -> common::Output {
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 /// What `kubectl get jobs,pods -l SELECTOR -o json` lists.

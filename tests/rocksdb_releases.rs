@@ -19,11 +19,7 @@ fn kvperf_with_cache(dir: &Path, cache: Option<&Path>, args: &[&str]) -> Output 
         command.env("KVPERF_CACHE", cache);
     }
     let out = command.output().expect("kvperf runs");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::from(out)
 }
 
 fn on_release_library() -> bool {

@@ -539,11 +539,7 @@ fn orchestrators_variables_say_which_shard_a_process_is() {
         ),
     ] {
         let out = with_env(dir.path(), &args, &vars);
-        let out = common::Output {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        };
+        let out = common::Output::from(out);
         assert_input_error(&out, needle);
     }
     for (phase, extra, needle) in [

@@ -90,11 +90,7 @@ fn plan_run(
     }
     cmd.envs(env.iter().copied());
     let out = cmd.output().expect("kvperf runs");
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 fn plan_text(port: u16, launcher: &str) -> String {

@@ -39,11 +39,7 @@ fn load(engine: &str, port: u16, stalltimeout: &str, limit: Duration) -> common:
         std::thread::sleep(Duration::from_millis(50));
     }
     let out = child.wait_with_output().unwrap();
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 /// Accepts (the kernel does) and never answers, while it lives.

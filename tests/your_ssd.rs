@@ -248,11 +248,7 @@ fn corners_with_fio_refuses_before_any_io_when_fio_is_absent() {
         .env("PATH", &no_fio)
         .output()
         .unwrap();
-    let out = common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let out = common::Output::from(out);
     // One line: nothing was laid out or measured first.
     assert_input_error(&out, "--with-fio: cannot run fio");
     assert!(out.stderr.contains("apt-get install fio"), "{}", out.stderr);

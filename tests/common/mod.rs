@@ -15,6 +15,16 @@ pub struct Output {
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Output {
+    fn from(out: std::process::Output) -> Self {
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 pub fn workloads() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads")
 }
@@ -32,11 +42,7 @@ pub fn kvperf(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("kvperf runs");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::from(out)
 }
 
 /// `kvperf run --engine null -P workloads/workload<name>` plus `extra`.

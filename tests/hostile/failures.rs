@@ -12,7 +12,8 @@ use std::time::Duration;
 
 #[cfg(feature = "redis")]
 use crate::hostile::waits::{
-    records, redis_pid, rest, spawn, step_args, stop_at, wait_within, Continue,
+    output, records, redis_pid, redis_stopped_at, rest, spawn, step_args, stop_at, wait_within,
+    Continue,
 };
 #[cfg(feature = "redis")]
 use kvperf::measure::{OpKind, Outcome};
@@ -38,20 +39,18 @@ fn a_stall_keeps_what_the_window_measured_before_it() {
     let Some(redis) = loaded_redis("failures_stall") else {
         return;
     };
-    let pid = redis_pid(&redis);
-    let relay = stop_at(redis.port, pid, b"HGETALL", 1000);
-    let _cont = Continue(pid);
-    let json = redis.dir().join("run.json");
-    let mut props = records(relay.port);
-    props.extend(
-        [
+    let (relay, _cont, props) = redis_stopped_at(
+        &redis,
+        b"HGETALL",
+        1000,
+        &[
             "operationcount=100000",
             "target=1000",
             "threadcount=4",
             "stalltimeout=2",
-        ]
-        .map(String::from),
+        ],
     );
+    let json = redis.dir().join("run.json");
     let (mut child, lines) = spawn(redis.dir(), &step_args("run", "redis", "c", &props, &json));
     relay
         .stopped
@@ -60,8 +59,7 @@ fn a_stall_keeps_what_the_window_measured_before_it() {
     let status = wait_within(&mut child, Duration::from_secs(20), "a stall");
     let stderr = rest(&lines).join("\n");
     assert_eq!(status.code(), Some(3), "{stderr}");
-    let out =
-        kvperf::results::StepOutput::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let out = output(&json);
     let error = out.error.as_ref().expect("the stall is the step's error");
     assert!(
         error.message.contains("stopped answering"),

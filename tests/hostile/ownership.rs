@@ -465,11 +465,7 @@ pub(crate) fn run_on_release(dir: &Path, cache: &Path) -> common::Output {
         .current_dir(dir)
         .output()
         .unwrap();
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 /// Pass 5: a directory of the user's where a RocksDB release's library

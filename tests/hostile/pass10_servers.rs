@@ -55,11 +55,7 @@ pub(super) fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> co
         .current_dir(dir)
         .output()
         .expect("kvperf runs");
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Output::from(out)
 }
 
 /// The live process `pid`'s command line, if it runs.

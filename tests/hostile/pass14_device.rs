@@ -32,23 +32,8 @@ fn fio_here(test: &str) -> bool {
 
 /// `device corners TARGET --with-fio`, 1 MiB, no ramp, `runtime` seconds.
 fn corners(target: &Path, runtime: &str, extra: &[&str]) -> Vec<String> {
-    let target = target.display().to_string();
-    let mut args = vec![
-        "device",
-        "corners",
-        &target,
-        "--size",
-        "1MiB",
-        "--runtime",
-        runtime,
-        "--ramp",
-        "0",
-        "--io-buffers",
-        "small",
-        "--with-fio",
-    ];
-    args.extend_from_slice(extra);
-    args.into_iter().map(String::from).collect()
+    let fio = [&["--io-buffers", "small", "--with-fio"], extra].concat();
+    crate::device::corners_args(target, "1MiB", runtime, &fio)
 }
 
 fn as_strs(args: &[String]) -> Vec<&str> {

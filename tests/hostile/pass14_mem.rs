@@ -22,11 +22,7 @@ fn kvperf_capped(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("kvperf runs");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::from(out)
 }
 
 /// Pass 14: a `fieldlengthhistogram`'s lengths skipped the 1 GiB record

@@ -68,6 +68,28 @@ fn interrupt(child: &mut Child, what: &str) {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
 
+/// A null `run` with a status line each second and JSON output, as long
+/// as `limit` (its `maxexecutiontime=` property) lets it.
+fn status_run<'a>(workload: &'a str, limit: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--engine",
+        "null",
+        "-P",
+        workload,
+        "-p",
+        "operationcount=1000000000",
+        "-p",
+        limit,
+        "-s",
+        "-p",
+        "status.interval=1",
+        "--no-progress",
+        "--format",
+        "json",
+    ]
+}
+
 /// Whether `path` holds kvperf's JSON result.
 fn is_step_json(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|b| kvperf::output::json::is_step_output(&b))
@@ -98,24 +120,10 @@ fn a_stderr_nobody_reads_holds_no_run_past_its_window() {
         "w.json",
     ]);
     let status_lines = [
-        "run",
-        "--engine",
-        "null",
-        "-P",
-        &workload,
-        "-p",
-        "operationcount=1000000000",
-        "-p",
-        "maxexecutiontime=3",
-        "-s",
-        "-p",
-        "status.interval=1",
-        "--no-progress",
-        "--format",
-        "json",
-        "--output",
-        "s.json",
-    ];
+        &status_run(&workload, "maxexecutiontime=3")[..],
+        &["--output", "s.json"],
+    ]
+    .concat();
     let plan_run = ["plan", "run", plan, "--results", "r.jsonl"];
     let forms: [(&str, &[&str], &str); 3] = [
         ("status lines", &status_lines, "s.json"),
@@ -144,23 +152,7 @@ fn a_stderr_nobody_reads_holds_no_run_past_its_window() {
 fn an_interrupt_is_answered_while_a_reader_reads_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let workload = common::workload("a");
-    let long = [
-        "run",
-        "--engine",
-        "null",
-        "-P",
-        &workload,
-        "-p",
-        "operationcount=1000000000",
-        "-p",
-        "maxexecutiontime=600",
-        "-s",
-        "-p",
-        "status.interval=1",
-        "--no-progress",
-        "--format",
-        "json",
-    ];
+    let long = status_run(&workload, "maxexecutiontime=600");
 
     // stderr full: the status thread or a warning is stuck in it.
     let (_read, write) = full_pipe();

@@ -26,11 +26,7 @@ fn ended_within(mut child: Child, limit: Duration) -> Option<Output> {
         std::thread::sleep(Duration::from_millis(50));
     }
     let out = child.wait_with_output().unwrap();
-    Some(Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
+    Some(Output::from(out))
 }
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
@@ -197,11 +193,7 @@ fn a_redfish_link_naming_another_host_gets_no_credentials() {
         .current_dir(tmp.path())
         .output()
         .unwrap();
-    let out = Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let out = Output::from(out);
     let leaked: Vec<String> = asked.try_iter().collect();
     assert!(leaked.is_empty(), "another host was asked: {leaked:?}");
     assert_input_error(&out, "not a path on it");

@@ -28,11 +28,7 @@ fn exec_after(dir: &Path, prelude: &str, args: &[&str], env: &[(&str, &str)]) ->
         .current_dir(dir)
         .output()
         .unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::from(out)
 }
 
 /// `kvperf plan run PLAN --results r.jsonl` in a fresh directory, after

@@ -182,11 +182,7 @@ fn kvperf_with(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .output()
         .unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::from(out)
 }
 
 /// The names in `dir`, sorted.

@@ -296,11 +296,7 @@ threads = [1, 2]
                 .current_dir(tmp.path())
                 .output()
                 .unwrap();
-            let out = common::Output {
-                code: out.status.code().unwrap_or(-1),
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            };
+            let out = common::Output::from(out);
             assert_input_error(&out, "more than kvperf runs in one plan");
         }
     }
@@ -396,11 +392,7 @@ fn a_trace_larger_than_the_memory_there_is_refused_in_one_line() {
             });
         }
         let out = cmd.output().unwrap();
-        let out = common::Output {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        };
+        let out = common::Output::from(out);
         assert_input_error(
             &out,
             "needs more memory than kvperf may take to hold it whole",

@@ -463,14 +463,7 @@ fn load_within(engine: &str, props: &[String], limit: Duration) -> (common::Outp
     }
     let took = began.elapsed();
     let out = child.wait_with_output().unwrap();
-    (
-        common::Output {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        },
-        took,
-    )
+    (common::Output::from(out), took)
 }
 
 /// Answers every connection as an HTTP server would.

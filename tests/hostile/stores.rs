@@ -394,11 +394,7 @@ fn a_rocksdb_release_loaded_through_ld_library_path_gets_its_own_format() {
             .current_dir(tmp.path())
             .output()
             .unwrap();
-        Output {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Output::from(out)
     };
     let version = on_10_2(&["--version"]);
     assert!(

@@ -292,6 +292,22 @@ pub fn output(json: &Path) -> kvperf::results::StepOutput {
     kvperf::results::StepOutput::from_json(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 
+/// A relay to `redis` that stops it at the `count`-th `needle` (see
+/// [`stop_at`]), the guard that lets it go on, and the step properties
+/// that reach it through the relay with `extra` after them.
+pub fn redis_stopped_at(
+    redis: &common::server::Server,
+    needle: &'static [u8],
+    count: usize,
+    extra: &[&str],
+) -> (StopAt, Continue, Vec<String>) {
+    let pid = redis_pid(redis);
+    let relay = stop_at(redis.port, pid, needle, count);
+    let mut props = records(relay.port);
+    props.extend(extra.iter().map(|p| p.to_string()));
+    (relay, Continue(pid), props)
+}
+
 /// Redis stopped as kvperf asks for the store's size, just after the
 /// window (issue 44: kvperf hung in `MEMORY USAGE` for as long as the
 /// server was stopped, ignoring stalltimeout): the size is left
@@ -303,12 +319,13 @@ fn a_server_stopped_after_the_window_leaves_the_size_unmeasured_within_stalltime
     let Some(redis) = loaded_redis("waits_footprint") else {
         return;
     };
-    let pid = redis_pid(&redis);
-    let relay = stop_at(redis.port, pid, b"MEMORY", 1);
-    let _cont = Continue(pid);
+    let (relay, _cont, props) = redis_stopped_at(
+        &redis,
+        b"MEMORY",
+        1,
+        &["operationcount=2000", "stalltimeout=3"],
+    );
     let json = redis.dir().join("run.json");
-    let mut props = records(relay.port);
-    props.extend(["operationcount=2000", "stalltimeout=3"].map(String::from));
     let (mut child, lines) = spawn(redis.dir(), &step_args("run", "redis", "c", &props, &json));
     relay
         .stopped
@@ -354,15 +371,16 @@ fn redis_stopped_before_the_window_ends_the_step_naming_the_wait() {
     let Some(redis) = loaded_redis("waits_redis_before") else {
         return;
     };
-    let pid = redis_pid(&redis);
     let needles: [&'static [u8]; 2] = [b"PING", b"INFO\r\n$6\r\nserver"];
     for (i, needle) in needles.into_iter().enumerate() {
         let what = String::from_utf8_lossy(needle).into_owned();
-        let relay = stop_at(redis.port, pid, needle, 1);
-        let cont = Continue(pid);
+        let (relay, cont, props) = redis_stopped_at(
+            &redis,
+            needle,
+            1,
+            &["operationcount=2000", "stalltimeout=2"],
+        );
         let json = redis.dir().join(format!("before-{i}.json"));
-        let mut props = records(relay.port);
-        props.extend(["operationcount=2000", "stalltimeout=2"].map(String::from));
         let (mut child, lines) = spawn(redis.dir(), &step_args("run", "redis", "c", &props, &json));
         if relay.stopped.recv_timeout(Duration::from_secs(60)).is_err() {
             let _ = child.kill();
@@ -404,12 +422,13 @@ fn sigterm_during_a_wait_after_the_window_ends_it_keeping_the_figures() {
     let Some(redis) = loaded_redis("waits_sigterm") else {
         return;
     };
-    let pid = redis_pid(&redis);
-    let relay = stop_at(redis.port, pid, b"MEMORY", 1);
-    let _cont = Continue(pid);
+    let (_relay, _cont, props) = redis_stopped_at(
+        &redis,
+        b"MEMORY",
+        1,
+        &["operationcount=1000", "stalltimeout=120"],
+    );
     let json = redis.dir().join("run.json");
-    let mut props = records(relay.port);
-    props.extend(["operationcount=1000", "stalltimeout=120"].map(String::from));
     let (mut child, lines) = spawn(redis.dir(), &step_args("run", "redis", "c", &props, &json));
     let mut seen = Vec::new();
     wait_for_line(
@@ -456,11 +475,12 @@ fn sigterm_after_the_window_keeps_a_text_steps_figures_as_json() {
     let Some(redis) = loaded_redis("waits_sigterm_text") else {
         return;
     };
-    let pid = redis_pid(&redis);
-    let relay = stop_at(redis.port, pid, b"MEMORY", 1);
-    let _cont = Continue(pid);
-    let mut props = records(relay.port);
-    props.extend(["operationcount=1000", "stalltimeout=120"].map(String::from));
+    let (_relay, _cont, props) = redis_stopped_at(
+        &redis,
+        b"MEMORY",
+        1,
+        &["operationcount=1000", "stalltimeout=120"],
+    );
     let mut args = step_args("run", "redis", "c", &props, &redis.dir().join("run.txt"));
     let format = args.iter().position(|a| a == "--format").unwrap();
     args[format + 1] = "text".into();
