@@ -99,6 +99,20 @@ pub fn run(args: FitArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|o| Destination::check_or_stream(o, "--output", output::TEXT, &[&args.trace]))
         .transpose()?;
+    let on = args.check.then(|| CheckOn {
+        trace: args.trace.clone(),
+        engine: args
+            .engine
+            .clone()
+            .unwrap_or_else(|| crate::engine::DEFAULT_ENGINE.to_string()),
+        db: args.db.clone(),
+        threads: args.threads,
+        properties: args.properties.clone(),
+    });
+    if let Some(on) = &on {
+        let file = destination.as_ref().filter(|d| d.stream().is_none());
+        fit_check::check_outputs(on, file.map(Destination::path))?;
+    }
     let (header, ops) = crate::trace::read_trace(&args.trace)?;
     if ops.is_empty() {
         return Err(InputError::Invalid(format!(
@@ -125,18 +139,8 @@ pub fn run(args: FitArgs) -> anyhow::Result<()> {
             Some(destination),
         )?;
     }
-    if args.check {
-        let on = CheckOn {
-            trace: args.trace.clone(),
-            engine: args
-                .engine
-                .clone()
-                .unwrap_or_else(|| crate::engine::DEFAULT_ENGINE.to_string()),
-            db: args.db.clone(),
-            threads: args.threads,
-            properties: args.properties.clone(),
-        };
-        let table = fit_check::check(&on, &fit)?;
+    if let Some(on) = &on {
+        let table = fit_check::check(on, &fit)?;
         match destination.as_ref().and_then(Destination::stream) {
             Some(_) => eprintln!("{}", table.trim_end()),
             // The check's result: kept in a named file when stdout cannot

@@ -5,13 +5,17 @@
 //! synthetic workload is from theirs.
 
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::hdr_logs::HdrLogs;
 use super::replay::{self, ReplayArgs};
 use super::ycsb::{self, YcsbArgs};
+use crate::error::InputError;
 use crate::measure::OpKind;
 use crate::output::Format;
+use crate::properties::Properties;
 use crate::results::step::{Measurement, OpStats, StepOutput};
+use crate::trace::capture;
 use crate::workload::fit::Fit;
 use crate::workload::ycsb::Phase;
 
@@ -22,6 +26,42 @@ pub struct CheckOn {
     pub db: Option<PathBuf>,
     pub threads: Option<usize>,
     pub properties: Vec<String>,
+}
+
+/// Refuses, before anything is measured, what the check's three steps (the
+/// replay, the fitted load and run, one set of properties) cannot do
+/// right: a file a `-p` names, which each step would write over the one
+/// before (pass 16: the replay's trace replaced by the fitted run's), and
+/// an `--output` inside the store the check empties.
+pub fn check_outputs(on: &CheckOn, output: Option<&Path>) -> Result<(), InputError> {
+    let mut props = Properties::new();
+    for assignment in &on.properties {
+        props.set_override(assignment)?;
+    }
+    let mut named: Vec<&str> = Vec::new();
+    if props.get(capture::PROPERTY).is_some_and(|p| !p.is_empty()) {
+        named.push(capture::PROPERTY);
+    }
+    if HdrLogs::from_properties(&props, &[])?.is_some() {
+        named.push("hdrhistogram.output.path");
+    }
+    if let Ok(spec) = crate::engine::find(&on.engine) {
+        named.extend(spec.files_written(&props).into_iter().map(|(what, _)| what));
+    }
+    if let Some(what) = named.first() {
+        return Err(InputError::Invalid(format!(
+            "fit --check runs three steps (the replay, the fitted load and the fitted run) with one set of properties: each would write {what}'s file over the one before; capture it with kvperf replay or kvperf run instead"
+        )));
+    }
+    match output {
+        Some(output) => crate::step::outputs_outside_store(
+            &on.engine,
+            on.db.as_deref(),
+            ycsb::DEFAULT_DB,
+            &[("--output", output)],
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Replays the trace, runs the fitted workload, and returns the table.
@@ -84,7 +124,7 @@ pub fn check(on: &CheckOn, fit: &Fit) -> anyhow::Result<String> {
     // its window) ends the process: the replay is kept first.
     let keeper = super::stall_keeper();
     let replay_json = serde_json::to_vec_pretty(&[&replayed]).unwrap_or_default();
-    keeper.keep(move |_, _| eprintln!("kvperf: {}", keep_measured(&replay_json)));
+    keeper.keep_first(move |_, _| eprintln!("kvperf: {}", keep_measured(&replay_json)));
     let (_, loaded) = ycsb::measured_step(&ycsb_args(true), Phase::Load, None, keeper.clone());
     loaded.map_err(|e| kept(e, &[&replayed]))?;
     let (ran, finished) = ycsb::measured_step(&ycsb_args(false), Phase::Run, None, keeper);

@@ -111,7 +111,7 @@ pub(super) fn measured_step(
     let keeper = super::stall_keeper();
     step::keep_on_stall(&keeper, &out, json_to, None);
     let watching = Watching(BeforeWindow::watch("the step's checks", keeper.clone()));
-    let measured = measure(args, &mut out, json_to, (&watching.0, &keeper));
+    let measured = measure(args, &mut out, destination, (&watching.0, &keeper));
     drop(watching);
     let finished = step::finish(&mut out, measured);
     (out, finished)
@@ -120,9 +120,10 @@ pub(super) fn measured_step(
 fn measure(
     args: &ReplayArgs,
     out: &mut StepOutput,
-    json_to: Option<&Destination>,
+    destination: Option<&Destination>,
     (before, keeper): (&BeforeWindow, &StallKeeper),
 ) -> anyhow::Result<()> {
+    let json_to = destination.filter(|_| args.format == Format::Json);
     let (schedule, threads) = schedule_and_threads(args)?;
     let mut props = Properties::new();
     for assignment in &args.properties {
@@ -199,7 +200,7 @@ fn measure(
         warmup_s: 0.0,
     };
     // A stall or an interrupt in the window keeps what it measured.
-    step::keep_on_stall(keeper, out, json_to, Some(shape.clone()));
+    step::keep_in_output_on_stall(keeper, out, (args.format, destination), Some(shape.clone()));
     // Waiting for an operation's time in the trace is no stall.
     let window_stall = stall_timeout.map(|limit| limit + replay.longest_pause());
     let run_spec = run_spec(threads, schedule, window_stall, (before, keeper));

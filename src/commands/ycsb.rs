@@ -414,13 +414,7 @@ fn measure(
     };
     // Read by now: the workload's, the client's and the engine's opening.
     out.defaults = props.defaults_used();
-    if args.format == Format::Json {
-        step::keep_on_stall(keeper, out, destination, Some(shape.clone()));
-    } else if destination.is_some() {
-        // Text into a file (fit --check's steps, to stdout, keep their
-        // own way).
-        step::keep_unsaved_on_stall(keeper, out, Some(shape.clone()));
-    }
+    step::keep_in_output_on_stall(keeper, out, (args.format, destination), Some(shape.clone()));
     let status = status_options(args, &client, hdr_logs.is_some(), live.clone());
     let run_spec = client.run_spec(threads, operations, target, status, (before, keeper));
     let capture = start_capture(trace, out, &workload, (threads, target))?;

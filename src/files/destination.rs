@@ -119,6 +119,16 @@ impl Destination {
         }
     }
 
+    /// Standard output, where a result without `--output` goes.
+    pub fn stdout(written: Written) -> Self {
+        Self {
+            path: PathBuf::from("-"),
+            flag: "--output".into(),
+            written,
+            stream: Some(Stream::Stdout),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

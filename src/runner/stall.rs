@@ -21,6 +21,9 @@ type Keep = Box<dyn Fn(&str, Option<&RunOutcome>) + Send + Sync>;
 pub struct StallKeeper(Arc<Keeper>);
 
 struct Keeper {
+    /// Kept first, whatever the step sets later: what a command measured
+    /// before this step (fit --check's replay).
+    first: Mutex<Option<Keep>>,
     keep: Mutex<Option<Keep>>,
     end: fn(&str) -> !,
 }
@@ -36,6 +39,7 @@ impl StallKeeper {
     /// (which says why).
     pub fn new(end: fn(&str) -> !) -> Self {
         Self(Arc::new(Keeper {
+            first: Mutex::new(None),
             keep: Mutex::new(None),
             end,
         }))
@@ -49,8 +53,17 @@ impl StallKeeper {
         *lock(&self.0.keep) = Some(Box::new(keep));
     }
 
+    /// Sets what is kept before anything [`StallKeeper::keep`] sets, which
+    /// does not replace it.
+    pub fn keep_first(&self, keep: impl Fn(&str, Option<&RunOutcome>) + Send + Sync + 'static) {
+        *lock(&self.0.first) = Some(Box::new(keep));
+    }
+
     /// Keeps what was measured, then ends the process saying `why`.
     pub(super) fn keep_and_end(&self, why: &str, measured: Option<&RunOutcome>) -> ! {
+        if let Some(first) = lock(&self.0.first).as_ref() {
+            first(why, measured);
+        }
         if let Some(keep) = lock(&self.0.keep).as_ref() {
             keep(why, measured);
         }

@@ -14,6 +14,7 @@ use crate::measure::power::{self, IdleBaseline, PowerMeter, PowerSetup, PowerUse
 use crate::measure::spikes;
 use crate::measure::verdict::{self, Verdict};
 use crate::measure::{OpGroup, OpHistograms, OpKind, Outcome};
+use crate::output::Format;
 use crate::results::step::{
     op_stats, Clients, ErrorKind, Measurement, StepError, StepOutput, WindowBounds,
 };
@@ -344,12 +345,32 @@ pub fn keep_on_stall(
     });
 }
 
-/// [`keep_on_stall`] for a step whose output is text, which a stall's
-/// partial figures cannot be written as: they are kept as JSON in a
-/// `kvperf-unsaved-*` file named on stderr (pass 15: `run --output m.txt`
-/// stalled after its window said "what was measured is kept" and kept
-/// nothing).
-pub fn keep_unsaved_on_stall(keeper: &StallKeeper, out: &StepOutput, shape: Option<Shape>) {
+/// [`keep_on_stall`] for a step whose output is `format` written to
+/// `destination`, or to stdout when it has none: JSON goes where the
+/// result would; text, which a stall's partial figures cannot be written
+/// as, is kept as JSON in a `kvperf-unsaved-*` file named on stderr (pass
+/// 15: `run --output m.txt` stalled after its window said "what was
+/// measured is kept" and kept nothing; pass 16: so did `replay --output
+/// m.txt`, and every step printing to stdout).
+pub fn keep_in_output_on_stall(
+    keeper: &StallKeeper,
+    out: &StepOutput,
+    (format, destination): (Format, Option<&Destination>),
+    shape: Option<Shape>,
+) {
+    match (format, destination) {
+        (Format::Json, Some(destination)) => keep_on_stall(keeper, out, Some(destination), shape),
+        (Format::Json, None) => {
+            let stdout = Destination::stdout(crate::output::written_as(format));
+            keep_on_stall(keeper, out, Some(&stdout), shape)
+        }
+        (Format::Text, _) => keep_unsaved_on_stall(keeper, out, shape),
+    }
+}
+
+/// Keeps a stall's figures as JSON in a `kvperf-unsaved-*` file named on
+/// stderr.
+fn keep_unsaved_on_stall(keeper: &StallKeeper, out: &StepOutput, shape: Option<Shape>) {
     keep_output_on_stall(keeper, out, shape, |json| match crate::files::keep_unsaved(
         json, None, "json",
     ) {

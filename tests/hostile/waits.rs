@@ -228,7 +228,12 @@ pub fn rest(lines: &Receiver<String>) -> Vec<String> {
 }
 
 /// Reads stderr lines until one contains `needle` (at most `bound`).
-fn wait_for_line(lines: &Receiver<String>, needle: &str, bound: Duration, seen: &mut Vec<String>) {
+pub fn wait_for_line(
+    lines: &Receiver<String>,
+    needle: &str,
+    bound: Duration,
+    seen: &mut Vec<String>,
+) {
     let deadline = Instant::now() + bound;
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
         match lines.recv_timeout(left) {
