@@ -143,3 +143,51 @@ threads = [1]
         assert_hidden(&texts(&url, &out, &results));
     }
 }
+
+/// A host given with a user and password but no scheme (`u:PW@h`): the
+/// client takes it for a host's name and its error quoted it, as did the
+/// `Command line:` header and the JSON's settings; `power.ipmi.host`
+/// also put it on ipmitool's arguments. Each is now shown redacted, and
+/// an IPMI host holding a user is refused before anything runs.
+#[test]
+fn a_user_and_password_in_a_host_without_a_scheme_are_in_no_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = common::server::free_port().to_string();
+    let json = tmp.path().join("h.json");
+    let shown_json = json.display().to_string();
+    for (engine, host) in [
+        ("redis", format!("redis.host=u:{PW}@127.0.0.1")),
+        ("postgres", format!("postgres.host=u:{PW}@127.0.0.1")),
+        (
+            "null",
+            format!("power.ipmi.host=admin:{PW}@127.0.0.1:{port}"),
+        ),
+    ] {
+        let eq_form = format!("-p={host}");
+        let out = kvperf(
+            tmp.path(),
+            &[
+                "run",
+                "--engine",
+                engine,
+                "-P",
+                &common::workload("c"),
+                "-p",
+                "recordcount=10",
+                "-p",
+                "operationcount=10",
+                "-p",
+                "power.meter=ipmi",
+                "-p",
+                &host,
+                &eq_form,
+                "--format",
+                "json",
+                "--output",
+                &shown_json,
+            ],
+        );
+        assert_eq!(out.code, 2, "{host}: {}", out.stderr);
+        assert_hidden(&texts(&host, &out, &json));
+    }
+}
