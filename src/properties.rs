@@ -346,10 +346,23 @@ pub fn redacted(key: &str, value: &str) -> String {
             "(redacted)".into()
         };
     }
-    match url_credentials(value) {
-        Some(c) => redacted_pairs(&format!("{}://{}:(redacted)@{}", c.scheme, c.user, c.host)),
-        None => redacted_pairs(value),
+    match (url_credentials(value), bare_userinfo(value)) {
+        (Some(c), _) => redacted_pairs(&format!("{}://{}:(redacted)@{}", c.scheme, c.user, c.host)),
+        (None, Some((user, host))) => format!("{user}:(redacted)@{host}"),
+        (None, None) => redacted_pairs(value),
     }
+}
+
+/// `user:password@host` without a scheme, as one word (a host given as
+/// `u:PW@h`, which a client takes for a host's name and an error quotes,
+/// pass 16): its user and host. A user is a name (no `/`, `=`, `@`).
+fn bare_userinfo(word: &str) -> Option<(&str, &str)> {
+    if word.contains("://") || word.contains(char::is_whitespace) {
+        return None;
+    }
+    let (userinfo, host) = word.rsplit_once('@')?;
+    let (user, _) = userinfo.split_once(':')?;
+    (!user.is_empty() && !user.contains(['/', '=', '@'])).then_some((user, host))
 }
 
 /// `text` (an error's words, which may quote what a user gave: a host
@@ -379,7 +392,29 @@ pub fn scrubbed_text(text: &str) -> String {
         rest = &tail[end..];
     }
     out.push_str(rest);
-    redacted_pairs(&out)
+    redacted_pairs(&bare_userinfos_redacted(&out))
+}
+
+/// `text` with the password of each word that is a [`bare_userinfo`]
+/// (words end at white space, a quote or a bracket) replaced.
+fn bare_userinfos_redacted(text: &str) -> String {
+    let ends = |c: char| c.is_whitespace() || "\"'[]()<>,;".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest.find(ends).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match bare_userinfo(word) {
+            Some((user, host)) if word != format!("{user}:(redacted)@{host}") => {
+                out.push_str(&format!("{user}:(redacted)@{host}"));
+            }
+            _ => out.push_str(word),
+        }
+        let sep = rest[end..].chars().next().map_or(0, char::len_utf8);
+        out.push_str(&rest[end..end + sep]);
+        rest = &rest[end + sep..];
+    }
+    out
 }
 
 /// `text` with the value of every `NAME=VALUE` whose NAME [`is_secret`]
@@ -451,7 +486,11 @@ pub fn redacted_arg(arg: &str) -> String {
             let from = arg[..scheme_end].rfind('=').map_or(0, |i| i + 1);
             format!("{}{}", &arg[..from], redacted("", &arg[from..]))
         }
-        None => redacted_pairs(arg),
+        // `-p=redis.host=u:PW@h`: the value after the names.
+        None => match bare_userinfo(&arg[start..]) {
+            Some((user, host)) => format!("{}{user}:(redacted)@{host}", &arg[..start]),
+            None => redacted_pairs(arg),
+        },
     }
 }
 
@@ -814,6 +853,45 @@ mod tests {
             );
             let c = url_credentials(&url).unwrap();
             assert_eq!((c.user, c.password), ("kv", password));
+        }
+    }
+
+    /// Pass 16: a host given as `user:PW@host`, without a scheme, was
+    /// shown whole: in the `Command line:` header, the JSON's settings and
+    /// an error quoting it ("cannot reach Redis at [u:PW@h]:6379").
+    #[test]
+    fn a_user_and_password_without_a_scheme_never_show() {
+        assert_eq!(redacted("redis.host", "u:PW@h"), "u:(redacted)@h");
+        assert_eq!(
+            redacted("power.ipmi.host", "admin:P@W@[::1]:623"),
+            "admin:(redacted)@[::1]:623"
+        );
+        for arg in [
+            "-p=redis.host=u:PW@h",
+            "redis.host=u:PW@h",
+            "-predis.host=u:PW@h",
+        ] {
+            let shown = redacted_arg(arg);
+            assert!(
+                shown.ends_with("=u:(redacted)@h") && !shown.contains("PW"),
+                "{shown}"
+            );
+        }
+        assert_eq!(
+            scrubbed_text("cannot reach Redis at [u:PW@127.0.0.1]:6379 (x); and 'a:PW@h', b:PW@h"),
+            "cannot reach Redis at [u:(redacted)@127.0.0.1]:6379 (x); and 'a:(redacted)@h', b:(redacted)@h"
+        );
+        // Not a user and password: left as they are.
+        for text in [
+            "ops@h",
+            "12:30",
+            "dir/a:b@c",
+            "k=a:b@c",
+            "x @ y:z",
+            "[fe80::1]:5432",
+        ] {
+            assert_eq!(redacted("k", text), text);
+            assert_eq!(scrubbed_text(text), text);
         }
     }
 

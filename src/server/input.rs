@@ -128,7 +128,7 @@ pub fn check_setting(server: &Server, key: &str, value: &str) -> Result<(), Inpu
     let refuse = |why: String| InputError::Invalid(format!("-p {key}: {why}"));
     match (server.name, key) {
         ("postgres", "pg_extra_conf") => return pg_extra_conf(value).map_err(refuse),
-        ("ferretdb", "ferretdb_pg_url") => return Ok(()), // in the environment, as it is
+        ("ferretdb", "ferretdb_pg_url") => return pg_url(value).map_err(refuse),
         _ => {}
     }
     if let Some(c) = value.chars().find(|c| c.is_control()) {
@@ -159,6 +159,57 @@ pub fn check_setting(server: &Server, key: &str, value: &str) -> Result<(), Inpu
         return Err(refuse(format!(
             "'{value}' is not a version (letters, digits, '.', '-', '_'); it names kvperf's install directory"
         )));
+    }
+    Ok(())
+}
+
+/// `ferretdb_pg_url` is a URL FerretDB reads as kvperf's script does: a
+/// `postgres://` or `postgresql://` URL that Go's `url.Parse` takes, its
+/// host after the userinfo's last `@`. Anything else was shown whole with
+/// its password: libpq's `host=h password=PW` on stderr (and to `ps`, in
+/// the script's probe of its host), a raw `%` or a space in FerretDB's log
+/// (Go's parse error quotes the URL). The reason never quotes the value.
+fn pg_url(url: &str) -> Result<(), String> {
+    let rest = ["postgres://", "postgresql://"]
+        .iter()
+        .find_map(|scheme| url.strip_prefix(scheme))
+        .ok_or("not a postgres:// or postgresql:// URL: FerretDB takes a URL (postgres://USER@HOST:PORT/DATABASE, a password after USER and ':'), not libpq's key=value form")?;
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(
+            "the URL holds white space or a control character: percent-escape it (a space is %20)"
+                .into(),
+        );
+    }
+    let hex = |b: Option<&u8>| b.is_some_and(u8::is_ascii_hexdigit);
+    let bytes = url.as_bytes();
+    if (0..bytes.len())
+        .any(|i| bytes[i] == b'%' && !(hex(bytes.get(i + 1)) && hex(bytes.get(i + 2))))
+    {
+        return Err(
+            "the URL holds a '%' not followed by two hex digits: write a '%' as %25".into(),
+        );
+    }
+    // Go's authority ends at the first `/`, `?` or `#`; the script's host
+    // follows the last `@` of all.
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if rest[authority.len()..].contains('@') {
+        return Err("the user or password holds a '/', '?' or '#' (or the path an '@'): write them %2F, %3F, %23, %40".into());
+    }
+    let (userinfo, host) = authority.rsplit_once('@').unwrap_or(("", authority));
+    // Go's validUserinfo.
+    let in_userinfo = |c: char| c.is_ascii_alphanumeric() || "-._:~!$&'()*+,;=%@".contains(c);
+    if !userinfo.chars().all(in_userinfo) {
+        return Err("the user or password holds a character a URL's userinfo cannot hold as it is: percent-escape it".into());
+    }
+    let in_host = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:[]%".contains(c);
+    let port = match host.rsplit_once(']') {
+        Some((_, after)) => after.strip_prefix(':').unwrap_or(after),
+        None => host.rsplit_once(':').map_or("", |(_, p)| p),
+    };
+    if !host.chars().all(in_host) || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(
+            "the host is not HOST or HOST:PORT (a name, an address, [IPv6]; PORT in digits)".into(),
+        );
     }
     Ok(())
 }
@@ -301,5 +352,56 @@ mod tests {
         assert!(check_setting(ferretdb, "ferretdb_debug_port", "8088").is_ok());
         assert!(check_setting(pg, "pg_shared_buffers", "1GB").is_ok());
         assert!(check_setting(cassandra, "cassandra_version", "5.0.9").is_ok());
+    }
+
+    /// Pass 15: libpq's key=value form died in the script with the whole
+    /// string on stderr (`password = PW` unscrubbed) and in a probe's
+    /// arguments; a raw `%` had FerretDB log the URL, password and all.
+    /// Each is refused with a reason that never quotes the value.
+    #[test]
+    fn a_pg_url_ferretdb_would_not_read_as_kvperf_does_is_refused_unquoted() {
+        let ferretdb = super::super::find("ferretdb").unwrap();
+        for url in [
+            "host=127.0.0.1 port=5432 user=u password=PW dbname=d",
+            "host=127.0.0.1 user=u password = PW",
+            "password=PW",
+            "PW",
+            "mysql://u:PW@h/d",
+            "POSTGRES://u:PW@h/d",
+            "postgres://u:PW%zz@h/d",
+            "postgres://u:PW%@h/d",
+            "postgres://u:PW%4@h/d",
+            "postgres://u:PW@h/d%g0",
+            "postgres://u:PW x@h/d",
+            "postgres://u:PW\t@h/d",
+            "postgres://u:PW/x@h/d",
+            "postgres://u:PW?x@h/d",
+            "postgres://u:PW#x@h/d",
+            "postgres://u:PW\"x@h/d",
+            "postgres://u:PW<x@h/d",
+            "postgres://u:PW@h:5x/d",
+            "postgres://u:PW@h:/d x",
+            "postgres://u:PW@[::1]x/d",
+            "postgres://u:PW@h^/d",
+        ] {
+            let err = check_setting(ferretdb, "ferretdb_pg_url", url)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("-p ferretdb_pg_url: "), "{err}");
+            assert!(!err.contains("PW") && !err.contains('\n'), "{url}: {err}");
+        }
+        for url in [
+            "postgres://postgres@127.0.0.1:5432/kvperf",
+            "postgresql://kv:p%40ss%2Fw%3Ard%25@127.0.0.1:5432/kvperf?pool_max_conns=4",
+            "postgres://kv:p@ss:w!$&'()*+,;=~@localhost/kvperf",
+            "postgres://kv@[::1]:5432/kvperf",
+            "postgres://kv@h1:5432,h2:5433/kvperf",
+            "postgres:///kvperf",
+        ] {
+            assert!(
+                check_setting(ferretdb, "ferretdb_pg_url", url).is_ok(),
+                "{url}"
+            );
+        }
     }
 }

@@ -24,6 +24,7 @@ mod pass14_pipes;
 mod pass14_servers;
 mod pass14_waits;
 mod pass16_lead;
+mod pass16_sec;
 mod pass4;
 mod pass6;
 mod pass7;

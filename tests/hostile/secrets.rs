@@ -14,17 +14,17 @@ use std::process::Command;
 use crate::common::{self, assert_input_error, kvperf, run_null};
 
 /// A password no real text holds by chance.
-const PW: &str = "S3cr3t-h44-pw";
+pub(super) const PW: &str = "S3cr3t-h44-pw";
 
 /// Asserts that no text of `shown` (what, text) holds [`PW`].
-fn assert_hidden(shown: &[(String, String)]) {
+pub(super) fn assert_hidden(shown: &[(String, String)]) {
     for (what, text) in shown {
         assert!(!text.contains(PW), "{what} shows the password:\n{text}");
     }
 }
 
 /// stdout, stderr and the file `json` (if written) of a finished command.
-fn texts(what: &str, out: &common::Output, json: &Path) -> Vec<(String, String)> {
+pub(super) fn texts(what: &str, out: &common::Output, json: &Path) -> Vec<(String, String)> {
     vec![
         (format!("{what}: stdout"), out.stdout.clone()),
         (format!("{what}: stderr"), out.stderr.clone()),
@@ -209,17 +209,24 @@ threads = [1]
     assert_hidden(&shown);
 }
 
+/// What [`serve_redfish`] saw of one request: its request line, its
+/// Authorization header, and the command lines that held [`PW`] while it
+/// waited for its answer.
+pub(super) type Served = (String, String, Vec<String>);
+
 /// Serves `body` as JSON to every request on 127.0.0.1; hands back, for
-/// each request, its Authorization header and whether any process's
-/// command line held [`PW`] while the request waited for its answer
-/// (curl is then running, its arguments in /proc/PID/cmdline).
-fn serve_redfish(body: &'static str) -> (String, std::sync::mpsc::Receiver<(String, Vec<String>)>) {
+/// each request, its request line, its Authorization header and whether
+/// any process's command line held [`PW`] while the request waited for
+/// its answer (curl is then running, its arguments in /proc/PID/cmdline).
+pub(super) fn serve_redfish(body: &'static str) -> (String, std::sync::mpsc::Receiver<Served>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let mut reader = BufReader::new(stream);
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
             let mut auth = String::new();
             loop {
                 let mut line = String::new();
@@ -230,7 +237,7 @@ fn serve_redfish(body: &'static str) -> (String, std::sync::mpsc::Receiver<(Stri
                     auth = v.trim().to_string();
                 }
             }
-            let _ = tx.send((auth, command_lines_holding(PW)));
+            let _ = tx.send((request.trim().to_string(), auth, command_lines_holding(PW)));
             let mut stream = reader.into_inner();
             let _ = write!(
                 stream,
@@ -246,7 +253,7 @@ fn serve_redfish(body: &'static str) -> (String, std::sync::mpsc::Receiver<(Stri
 /// those this test process started itself (the commands a user typed,
 /// which hold what the user typed): kvperf's children (curl, a plan's
 /// steps) and theirs are all checked.
-fn command_lines_holding(needle: &str) -> Vec<String> {
+pub(super) fn command_lines_holding(needle: &str) -> Vec<String> {
     let me = std::process::id().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -274,9 +281,9 @@ fn command_lines_holding(needle: &str) -> Vec<String> {
 }
 
 /// DMTF's public-rackmount1 mockup, Chassis/1U/EnvironmentMetrics.
-const ENVIRONMENT_METRICS: &str = r##"{"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics", "PowerWatts": {"Reading": 374, "DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/TotalPower"}}"##;
+pub(super) const ENVIRONMENT_METRICS: &str = r##"{"@odata.type": "#EnvironmentMetrics.v1_3_0.EnvironmentMetrics", "PowerWatts": {"Reading": 374, "DataSourceUri": "/redfish/v1/Chassis/1U/Sensors/TotalPower"}}"##;
 
-fn have_curl() -> bool {
+pub(super) fn have_curl() -> bool {
     Command::new("curl").arg("--version").output().is_ok()
 }
 
@@ -328,7 +335,7 @@ fn a_redfish_urls_password_reaches_curl_only_through_its_input() {
     );
     assert_hidden(&texts("run", &out, &json));
     let mut served = 0;
-    for (auth, holding) in requests.try_iter() {
+    for (_, auth, holding) in requests.try_iter() {
         served += 1;
         // base64("root:S3cr3t-h44-pw"), as curl sends it.
         assert_eq!(auth, "Basic cm9vdDpTM2NyM3QtaDQ0LXB3");
@@ -375,7 +382,7 @@ threads = [1]
         shown.push((file.into(), text));
     }
     assert_hidden(&shown);
-    for (_, holding) in requests.try_iter() {
+    for (_, _, holding) in requests.try_iter() {
         assert!(
             holding.is_empty(),
             "a command line holds the password: {holding:?}"

@@ -145,7 +145,7 @@ impl PowerSetup {
             }
             (Some("rapl"), None) => MeterChoice::Rapl,
             (Some("ipmi"), None) => MeterChoice::Ipmi(IpmiTarget {
-                host: p.get("power.ipmi.host").map(str::to_string),
+                host: ipmi_host(p)?,
                 sensor: p.get("power.ipmi.sensor").map(str::to_string),
                 cipher_suite: match p.get("power.ipmi.ciphersuite") {
                     None => None,
@@ -274,6 +274,23 @@ impl PowerSetup {
     pub fn deadline(&self) -> Duration {
         self.interval.max(MIN_DEADLINE)
     }
+}
+
+/// `power.ipmi.host`: a host, with a port or not, and no user. One
+/// given as `user:password@host` put the password on ipmitool's command
+/// line (`-p password@host`), the `Command line:` header and the JSON's
+/// meter name (pass 16); the reason quotes none of it.
+fn ipmi_host(p: &Properties) -> Result<Option<String>, InputError> {
+    let Some(host) = p.get("power.ipmi.host") else {
+        return Ok(None);
+    };
+    if host.contains(['@', '/']) || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(InputError::property(
+            "power.ipmi.host",
+            "is not a host or host:port (it holds '@', '/' or white space): give the BMC's address alone, its user and password in KVPERF_IPMI_USER and KVPERF_IPMI_PASSWORD",
+        ));
+    }
+    Ok(Some(host.to_string()))
 }
 
 /// `key` in seconds (a decimal), or `default`.
@@ -692,5 +709,39 @@ mod tests {
         let all = PowerUse::combine(&[(10.0, &a), (10.0, &c)]).unwrap();
         assert_eq!(all.joules, None);
         assert_eq!(all.coverage, 0.75);
+    }
+
+    /// Pass 16: `power.ipmi.host=admin:PW@bmc` reached ipmitool's
+    /// arguments as `-H admin -p PW@bmc`; a host holding a user is refused
+    /// with a reason that quotes none of it.
+    #[test]
+    fn an_ipmi_host_holding_a_user_is_refused_unquoted() {
+        let setup = |host: &str| {
+            let mut p = Properties::new();
+            p.set("power.meter", "ipmi");
+            p.set("power.ipmi.host", host);
+            PowerSetup::from_properties(&p)
+        };
+        for host in [
+            "admin:PW@bmc",
+            "admin@PW",
+            "PW@[::1]:623",
+            "bmc/PW",
+            "bmc PW",
+        ] {
+            let err = setup(host).unwrap_err().to_string();
+            assert!(err.contains("power.ipmi.host"), "{err}");
+            assert!(!err.contains("PW"), "{host}: {err}");
+        }
+        for host in ["bmc", "bmc:623", "10.0.0.7", "[fe80::1]:623", "fe80::1"] {
+            let got = setup(host).unwrap().unwrap().meter;
+            assert_eq!(
+                got,
+                MeterChoice::Ipmi(IpmiTarget {
+                    host: Some(host.into()),
+                    ..Default::default()
+                })
+            );
+        }
     }
 }

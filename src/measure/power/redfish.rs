@@ -84,11 +84,15 @@ impl RedfishMeter {
         })
     }
 
-    /// curl's command for `url` within `limit` (its arguments, never a
-    /// credential) and the config it reads on its standard input.
+    /// curl's command for `url` within `limit` and the config it reads on
+    /// its standard input: the URL and the credentials. No part of the URL
+    /// is an argument: its query may hold one too (`?token=…`, pass 15).
     fn curl(&self, url: &str, limit: Duration) -> (Command, String) {
         let mut curl = Command::new("curl");
-        curl.args(["--silent", "--show-error", "--fail", "--config", "-"])
+        // --globoff: a `[` or `{` in a URL is a character, not a range of
+        // URLs to fetch in turn.
+        curl.args(["--silent", "--show-error", "--fail", "--globoff"])
+            .args(["--config", "-"])
             .args(["--header", "Accept: application/json"])
             .args(["--max-time", &format!("{:.3}", limit.as_secs_f64())]);
         if self.insecure {
@@ -96,8 +100,8 @@ impl RedfishMeter {
         } else if let Some(ca) = &self.cacert {
             curl.arg("--cacert").arg(ca);
         }
-        curl.arg("--").arg(url);
-        (curl, self.credentials.clone().unwrap_or_default())
+        let credentials = self.credentials.as_deref().unwrap_or_default();
+        (curl, format!("url = \"{}\"\n{credentials}", quote(url)))
     }
 }
 
@@ -414,11 +418,12 @@ mod tests {
                 .all(|a| !a.contains("w0rd") && !a.contains("admin")),
             "{args:?}"
         );
+        assert!(args.iter().all(|a| !a.contains("bmc")), "{args:?}");
         assert_eq!(
-            args.last().unwrap(),
-            "https://bmc:8443/redfish/v1/Chassis/1/Power"
+            config,
+            "url = \"https://bmc:8443/redfish/v1/Chassis/1/Power\"\n\
+             user = \"admin:p@ss:w0rd/x\"\n"
         );
-        assert_eq!(config, "user = \"admin:p@ss:w0rd/x\"\n");
         // A user alone is a user; a path's `@` is not one.
         assert_eq!(
             split_userinfo("http://ops@bmc/r"),
@@ -428,6 +433,34 @@ mod tests {
             split_userinfo("http://bmc/a@b"),
             ("http://bmc/a@b".into(), None)
         );
+    }
+
+    /// A credential in the URL's query (`?token=`, `api_key=`) reached
+    /// curl's arguments with the URL (pass 15): now the URL, quoted, is in
+    /// the config only, on one line whatever it holds.
+    #[test]
+    fn a_urls_query_never_reaches_curls_arguments() {
+        for url in [
+            "https://bmc/redfish/v1/Chassis/1/Power?token=T0KEN",
+            "http://bmc:80/p?api_key=T0KEN&password=T0KEN#f",
+            "https://u@bmc/p;sig=T0KEN?a[0]={T0KEN}",
+            "https://bmc/p?x=\"T0KEN\\\n--insecure",
+        ] {
+            let m = RedfishMeter::new(url.into(), false, None, Duration::from_secs(1)).unwrap();
+            let (curl, config) = m.curl(&m.url, Duration::from_secs(1));
+            let args: Vec<String> = curl
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                args.iter()
+                    .all(|a| !a.contains("T0KEN") && !a.contains("bmc")),
+                "{url}: {args:?}"
+            );
+            let first = config.lines().next().unwrap();
+            assert_eq!(first, format!("url = \"{}\"", quote(&m.url)), "{url}");
+            assert!(config.ends_with('\n') && !first.contains('\n'), "{config}");
+        }
     }
 
     /// A Chassis collection of 100,000 members is walked to its first
