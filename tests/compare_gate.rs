@@ -404,8 +404,8 @@ fn p99_of(results: &Path, config: &str, intended: bool) -> f64 {
             false => &read.latency,
         };
         match &mut sum {
-            Some(s) => s.add(&latency.histogram.0).unwrap(),
-            None => sum = Some(latency.histogram.0.clone()),
+            Some(s) => s.add(latency.histogram.get()).unwrap(),
+            None => sum = Some(latency.histogram.get()),
         }
     }
     sum.unwrap().value_at_quantile(0.99) as f64 / 1000.0

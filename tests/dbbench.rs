@@ -139,7 +139,7 @@ fn histogram_block_report_file_and_json() {
     assert_eq!(json.measurements.len(), 2);
     let read = &json.measurements[1].ops[&kvperf::measure::OpKind::Read];
     assert!(read.latency.count > 0 && read.latency.p99_us > 0.0);
-    assert_eq!(read.latency.histogram.0.len(), read.latency.count);
+    assert_eq!(read.latency.histogram.get().len(), read.latency.count);
     let figures = json.measurements[1].db_bench.as_ref().unwrap();
     assert!(figures.message.contains("found)"), "{}", figures.message);
     assert!(json.error.is_none());

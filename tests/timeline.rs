@@ -104,7 +104,7 @@ fn a_timed_run_has_a_timeline_and_interval_logs_that_add_up() {
         assert_eq!(lines, n, "{kind:?}");
         assert_eq!(
             recorded(&sum),
-            recorded(&to_micros(&stats.latency.histogram.0)),
+            recorded(&to_micros(&stats.latency.histogram.get())),
             "{kind:?}"
         );
     }

@@ -168,7 +168,7 @@ fn json_output_has_configuration_host_and_figures() {
     assert!(m.verdict.is_some(), "what bound the run");
     let read = &m.ops[&OpKind::Read];
     assert!(read.latency.count > 3000);
-    assert_eq!(read.latency.histogram.0.len(), read.latency.count);
+    assert_eq!(read.latency.histogram.get().len(), read.latency.count);
     let a = m.accounting.as_ref().unwrap();
     assert!(a.cpu.is_some() && a.client_threads_cpu_s.is_some() && a.machine_cpu.is_some());
 }

@@ -1,6 +1,7 @@
 //! HdrHistograms as text (V2 + deflate, base64; nanoseconds): how results
 //! carry them, so percentiles can be recomputed and runs merged exactly.
 
+use std::borrow::Borrow;
 use std::io::Read;
 
 use anyhow::Context;
@@ -10,10 +11,15 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub fn encode(h: &Histogram<u64>) -> String {
+    base64::engine::general_purpose::STANDARD.encode(v2_deflated(h))
+}
+
+/// `h` in V2 + deflate, before base64.
+fn v2_deflated(h: &Histogram<u64>) -> Vec<u8> {
     let mut bytes = Vec::new();
     // Serializing into a Vec cannot fail for a valid histogram.
     let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    bytes
 }
 
 /// Reads [`encode`]'s text. The text may come from a file a user edited,
@@ -22,11 +28,19 @@ pub fn encode(h: &Histogram<u64>) -> String {
 /// form's payload length must fit what is there (the decoder would
 /// otherwise allocate whatever length a header claims, up to 4 GiB).
 pub fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
+    decode_bytes(&base64_bytes(text)?)
+}
+
+fn base64_bytes(text: &str) -> anyhow::Result<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
         .decode(text.trim())
-        .context("histogram is not base64")?;
+        .context("histogram is not base64")
+}
+
+/// [`decode`] after base64.
+fn decode_bytes(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
     let plain =
-        plain_encoding(&bytes).map_err(|e| anyhow::anyhow!("histogram does not decode: {e}"))?;
+        plain_encoding(bytes).map_err(|e| anyhow::anyhow!("histogram does not decode: {e}"))?;
     let mut h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut plain.as_slice())
         .map_err(|e| anyhow::anyhow!("histogram does not decode: {e:?}"))?;
@@ -113,16 +127,18 @@ fn be_u32(bytes: &[u8], at: usize) -> Result<u32, String> {
 /// The sum of `histograms` (every recorded value of each, none averaged),
 /// or None when there are none. Histograms with kvperf's settings (3
 /// significant digits, auto-resizing) add exactly, bucket by bucket.
-pub fn sum<'a>(histograms: impl IntoIterator<Item = &'a Histogram<u64>>) -> Option<Histogram<u64>> {
+pub fn sum(
+    histograms: impl IntoIterator<Item = impl Borrow<Histogram<u64>>>,
+) -> Option<Histogram<u64>> {
     let mut total: Option<Histogram<u64>> = None;
     for h in histograms {
         match &mut total {
             // Auto-resizing histograms cannot fail to add.
             Some(t) => {
-                let _ = t.add(h);
+                let _ = t.add(h.borrow());
             }
             None => {
-                let mut first = h.clone();
+                let mut first = h.borrow().clone();
                 first.auto(true);
                 total = Some(first);
             }
@@ -131,20 +147,47 @@ pub fn sum<'a>(histograms: impl IntoIterator<Item = &'a Histogram<u64>>) -> Opti
     total
 }
 
-/// A histogram that serializes as [`encode`]'s text.
+/// A histogram that serializes as [`encode`]'s text, held as its
+/// encoding and decoded where it is used. Decoded, its counts take what
+/// its largest value asks (at 3 digits, 440 KiB for one count at 2^63)
+/// whatever its text takes: a results line of ~100 bytes can say so, and
+/// every histogram of a file held decoded let 4,000 such lines (23 MB)
+/// take 2-4 GB. Held encoded, a file's histograms take what its text
+/// does, and at most one is decoded at a time (pass 16).
 #[derive(Debug, Clone)]
-pub struct Hdr(pub Histogram<u64>);
+pub struct Hdr(Box<[u8]>);
+
+impl Hdr {
+    /// `h`, encoded.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        Self(v2_deflated(h).into())
+    }
+
+    /// The histogram, exact: every count as recorded.
+    pub fn get(&self) -> Histogram<u64> {
+        // Its bytes decoded when it was read, or were encoded from a
+        // histogram [`decode`] accepts: they decode the same again.
+        decode_bytes(&self.0).unwrap_or_else(|_| super::new_histogram())
+    }
+}
 
 impl Serialize for Hdr {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&encode(&self.0))
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(&self.0))
     }
 }
 
 impl<'de> Deserialize<'de> for Hdr {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        decode(&text).map(Hdr).map_err(serde::de::Error::custom)
+        let read = || -> anyhow::Result<Self> {
+            let bytes = base64_bytes(&text)?;
+            // Checked whole now, so a file that does not decode is refused
+            // as it is read; then dropped.
+            decode_bytes(&bytes)?;
+            Ok(Self(bytes.into()))
+        };
+        read().map_err(serde::de::Error::custom)
     }
 }
 
@@ -161,9 +204,9 @@ mod tests {
         let back = decode(&encode(&h)).unwrap();
         assert_eq!(back.len(), 3);
         assert_eq!(back.max(), h.max());
-        let json = serde_json::to_string(&Hdr(h)).unwrap();
+        let json = serde_json::to_string(&Hdr::of(&h)).unwrap();
         let again: Hdr = serde_json::from_str(&json).unwrap();
-        assert_eq!(again.0.len(), 3);
+        assert_eq!(again.get().len(), 3);
         assert!(serde_json::from_str::<Hdr>("\"not a histogram\"").is_err());
     }
 
@@ -263,6 +306,36 @@ mod tests {
         let mut widest = crate::measure::new_histogram();
         widest.record(u64::MAX / 2).unwrap();
         assert_eq!(decode(&encode(&widest)).unwrap().max(), widest.max());
+    }
+
+    #[test]
+    fn a_read_histogram_holds_its_text_and_decodes_exactly() {
+        // Pass 16: ~60 bytes of text over the widest range hold a count at
+        // 2^62, 440 KiB decoded; a file's histograms were held decoded.
+        let mut far = Histogram::<u64>::new_with_bounds(1, u64::MAX, 3).unwrap();
+        far.record(1 << 62).unwrap();
+        let text = serde_json::to_string(&Hdr::of(&far)).unwrap();
+        let read: Hdr = serde_json::from_str(&text).unwrap();
+        assert!(read.0.len() < 64, "{} bytes held", read.0.len());
+        assert_eq!(serde_json::to_string(&read).unwrap(), text);
+        assert_eq!(read.get().max(), far.max());
+        // Every count at its value, as recorded, through text and back.
+        let mut h = crate::measure::new_histogram();
+        for v in [1u64, 999, 1_000, 123_456, 10_000_000_000] {
+            h.record_n(v, v % 7 + 1).unwrap();
+        }
+        let counts = |h: &Histogram<u64>| {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect::<Vec<_>>()
+        };
+        let back: Hdr =
+            serde_json::from_str(&serde_json::to_string(&Hdr::of(&h)).unwrap()).unwrap();
+        assert_eq!(counts(&back.get()), counts(&h));
+        assert_eq!(
+            counts(&sum([back.get(), far]).unwrap())[..5],
+            counts(&h)[..]
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn groups(m: &Measurement, percentiles: &[f64], from: LatencyFrom) -> Vec<Gr
     for (kind, op) in &m.ops {
         let name = kind.ycsb_name();
         let summary = |label: String, latency: &Latency| {
-            GroupSummary::from_histogram(&label, &latency.histogram.0, percentiles)
+            GroupSummary::from_histogram(&label, &latency.histogram.get(), percentiles)
         };
         let (main, failed) = match from {
             LatencyFrom::Intended => (op.intended.as_ref(), op.intended_failed.as_ref()),

@@ -740,7 +740,7 @@ fn tails_each(measured: &[&Measurement], intended: bool) -> BTreeMap<OpKind, Vec
                 Some(from_intended) if intended => from_intended,
                 _ => &stats.latency,
             };
-            let h = &latency.histogram.0;
+            let h = latency.histogram.get();
             if h.is_empty() {
                 continue;
             }
@@ -773,19 +773,19 @@ fn paced_with_intended(m: &Measurement) -> bool {
 /// Per operation type, the successful operations of every repeat, from
 /// their intended start when `intended`.
 fn merged_latency(measured: &[&Measurement], intended: bool) -> BTreeMap<OpKind, Latency> {
-    let mut per_op: BTreeMap<OpKind, Vec<&hdrhistogram::Histogram<u64>>> = BTreeMap::new();
+    let mut per_op: BTreeMap<OpKind, Vec<&hdr::Hdr>> = BTreeMap::new();
     for m in measured {
         for (op, stats) in &m.ops {
             let latency = match &stats.intended {
                 Some(from_intended) if intended => from_intended,
                 _ => &stats.latency,
             };
-            per_op.entry(*op).or_default().push(&latency.histogram.0);
+            per_op.entry(*op).or_default().push(&latency.histogram);
         }
     }
     per_op
         .into_iter()
-        .filter_map(|(op, hs)| Some((op, Latency::of(&hdr::sum(hs)?))))
+        .filter_map(|(op, hs)| Some((op, Latency::of(&hdr::sum(hs.iter().map(|h| h.get()))?))))
         // An op none of whose operations succeeded has no latency to show
         // (zeros would read as instant); its failures are counted apart.
         .filter(|(_, l)| l.count > 0)

@@ -487,8 +487,13 @@ fn merge_ops(ms: &[&Measurement]) -> BTreeMap<crate::measure::OpKind, OpStats> {
         .into_iter()
         .map(|(op, stats)| {
             let added = |pick: fn(&OpStats) -> Option<&Latency>| {
-                hdr::sum(stats.iter().filter_map(|s| pick(s)).map(|l| &l.histogram.0))
-                    .map(|h| Latency::of(&h))
+                hdr::sum(
+                    stats
+                        .iter()
+                        .filter_map(|s| pick(s))
+                        .map(|l| l.histogram.get()),
+                )
+                .map(|h| Latency::of(&h))
             };
             let mut returns: BTreeMap<String, u64> = BTreeMap::new();
             for s in &stats {

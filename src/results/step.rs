@@ -428,7 +428,7 @@ impl Latency {
                 h.len(),
                 &[0.50, 0.95, 0.99, 0.999, 0.9999],
             ),
-            histogram: Hdr(h.clone()),
+            histogram: Hdr::of(h),
         }
     }
 }

@@ -13,10 +13,15 @@ use crate::common::{assert_input_error, workload, Output};
 /// regression aborts fast instead of taking the machine's memory; the
 /// assertions are on the refusal, not on the cap.
 fn kvperf_capped(dir: &Path, args: &[&str]) -> Output {
+    kvperf_capped_to(dir, 2_000_000, args)
+}
+
+/// [`kvperf_capped`] with `kib` KiB of address space.
+pub(super) fn kvperf_capped_to(dir: &Path, kib: u64, args: &[&str]) -> Output {
     let exe = env!("CARGO_BIN_EXE_kvperf");
     let out = std::process::Command::new("sh")
         .arg("-c")
-        .arg("ulimit -v 2000000; exec \"$0\" \"$@\"")
+        .arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\""))
         .arg(exe)
         .args(args)
         .current_dir(dir)
@@ -104,7 +109,7 @@ fn wide_histogram(digits: u32) -> String {
 }
 
 /// Every `histogram` in `v` set to `text`.
-fn set_histograms(v: &mut serde_json::Value, text: &str) {
+pub(super) fn set_histograms(v: &mut serde_json::Value, text: &str) {
     match v {
         serde_json::Value::Object(map) => {
             for (key, value) in map.iter_mut() {
@@ -152,7 +157,7 @@ fn a_histogram_more_precise_than_kvperfs_is_refused_before_it_is_sized() {
 
 /// Two shard outputs of a small null run, as `run --shard I/2 --format
 /// json` writes them, parsed.
-fn shard_outputs(dir: &Path) -> [serde_json::Value; 2] {
+pub(super) fn shard_outputs(dir: &Path) -> [serde_json::Value; 2] {
     let wl = workload("c");
     [0, 1].map(|i| {
         let shard = format!("{i}/2");
