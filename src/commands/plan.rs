@@ -137,9 +137,19 @@ pub fn run(args: PlanRunArgs, check_step: StepCheck) -> anyhow::Result<()> {
         // (never one another plan run made since and holds).
         crate::results::remove_if_new_and_unused(&opts.results);
     }
-    if !has_results || input_error || crate::runner::interrupted() {
+    let interrupted = crate::runner::interrupted();
+    if !has_results || input_error || interrupted {
         // No report: a directory made for it at the check goes, if empty.
         report_dir.discard();
+        // Interrupted after its last step: the exit and the words say so,
+        // never "complete" with exit 0 beside an earlier report (pass 16).
+        if interrupted && has_results && ran.is_ok() {
+            anyhow::bail!(
+                "interrupted before the report was written: every step's result is kept in '{}', but no report was made in '{}' (anything there is older); rerun the same command, or `kvperf report`, to make it",
+                opts.results.display(),
+                report_dir.path().display()
+            );
+        }
     } else if let Err(why) = write_report(&opts.results, &report_dir) {
         match ran {
             Ok(()) => {

@@ -64,40 +64,54 @@ pub(super) fn child_command(exe: &Path, args: &[String]) -> Command {
     cmd
 }
 
+/// How long a step's child has, after the interrupt passed on to it, to
+/// keep its figures and end: it answers within a second or two (fio within
+/// five); one that does not (stopped again, wedged) is killed, and the step
+/// is lost as one the plan is interrupted in.
+const CHILD_GRACE: Duration = Duration::from_secs(15);
+
 /// Runs `wait` (which returns when the child `pid` has ended) while passing
 /// an interrupt of this process on to the child once: a SIGTERM sent to the
 /// plan alone (not to its process group, as Ctrl-C is) still ends the step.
 pub(super) fn forward_interrupt<T>(pid: u32, wait: impl FnOnce() -> T) -> T {
-    watch_interrupt(pid, None, wait)
+    watch_interrupt(pid, pid as libc::pid_t, CHILD_GRACE, wait)
 }
 
 /// [`forward_interrupt`] for a child that leads a process group of its
 /// own and may not end at SIGTERM (a program the user named): its group is
-/// killed `grace` after the SIGTERM.
+/// continued with it, and killed `grace` after the SIGTERM.
 pub(super) fn forward_interrupt_then_kill<T>(
     pid: u32,
     grace: Duration,
     wait: impl FnOnce() -> T,
 ) -> T {
-    watch_interrupt(pid, Some(grace), wait)
+    watch_interrupt(pid, -(pid as libc::pid_t), grace, wait)
 }
 
-fn watch_interrupt<T>(pid: u32, kill_after: Option<Duration>, wait: impl FnOnce() -> T) -> T {
+/// `target` is what SIGCONT and SIGKILL reach: the child, or its group.
+fn watch_interrupt<T>(
+    pid: u32,
+    target: libc::pid_t,
+    grace: Duration,
+    wait: impl FnOnce() -> T,
+) -> T {
     let finished = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             while !finished.load(Ordering::Relaxed) {
                 if runner::interrupted() {
-                    // SAFETY: the child has not been reaped while `wait` runs.
-                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-                    let Some(grace) = kill_after else {
-                        return;
-                    };
+                    // SAFETY: the child has not been reaped while `wait`
+                    // runs. A child stopped (a debugger, job control) never
+                    // takes the SIGTERM until continued (pass 16).
+                    unsafe {
+                        libc::kill(pid as libc::pid_t, libc::SIGTERM);
+                        libc::kill(target, libc::SIGCONT);
+                    }
                     let until = std::time::Instant::now() + grace;
                     while !finished.load(Ordering::Relaxed) {
                         if std::time::Instant::now() >= until {
-                            // SAFETY: as above; the group is the child's own.
-                            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+                            // SAFETY: as above.
+                            unsafe { libc::kill(target, libc::SIGKILL) };
                             return;
                         }
                         std::thread::park_timeout(Duration::from_millis(100));

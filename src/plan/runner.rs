@@ -470,12 +470,23 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
         // A config's server runs while its steps do.
         if let Err(e) = servers.serve(step) {
             let why = unserved(p, opts, index, &done, &mut out, e)?;
+            // Only the step marker says its store is to be made again, and
+            // the other configurations' steps would replace it (pass 16).
+            if remake.as_deref() == Some(step.config.as_str()) {
+                anyhow::bail!(
+                    "the servers of config '{}' could not start ({why}): its steps are recorded as failed in '{}'; its store, which an interrupted step changed, is made again before its next step, so the other configurations wait; rerun the same command once its servers can start",
+                    step.config,
+                    opts.results.display()
+                );
+            }
             not_served.push((step.config.clone(), why));
             continue;
         }
+        // The command that made the store again, which the step's record names.
+        let mut remade = None;
         if remake.as_deref() == Some(step.config.as_str()) {
             if step.kind != StepKind::Load {
-                remake_store(p, step, &opts.results)?;
+                remade = remake_store(p, index, &opts.results)?;
                 inserted.restart(&step.config);
             }
             remake = None;
@@ -509,7 +520,10 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
                 opts.results.display()
             );
         }
-        let record = step_record(record, &step, &in_progress, &opts.results)?;
+        let mut record = step_record(record, &step, &in_progress, &opts.results)?;
+        if let Some(command) = remade {
+            record.before.insert(0, command);
+        }
         out.append(&record)?;
         in_progress.end()?;
         inserted.add(&record);
@@ -710,13 +724,16 @@ fn skipped(
     false
 }
 
-/// Makes `step`'s store again with its configuration's load, which is not
-/// recorded again: a step that died while it changed the store left it in
-/// a state no record describes.
-fn remake_store(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<()> {
-    let Some(load) = p
-        .steps
+/// Makes step `index`'s store again with the load that made it (its
+/// configuration's last before it: a label's own, `fillseq` of 16 KB values
+/// after one of 4 KB), which is not recorded again: a step that died while
+/// it changed the store left it in a state no record describes. Returns
+/// the load's command, for the step's record.
+fn remake_store(p: &Prepared, index: usize, results: &Path) -> anyhow::Result<Option<Vec<String>>> {
+    let step = &p.steps[index];
+    let Some(load) = p.steps[..index]
         .iter()
+        .rev()
         .find(|s| s.config == step.config && s.kind == StepKind::Load)
     else {
         // The null engine keeps nothing: no store was changed.
@@ -724,7 +741,7 @@ fn remake_store(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<()>
             engine::find(&step.engine)?.store,
             engine::StoreKind::Nothing
         ) {
-            return Ok(());
+            return Ok(None);
         }
         return Err(InputError::Invalid(format!(
             "a step of config '{}' was interrupted while it changed the store, and the plan has no load to make the store again; start over with a new --results file",
@@ -740,7 +757,7 @@ fn remake_store(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<()>
             step.config,
             e.message
         )),
-        None => Ok(()),
+        None => Ok(Some(record.command)),
     }
 }
 

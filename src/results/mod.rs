@@ -35,6 +35,15 @@ pub struct Loaded {
 /// How every line kvperf appends to a results file starts.
 const LINE_START: &[u8] = b"{\"kvperf_results\":";
 
+/// Whether `tail`, an unterminated line starting like a record, is what a
+/// write cut short leaves: a prefix of a record, whose parse fails only at
+/// its end (after a crash, perhaps followed by the NUL bytes of blocks the
+/// file's length reached before their data did).
+fn is_torn(tail: &[u8]) -> bool {
+    let end = tail.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    serde_json::from_slice::<serde::de::IgnoredAny>(&tail[..end]).is_err_and(|e| e.is_eof())
+}
+
 /// Reads every complete line of `path`; a missing file is empty. A file
 /// that is not a kvperf results file (a user's notes, another format) is
 /// refused with one line, and so is a path that is not a regular file.
@@ -89,14 +98,29 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<Loaded> {
     }
     // A last record whole but for its line end is a record, not a torn
     // write: cutting it lost a study's only record (pass 11).
-    if let Some(record) = signed.then(|| parse_line(tail).ok()).flatten() {
-        records.push(record);
-        return Ok(Loaded {
-            records,
-            torn_tail: 0,
-            complete_len: bytes.len() as u64,
-            unterminated: true,
-        });
+    if signed {
+        match parse_line(tail) {
+            Ok(record) => {
+                records.push(record);
+                return Ok(Loaded {
+                    records,
+                    torn_tail: 0,
+                    complete_len: bytes.len() as u64,
+                    unterminated: true,
+                });
+            }
+            // An edited record (a slip, a note after it) is refused as it
+            // is with a line end; cutting it lost the record (pass 16).
+            Err(e) if !is_torn(tail) => {
+                let line = bytes[..complete].iter().filter(|&&b| b == b'\n').count() + 1;
+                return Err(InputError::Invalid(format!(
+                    "results file '{}' line {line}: {e}",
+                    path.display()
+                ))
+                .into());
+            }
+            Err(_) => {}
+        }
     }
     Ok(Loaded {
         records,
@@ -545,6 +569,46 @@ mod tests {
         let ids: Vec<_> = again.records.iter().map(|r| r.step.id.as_str()).collect();
         assert_eq!(ids, ["x", "y"]);
         assert!(!again.unterminated);
+    }
+
+    #[test]
+    fn an_edited_last_record_without_its_line_end_is_refused_untouched() {
+        // A torn write is a prefix of a record; an edit fails mid-line
+        // (pass 16: these were cut as torn, the record lost).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let (mut out, _) = Appender::open(&path).unwrap();
+        out.append(&record("x")).unwrap();
+        out.append(&record("y")).unwrap();
+        drop(out);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last = text.lines().nth(1).unwrap();
+        let first = &text[..text.len() - last.len() - 1];
+        for edit in [
+            format!("{} x", &last[..last.len() - 1]),
+            last.replacen("\"threads\":4", "\"threads\":4x", 1),
+            format!("{last} // checked"),
+            last.replacen("\"threads\":4", "\"threads\":\"4\"", 1),
+        ] {
+            std::fs::write(&path, format!("{first}{edit}")).unwrap();
+            let err = read(&path).unwrap_err().to_string();
+            assert!(err.contains("line 2"), "{edit}: {err}");
+            let err = Appender::open(&path).err().unwrap().to_string();
+            assert!(err.contains("line 2"), "{edit}: {err}");
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                format!("{first}{edit}")
+            );
+        }
+        for cut in [LINE_START.len(), last.len() / 2, last.len() - 1] {
+            for nuls in [0, 512] {
+                let torn = format!("{}{}", &last[..cut], "\0".repeat(nuls));
+                std::fs::write(&path, format!("{first}{torn}")).unwrap();
+                let loaded = read(&path).unwrap();
+                assert_eq!(loaded.records.len(), 1, "{cut} {nuls}");
+                assert_eq!(loaded.torn_tail, torn.len());
+            }
+        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod pass14_waits;
 mod pass16_hist;
 mod pass16_lead;
 mod pass16_sec;
+mod pass16_plan;
 mod pass4;
 mod pass6;
 mod pass7;

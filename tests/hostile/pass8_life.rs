@@ -37,7 +37,7 @@ threads = [1]
 }
 
 /// The plan's results, run once.
-fn measured(dir: &Path) -> (PathBuf, String) {
+pub(super) fn measured(dir: &Path) -> (PathBuf, String) {
     let plan = two_config_plan(dir);
     let results = dir.join("once.jsonl");
     let shown = (plan.display().to_string(), results.display().to_string());

@@ -12,7 +12,7 @@ use crate::common::kvperf;
 
 /// A null-engine plan without a load: configurations `a` and `b`, each
 /// running workload C at one thread for `seconds` seconds.
-fn no_load_plan(dir: &Path, seconds: u32) -> PathBuf {
+pub(super) fn no_load_plan(dir: &Path, seconds: u32) -> PathBuf {
     let text = format!(
         r#"name = "no-load"
 driver = "ycsb"
