@@ -154,6 +154,7 @@ impl Input {
             properties: &props,
             mode: OpenMode::Existing,
             runtime: None,
+            clients: None,
         };
         let (counts, seconds, version) = match engine.as_str() {
             "rocksdb" => {

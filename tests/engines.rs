@@ -123,6 +123,7 @@ impl Store {
                 properties: &props,
                 mode,
                 runtime: self.runtime.as_ref().map(ClientRuntime::handle),
+                clients: None,
             },
         )
     }
@@ -774,6 +775,7 @@ fn a_directory_with_another_engines_store_is_refused() {
                 properties: &Properties::new(),
                 mode: OpenMode::Fresh,
                 runtime: None,
+                clients: None,
             },
         )
         .unwrap();
@@ -792,6 +794,7 @@ fn a_directory_with_another_engines_store_is_refused() {
                 properties: &Properties::new(),
                 mode: OpenMode::Any,
                 runtime: None,
+                clients: None,
             },
         )
         .err()

@@ -36,7 +36,7 @@ fn run_to(dir: &Path, out: &Path, format: &str) -> common::Output {
     )
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(status.success());
 }

@@ -16,6 +16,7 @@ fn open(dir: &Path, props: &Properties) -> Box<dyn engine::Engine> {
             properties: props,
             mode: OpenMode::Any,
             runtime: None,
+            clients: None,
         },
     )
     .unwrap()

@@ -145,13 +145,13 @@ fn measure(
     let db = step::data_dir(spec, args.db.as_deref(), super::ycsb::DEFAULT_DB);
     // An interrupt from here keeps the settings.
     step::keep_on_stall(keeper, out, json_to, None);
-    // --existing: the store as it is; else an empty one.
-    let mode = if args.existing {
-        OpenMode::Existing
-    } else {
-        OpenMode::Fresh
-    };
-    let engine = open_store(spec, db.as_deref(), &props, mode, before, stall_timeout)?;
+    let engine = open_store(
+        spec,
+        db.as_deref(),
+        &props,
+        (args.existing, threads),
+        (before, stall_timeout),
+    )?;
     out.engine = engine.info();
     out.host = HostInfo::collect(db.clone().or_else(|| engine.data_location()).as_deref());
     let capture = trace_output
@@ -403,17 +403,20 @@ fn own_header(
     own
 }
 
-/// The engine opened on its store in `mode` (an empty one, or with
+/// The engine opened on its store for `clients` (an empty one, or with
 /// --existing the store as it is), watched by `before` for as long as a
 /// server's connection may take (`stall_timeout`).
 fn open_store(
     spec: &'static EngineSpec,
     db: Option<&Path>,
     props: &Properties,
-    mode: OpenMode,
-    before: &BeforeWindow,
-    stall_timeout: Option<Duration>,
+    (existing, clients): (bool, usize),
+    (before, stall_timeout): (&BeforeWindow, Option<Duration>),
 ) -> anyhow::Result<Box<dyn Engine>> {
+    let mode = match existing {
+        true => OpenMode::Existing,
+        false => OpenMode::Fresh,
+    };
     match spec.store {
         engine::StoreKind::Server { .. } => before.now(
             "the engine to open (its server's connection and schema checks)",
@@ -428,6 +431,7 @@ fn open_store(
             properties: props,
             runtime: None,
             mode,
+            clients: Some(clients),
         },
     )
 }

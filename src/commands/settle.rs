@@ -52,6 +52,7 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
             properties: &props,
             mode: OpenMode::Existing,
             runtime: None,
+            clients: None,
         },
     )?;
     let store = db.as_ref().map_or_else(

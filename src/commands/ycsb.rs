@@ -392,7 +392,15 @@ fn measure(
     // driver shares; it outlives the engine (dropped after it).
     let (runtime, clients) = client_runtime(&client, spec, threads)?;
 
-    let (db, engine) = open_engine(args, phase, spec, &props, &client, runtime.as_ref(), before)?;
+    let (db, engine) = open_engine(
+        args,
+        phase,
+        spec,
+        &props,
+        (&client, threads),
+        runtime.as_ref(),
+        before,
+    )?;
     out.engine = engine.info();
     announce(
         out,
@@ -665,7 +673,7 @@ fn open_engine(
     phase: Phase,
     spec: &'static EngineSpec,
     props: &Properties,
-    client: &ClientSettings,
+    (client, threads): (&ClientSettings, usize),
     runtime: Option<&ClientRuntime>,
     before: &BeforeWindow,
 ) -> anyhow::Result<(Option<PathBuf>, Box<dyn engine::Engine>)> {
@@ -692,6 +700,7 @@ fn open_engine(
             dir: db.as_deref(),
             properties: props,
             runtime: runtime.map(ClientRuntime::handle),
+            clients: Some(threads),
             mode: match (phase, args.fresh) {
                 (Phase::Load, true) => OpenMode::Fresh,
                 _ => OpenMode::Any,

@@ -4,8 +4,6 @@
 
 use super::{loaded_keys, options, store, Engine, EngineSpec, OpenMode, OpenOptions, StoreKind};
 use crate::error::InputError;
-use crate::properties::Properties;
-use std::path::Path;
 
 /// Opens `spec` after checking its options and, for a directory engine,
 /// preparing (and marking) its data directory: a fresh store is only ever
@@ -15,7 +13,7 @@ pub fn open(spec: &EngineSpec, opts: &OpenOptions) -> anyhow::Result<Box<dyn Eng
     options::check_names(spec, opts.properties)?;
     // Before the directory is claimed or emptied: a `--fresh` with a bad
     // option emptied the store, then refused the option.
-    check_values(spec.name, opts.properties, opts.dir)?;
+    check_values(spec.name, opts)?;
     let lock = match (spec.store, opts.dir) {
         (StoreKind::Directory { .. }, None) => {
             return Err(InputError::Invalid(format!(
@@ -73,15 +71,17 @@ fn unfinished_store(spec: &EngineSpec, opts: &OpenOptions, e: anyhow::Error) -> 
 
 /// Checks the values of the engine options `props` give that an engine
 /// would otherwise refuse only while opening, after its store was prepared
-/// (`dir`, the store's directory if given, for paths its options name).
-fn check_values(engine: &str, props: &Properties, dir: Option<&Path>) -> Result<(), InputError> {
+/// (the store's directory if given, for paths its options name; the
+/// clients the command starts, for a limit on them).
+fn check_values(engine: &str, opts: &OpenOptions) -> Result<(), InputError> {
+    let (props, dir) = (opts.properties, opts.dir);
     match engine {
         #[cfg(feature = "rocksdb")]
-        "rocksdb" => super::embedded::rocksdb::RocksOptions::from_properties(props).map(drop),
+        "rocksdb" => super::embedded::rocksdb::check_options(props),
         #[cfg(feature = "wiredtiger")]
         "wiredtiger" => super::embedded::wiredtiger::check_options(props, dir),
         #[cfg(feature = "lmdb")]
-        "lmdb" => super::embedded::lmdb::LmdbOptions::from_properties(props).map(drop),
+        "lmdb" => super::embedded::lmdb::check_options(props, opts.clients),
         #[cfg(feature = "fjall")]
         "fjall" => super::embedded::fjall::FjallOptions::from_properties(props).map(drop),
         #[cfg(feature = "redb")]

@@ -33,6 +33,10 @@ pub struct OpenOptions<'a> {
     /// with [`Capabilities::async_ops`]): the engine runs its driver on it
     /// and starts no runtime of its own. None otherwise.
     pub runtime: Option<&'a tokio::runtime::Handle>,
+    /// The most client threads the command will start, when it knows:
+    /// an engine's limit on them (`lmdb.max_readers`) is checked before
+    /// a `--fresh` empties its store.
+    pub clients: Option<usize>,
 }
 
 impl OpenOptions<'_> {

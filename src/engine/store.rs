@@ -142,10 +142,14 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
         ))
         .into());
     }
-    if let Some((link, what)) = link_among_owned(dir, owns)? {
+    if let Some((path, odd)) = odd_among_owned(dir, owns)? {
+        let (what, why) = match &odd {
+            Odd::Link(what) => (what.as_str(), "the engine would write through it, into a file outside the store that kvperf did not make; remove the link (a `kvperf load --fresh` empties the store, links and all, without following them)"),
+            Odd::NotAFile(what) => (*what, "the engine would wait on it or read it without end; move it out of --db"),
+        };
         return Err(InputError::Invalid(format!(
-            "--db '{shown}' holds '{}', {what} where {} keeps its own files: the engine would write through it, into a file outside the store that kvperf did not make; remove the link (a `kvperf load --fresh` empties the store, links and all, without following them)",
-            link.display(),
+            "--db '{shown}' holds '{}', {what} where {} keeps its own files: {why}",
+            path.display(),
             spec.name
         ))
         .into());
@@ -156,16 +160,36 @@ fn prepare_locked(spec: &EngineSpec, dir: &Path, mode: OpenMode) -> anyhow::Resu
     }
 }
 
-/// The first link among the engine's files in `dir`, at any depth of its
-/// directories, and what it is: an engine opens its files by name and
-/// writes through a symbolic link, and into every name of a file with
-/// hard links (LMDB's `lock.mdb`, WiredTiger's `WiredTiger.lock`, SQLite's
-/// `-wal`), so a link put into kvperf's store would have a user's file
-/// written. No engine kvperf runs makes hard links in its store.
-pub(crate) fn link_among_owned(
+/// An entry among an engine's files that the engine must not open.
+pub(crate) enum Odd {
+    /// A symbolic link, or a file with hard links, and which.
+    Link(String),
+    /// A FIFO, socket or device node, and which.
+    NotAFile(&'static str),
+}
+
+impl Odd {
+    pub(crate) fn what(&self) -> &str {
+        match self {
+            Odd::Link(what) => what,
+            Odd::NotAFile(what) => what,
+        }
+    }
+}
+
+/// The first entry among the engine's files in `dir`, at any depth of its
+/// directories, that is neither a plain file nor a directory, and what it
+/// is: an engine opens its files by name and writes through a symbolic
+/// link, and into every name of a file with hard links (LMDB's
+/// `lock.mdb`, WiredTiger's `WiredTiger.lock`, SQLite's `-wal`), so a link
+/// put into kvperf's store would have a user's file written. No engine
+/// kvperf runs makes hard links in its store, nor FIFOs, sockets or
+/// devices: opening a FIFO at RocksDB's `CURRENT` waits for a writer past
+/// any stall watch, and reading `/dev/zero`'s node never ends.
+pub(crate) fn odd_among_owned(
     dir: &Path,
     owns: fn(&str) -> bool,
-) -> anyhow::Result<Option<(PathBuf, String)>> {
+) -> anyhow::Result<Option<(PathBuf, Odd)>> {
     let mut pending: Vec<PathBuf> = entry_names(dir)?
         .into_iter()
         .filter(|name| owns(name))
@@ -176,11 +200,15 @@ pub(crate) fn link_among_owned(
             continue;
         };
         if meta.file_type().is_symlink() {
-            return Ok(Some((path, "a symbolic link".into())));
+            return Ok(Some((path, Odd::Link("a symbolic link".into()))));
+        }
+        if !meta.is_dir() && !meta.is_file() {
+            let what = crate::files::kind_of(meta.file_type());
+            return Ok(Some((path, Odd::NotAFile(what))));
         }
         if !meta.is_dir() && meta.nlink() > 1 {
             let what = format!("a file with {} hard links (names)", meta.nlink());
-            return Ok(Some((path, what)));
+            return Ok(Some((path, Odd::Link(what))));
         }
         if meta.is_dir() {
             let entries =

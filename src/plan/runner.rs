@@ -937,6 +937,7 @@ fn empty_store(step: &Step) -> anyhow::Result<()> {
         mode: OpenMode::Fresh,
         // Emptying a store makes no client, so no runtime is lent.
         runtime: None,
+        clients: None,
     };
     engine::open(spec, &options)?.close()
 }

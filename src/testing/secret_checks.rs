@@ -44,6 +44,7 @@ pub fn open_error(spec: &EngineSpec, props: &Properties) -> anyhow::Error {
         properties: props,
         mode: OpenMode::Any,
         runtime: None,
+        clients: None,
     });
     opened.err().expect("no server on port 1")
 }

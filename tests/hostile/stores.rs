@@ -63,7 +63,7 @@ fn retired_by_the_running_engine(name: &str) -> bool {
 /// A `load` of `records` records of workload a into `db` (fresh or not)
 /// with `engine`; RocksDB with a small write buffer, so its store has
 /// many files and emptying it takes a while.
-fn load_args(engine: &str, db: &str, records: &str, fresh: bool) -> Vec<String> {
+pub(super) fn load_args(engine: &str, db: &str, records: &str, fresh: bool) -> Vec<String> {
     let mut args: Vec<String> = ["load", "--engine", engine, "-P", &workload("a")]
         .iter()
         .map(|s| s.to_string())
@@ -79,12 +79,12 @@ fn load_args(engine: &str, db: &str, records: &str, fresh: bool) -> Vec<String> 
     args
 }
 
-fn strs(args: &[String]) -> Vec<&str> {
+pub(super) fn strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
 
 /// A short `run` of workload c on `db`.
-fn short_run(dir: &Path, engine: &str, db: &str, records: &str) -> Output {
+pub(super) fn short_run(dir: &Path, engine: &str, db: &str, records: &str) -> Output {
     let wc = workload("c");
     kvperf(
         dir,
@@ -304,7 +304,7 @@ fn a_store_in_use_by_another_kvperf_is_never_emptied_nor_its_ledger_reset() {
 }
 
 /// Every file of the store in `db` with its length, but kvperf's lock.
-fn store_files(db: &Path) -> Vec<(String, u64)> {
+pub(super) fn store_files(db: &Path) -> Vec<(String, u64)> {
     let mut files: Vec<(String, u64)> = std::fs::read_dir(db)
         .unwrap()
         .flatten()

@@ -127,6 +127,7 @@ fn measure(
                 properties: &props,
                 mode,
                 runtime: None,
+                clients: most_clients(&benches, args),
             },
         )
     };
@@ -229,6 +230,13 @@ fn measure(
         Some(engine) => ran.and(step::close_sessions(spec, engine, stall_timeout)),
         None => ran,
     }
+}
+
+/// The most clients any of `benches` starts (readwhilewriting's writer
+/// included), checked against an engine's limit before the store is touched.
+fn most_clients(benches: &[Benchmark], args: &BenchArgs) -> Option<usize> {
+    let threads = args.threads as usize;
+    benches.iter().map(|b| b.total_threads(threads)).max()
 }
 
 /// How a benchmark's measurement is labelled.

@@ -118,6 +118,8 @@ pub const FJALL_VERSION: &str = env!("KVPERF_FJALL_VERSION");
 pub const LSM_TREE_VERSION: &str = env!("KVPERF_LSM_TREE_VERSION");
 
 const MAX_MEMORY_OPTION: u64 = 1 << 40;
+/// lsm-tree's largest data block (`use_data_block_size` asserts it).
+const MAX_BLOCK_SIZE: u64 = 4 << 20;
 
 pub(crate) struct FjallOptions {
     cache_size: u64,
@@ -169,6 +171,14 @@ impl FjallOptions {
                 format!("{block_size} is less than 512"),
             ));
         }
+        // lsm-tree asserts it in its flush thread: a panic there left
+        // fjall's close waiting for good.
+        if block_size > MAX_BLOCK_SIZE {
+            return Err(InputError::property(
+                "fjall.block_size",
+                format!("{block_size} is more than fjall's largest data block, {MAX_BLOCK_SIZE} (4 MiB)"),
+            ));
+        }
         let compression = match v
             .choice("compression", &["default", "none", "lz4"])?
             .as_str()
@@ -185,6 +195,15 @@ impl FjallOptions {
                     return Err(InputError::property(
                         "fjall.bloom_bits",
                         format!("{bits} is not from 0 to 1000 bits per key (or default)"),
+                    ));
+                }
+                // lsm-tree truncates bits per key to a whole number: below
+                // 1 its filter has 0 bits, a divisor of zero in its flush
+                // thread (a panic, then a close that never returned).
+                if bits > 0.0 && bits < 1.0 {
+                    return Err(InputError::property(
+                        "fjall.bloom_bits",
+                        format!("{bits} is less than 1 bit per key, fjall's least filter; give 0 (no filter) or 1 to 1000"),
                     ));
                 }
                 Some(bits as f32)

@@ -92,7 +92,25 @@ pub(crate) struct LmdbOptions {
     effective: BTreeMap<String, String>,
 }
 
+/// Checks the options and, when the command knows how many clients it
+/// starts, that each has a reader slot: before a `--fresh` empties the
+/// store (its first client refused it only after).
+pub(crate) fn check_options(props: &Properties, clients: Option<usize>) -> Result<(), InputError> {
+    let options = LmdbOptions::from_properties(props)?;
+    clients.map_or(Ok(()), |n| options.check_readers(n))
+}
+
 impl LmdbOptions {
+    fn check_readers(&self, threads: usize) -> Result<(), InputError> {
+        if threads > self.max_readers as usize {
+            return Err(InputError::Invalid(format!(
+                "lmdb.max_readers={} is fewer than the {threads} threads; raise it",
+                self.max_readers
+            )));
+        }
+        Ok(())
+    }
+
     pub(crate) fn from_properties(props: &Properties) -> Result<Self, InputError> {
         let v = OptionValues::new(&SPEC, props);
         let map_size = v.u64_at_most("map_size", MAX_MAP_SIZE)?;
@@ -227,14 +245,7 @@ impl LmdbEngine {
     }
 
     fn check_readers(&self, thread: ClientSlot) -> anyhow::Result<()> {
-        if thread.count > self.options.max_readers as usize {
-            return Err(InputError::Invalid(format!(
-                "lmdb.max_readers={} is fewer than the {} threads; raise it",
-                self.options.max_readers, thread.count
-            ))
-            .into());
-        }
-        Ok(())
+        Ok(self.options.check_readers(thread.count)?)
     }
 
     fn records(&self, thread: ClientSlot) -> anyhow::Result<Box<dyn Operations + '_>> {

@@ -444,6 +444,18 @@ pub fn compression_type(name: &str) -> Result<DBCompressionType, InputError> {
     })
 }
 
+/// Checks what `open_store` would refuse only after a `--fresh` emptied
+/// the store: the options string (parsed by RocksDB) and the trace's
+/// file, besides the options' values.
+pub(crate) fn check_options(props: &Properties) -> Result<(), InputError> {
+    let options = RocksOptions::from_properties(props)?;
+    options.db_options()?;
+    if !options.trace.is_empty() {
+        super::rocksdb_trace::check(Path::new(&options.trace))?;
+    }
+    Ok(())
+}
+
 fn open(opts: &OpenOptions) -> anyhow::Result<Box<dyn Engine>> {
     Ok(Box::new(open_store(opts)?))
 }
@@ -1212,6 +1224,7 @@ mod tests {
             properties: &props,
             mode: OpenMode::Any,
             runtime: None,
+            clients: None,
         })
         .unwrap();
         let info = engine.info();
@@ -1280,6 +1293,7 @@ Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 1, c
             properties: &props,
             mode: OpenMode::Any,
             runtime: None,
+            clients: None,
         })
         .unwrap();
         let before = engine.activity().expect("RocksDB answers");

@@ -19,6 +19,19 @@ pub fn check(path: &Path) -> Result<(), InputError> {
             path.display()
         )));
     }
+    // Checked before a `--fresh` empties the store: RocksDB's own failure
+    // to create the file came only after.
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(InputError::Invalid(format!(
+            "rocksdb.trace '{}': '{}' is not a directory",
+            path.display(),
+            parent.display()
+        )));
+    }
     Ok(())
 }
 

@@ -558,14 +558,15 @@ fn a_directory_not_in_home(home: &Path, config: &str) -> Result<Option<String>, 
             }
         }
         if real {
-            let link =
-                crate::engine::store::link_among_owned(&at, owns).map_err(|e| format!("{e:#}"))?;
-            if let Some((link, what)) = link {
+            let odd =
+                crate::engine::store::odd_among_owned(&at, owns).map_err(|e| format!("{e:#}"))?;
+            if let Some((path, odd)) = odd {
                 return Ok(Some(format!(
-                    "path={} ({}): '{}' is {what}",
+                    "path={} ({}): '{}' is {}",
                     setting.value,
                     setting.keys.join("."),
-                    link.display()
+                    path.display(),
+                    odd.what()
                 )));
             }
         }
@@ -1516,6 +1517,7 @@ mod tests {
                 properties: &Properties::new(),
                 mode,
                 runtime: None,
+                clients: None,
             },
         )
         .unwrap()
@@ -1632,6 +1634,7 @@ mod tests {
             properties: &Properties::new(),
             mode: OpenMode::Any,
             runtime: None,
+            clients: None,
         })
         .unwrap();
         let checkpoints = |a: &Activity| {

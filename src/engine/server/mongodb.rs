@@ -1419,6 +1419,7 @@ mod tests {
                     properties: &p,
                     mode: OpenMode::Any,
                     runtime,
+                    clients: None,
                 });
                 let err = match opened {
                     Ok(_) => panic!("port {port} opened"),
