@@ -54,7 +54,7 @@ fn mirror_path() -> Option<PathBuf> {
 /// Removes a step's mirror when it ends: a watching plan shows only the
 /// steps in progress.
 pub fn finished(figures: Option<&Arc<LiveFigures>>) {
-    if let Some(path) = figures.and_then(|f| f.mirror()) {
-        let _ = std::fs::remove_file(path);
+    if let Some(figures) = figures {
+        figures.remove_mirror();
     }
 }

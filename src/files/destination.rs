@@ -1,12 +1,14 @@
 //! A file kvperf will write: checked before measuring, written atomically
 //! at the end, kept elsewhere (and named) when that fails.
 
-use std::fs::{File, OpenOptions, Permissions};
+use std::ffi::OsStr;
+use std::fs::{File, Permissions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::held_dir::{parent_of, HeldDir};
 use crate::error::InputError;
 use crate::output::slow_reader::{write_all, Std, Wait};
 
@@ -33,6 +35,9 @@ pub struct Destination {
     written: Written,
     /// Standard output or error, asked for by name ([`Destination::check_or_stream`]).
     stream: Option<Stream>,
+    /// The directory checked, held open: every later write goes there,
+    /// wherever its name leads by then. None for a stream.
+    dir: Option<HeldDir>,
 }
 
 /// The streams a result may be written to instead of a file.
@@ -56,46 +61,81 @@ impl Destination {
         written: Written,
         inputs: &[&Path],
     ) -> Result<Self, InputError> {
-        let destination = Self {
+        let mut destination = Self {
             path: path.to_path_buf(),
             flag: flag.to_string(),
             written,
             stream: None,
+            dir: None,
         };
-        // An input named as the output is said as such first: that is what
-        // is wrong, whatever else stands there.
-        let standing = std::fs::symlink_metadata(path)
-            .ok()
-            .map(|m| super::identity(&m));
+        destination.not_an_input(std::fs::symlink_metadata(path), inputs)?;
+        destination.name()?;
+        // The directory is opened once, here, and held: what is checked
+        // below, and every write after measuring, is in this directory,
+        // even when its name is given to another (a link to a user's) later.
+        let dir = parent_of(path);
+        destination.dir = Some(HeldDir::open(dir).map_err(|e| destination.unwritable(dir, e))?);
+        destination.checked_in_dir()
+    }
+
+    /// As [`Destination::check`], for the file `name` in `dir`, a
+    /// directory already held (a report's).
+    pub fn check_in(
+        dir: &HeldDir,
+        name: &str,
+        flag: &str,
+        written: Written,
+        inputs: &[&Path],
+    ) -> Result<Self, InputError> {
+        let destination = Self {
+            path: dir.shown().join(name),
+            flag: flag.to_string(),
+            written,
+            stream: None,
+            dir: Some(dir.clone()),
+        };
+        destination.not_an_input(dir.metadata(name), inputs)?;
+        destination.name()?;
+        destination.checked_in_dir()
+    }
+
+    /// An input named as the output (`standing` is what stands at its
+    /// name) is said as such first: that is what is wrong, whatever else
+    /// stands there.
+    fn not_an_input(
+        &self,
+        standing: std::io::Result<std::fs::Metadata>,
+        inputs: &[&Path],
+    ) -> Result<(), InputError> {
+        let Ok(standing) = standing.map(|m| super::identity(&m)) else {
+            return Ok(());
+        };
         for input in inputs {
-            let same = standing.is_some()
-                && std::fs::metadata(input).ok().map(|m| super::identity(&m)) == standing;
-            if same {
-                return Err(destination.refuse(&format!(
+            if std::fs::metadata(input).is_ok_and(|m| super::identity(&m) == standing) {
+                return Err(self.refuse(&format!(
                     "is also an input of this command ('{}'); writing it would destroy that input: give another path",
                     input.display()
                 )));
             }
         }
-        destination.replaceable()?;
+        Ok(())
+    }
+
+    /// The checks of [`Destination::check`] in the directory it holds.
+    fn checked_in_dir(self) -> Result<Self, InputError> {
+        self.replaceable()?;
         // Creating the atomic write's temporary file is the only honest test
         // that the directory takes it; done once, here, not at every write.
         // Named as it will be (`.NAME.kvperf-PID-N`): a name the filesystem
         // takes only without kvperf's suffix is found now, not after measuring.
-        let dir = parent_of(path);
-        let base = path
-            .file_name()
-            .map_or("out".into(), |n| n.to_string_lossy());
-        probe_writable(dir, &base).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                destination.refuse(&format!("is in '{}', which does not exist", dir.display()))
-            }
-            _ if e.raw_os_error() == Some(libc::ENAMETOOLONG) => destination.refuse(&format!(
-                "has too long a name for the temporary kvperf writes beside it first ('.NAME.kvperf-PID-N'): the filesystem refuses it ({e}); give a shorter name"
-            )),
-            _ => destination.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
-        })?;
-        Ok(destination)
+        let dir = parent_of(&self.path);
+        let probed = self
+            .held()
+            .and_then(|held| probe_writable(held, &self.base()));
+        if let Err(e) = probed {
+            return Err(self.unwritable(dir, e));
+        }
+        Ok(self)
     }
 
     /// As [`Destination::check`], but `-`, `/dev/stdout`, `/dev/stderr`
@@ -114,6 +154,7 @@ impl Destination {
                 flag: flag.to_string(),
                 written,
                 stream: Some(stream),
+                dir: None,
             }),
             None => Self::check(path, flag, written, inputs),
         }
@@ -131,6 +172,11 @@ impl Destination {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The directory checked and held (none for a stream).
+    pub fn dir(&self) -> Option<&HeldDir> {
+        self.dir.as_ref()
     }
 
     /// The stream this destination writes to, if it is not a file.
@@ -162,7 +208,7 @@ impl Destination {
                 self.flag,
                 self.path.display()
             );
-            match super::keep_unsaved(bytes, Some(parent_of(&self.path)), self.written.extension) {
+            match super::keep_unsaved(bytes, self.dir.as_ref(), self.written.extension) {
                 Ok(kept) => anyhow::anyhow!("{shown}; the result is kept in '{}'", kept.display()),
                 Err(lost) => {
                     anyhow::anyhow!("{shown}; it could not be kept elsewhere either ({lost})")
@@ -175,13 +221,15 @@ impl Destination {
     /// grows (a trace) and then put in place with
     /// [`Destination::put_in_place`]: created exclusively, through no link.
     pub fn temporary(&self) -> std::io::Result<(PathBuf, File)> {
-        let base = self
-            .path
-            .file_name()
-            .map_or("out".into(), |n| n.to_string_lossy());
-        let tmp = private_name(parent_of(&self.path), &base);
-        let file = super::owned::create_new(&tmp)?;
-        Ok((tmp, file))
+        let dir = self.held()?;
+        let tmp = private_name(&self.base());
+        let file = dir.create_new(&tmp)?;
+        Ok((dir.shown().join(tmp), file))
+    }
+
+    /// Removes a temporary from [`Destination::temporary`] not put in place.
+    pub fn remove_temporary(&self, tmp: &Path) -> std::io::Result<()> {
+        self.held()?.remove(tmp.file_name().unwrap_or_default())
     }
 
     /// Renames `tmp` (from [`Destination::temporary`], written and synced)
@@ -189,25 +237,31 @@ impl Destination {
     /// file's mode; then syncs the directory. When it fails, `tmp` stays
     /// and the error names it.
     pub fn put_in_place(&self, tmp: &Path) -> anyhow::Result<()> {
-        let placed = self
-            .replaceable()
-            .map_err(anyhow::Error::from)
-            .and_then(|standing| {
-                if let Some(standing) = &standing {
-                    std::fs::set_permissions(tmp, standing.mode.clone())?;
-                }
-                place(tmp, &self.path, standing.as_ref())?;
-                File::open(parent_of(&self.path))?.sync_all()?;
-                Ok(())
-            });
-        placed.map_err(|e| {
+        let dir = self.held()?;
+        // Named where the directory is now: its old name may lead elsewhere.
+        self.place_temporary(tmp).map_err(|e| {
             anyhow::anyhow!(
                 "cannot write {} '{}': {e:#}; it is kept in '{}'",
                 self.flag,
                 self.path.display(),
-                tmp.display()
+                dir.shown_now(tmp.file_name().unwrap_or_default()).display()
             )
         })
+    }
+
+    /// [`Destination::put_in_place`], its error not naming `tmp`: for a
+    /// caller that removes it (an empty file is nothing to keep).
+    pub fn place_temporary(&self, tmp: &Path) -> anyhow::Result<()> {
+        let dir = self.held()?;
+        let tmp = tmp.file_name().unwrap_or_default();
+        let standing = self.replaceable()?;
+        if let Some(standing) = &standing {
+            dir.open_to_read(tmp)?
+                .set_permissions(standing.mode.clone())?;
+        }
+        place(dir, tmp, self.name()?, standing.as_ref())?;
+        dir.sync()?;
+        Ok(())
     }
 
     fn refuse(&self, why: &str) -> InputError {
@@ -219,19 +273,15 @@ impl Destination {
     /// the directory synced. Checked after the bytes are written, not
     /// before: a file put at the path meanwhile is found and left alone.
     fn replace(&self, bytes: &[u8]) -> anyhow::Result<()> {
-        let dir = parent_of(&self.path);
-        let base = self
-            .path
-            .file_name()
-            .map_or("out".into(), |n| n.to_string_lossy());
-        let tmp = private_name(dir, &base);
+        let dir = self.held()?;
+        let tmp = private_name(&self.base());
         // Made with the mode of the file it will replace, if any, so a
         // private result is never readable by others meanwhile.
         let mode = self.replaceable()?.map(|s| s.mode);
         // SIGINT, SIGTERM and SIGHUP wait until the file is in place (or
         // its temporary gone): none leaves a temporary behind.
         interrupts_held(|| {
-            let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let mut file = dir.create_new(&tmp)?;
             let ours = super::identity(&file.metadata()?);
             let result = (|| {
                 if let Some(mode) = mode {
@@ -243,15 +293,16 @@ impl Destination {
                 if let Some(standing) = &standing {
                     file.set_permissions(standing.mode.clone())?;
                 }
-                place(&tmp, &self.path, standing.as_ref())?;
-                File::open(dir)?.sync_all()?;
+                place(dir, tmp.as_ref(), self.name()?, standing.as_ref())?;
+                dir.sync()?;
                 anyhow::Ok(())
             })();
             // The temporary goes only while it is still the file made here.
-            let still_ours =
-                std::fs::symlink_metadata(&tmp).is_ok_and(|m| super::identity(&m) == ours);
+            let still_ours = dir
+                .metadata(&tmp)
+                .is_ok_and(|m| super::identity(&m) == ours);
             if result.is_err() && still_ours {
-                let _ = std::fs::remove_file(&tmp);
+                let _ = dir.remove(&tmp);
             }
             result
         })
@@ -260,16 +311,9 @@ impl Destination {
     /// Whether what stands at the path may be replaced now: the file it
     /// would replace (None for a new file), or why not.
     fn replaceable(&self) -> Result<Option<Standing>, InputError> {
-        if self.path.file_name().is_none() {
-            return Err(self.refuse("names no file"));
-        }
-        // Path drops a trailing '/' (and '/.'): a new 'NAME/' passed every
-        // check, then failed at the rename, after measuring.
-        let raw = self.path.as_os_str().as_encoded_bytes();
-        if raw.ends_with(b"/") || raw.ends_with(b"/.") {
-            return Err(self.refuse("ends in '/', naming a directory: give a file path"));
-        }
-        match std::fs::symlink_metadata(&self.path) {
+        let name = self.name()?;
+        let dir = self.held().map_err(|e| self.refuse(&e.to_string()))?;
+        match dir.metadata(name) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.refuse(&format!("cannot be checked: {e}"))),
             Ok(meta) if !meta.file_type().is_file() => {
@@ -286,10 +330,8 @@ impl Destination {
         // another file while it is open, and ext4 gives a freed number to
         // the next file made at once (a user's file made at the path after
         // kvperf's was removed was taken for it by its number, and deleted).
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&self.path)
+        let file = dir
+            .open_to_read(name)
             .map_err(|e| self.refuse(&format!("cannot be read to check what it is: {e}")))?;
         let meta = file
             .metadata()
@@ -317,6 +359,51 @@ impl Destination {
             id: super::identity(&meta),
             _held: file,
         }))
+    }
+
+    /// The file's name in its directory; refused when the path names none.
+    fn name(&self) -> Result<&OsStr, InputError> {
+        // Path drops a trailing '/' (and '/.'): a new 'NAME/' passed every
+        // check, then failed at the rename, after measuring.
+        let raw = self.path.as_os_str().as_encoded_bytes();
+        match self.path.file_name() {
+            None => Err(self.refuse("names no file")),
+            Some(_) if raw.ends_with(b"/") || raw.ends_with(b"/.") => {
+                Err(self.refuse("ends in '/', naming a directory: give a file path"))
+            }
+            Some(name) => Ok(name),
+        }
+    }
+
+    /// The start of the names of temporaries beside the file.
+    fn base(&self) -> String {
+        self.path
+            .file_name()
+            .map_or("out".into(), |n| n.to_string_lossy().into_owned())
+    }
+
+    /// Why a file cannot be made in `dir`, in one line.
+    fn unwritable(&self, dir: &Path, e: std::io::Error) -> InputError {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                self.refuse(&format!("is in '{}', which does not exist", dir.display()))
+            }
+            _ if e.raw_os_error() == Some(libc::ENAMETOOLONG) => self.refuse(&format!(
+                "has too long a name for the temporary kvperf writes beside it first ('.NAME.kvperf-PID-N'): the filesystem refuses it ({e}); give a shorter name"
+            )),
+            _ if e.raw_os_error() == Some(libc::ENOTDIR) => self.refuse(&format!(
+                "cannot be written in '{}': not a directory",
+                dir.display()
+            )),
+            _ => self.refuse(&format!("cannot be written in '{}': {e}", dir.display())),
+        }
+    }
+
+    /// The directory checked (none for a stream).
+    fn held(&self) -> std::io::Result<&HeldDir> {
+        self.dir
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("a stream has no directory"))
     }
 
     fn recognized(&self, file: &File) -> Result<bool, InputError> {
@@ -396,14 +483,6 @@ fn write_stream(stream: Stream, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
-/// The directory `path` is in ("." for a bare file name).
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    }
-}
-
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// The most of a file's name a temporary beside it repeats: a name of up
@@ -421,37 +500,31 @@ fn temporary_base(base: &str) -> &str {
     &base[..end]
 }
 
-/// A name for a new file in `dir` that no other kvperf process uses.
-fn private_name(dir: &Path, base: &str) -> PathBuf {
+/// A name for a new file beside `base` that no other kvperf process uses.
+fn private_name(base: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(
+    format!(
         ".{}.kvperf-{}-{n}",
         temporary_base(base),
         std::process::id()
-    ))
+    )
 }
 
 /// Creates and removes a new file in `dir`, named as long as the temporary
 /// of `base`'s atomic write: the only honest test that kvperf can create
 /// that file there (as root, permission bits say nothing; a read-only
 /// mount says it only here, a name too long with kvperf's suffix too).
-fn probe_writable(dir: &Path, base: &str) -> std::io::Result<()> {
-    if !std::fs::metadata(dir)?.is_dir() {
-        return Err(std::io::Error::other("not a directory"));
-    }
+fn probe_writable(dir: &HeldDir, base: &str) -> std::io::Result<()> {
     // As long as the temporary's name, and not to be taken for one.
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let probe = dir.join(format!(
+    let probe = format!(
         ".{}.kvprobe-{}-{n}",
         temporary_base(base),
         std::process::id()
-    ));
+    );
     interrupts_held(|| {
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)?;
-        std::fs::remove_file(&probe)
+        dir.create_new(&probe)?;
+        dir.remove(&probe)
     })
 }
 
@@ -496,8 +569,12 @@ struct Standing {
 /// replaced); in place of kvperf's file checked, by exchanging the two
 /// (`RENAME_EXCHANGE`) and exchanging them back unless what came out is
 /// that file. A filesystem that cannot exchange gets a plain rename.
-fn place(tmp: &Path, path: &Path, standing: Option<&Standing>) -> std::io::Result<()> {
-    use super::owned;
+fn place(
+    dir: &HeldDir,
+    tmp: &OsStr,
+    path: &OsStr,
+    standing: Option<&Standing>,
+) -> std::io::Result<()> {
     use std::io::ErrorKind;
     let changed = || {
         std::io::Error::new(
@@ -506,7 +583,7 @@ fn place(tmp: &Path, path: &Path, standing: Option<&Standing>) -> std::io::Resul
         )
     };
     let only_where_nothing_stands = || {
-        owned::rename_noreplace(tmp, path).map_err(|e| match e.kind() {
+        dir.rename_noreplace(tmp, path).map_err(|e| match e.kind() {
             ErrorKind::AlreadyExists => changed(),
             _ => e,
         })
@@ -514,19 +591,22 @@ fn place(tmp: &Path, path: &Path, standing: Option<&Standing>) -> std::io::Resul
     let Some(standing) = standing else {
         return only_where_nothing_stands();
     };
-    match owned::exchange(tmp, path) {
+    match dir.rename(tmp, path, libc::RENAME_EXCHANGE) {
         Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return std::fs::rename(tmp, path),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return dir.rename(tmp, path, 0),
         // The file checked is gone since: nothing of anyone's to replace.
         Err(e) if e.kind() == ErrorKind::NotFound => return only_where_nothing_stands(),
         Err(e) => return Err(e),
     }
     // `tmp` now names what stood at `path`.
-    if std::fs::symlink_metadata(tmp).is_ok_and(|m| super::identity(&m) == standing.id) {
-        let _ = std::fs::remove_file(tmp);
+    if dir
+        .metadata(tmp)
+        .is_ok_and(|m| super::identity(&m) == standing.id)
+    {
+        let _ = dir.remove(tmp);
         return Ok(());
     }
-    owned::exchange(tmp, path)?;
+    dir.rename(tmp, path, libc::RENAME_EXCHANGE)?;
     Err(changed())
 }
 
@@ -658,7 +738,16 @@ mod tests {
         // Nothing stood at the check; a user's file stands now.
         std::fs::write(&tmp, "MINE new").unwrap();
         std::fs::write(&path, "theirs").unwrap();
-        let err = place(&tmp, &path, None).unwrap_err();
+        let held = HeldDir::open(dir.path()).unwrap();
+        let place = |standing| {
+            place(
+                &held,
+                OsStr::new(".out.txt.new"),
+                OsStr::new("out.txt"),
+                standing,
+            )
+        };
+        let err = place(None).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
         assert_eq!(std::fs::read(&tmp).unwrap(), b"MINE new");
@@ -673,7 +762,7 @@ mod tests {
         let theirs = dir.path().join("theirs");
         std::fs::write(&theirs, "theirs").unwrap();
         std::fs::rename(&theirs, &path).unwrap();
-        let err = place(&tmp, &path, Some(&checked)).unwrap_err();
+        let err = place(Some(&checked)).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
         assert_eq!(std::fs::read(&tmp).unwrap(), b"MINE new");
@@ -686,7 +775,7 @@ mod tests {
             id: crate::files::identity(&meta),
             _held: File::open(&path).unwrap(),
         };
-        place(&tmp, &path, Some(&checked)).unwrap();
+        place(Some(&checked)).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"MINE new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
@@ -710,7 +799,14 @@ mod tests {
         }
         let tmp = dir.path().join(".out.txt.new");
         std::fs::write(&tmp, "MINE new").unwrap();
-        let err = place(&tmp, &path, Some(&standing)).unwrap_err();
+        let held = HeldDir::open(dir.path()).unwrap();
+        let err = place(
+            &held,
+            OsStr::new(".out.txt.new"),
+            OsStr::new("out.txt"),
+            Some(&standing),
+        )
+        .unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"theirs 19");
     }

@@ -8,6 +8,7 @@
 
 mod destination;
 mod distinct;
+mod held_dir;
 mod input;
 pub mod owned;
 pub mod signature;
@@ -16,6 +17,7 @@ mod unsaved;
 pub(crate) use destination::interrupts_held;
 pub use destination::{Destination, Stream, Written, RESULT_LINE_TAG_VAR};
 pub use distinct::Outputs;
+pub use held_dir::HeldDir;
 pub use input::{
     bound, open_input, opened_input, read_input, read_input_bytes, read_opened, require_regular,
 };

@@ -1,10 +1,14 @@
 //! Where a result goes when it cannot be written where it was asked to:
-//! a new file (never one that exists) beside the destination, else in the
-//! temporary directory, else in the working directory, else in the home
-//! directory.
+//! a new file (never one that exists) beside the destination, in the
+//! directory checked and held for it (never by name: that name may lead
+//! into a user's directory by now), else in the temporary directory, else
+//! in the working directory, else in the home directory.
 
+use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use super::HeldDir;
 
 static KEPT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
@@ -15,7 +19,7 @@ static KEPT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0)
 /// lost the whole result.)
 pub fn keep_unsaved(
     bytes: &[u8],
-    near: Option<&Path>,
+    near: Option<&HeldDir>,
     extension: &str,
 ) -> std::io::Result<PathBuf> {
     let now = crate::clock::unix_secs();
@@ -26,31 +30,32 @@ pub fn keep_unsaved(
         n => format!("-{n}"),
     };
     let name = format!("kvperf-unsaved-{now}-{}{n}.{extension}", std::process::id());
-    let mut dirs: Vec<PathBuf> = near.map(Path::to_path_buf).into_iter().collect();
-    dirs.push(std::env::temp_dir());
-    dirs.push(PathBuf::from("."));
-    dirs.extend(std::env::var_os("HOME").map(PathBuf::from));
     let mut last = std::io::Error::other("no directory to keep it in");
+    if let Some(near) = near {
+        match write_new(near, &name, bytes) {
+            Ok(()) => return Ok(near.shown_now(&name)),
+            Err(e) => last = e,
+        }
+    }
+    let mut dirs = vec![std::env::temp_dir(), PathBuf::from(".")];
+    dirs.extend(std::env::var_os("HOME").map(PathBuf::from));
     for dir in dirs {
-        let path = dir.join(&name);
-        match write_new(&path, bytes) {
-            Ok(()) => return Ok(path),
+        match HeldDir::open(&dir).and_then(|held| write_new(&held, &name, bytes)) {
+            Ok(()) => return Ok(dir.join(&name)),
             Err(e) => last = e,
         }
     }
     Err(last)
 }
 
-/// Creates `path` (never an existing file) with `bytes`; a file it
-/// created and could not fill (a full disk) is removed again.
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+/// Creates `name` in `dir` (never an existing file, never through a link)
+/// with `bytes`; a file it created and could not fill (a full disk) is
+/// removed again.
+fn write_new(dir: &HeldDir, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file: File = dir.create_new(name)?;
     let written = file.write_all(bytes).and_then(|()| file.sync_all());
     if written.is_err() {
-        let _ = std::fs::remove_file(path);
+        let _ = dir.remove(name);
     }
     written
 }
@@ -62,8 +67,12 @@ mod tests {
     #[test]
     fn keeps_bytes_in_a_new_file_beside_the_destination() {
         let dir = tempfile::tempdir().unwrap();
-        let kept = keep_unsaved(b"result", Some(dir.path()), "json").unwrap();
-        assert_eq!(kept.parent(), Some(dir.path()));
+        let held = HeldDir::open(dir.path()).unwrap();
+        let kept = keep_unsaved(b"result", Some(&held), "json").unwrap();
+        assert_eq!(
+            kept.parent(),
+            Some(dir.path().canonicalize().unwrap().as_path())
+        );
         assert_eq!(std::fs::read(&kept).unwrap(), b"result");
     }
 
@@ -71,7 +80,10 @@ mod tests {
     fn falls_back_when_the_destination_directory_is_gone() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("missing");
-        let kept = keep_unsaved(b"x", Some(&gone), "txt").unwrap();
+        std::fs::create_dir(&gone).unwrap();
+        let held = HeldDir::open(&gone).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        let kept = keep_unsaved(b"x", Some(&held), "txt").unwrap();
         assert!(!kept.starts_with(&gone));
         assert_eq!(std::fs::read(&kept).unwrap(), b"x");
         std::fs::remove_file(kept).unwrap();

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::timeline::Interval;
 use super::{OpHistograms, OpKind};
+use crate::files::HeldDir;
 
 /// Set by `kvperf plan run --metrics-addr` for its steps: the directory
 /// where each step process mirrors its figures (`<pid>.json`).
@@ -29,7 +30,10 @@ pub fn live_dir_name(plan_pid: u32) -> String {
 #[derive(Debug, Default)]
 pub struct LiveFigures {
     state: Mutex<Snapshot>,
-    mirror: Option<PathBuf>,
+    /// The mirror's directory, held from the start (a directory renamed,
+    /// and a link to a user's put at its name, is not written through),
+    /// and its name there.
+    mirror: Option<(HeldDir, String)>,
     /// Whether the mirror at its name is one this step put there: its
     /// first is put only where nothing stands (pass 15: a user's
     /// `<pid>.json` in a directory named as a plan's was replaced, then
@@ -78,7 +82,11 @@ impl LiveFigures {
                 labels: labels.clone(),
                 ..Snapshot::default()
             }),
-            mirror,
+            mirror: mirror.and_then(|path| {
+                let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+                let held = HeldDir::open(dir.unwrap_or(Path::new("."))).ok()?;
+                Some((held, path.file_name()?.to_str()?.to_string()))
+            }),
             mirror_state: Mutex::new(Mirror::NotYet),
             labels,
         }
@@ -113,29 +121,28 @@ impl LiveFigures {
             s.last = Some(interval.clone());
             s.clone()
         };
-        if let Some(path) = &self.mirror {
+        if let Some((dir, name)) = &self.mirror {
             // A watcher is not the measurement: a failed write only
             // leaves the last figures in place.
             // A new file of its own (never through a link), renamed over
             // the last; not synced: a watcher's view, not a result.
-            let dir = path.parent().unwrap_or(Path::new("."));
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let tmp = crate::files::owned::temporary_name(dir, &name);
+            let tmp = crate::files::owned::temporary_name(Path::new(""), name);
             let json = serde_json::to_vec(&snapshot).unwrap_or_default();
             let mut state = self.mirror_state.lock().unwrap_or_else(|e| e.into_inner());
             if *state == Mirror::Refused {
                 return;
             }
-            let written = crate::files::owned::create_new(&tmp)
+            let written = dir
+                .create_new(&tmp)
                 .and_then(|mut f| std::io::Write::write_all(&mut f, &json))
                 .and_then(|()| match *state {
-                    Mirror::Placed => std::fs::rename(&tmp, path),
-                    _ => crate::files::owned::rename_noreplace(&tmp, path),
+                    Mirror::Placed => dir.rename(&tmp, name, 0),
+                    _ => dir.rename_noreplace(&tmp, name),
                 });
             match written {
                 Ok(()) => *state = Mirror::Placed,
                 Err(e) => {
-                    let _ = std::fs::remove_file(&tmp);
+                    let _ = dir.remove(&tmp);
                     if *state == Mirror::NotYet && e.kind() == std::io::ErrorKind::AlreadyExists {
                         *state = Mirror::Refused;
                     }
@@ -148,11 +155,13 @@ impl LiveFigures {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The mirror file this step put at its name, to be removed when the
-    /// step ends.
-    pub fn mirror(&self) -> Option<&Path> {
+    /// Removes the mirror file this step put at its name, when the step
+    /// ends: in the directory held, and only one it put.
+    pub fn remove_mirror(&self) {
         let state = *self.mirror_state.lock().unwrap_or_else(|e| e.into_inner());
-        self.mirror.as_deref().filter(|_| state == Mirror::Placed)
+        if let (Some((dir, name)), Mirror::Placed) = (&self.mirror, state) {
+            let _ = dir.remove(name);
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{build, csv, Study};
 use crate::error::InputError;
 use crate::files::signature::line;
-use crate::files::{Destination, Written};
+use crate::files::{Destination, HeldDir, Written};
 
 /// A report's directory as [`check_out`] left it: the directory that
 /// stood there, or the one it made (before anything was measured, so that
@@ -24,6 +24,9 @@ pub struct ReportDir {
     checked: Identity,
     /// The topmost directory [`check_out`] made for it, if it made any.
     made: Option<PathBuf>,
+    /// The directory checked or made, held open: its files are checked and
+    /// written there, never through what its name leads to later.
+    held: HeldDir,
 }
 
 type Identity = ((u64, u64), Option<std::time::SystemTime>);
@@ -125,19 +128,24 @@ fn signed(name: &str, text: String) -> String {
 /// [`ReportDir::discard`] when no report is written after all).
 pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<ReportDir, InputError> {
     let refuse = |why: String| InputError::Invalid(format!("{flag} '{}' {why}", dir.display()));
-    let place = |meta: &std::fs::Metadata, made| ReportDir {
-        path: dir.to_path_buf(),
-        flag: flag.to_string(),
-        checked: identity(meta),
-        made,
+    let place = |made| -> Result<ReportDir, InputError> {
+        let held = HeldDir::open(dir).map_err(|e| refuse(format!("cannot be opened: {e}")))?;
+        let meta = held
+            .metadata(".")
+            .map_err(|e| refuse(format!("cannot be checked: {e}")))?;
+        for (name, written) in FILES {
+            Destination::check_in(&held, name, flag, written, inputs)?;
+        }
+        Ok(ReportDir {
+            path: dir.to_path_buf(),
+            flag: flag.to_string(),
+            checked: identity(&meta),
+            made,
+            held,
+        })
     };
     match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => {
-            for (name, written) in FILES {
-                Destination::check(&dir.join(name), flag, written, inputs)?;
-            }
-            Ok(place(&meta, None))
-        }
+        Ok(meta) if meta.is_dir() => place(None),
         Ok(meta) => Err(refuse(format!(
             "is {}; a report is a directory of files",
             crate::files::kind_of(meta.file_type())
@@ -172,9 +180,7 @@ pub fn check_out(dir: &Path, flag: &str, inputs: &[&Path]) -> Result<ReportDir, 
                     )));
                 }
             }
-            let meta = std::fs::metadata(dir)
-                .map_err(|e| refuse(format!("cannot be checked once made: {e}")))?;
-            Ok(place(&meta, Some(top.to_path_buf())))
+            place(Some(top.to_path_buf()))
         }
         Err(e) => Err(refuse(format!("cannot be checked: {e}"))),
     }
@@ -195,7 +201,7 @@ pub fn write(study: &Study, dir: &ReportDir, inputs: &[&Path]) -> anyhow::Result
     crate::runner::stop_on_interrupt();
     for ((name, written), text) in FILES.into_iter().zip(texts) {
         dir.ready()?;
-        Destination::check(&dir.path.join(name), "report file", written, inputs)?
+        Destination::check_in(&dir.held, name, "report file", written, inputs)?
             .write(signed(name, text).as_bytes())?;
     }
     Ok(())

@@ -443,8 +443,9 @@ impl Appender {
     /// `shown` as an error, with this step's record kept apart, never
     /// dropped.
     fn kept_apart(&self, shown: &str, line: &[u8]) -> anyhow::Error {
-        let near = self.path.parent().filter(|d| !d.as_os_str().is_empty());
-        match crate::files::keep_unsaved(line, near, "jsonl") {
+        // Beside the results file only in the directory that still holds it.
+        let near = crate::files::HeldDir::holding(&self.path, self.identity);
+        match crate::files::keep_unsaved(line, near.as_ref(), "jsonl") {
             Ok(kept) => anyhow::anyhow!(
                 "{shown}; this step's record is kept in '{}'",
                 kept.display()

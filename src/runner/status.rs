@@ -6,7 +6,6 @@
 //! 90=..., 99=..., 99.9=..., 99.99=...]` (YCSB 0.17.0 `StatusThread`): the
 //! bracketed figures cover the last interval only.
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::thread::{Scope, ScopedJoinHandle};
@@ -48,7 +47,8 @@ pub struct StatusOptions {
 #[derive(Debug, Clone)]
 pub struct OpsLog {
     pub interval: Duration,
-    pub path: PathBuf,
+    /// Checked before measuring; its directory held from then on.
+    pub destination: crate::files::Destination,
 }
 
 /// The header db_bench writes.
@@ -73,7 +73,7 @@ pub const OPS_LOG_WRITTEN: crate::files::Written = crate::files::Written {
 struct OpsLogWriter {
     /// None once it could not be made or written.
     file: Option<std::io::BufWriter<std::fs::File>>,
-    path: PathBuf,
+    destination: crate::files::Destination,
     /// Every line, kept in `kvperf-unsaved-*` when the file failed.
     lines: String,
     /// Why the file failed.
@@ -90,13 +90,13 @@ impl OpsLogWriter {
     /// the last benchmark is never written through or replaced.
     /// One that cannot make its file keeps its lines for [`Self::end`].
     fn create(log: &OpsLog, start: Instant) -> Option<Self> {
-        let (file, failed) = match new_ops_log(&log.path) {
+        let (file, failed) = match new_ops_log(&log.destination) {
             Ok(f) => (Some(std::io::BufWriter::new(f)), None),
             Err(e) => (None, Some(format!("{e:#}"))),
         };
         let mut w = Self {
             file,
-            path: log.path.clone(),
+            destination: log.destination.clone(),
             lines: String::new(),
             failed,
             interval: log.interval,
@@ -138,13 +138,10 @@ impl OpsLogWriter {
         };
         let shown = format!(
             "cannot write --report_file '{}': {why}",
-            self.path.display()
+            self.destination.path().display()
         );
-        let near = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        let said = match crate::files::keep_unsaved(self.lines.as_bytes(), Some(near), "csv") {
+        let near = self.destination.dir();
+        let said = match crate::files::keep_unsaved(self.lines.as_bytes(), near, "csv") {
             Ok(kept) => format!("{shown}; its lines are kept in '{}'", kept.display()),
             Err(lost) => format!("{shown}; they could not be kept elsewhere either ({lost})"),
         };
@@ -161,28 +158,15 @@ pub fn lost_ops_log() -> Option<&'static str> {
     LOST_OPS_LOG.get().map(String::as_str)
 }
 
-/// Puts a new, empty ops log at `path` (see [`OpsLogWriter::create`]).
-fn new_ops_log(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
-    use crate::files::{owned, Destination};
-    // Checked again at every benchmark: what stands there now.
-    Destination::check(path, "--report_file", OPS_LOG_WRITTEN, &[])?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = owned::temporary_name(dir, &format!(".{name}"));
-    let file = owned::create_new(&tmp)?;
-    let placed = if std::fs::symlink_metadata(path).is_ok() {
-        std::fs::rename(&tmp, path)
-    } else {
-        owned::rename_noreplace(&tmp, path)
-    };
-    if let Err(e) = placed {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.into());
+/// Puts a new, empty ops log in place (see [`OpsLogWriter::create`]), in
+/// the directory checked before measuring, in place of what stands at its
+/// name only when that is new or kvperf's own log (checked again at every
+/// benchmark).
+fn new_ops_log(destination: &crate::files::Destination) -> anyhow::Result<std::fs::File> {
+    let (tmp, file) = destination.temporary()?;
+    if let Err(e) = destination.place_temporary(&tmp) {
+        let _ = destination.remove_temporary(&tmp);
+        return Err(e);
     }
     Ok(file)
 }

@@ -92,7 +92,7 @@ impl TraceFile {
 impl Drop for TraceFile {
     fn drop(&mut self) {
         if !self.tmp.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = self.destination.remove_temporary(&self.tmp);
         }
     }
 }

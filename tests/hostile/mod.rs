@@ -28,6 +28,7 @@ mod pass16_lead;
 mod pass16_plan;
 mod pass16_sec;
 mod pass16_stores;
+mod pass16_dirs;
 mod pass4;
 mod pass6;
 mod pass7;

@@ -58,10 +58,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(|p| Destination::check_or_stream(p, "--json", output::STEP_JSON, &[]))
         .transpose()?;
-    if !args.report_interval_seconds.is_zero() {
-        Destination::check(&args.report_file, "--report_file", OPS_CSV, &[])?;
-    }
-    let measured = measure(&args, json.as_ref(), &mut out);
+    let ops_log = (!args.report_interval_seconds.is_zero())
+        .then(|| Destination::check(&args.report_file, "--report_file", OPS_CSV, &[]))
+        .transpose()?;
+    let measured = measure(&args, json.as_ref(), ops_log.as_ref(), &mut out);
     let finished = step::finish(&mut out, measured);
     // A lost ops log is the step's failure in its JSON too: a plan keeps a
     // step's figures by the JSON's error, and a JSON without one from a
@@ -98,6 +98,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 fn measure(
     args: &BenchArgs,
     json: Option<&Destination>,
+    ops_log: Option<&Destination>,
     out: &mut StepOutput,
 ) -> anyhow::Result<()> {
     let Checked {
@@ -153,7 +154,7 @@ fn measure(
         let opened = engine.as_deref().expect("opened above");
         print_header(args, &cfg, opened, db.as_deref());
 
-        let run = bench_run(args, keeper.clone(), stall_timeout);
+        let run = bench_run(args, ops_log, keeper.clone(), stall_timeout);
         // db_bench seeds thread i of the run with seed_base + (threads started so far).
         let mut threads_started = 0u64;
         let shown_db = db
@@ -390,15 +391,16 @@ fn seed_base(args: &BenchArgs) -> u64 {
 /// How each benchmark's clients run, from the flags.
 fn bench_run(
     args: &BenchArgs,
+    ops_log: Option<&Destination>,
     stall_keeper: StallKeeper,
     stall_timeout: Option<Duration>,
 ) -> step::dbbench::BenchRun {
     step::dbbench::BenchRun {
         foreground_threads: args.threads as usize,
         progress: !args.no_progress && std::io::stderr().is_terminal(),
-        ops_log: (!args.report_interval_seconds.is_zero()).then(|| OpsLog {
+        ops_log: ops_log.map(|destination| OpsLog {
             interval: args.report_interval_seconds,
-            path: args.report_file.clone(),
+            destination: destination.clone(),
         }),
         stall_keeper,
         stall_timeout,
