@@ -23,6 +23,7 @@ mod pass14_mem;
 mod pass14_pipes;
 mod pass14_servers;
 mod pass14_waits;
+mod pass16_waits;
 mod pass4;
 mod pass6;
 mod pass7;
