@@ -89,6 +89,63 @@ fn bench_on_cassandra_stopped_at_its_last_close_ends_within_stalltimeout() {
     }
 }
 
+/// A plan's load step with `clients = 2` on a PostgreSQL stopped at the
+/// `DROP TABLE` of the plan's own emptying of the store (pass 16: in the
+/// plan's process, unwatched: deaf to SIGTERM and SIGINT, killed at
+/// 100 s): the plan ends within the step's stalltimeout, or at SIGTERM
+/// at once, exit 3, naming the wait; a rerun, the server answering
+/// again, resumes and loads the store.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_plan_emptying_a_stopped_postgres_for_its_clients_ends_within_stalltimeout() {
+    let Some(pg) = common::server::Server::start("postgres", "pass16_waits_plan_empty") else {
+        return;
+    };
+    let dir = pg.dir();
+    let pid = postmaster(&pg);
+    for (i, sigterm) in [None, Some(Duration::from_millis(300))]
+        .into_iter()
+        .enumerate()
+    {
+        let what = format!("sigterm {}", sigterm.is_some());
+        let relay = stop_family_at(pg.port, move || family(pid), b"DROP TABLE", 1);
+        let plan = format!(
+            "name = \"p16\"\ndriver = \"ycsb\"\nengine = \"postgres\"\nsettle = false\n[properties]\nrecordcount = 100\n\"postgres.port\" = {}\nstalltimeout = 2\n[[configs]]\nname = \"a\"\n[[steps]]\nload = true\nworkloads = [\"a\"]\nthreads = [1]\nclients = 2\n",
+            relay.port
+        );
+        let toml = format!("plan-{i}.toml");
+        let results = format!("r-{i}.jsonl");
+        std::fs::write(dir.join(&toml), plan).unwrap();
+        let args: Vec<String> = ["plan", "run", &toml, "--results", &results]
+            .map(String::from)
+            .to_vec();
+        let (code, waited, stderr) = stopped(dir, &args, (relay, pid), sigterm, &what);
+        assert_eq!(code, Some(3), "{what}: {stderr}");
+        let bound = if sigterm.is_some() { 3 } else { 12 };
+        assert!(waited < Duration::from_secs(bound), "{what}: {waited:?}");
+        let says = if sigterm.is_some() {
+            "interrupted during step a/000-load-a-t1-c2-r1, waiting for the server as the plan emptied the store"
+        } else {
+            "as the plan emptied the store for the step's clients: it stopped answering (stalltimeout=2)"
+        };
+        assert!(stderr.contains(says), "{what}: {stderr}");
+        assert!(
+            stderr.contains("rerun the same command"),
+            "{what}: {stderr}"
+        );
+        // The server answers again (the relay stops it once): the same
+        // command resumes, and the step is done.
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let again = common::kvperf(dir, &args);
+        assert_eq!(again.code, 0, "{what}, rerun: {}", again.stderr);
+        let records = std::fs::read_to_string(dir.join(&results)).unwrap();
+        assert!(
+            records.contains("\"id\":\"a/000-load-a-t1-c2-r1\""),
+            "{what}: {records}"
+        );
+    }
+}
+
 /// `kvperf bench` on a PostgreSQL stopped between its benchmarks: at the
 /// `VACUUM FULL` of `compact`, and at the reopen on an empty store before
 /// `fillrandom` (pass 16: the compaction was not watched, deaf to SIGTERM
