@@ -1,9 +1,9 @@
 //! Hostile cases, pass 16: waits outside the window (docs/reliability.md).
 //! `kvperf bench`'s close after its last benchmark (Cassandra's flush) and
-//! its waits between benchmarks, a plan's own emptying of a store for a
-//! load by several clients, and `kvperf settle`, each on a server stopped
-//! (SIGSTOP, by the relay of [`super::waits`]) as kvperf asks it: bounded
-//! by `stalltimeout`, ended at SIGTERM at once, saying which wait.
+//! its waits between benchmarks, and a plan's own emptying of a store for
+//! a load by several clients, each on a server stopped (SIGSTOP, by the
+//! relay of [`super::waits`]) as kvperf asks it: bounded by
+//! `stalltimeout`, ended at SIGTERM at once, saying which wait.
 
 #[allow(unused_imports)]
 use crate::common;
