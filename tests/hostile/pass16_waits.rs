@@ -13,7 +13,7 @@ use super::pass14_waits::stopped;
 #[allow(unused_imports)]
 use super::waits::{family, output, postmaster, stop_at, stop_family_at, walk};
 #[allow(unused_imports)]
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `kvperf bench` on a Cassandra stopped at the flush of its close after
 /// the last benchmark (its `ALTER TABLE ... comment`; pass 16: that close
@@ -103,6 +103,8 @@ fn a_plan_emptying_a_stopped_postgres_for_its_clients_ends_within_stalltimeout()
     };
     let dir = pg.dir();
     let pid = postmaster(&pg);
+    // The server's own processes: a client's backend is none of them.
+    let own = family(pid);
     for (i, sigterm) in [None, Some(Duration::from_millis(300))]
         .into_iter()
         .enumerate()
@@ -133,8 +135,14 @@ fn a_plan_emptying_a_stopped_postgres_for_its_clients_ends_within_stalltimeout()
             stderr.contains("rerun the same command"),
             "{what}: {stderr}"
         );
-        // The server answers again (the relay stops it once): the same
-        // command resumes, and the step is done.
+        // The server answers again (the relay stops it once) and finishes
+        // the ended plan's emptying, its backend gone (or the rerun's races
+        // it); then the same command resumes, and the step is done.
+        let until = Instant::now() + Duration::from_secs(60);
+        while family(pid).iter().any(|p| !own.contains(p)) {
+            assert!(Instant::now() < until, "{what}: a backend left after 60 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let again = common::kvperf(dir, &args);
         assert_eq!(again.code, 0, "{what}, rerun: {}", again.stderr);
