@@ -513,8 +513,15 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             w.step_ended(record.as_ref().is_ok_and(|r| r.output.error.is_none()));
         }
         if runner::interrupted() {
+            // The plan's own wait for a server (emptying its store) is said.
+            let waiting = match &record {
+                Err(e) => e
+                    .downcast_ref::<crate::step::Unanswered>()
+                    .map_or(String::new(), |wait| format!(", {wait}")),
+                Ok(_) => String::new(),
+            };
             anyhow::bail!(
-                "interrupted during step {}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
+                "interrupted during step {}{waiting}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
                 step.id,
                 done.len() + ran as usize,
                 opts.results.display()
@@ -924,22 +931,44 @@ fn run_clients(
 }
 
 /// Empties the step's store once, for a load by several clients: what
-/// `kvperf load --fresh` does before a load by one.
+/// `kvperf load --fresh` does before a load by one. In the plan's own
+/// process, so bounded by the step's `stalltimeout` and ended at SIGINT
+/// or SIGTERM (pass 16: a server stopped at its `DROP TABLE` held the
+/// plan for good, deaf to both).
 fn empty_store(step: &Step) -> anyhow::Result<()> {
     let spec = engine::find(&step.engine)?;
     let mut properties = crate::properties::Properties::new();
     for (k, v) in &step.properties {
         properties.set(k, v);
     }
-    let options = engine::OpenOptions {
-        dir: step.db.as_deref(),
-        properties: &properties,
-        mode: OpenMode::Fresh,
-        // Emptying a store makes no client, so no runtime is lent.
-        runtime: None,
-        clients: None,
+    let limit = crate::step::client::stall_timeout(&properties)?;
+    let dir = step.db.clone();
+    let empty = move || {
+        let options = engine::OpenOptions {
+            dir: dir.as_deref(),
+            properties: &properties,
+            mode: OpenMode::Fresh,
+            // Emptying a store makes no client, so no runtime is lent.
+            runtime: None,
+            clients: None,
+        };
+        let engine = engine::open(spec, &options)?;
+        let closed = engine.close();
+        drop(engine);
+        closed
     };
-    engine::open(spec, &options)?.close()
+    crate::step::bounded(empty, limit, |ended| {
+        match ended {
+        crate::step::Ended::Interrupted => {
+            "waiting for the server as the plan emptied the store for the step's clients".to_string()
+        }
+        crate::step::Ended::Unanswered(limit) => format!(
+            "the server did not answer within {} s as the plan emptied the store for the step's clients: it stopped answering (stalltimeout={}); nothing of the step ran",
+            limit.as_secs_f64(),
+            limit.as_secs_f64()
+        ),
+    }
+    })?
 }
 
 /// Runs `kvperf ARGS`; it dies with this process (so `kill -9` of a plan

@@ -39,6 +39,9 @@ struct Watched {
     changed: Condvar,
     watcher: Mutex<Option<std::thread::JoinHandle<()>>>,
     keeper: StallKeeper,
+    /// A wait between a sequence's windows (`bench`'s): what the earlier
+    /// ones measured is kept, and the words say so.
+    between: bool,
 }
 
 struct State {
@@ -55,6 +58,17 @@ impl BeforeWindow {
     /// gives a limit). SIGINT and SIGTERM no longer end the process by
     /// default from here: the step answers them, through `keeper`.
     pub fn watch(what: &'static str, keeper: StallKeeper) -> Self {
+        Self::watching(what, keeper, false)
+    }
+
+    /// [`Self::watch`] for a wait after a window and before the next
+    /// (pass 16: `bench`'s compaction on a stopped server was deaf to
+    /// SIGTERM; its close between benchmarks said "nothing was measured").
+    pub fn watch_between(what: &'static str, keeper: StallKeeper) -> Self {
+        Self::watching(what, keeper, true)
+    }
+
+    fn watching(what: &'static str, keeper: StallKeeper, between: bool) -> Self {
         stop_on_interrupt();
         let watched = Arc::new(Watched {
             state: Mutex::new(State {
@@ -66,6 +80,7 @@ impl BeforeWindow {
             changed: Condvar::new(),
             watcher: Mutex::new(None),
             keeper,
+            between,
         });
         let this = Self(watched.clone());
         let watcher = std::thread::Builder::new()
@@ -113,12 +128,16 @@ impl Drop for Watching {
 }
 
 fn watch_until_over(watched: &Watched) {
+    let (when, kept) = match watched.between {
+        false => ("before the measured window", "nothing was measured"),
+        true => ("between measured windows", "what was measured is kept"),
+    };
     let mut state = lock(&watched.state);
     loop {
         if INTERRUPTED.load(Relaxed) {
             watched.keeper.keep_and_end(
                 &format!(
-                    "interrupted before the measured window, waiting for {}; nothing was measured",
+                    "interrupted {when}, waiting for {}; {kept}",
                     state.waiting_for
                 ),
                 None,
@@ -130,7 +149,7 @@ fn watch_until_over(watched: &Watched) {
         if let Some(limit) = state.limit.filter(|l| state.since.elapsed() >= *l + GRACE) {
             watched.keeper.keep_and_end(
                 &format!(
-                    "the server did not answer within {} s while kvperf waited for {}, before the measured window: it stopped answering (stalltimeout={}); nothing was measured",
+                    "the server did not answer within {} s while kvperf waited for {}, {when}: it stopped answering (stalltimeout={}); {kept}",
                     (limit + GRACE).as_secs_f64(),
                     state.waiting_for,
                     limit.as_secs_f64()

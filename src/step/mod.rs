@@ -11,12 +11,13 @@
 //! - `client.rs`: the client's settings a YCSB step reads from its
 //!   properties and flags, and the run specification they make;
 //! - `dbbench.rs`: one db_bench benchmark run as a window;
-//! - `closing.rs`: the engine's drop after the window, bounded.
+//! - `closing.rs`: the engine's close and drop after the window, and
+//!   any call of the step's own to a server, bounded.
 
 pub mod client;
 mod closing;
 pub mod dbbench;
 mod window;
 
-pub use closing::close_sessions;
+pub use closing::{bounded, close_engine, close_sessions, Ended, Unanswered};
 pub use window::*;

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 /// Runs `args` in `dir` against the stopping `relay`; returns the exit
 /// code, the seconds from the stop to the end, and stderr. SIGTERM
 /// `sigterm` after the stop, when asked.
-#[cfg(feature = "postgres")]
-fn stopped(
+#[cfg(any(feature = "postgres", feature = "cassandra"))]
+pub(super) fn stopped(
     dir: &std::path::Path,
     args: &[String],
     (relay, pid): (StopAt, i32),

@@ -797,8 +797,9 @@ pub(super) fn postmaster(pg: &common::server::Server) -> i32 {
         .unwrap()
 }
 
-#[cfg(feature = "postgres")]
-fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+/// The first file named `name` under `dir` (a server's pid file).
+#[cfg(any(feature = "postgres", feature = "cassandra"))]
+pub(super) fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
         if path.file_name().is_some_and(|n| n == name) {

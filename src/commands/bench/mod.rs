@@ -118,9 +118,9 @@ fn measure(
     let keeper = super::stall_keeper();
     step::keep_on_stall(&keeper, out, json, None);
     let limit = stall_timeout.filter(|_| matches!(spec.store, StoreKind::Server { .. }));
-    let watched = |what| watched(what, &keeper, limit);
-    let open = |mode, what| {
-        let _watching = watched(what);
+    let watched = |what, between| watched_for((what, between), &keeper, limit);
+    let open = |mode, what, between| {
+        let _watching = watched(what, between);
         engine::open(
             spec,
             &OpenOptions {
@@ -140,6 +140,7 @@ fn measure(
             OpenMode::Fresh
         },
         "the engine to open",
+        false,
     )?;
     out.engine = first.info();
     out.host = HostInfo::collect(db.clone().or_else(|| first.data_location()).as_deref());
@@ -167,18 +168,22 @@ fn measure(
                     continue;
                 }
                 if index > 0 {
-                    let watching = watched("the engine to close");
+                    let watching = watched("the engine to close", true);
                     let old = engine.take().expect("opened above");
                     old.close()?;
                     drop((old, watching));
                     engine = Some(open(
                         OpenMode::Fresh,
                         "the engine to reopen on an empty store",
+                        true,
                     )?);
                 }
             }
             let opened = engine.as_deref().expect("opened above");
-            if run_unmeasured(bench, opened, &shown_db)? {
+            let watching = watch_compaction(spec, bench, &keeper);
+            let unmeasured = run_unmeasured(bench, opened, &shown_db)?;
+            drop(watching);
+            if unmeasured {
                 // A signal during a compaction (not cut short) ends the
                 // sequence after it, as one during a measured benchmark does.
                 end_at_a_failure(
@@ -224,10 +229,23 @@ fn measure(
         if let Some(stats) = opened.statistics_text() {
             crate::say!("STATISTICS:\n{stats}");
         }
-        opened.close()
+        Ok(())
     };
     let ran = benchmarks();
+    closed((ran, engine), spec, stall_timeout)
+}
+
+/// The engine's end after the sequence `ran`: closed when it ran well,
+/// bounded as its drop is (a server's last flush, Cassandra's).
+fn closed(
+    (ran, engine): (anyhow::Result<()>, Option<Box<dyn Engine>>),
+    spec: &EngineSpec,
+    stall_timeout: Option<Duration>,
+) -> anyhow::Result<()> {
     match engine {
+        Some(engine) if ran.is_ok() => {
+            step::close_engine(spec, engine, stall_timeout, "the last benchmark")
+        }
         Some(engine) => ran.and(step::close_sessions(spec, engine, stall_timeout)),
         None => ran,
     }
@@ -254,10 +272,27 @@ fn shape(bench: Benchmark, args: &BenchArgs) -> step::Shape {
 /// Watches a wait for `what` before a window, as a run's: at most `limit`
 /// (a server's `stalltimeout`; None: a store's recovery, only until an
 /// interrupt) plus a grace, until the returned watch is dropped.
-fn watched(what: &'static str, keeper: &StallKeeper, limit: Option<Duration>) -> Watching {
-    let watching = Watching(BeforeWindow::watch(what, keeper.clone()));
+/// `between`: after a window, before the next (what was measured is kept).
+fn watched_for(
+    (what, between): (&'static str, bool),
+    keeper: &StallKeeper,
+    limit: Option<Duration>,
+) -> Watching {
+    let watching = Watching(match between {
+        false => BeforeWindow::watch(what, keeper.clone()),
+        true => BeforeWindow::watch_between(what, keeper.clone()),
+    });
     watching.0.now(what, limit);
     watching
+}
+
+/// Watches a server's compaction (`compact`, `waitforcompaction`): a
+/// signal is answered at once, the figures kept (an embedded store's
+/// compaction ends first); it may be long, so stalltimeout does not bound it.
+fn watch_compaction(spec: &EngineSpec, bench: Benchmark, keeper: &StallKeeper) -> Option<Watching> {
+    let compacts = matches!(bench, Benchmark::WaitForCompaction | Benchmark::Compact);
+    (compacts && matches!(spec.store, StoreKind::Server { .. }))
+        .then(|| watched_for(("the server's compaction", true), keeper, None))
 }
 
 /// Runs a benchmark db_bench does not measure (waitforcompaction, stats,
