@@ -167,6 +167,7 @@ impl Destination {
             flag: "--output".into(),
             written,
             stream: Some(Stream::Stdout),
+            dir: None,
         }
     }
 
