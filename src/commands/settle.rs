@@ -64,20 +64,23 @@ pub fn run(args: SettleArgs) -> anyhow::Result<()> {
     }
     // A server's engine waits on the server's answers, which nothing here
     // can cancel: the work runs on a thread of its own, waited for at most
-    // --server-timeout (a stopped server held settle for good, pass 14).
+    // --server-timeout (a stopped server held settle for good, pass 14)
+    // and until SIGINT/SIGTERM, said (pass 16: settle died of it, mute).
     let limit = Duration::from_secs(args.server_timeout);
-    let (done, finished) = std::sync::mpsc::channel();
     let (compact, shown) = (args.compact, store.clone());
-    std::thread::spawn(move || {
-        let _ = done.send(settle(engine, spec, compact, &shown));
-    });
-    match finished.recv_timeout(limit) {
-        Ok(settled) => settled,
-        Err(_) => anyhow::bail!(
+    crate::runner::stop_on_interrupt();
+    let work = move || settle(engine, spec, compact, &shown);
+    step::bounded(work, Some(limit), |ended| {
+        match ended {
+        step::Ended::Interrupted => format!(
+            "settle: interrupted, waiting for the {store} to finish its work"
+        ),
+        step::Ended::Unanswered(limit) => format!(
             "settle: the {store} did not finish within {} s (--server-timeout): the server stopped answering, or its work takes longer than that",
             limit.as_secs()
         ),
     }
+    })?
 }
 
 /// Compacts when asked, waits for the store's background work, closes it.

@@ -513,19 +513,8 @@ pub fn run(p: &Prepared, opts: &RunOptions) -> anyhow::Result<()> {
             w.step_ended(record.as_ref().is_ok_and(|r| r.output.error.is_none()));
         }
         if runner::interrupted() {
-            // The plan's own wait for a server (emptying its store) is said.
-            let waiting = match &record {
-                Err(e) => e
-                    .downcast_ref::<crate::step::Unanswered>()
-                    .map_or(String::new(), |wait| format!(", {wait}")),
-                Ok(_) => String::new(),
-            };
-            anyhow::bail!(
-                "interrupted during step {}{waiting}: it is not kept; the {} finished steps are in '{}'; rerun the same command to resume",
-                step.id,
-                done.len() + ran as usize,
-                opts.results.display()
-            );
+            let finished = done.len() + ran as usize;
+            return Err(interrupted_during(&step, &record, finished, &opts.results));
         }
         let mut record = step_record(record, &step, &in_progress, &opts.results)?;
         if let Some(command) = remade {
@@ -766,6 +755,27 @@ fn remake_store(p: &Prepared, index: usize, results: &Path) -> anyhow::Result<Op
         )),
         None => Ok(Some(record.command)),
     }
+}
+
+/// The plan's end at an interrupt during `step`, `finished` steps in
+/// `results`; the plan's own wait for a server (emptying its store) is said.
+fn interrupted_during(
+    step: &Step,
+    record: &anyhow::Result<Record>,
+    finished: usize,
+    results: &Path,
+) -> anyhow::Error {
+    let waiting = match record {
+        Err(e) => e
+            .downcast_ref::<crate::step::Unanswered>()
+            .map_or(String::new(), |wait| format!(", {wait}")),
+        Ok(_) => String::new(),
+    };
+    anyhow::anyhow!(
+        "interrupted during step {}{waiting}: it is not kept; the {finished} finished steps are in '{}'; rerun the same command to resume",
+        step.id,
+        results.display()
+    )
 }
 
 fn run_step(p: &Prepared, step: &Step, results: &Path) -> anyhow::Result<Record> {

@@ -224,3 +224,44 @@ fn bench_on_postgres_stopped_between_benchmarks_keeps_the_figures() {
         assert_eq!(measured.operations, 200, "{what}");
     }
 }
+
+/// `kvperf settle` on a PostgreSQL stopped at its CHECKPOINT, then
+/// SIGTERM (pass 16: settle died of the signal without a word, exit 143;
+/// SIGINT 130): one line naming the wait, exit 3, at once.
+#[cfg(feature = "postgres")]
+#[test]
+fn settle_on_a_stopped_postgres_answers_sigterm_with_a_word() {
+    let Some(pg) = common::server::Server::start("postgres", "pass16_waits_settle") else {
+        return;
+    };
+    let dir = pg.dir();
+    let pid = postmaster(&pg);
+    let port = format!("postgres.port={}", pg.port);
+    let load = super::waits::step_args(
+        "load",
+        "postgres",
+        "a",
+        &[port, "recordcount=100".to_string()],
+        &dir.join("load.json"),
+    );
+    let load: Vec<&str> = load.iter().map(String::as_str).collect();
+    let loaded = common::kvperf(dir, &load);
+    assert_eq!(loaded.code, 0, "{}", loaded.stderr);
+    let relay = stop_family_at(pg.port, move || family(pid), b"CHECKPOINT", 1);
+    let args: Vec<String> = [
+        "settle".to_string(),
+        "--engine".into(),
+        "postgres".into(),
+        "-p".into(),
+        format!("postgres.port={}", relay.port),
+    ]
+    .to_vec();
+    let sigterm = Some(Duration::from_millis(300));
+    let (code, waited, stderr) = stopped(dir, &args, (relay, pid), sigterm, "settle");
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}: {stderr}");
+    assert!(
+        stderr.contains("settle: interrupted, waiting for the postgres store to finish its work"),
+        "{stderr}"
+    );
+}

@@ -95,6 +95,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     step::ended(finished)
 }
 
+/// The store as benchmarks name it: its directory, else the engine.
+fn shown_db(engine: &str, db: Option<&Path>) -> String {
+    db.map_or_else(|| engine.to_string(), |d| d.display().to_string())
+}
+
 fn measure(
     args: &BenchArgs,
     json: Option<&Destination>,
@@ -158,9 +163,7 @@ fn measure(
         let run = bench_run(args, ops_log, keeper.clone(), stall_timeout);
         // db_bench seeds thread i of the run with seed_base + (threads started so far).
         let mut threads_started = 0u64;
-        let shown_db = db
-            .as_ref()
-            .map_or_else(|| spec.name.to_string(), |d| d.display().to_string());
+        let shown_db = shown_db(spec.name, db.as_deref());
         for (index, &bench) in benches.iter().enumerate() {
             if bench.needs_fresh_db() {
                 if args.use_existing_db {
