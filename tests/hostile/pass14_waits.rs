@@ -74,19 +74,7 @@ fn postgres_stopped_as_the_sessions_close_keeps_the_figures() {
         assert_eq!(code, Some(3), "{what}: {stderr}");
         let bound = if sigterm.is_some() { 3 } else { 10 };
         assert!(waited < Duration::from_secs(bound), "{what}: {waited:?}");
-        let out = output(&json);
-        let error = out.error.unwrap_or_else(|| panic!("{what}: {stderr}"));
-        assert!(
-            error.message.contains("sessions")
-                && error.message.contains("what was measured is kept"),
-            "{what}: {}",
-            error.message
-        );
-        let measured = out
-            .measurements
-            .first()
-            .unwrap_or_else(|| panic!("{what}: {stderr}"));
-        assert_eq!(measured.operations, 200, "{what}");
+        kept_with_error(&json, "sessions", &what, &stderr);
     }
 }
 
@@ -166,6 +154,49 @@ fn settle_on_a_stopped_postgres_ends_at_its_server_timeout() {
     };
     let dir = pg.dir();
     let pid = postmaster(&pg);
+    let (relay, args) = settle_stopped_at_checkpoint(&pg, pid, &["--server-timeout", "3"]);
+    let (code, waited, stderr) = stopped(dir, &args, (relay, pid), None, "settle");
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}: {stderr}");
+    assert!(
+        stderr.contains("did not finish within 3 s (--server-timeout)"),
+        "{stderr}"
+    );
+}
+
+/// The error of the step whose JSON is `json`: it says `says` and that
+/// what was measured is kept, and the JSON holds the 200 operations
+/// measured before the wait.
+pub(super) fn kept_with_error(
+    json: &std::path::Path,
+    says: &str,
+    what: &str,
+    stderr: &str,
+) -> String {
+    let out = super::waits::output(json);
+    let error = out.error.unwrap_or_else(|| panic!("{what}: {stderr}"));
+    assert!(
+        error.message.contains(says) && error.message.contains("what was measured is kept"),
+        "{what}: {}",
+        error.message
+    );
+    let measured = out
+        .measurements
+        .first()
+        .unwrap_or_else(|| panic!("{what}: {stderr}"));
+    assert_eq!(measured.operations, 200, "{what}");
+    error.message
+}
+
+/// PostgreSQL `pg` (postmaster `pid`) loaded with 100 records, a relay
+/// that stops it at settle's CHECKPOINT, and `kvperf settle` through the
+/// relay with `extra` after it.
+pub(super) fn settle_stopped_at_checkpoint(
+    pg: &common::server::Server,
+    pid: i32,
+    extra: &[&str],
+) -> (super::waits::StopAt, Vec<String>) {
+    let dir = pg.dir();
     let port = format!("postgres.port={}", pg.port);
     let load = step_args(
         "load",
@@ -178,21 +209,10 @@ fn settle_on_a_stopped_postgres_ends_at_its_server_timeout() {
     let loaded = common::kvperf(dir, &load);
     assert_eq!(loaded.code, 0, "{}", loaded.stderr);
     let relay = stop_family_at(pg.port, move || family(pid), b"CHECKPOINT", 1);
-    let args: Vec<String> = [
-        "settle".to_string(),
-        "--engine".into(),
-        "postgres".into(),
-        "-p".into(),
-        format!("postgres.port={}", relay.port),
-        "--server-timeout".into(),
-        "3".into(),
-    ]
-    .to_vec();
-    let (code, waited, stderr) = stopped(dir, &args, (relay, pid), None, "settle");
-    assert_eq!(code, Some(3), "{stderr}");
-    assert!(waited < Duration::from_secs(10), "{waited:?}: {stderr}");
-    assert!(
-        stderr.contains("did not finish within 3 s (--server-timeout)"),
-        "{stderr}"
-    );
+    let mut args: Vec<String> = ["settle", "--engine", "postgres", "-p"]
+        .map(String::from)
+        .to_vec();
+    args.push(format!("postgres.port={}", relay.port));
+    args.extend(extra.iter().map(|e| e.to_string()));
+    (relay, args)
 }

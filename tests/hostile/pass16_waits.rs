@@ -9,7 +9,7 @@
 use crate::common;
 
 #[allow(unused_imports)]
-use super::pass14_waits::stopped;
+use super::pass14_waits::{kept_with_error, stopped};
 #[allow(unused_imports)]
 use super::waits::{family, output, postmaster, stop_at, stop_family_at, walk};
 #[allow(unused_imports)]
@@ -64,28 +64,16 @@ fn bench_on_cassandra_stopped_at_its_last_close_ends_within_stalltimeout() {
         assert_eq!(code, Some(3), "{what}: {stderr}");
         let bound = if sigterm.is_some() { 3 } else { 12 };
         assert!(waited < Duration::from_secs(bound), "{what}: {waited:?}");
-        let out = output(&json);
-        let error = out.error.unwrap_or_else(|| panic!("{what}: {stderr}"));
         let says = if sigterm.is_some() {
             "interrupted after the last benchmark, waiting for the engine to close"
         } else {
             "as the engine closed after the last benchmark"
         };
+        let error = kept_with_error(&json, says, &what, &stderr);
         assert!(
-            error.message.contains(says) && error.message.contains("what was measured is kept"),
-            "{what}: {}",
-            error.message
+            sigterm.is_some() || error.contains("stalltimeout=3"),
+            "{what}: {error}"
         );
-        assert!(
-            sigterm.is_some() || error.message.contains("stalltimeout=3"),
-            "{what}: {}",
-            error.message
-        );
-        let measured = out
-            .measurements
-            .first()
-            .unwrap_or_else(|| panic!("{what}: {stderr}"));
-        assert_eq!(measured.operations, 200, "{what}");
     }
 }
 
@@ -210,18 +198,7 @@ fn bench_on_postgres_stopped_between_benchmarks_keeps_the_figures() {
         assert_eq!(code, Some(3), "{what}: {stderr}");
         let bound = if by_signal { 3 } else { 12 };
         assert!(waited < Duration::from_secs(bound), "{what}: {waited:?}");
-        let out = output(&json);
-        let error = out.error.unwrap_or_else(|| panic!("{what}: {stderr}"));
-        assert!(
-            error.message.contains(says) && error.message.contains("what was measured is kept"),
-            "{what}: {}",
-            error.message
-        );
-        let measured = out
-            .measurements
-            .first()
-            .unwrap_or_else(|| panic!("{what}: {stderr}"));
-        assert_eq!(measured.operations, 200, "{what}");
+        kept_with_error(&json, says, &what, &stderr);
     }
 }
 
@@ -236,26 +213,7 @@ fn settle_on_a_stopped_postgres_answers_sigterm_with_a_word() {
     };
     let dir = pg.dir();
     let pid = postmaster(&pg);
-    let port = format!("postgres.port={}", pg.port);
-    let load = super::waits::step_args(
-        "load",
-        "postgres",
-        "a",
-        &[port, "recordcount=100".to_string()],
-        &dir.join("load.json"),
-    );
-    let load: Vec<&str> = load.iter().map(String::as_str).collect();
-    let loaded = common::kvperf(dir, &load);
-    assert_eq!(loaded.code, 0, "{}", loaded.stderr);
-    let relay = stop_family_at(pg.port, move || family(pid), b"CHECKPOINT", 1);
-    let args: Vec<String> = [
-        "settle".to_string(),
-        "--engine".into(),
-        "postgres".into(),
-        "-p".into(),
-        format!("postgres.port={}", relay.port),
-    ]
-    .to_vec();
+    let (relay, args) = super::pass14_waits::settle_stopped_at_checkpoint(&pg, pid, &[]);
     let sigterm = Some(Duration::from_millis(300));
     let (code, waited, stderr) = stopped(dir, &args, (relay, pid), sigterm, "settle");
     assert_eq!(code, Some(3), "{stderr}");
